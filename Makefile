@@ -1,0 +1,29 @@
+# Two entry points for a fresh machine with only python3: `make demo` and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test bench schema clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e ".[test]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/hilbot demo
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+bench: $(STAMP)
+	$(BIN)/python bench/startup.py
+	$(BIN)/python bench/ingest.py
+
+schema: $(STAMP)
+	$(BIN)/hilbot schema > docs/schema.json
+
+clean:
+	rm -rf $(VENV) .pytest_cache

@@ -1,0 +1,57 @@
+"""Which items a reviewer gets, in what order.
+
+Each item needs ``k`` ratings per dimension from different reviewers; a reviewer never gets
+an item they have rated or skipped. The items the AI is least sure of come first (missing or
+low confidence, UNSURE verdicts); within each confidence band, categories take turns
+(stratified), keeping the run's order inside a category.
+"""
+
+from __future__ import annotations
+
+from itertools import zip_longest
+
+from evaluation import ItemData, Ledger, Reviewer, Run, ai_confidence
+
+from .cards import Progress
+
+_BANDS = (0.5, 0.8)
+
+
+def _band(item: ItemData) -> int:
+    confidence = ai_confidence(item)
+    return sum(confidence >= edge for edge in _BANDS)
+
+
+def _stratify(items: list[ItemData]) -> list[ItemData]:
+    by_category: dict[str, list[ItemData]] = {}
+    for item in items:
+        by_category.setdefault(item.query.category or "", []).append(item)
+    rounds = zip_longest(*by_category.values())
+    return [item for round_ in rounds for item in round_ if item is not None]
+
+
+def queue(run: Run, ledger: Ledger, dimension: str, reviewer: Reviewer, k: int = 1) -> list[ItemData]:
+    """Items still to show this reviewer, least-confident first, stratified by category."""
+    eligible = [
+        item for item in run.items
+        if ledger.judgment(run.run_id, item.id, dimension, reviewer) is None
+        and len(ledger.raters(run.run_id, item.id, dimension)) < k
+    ]
+    bands: list[list[ItemData]] = [[] for _ in range(len(_BANDS) + 1)]
+    for item in eligible:
+        bands[_band(item)].append(item)
+    return [item for band in bands for item in _stratify(band)]
+
+
+def progress(run: Run, ledger: Ledger, dimension: str, reviewer: Reviewer, k: int = 1) -> Progress:
+    """Done / skipped / remaining for one reviewer on one run and dimension."""
+    done = skipped = 0
+    for item in run.items:
+        judgment = ledger.judgment(run.run_id, item.id, dimension, reviewer)
+        if judgment is None:
+            continue
+        if judgment.type == "rating":
+            done += 1
+        else:
+            skipped += 1
+    return Progress(done, skipped, len(queue(run, ledger, dimension, reviewer, k)))

@@ -1,0 +1,218 @@
+"""The terminal reviewer, the embedded default: seed 000's and seed 003's single-key flow.
+
+Every key that records a judgment is stored (fsynced) by the engine before the next card is
+drawn. Ctrl-C or ``q`` quits, saves the session summary and prints it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import replace
+import os
+import sys
+import termios
+import tty
+from typing import IO, Callable, Iterator
+
+from rich.console import Console
+from rich.text import Text
+
+from evaluation import HilbotConfig, LogIssue, Reviewer, ReviewSummary, Store, validate_run_id
+
+from ..cards import Action, Button, Card
+from ..review import ReviewEngine, ReviewSession, State, Step
+from . import channel
+
+ENTER = ("\r", "\n")
+
+
+class Keys:
+    """Single keys from a terminal in cbreak mode, or characters from a pipe."""
+
+    def __init__(self, stream: IO[str]):
+        self.stream = stream
+        self.tty = stream.isatty()
+
+    @contextlib.contextmanager
+    def raw(self) -> Iterator[None]:
+        """Cbreak mode (no echo, no line buffering; Ctrl-C still interrupts) while inside."""
+        if not self.tty:
+            yield
+            return
+        fd = self.stream.fileno()
+        saved = termios.tcgetattr(fd)
+        try:
+            tty.setcbreak(fd)
+            yield
+        finally:
+            termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+
+    def key(self) -> str:
+        """One key; EOF reads as ``q``."""
+        if self.tty:
+            data = os.read(self.stream.fileno(), 1)
+            return data.decode("utf-8", "replace") if data else "q"
+        char = self.stream.read(1)
+        return char or "q"
+
+    def line(self, console: Console, prompt: str) -> str:
+        """A line of text, echoed, for notes."""
+        if self.tty:
+            fd = self.stream.fileno()
+            saved = termios.tcgetattr(fd)
+            new = termios.tcgetattr(fd)
+            new[3] |= termios.ICANON | termios.ECHO
+            termios.tcsetattr(fd, termios.TCSADRAIN, new)
+            try:
+                console.print(prompt, end="", markup=False)
+                return self.stream.readline().rstrip("\n")
+            finally:
+                termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+        console.print(prompt, end="", markup=False)
+        return self.stream.readline().rstrip("\n")
+
+
+def _button_text(button: Button) -> str:
+    if button.key and button.label.lower().startswith(button.key):
+        return f"[{button.key}]{button.label[1:]}"
+    return f"[{button.key}] {button.label}" if button.key else button.label
+
+
+def _fmt_score(value: object) -> str:
+    return f"{value:.2f}" if isinstance(value, float) else str(value)
+
+
+class TerminalView:
+    """Prints cards, reveals and summaries with rich (user text is never parsed as markup)."""
+
+    def __init__(self, console: Console):
+        self.console = console
+
+    def header(self, session: ReviewSession) -> None:
+        run, overall = session.run, session.run.overall
+        score = f", overall={overall:.2f}" if overall is not None else ""
+        self.console.print(Text(f"Reviewing run: {run.run_id} ({len(run.items)} queries{score})", style="bold"))
+        self.console.print(Text(f"dimension: {session.dimension} · reviewer: {session.reviewer.name or session.reviewer.id} · "
+                                "AI scores stay hidden until you rate (blind review)", style="dim"))
+
+    def card(self, card: Card, state: State) -> None:
+        out = self.console
+        if state != State.RATING:
+            self.recorded(card)
+            out.print(Text("  Concerns? press a key to toggle", style="bold"))
+            self.keys(card, enter="next")
+            return
+        out.print()
+        out.print(Text(card.title, style="bold cyan"))
+        for section in card.sections:
+            if section.title:
+                out.print(Text(f"\n  {section.title}:", style="bold"))
+            for line in section.lines:
+                out.print(Text("  " + line), soft_wrap=True)
+        out.print(Text(f"\n  {card.question}", style="bold"))
+        self.keys(card, enter="skip")
+
+    def keys(self, card: Card, enter: str) -> None:
+        for number, row in enumerate(card.buttons):
+            parts = [_button_text(b) for b in row if b.key]
+            if number == 1:
+                parts.append(f"[enter] {enter}")
+            if parts:
+                self.console.print(Text("  " + "  ".join(parts), style="yellow"))
+
+    def recorded(self, card: Card) -> None:
+        tags = f"  concerns: {', '.join(card.concerns)}" if card.concerns else ""
+        self.console.print(Text(f"  ✓ recorded: {card.recorded}{tags}", style="green"))
+        if card.reveal:
+            r = card.reveal
+            scores = " ".join(f"{k}={_fmt_score(v)}" for k, v in r.scores.items())
+            conf = f" (confidence {_fmt_score(r.confidence)})" if r.confidence is not None else ""
+            judge = f"AI [{r.judge}]" if r.judge else "AI"
+            self.console.print(Text(f"  {judge}: {r.verdict or '-'} {scores}{conf}", style="magenta"))
+            if r.rationale:
+                self.console.print(Text(f"     \"{r.rationale}\"", style="magenta"), soft_wrap=True)
+
+    def summary(self, summary: ReviewSummary) -> None:
+        human = f"{summary.humanAverageScore:.2f}" if summary.humanAverageScore is not None else "-"
+        delta = f"{summary.aiVsHumanDelta:+.2f}" if summary.aiVsHumanDelta is not None else "-"
+        self.console.print(Text("\nSession summary", style="bold"))
+        self.console.print(Text(f"  reviewed {summary.queriesReviewed} · skipped {summary.queriesSkipped} · "
+                                f"flagged {summary.queriesFlagged} · human average {human} · AI-vs-human delta {delta}"))
+
+
+class TerminalChannel:
+    """The terminal reviewer."""
+
+    name = "terminal"
+
+    def __init__(self, stdin: IO[str] | None = None, console: Console | None = None):
+        self.input = Keys(stdin or sys.stdin)
+        self.view = TerminalView(console or Console(highlight=False))
+
+    def review(self, session: ReviewSession) -> ReviewSummary:
+        """Run the single-key loop until quit, done, EOF or Ctrl-C."""
+        self.view.header(session)
+        step = session.start()
+        with self.input.raw():
+            try:
+                while step.state not in (State.DONE, State.QUIT):
+                    step = self._turn(session, step)
+            except KeyboardInterrupt:
+                step = session.act(Action("quit"))
+        if step.state == State.DONE:
+            self.view.console.print(Text("\nAll items in this run are reviewed for this dimension. 🎉", style="green"))
+            step = session.act(Action("quit")) if step.summary is None else step
+        summary = step.summary or session.summary()
+        self.view.summary(summary)
+        return summary
+
+    def _turn(self, session: ReviewSession, step: Step) -> Step:
+        if step.card is not None and step.detail is None and step.state != State.NOTE:
+            self.view.card(step.card, step.state)
+        if step.state == State.NOTE:
+            return session.act(Action("text", self.input.line(self.view.console, "  note> ")))
+        key = self.input.key()
+        action = self._action(step.card, step.state, key)
+        if action is None:
+            return self._redraw(step, f"  (key {key!r} does nothing here)")
+        result = session.act(action)
+        if result.finished is not None:
+            self.view.recorded(result.finished)
+        if result.alert:
+            self.view.console.print(Text(f"  {result.alert}", style="red"))
+        if result.detail:
+            self.view.console.print(Text(result.detail), soft_wrap=True)
+            result = _reshow(result)
+        return result
+
+    def _redraw(self, step: Step, message: str) -> Step:
+        self.view.console.print(Text(message, style="dim"))
+        return _reshow(step, redraw=False)
+
+    @staticmethod
+    def _action(card: Card | None, state: State, key: str) -> Action | None:
+        if card is None:
+            return None
+        if key in ENTER:
+            return Action("skip" if state == State.RATING else "next", item_id=card.item_id)
+        button = card.button_for_key(key) or card.button_for_key(key.lower())
+        return button.action if button else None
+
+
+def _reshow(step: Step, redraw: bool = True) -> Step:
+    """The same step without its one-off detail, so the loop draws the card again (or not)."""
+    return replace(step, detail=None if redraw else "", alert=None)
+
+
+channel("terminal")(TerminalChannel)
+
+
+def review_run(store: Store, config: HilbotConfig, run_id: str, *, dimension: str | None = None, reviewer: str = "reviewer",
+               on_issues: Callable[[list[LogIssue]], None] | None = None, stdin: IO[str] | None = None) -> ReviewSummary:
+    """Review ``run_id`` in this terminal as ``reviewer``; returns the session summary."""
+    issues: list[LogIssue] = []
+    engine = ReviewEngine(store, config, issues)
+    session = engine.session(validate_run_id(run_id), Reviewer(platform="terminal", id=reviewer, name=reviewer), dimension)
+    if on_issues:
+        on_issues(issues)
+    return TerminalChannel(stdin).review(session)

@@ -1,0 +1,47 @@
+"""The ``hilbot`` command line: this module only assembles the subcommands.
+
+Each command lives in its own module, parses its options and calls one library function.
+Heavy libraries are imported inside the commands, so ``hilbot --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from . import _data, _demo, _review
+from ._common import global_options
+
+app = typer.Typer(
+    name="hilbot",
+    help="Human review of AI evaluations in the chat your reviewers already use.\n\n"
+    "Example: hilbot demo",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+app.callback()(global_options)
+app.command("demo")(_demo.demo)
+app.command("review")(_review.review)
+app.command("import")(_data.import_)
+app.command("export")(_data.export)
+app.command("schema")(_data.schema)
+
+
+def main() -> None:
+    """Console-script entry point: HilbotError → one line on stderr, exit 2."""
+    from evaluation.errors import HilbotError
+
+    try:
+        app()
+    except HilbotError as exc:
+        print(f"error: {exc.one_line()}", file=sys.stderr)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,96 @@
+"""Turning an item into card sections and full-text views (no platform formatting)."""
+
+from __future__ import annotations
+
+import json
+
+from evaluation import ItemData
+
+SNIPPET_CHARS = 160
+ANSWER_CHARS = 700
+TOOL_LINES = 5
+
+
+def _clip(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def result_lines(item: ItemData, *, full: bool = False) -> list[str]:
+    """Seed 000's ranked list: ``→ 1. [0.82] /path`` then the quoted snippet."""
+    lines = []
+    for position, result in enumerate(item.results, 1):
+        score = f"[{result.score:.2f}] " if result.score is not None else ""
+        where = result.path or result.title or "(untitled)"
+        lines.append(f"→ {result.rank or position}. {score}{where}")
+        if result.title and result.path:
+            lines.append(f"     {result.title}")
+        if result.snippet:
+            snippet = result.snippet if full else _clip(result.snippet, SNIPPET_CHARS)
+            lines.append(f'     "{snippet}"')
+    return lines
+
+
+def tool_lines(item: ItemData, *, full: bool = False) -> list[str]:
+    """Tool captures as ``- Tool: input`` lines (all of them, with outputs, when ``full``)."""
+    lines = []
+    for capture in item.tool_captures if full else item.tool_captures[:TOOL_LINES]:
+        name = capture.get("tool") or capture.get("name") or "tool"
+        arg = capture.get("input", capture.get("args", ""))
+        arg = arg if isinstance(arg, str) else json.dumps(arg, ensure_ascii=False)
+        lines.append(f"- {name}: {arg if full else _clip(arg, 100)}")
+        if full and capture.get("output") is not None:
+            out = capture["output"]
+            lines.append(f"    → {out if isinstance(out, str) else json.dumps(out, ensure_ascii=False)}")
+    if not full and len(item.tool_captures) > TOOL_LINES:
+        lines.append(f"… {len(item.tool_captures) - TOOL_LINES} more")
+    return lines
+
+
+def has_more(item: ItemData) -> bool:
+    """Whether the full view shows more than the card."""
+    long_answer = item.answer is not None and len(" ".join(item.answer.split())) > ANSWER_CHARS
+    long_snippet = any(r.snippet and len(r.snippet) > SNIPPET_CHARS for r in item.results)
+    return long_answer or long_snippet or bool(item.contexts) or bool(item.ground_truth)
+
+
+def full_text(item: ItemData) -> str:
+    """Everything the reviewer may see about an item (never the AI's verdict)."""
+    parts = [f'QUERY: "{item.query.query}"']
+    if item.query.intent:
+        parts.append(f"INTENT: {item.query.intent}")
+    if item.query.expected:
+        parts.append("EXPECTED: " + ", ".join(item.query.expected))
+    if item.results:
+        parts.append("RESULTS:\n" + "\n".join(result_lines(item, full=True)))
+    if item.answer is not None:
+        parts.append("RESPONSE:\n" + item.answer)
+    if item.contexts:
+        parts.append("RETRIEVED CONTEXTS:\n" + "\n".join(f"[{n}] {c}" for n, c in enumerate(item.contexts, 1)))
+    if item.ground_truth:
+        parts.append("REFERENCE:\n" + "\n".join(f"- {g}" for g in item.ground_truth))
+    return "\n\n".join(parts)
+
+
+def tools_text(item: ItemData) -> str:
+    """All tool captures with their inputs and outputs."""
+    return "TOOL CAPTURES:\n" + "\n".join(tool_lines(item, full=True)) if item.tool_captures else "No tool captures."
+
+
+def item_sections(item: ItemData) -> list[tuple[str | None, list[str]]]:
+    """The card body: context line, expected outcome, tool captures, results or response preview."""
+    sections: list[tuple[str | None, list[str]]] = []
+    meta = [f"{k}: {v}" for k, v in (("intent", item.query.intent), ("category", item.query.category)) if v]
+    if meta:
+        sections.append((None, ["  ·  ".join(meta)]))
+    if item.query.expected and not item.results:
+        sections.append(("Expected", [", ".join(item.query.expected)]))
+    if item.tool_captures:
+        sections.append(("Tool captures", tool_lines(item)))
+    if item.results:
+        sections.append(("Results returned", result_lines(item)))
+    if item.answer is not None:
+        sections.append(("Response", [_clip(item.answer, ANSWER_CHARS)]))
+    if not item.results and item.answer is None:
+        sections.append(("Response", ["(no output recorded)"]))
+    return sections

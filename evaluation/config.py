@@ -1,0 +1,198 @@
+"""``hilbot.toml``: scales, concern tags, dimensions and review settings, validated.
+
+The built-in ``defaults.toml`` is loaded first; a project's file is merged over it table by
+table. Unknown keys are errors reported with their path (and line, when it can be found).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from .errors import ConfigError
+
+RESERVED_KEYS = {"q", "\r", "\n", " "}
+"""Keys no scale option may use: quit, and enter/space which skip or go on."""
+
+
+class _Config(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+
+class ScaleOption(_Config):
+    """One button of a rating scale."""
+
+    value: str
+    """Stored as the rating's ``judgment``."""
+    label: str
+    """What the button shows."""
+    key: str = Field(min_length=1, max_length=1)
+    """Single key that picks it in the terminal."""
+    score: float = Field(ge=0.0, le=1.0)
+    """Numeric score (0–1) stored with the rating."""
+    meaning: str | None = None
+    """One-line guidance shown in help."""
+    ask_concerns: bool = False
+    """Offer concern tags after this option (seed 002's conditional follow-ups)."""
+    success: bool | None = None
+    """Counts as a success in success-rate analyses (default: score ≥ 0.5)."""
+    labels: dict[str, Any] = Field(default_factory=dict)
+    """Seed 003 label fields this option sets, e.g. ``{trigger_correct = true}``."""
+
+
+class Scale(_Config):
+    """A rating scale: the question and its buttons."""
+
+    question: str
+    """Prompt shown above the buttons."""
+    options: list[ScaleOption] = Field(min_length=2)
+    """Buttons, best first."""
+
+    @model_validator(mode="after")
+    def _unique(self) -> "Scale":
+        for attr in ("value", "key"):
+            seen = [getattr(o, attr) for o in self.options]
+            dup = {v for v in seen if seen.count(v) > 1}
+            if dup:
+                raise ValueError(f"duplicate option {attr} {sorted(dup)}; each option needs its own {attr}")
+        bad = [o.key for o in self.options if o.key.lower() in RESERVED_KEYS]
+        if bad:
+            raise ValueError(f"option key {bad[0]!r} is reserved (q quits, enter skips); pick another key")
+        return self
+
+    def option(self, value: str) -> ScaleOption | None:
+        """The option with this value, or None."""
+        return next((o for o in self.options if o.value == value), None)
+
+
+class ConcernSet(_Config):
+    """A named set of concern tags."""
+
+    tags: list[str] = Field(min_length=1)
+    """Tag names (snake_case), offered as toggles."""
+
+
+class Dimension(_Config):
+    """A dimension reviewers rate: which scale and which concern tags."""
+
+    scale: str
+    """Name of a scale in ``[scales]``."""
+    concerns: str | None = None
+    """Name of a concern set in ``[concerns]``, or none."""
+    question: str | None = None
+    """Overrides the scale's question for this dimension."""
+
+
+class ReviewSettings(_Config):
+    """How items are assigned and revealed."""
+
+    k: int = Field(default=1, ge=1)
+    """Ratings needed per item and dimension (from different reviewers)."""
+    reveal_after_rating: bool = True
+    """Show the AI verdict once the reviewer's own rating is stored."""
+    window: int = Field(default=1, ge=1)
+    """Unanswered cards pushed per reviewer on chat channels."""
+
+
+class HilbotConfig(_Config):
+    """The whole of ``hilbot.toml``."""
+
+    data_dir: str = "results"
+    """Where run files and ratings.jsonl live."""
+    review: ReviewSettings = Field(default_factory=ReviewSettings)
+    """Assignment and reveal settings."""
+    scales: dict[str, Scale] = Field(default_factory=dict)
+    """Rating scales by name."""
+    concerns: dict[str, ConcernSet] = Field(default_factory=dict)
+    """Concern tag sets by name."""
+    dimensions: dict[str, Dimension] = Field(default_factory=dict)
+    """Dimensions by name."""
+
+    @model_validator(mode="after")
+    def _references(self) -> "HilbotConfig":
+        for name, dim in self.dimensions.items():
+            if dim.scale not in self.scales:
+                raise ValueError(f"dimensions.{name}.scale names unknown scale {dim.scale!r}; known: {', '.join(sorted(self.scales))}")
+            if dim.concerns is not None and dim.concerns not in self.concerns:
+                raise ValueError(f"dimensions.{name}.concerns names unknown concern set {dim.concerns!r}; known: {', '.join(sorted(self.concerns))}")
+        return self
+
+    def dimension(self, name: str) -> Dimension:
+        """The named dimension, or a ConfigError listing the known ones."""
+        try:
+            return self.dimensions[name]
+        except KeyError:
+            raise ConfigError(
+                f"unknown dimension {name!r}",
+                fix=f"use one of {', '.join(self.dimensions)} or add [dimensions.{name}] to hilbot.toml",
+            ) from None
+
+    def scale_for(self, dimension: str) -> Scale:
+        """The scale reviewers use on a dimension."""
+        return self.scales[self.dimension(dimension).scale]
+
+    def concerns_for(self, dimension: str) -> list[str]:
+        """The concern tags offered on a dimension."""
+        name = self.dimension(dimension).concerns
+        return list(self.concerns[name].tags) if name else []
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in over.items():
+        if key in ("scales", "concerns", "dimensions") and isinstance(value, dict):
+            merged[key] = {**base.get(key, {}), **value}  # a named entry replaces the built-in one
+        elif key == "review" and isinstance(value, dict):
+            merged[key] = {**base.get(key, {}), **value}
+        else:
+            merged[key] = value
+    return merged
+
+
+def _defaults() -> dict[str, Any]:
+    return tomllib.loads(resources.files(__package__).joinpath("defaults.toml").read_text("utf-8"))
+
+
+def _find_line(text: str, key: str) -> int | None:
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if stripped.startswith(f"{key} ") or stripped.startswith(f"{key}=") or f"{key} =" in stripped or f".{key}]" in stripped:
+            return number
+    return None
+
+
+def _raise_for(exc: ValidationError, path: Path | None, text: str) -> None:
+    err = exc.errors()[0]
+    loc = ".".join(str(p) for p in err["loc"])
+    last = str(err["loc"][-1]) if err["loc"] else ""
+    line = _find_line(text, last) if path and last else None
+    where = f"{path}:{line}" if path and line else (str(path) if path else "built-in defaults")
+    if err["type"] == "extra_forbidden":
+        raise ConfigError(f"unknown key {loc}", where=where, fix="remove it or check its spelling against README's configuration section") from None
+    message = err["msg"].removeprefix("Value error, ")
+    raise ConfigError(f"{loc}: {message}" if loc else message, where=where, fix="correct the value") from None
+
+
+def load_config(path: str | Path | None = None) -> HilbotConfig:
+    """Load built-in defaults merged with ``path`` (default ``./hilbot.toml`` when it exists)."""
+    data = _defaults()
+    text = ""
+    file: Path | None = None
+    if path is not None or Path("hilbot.toml").exists():
+        file = Path(path or "hilbot.toml")
+        try:
+            text = file.read_text("utf-8")
+            data = _merge(data, tomllib.loads(text))
+        except FileNotFoundError:
+            raise ConfigError("config file not found", where=str(file), fix="create it or drop --config") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"not valid TOML ({exc})", where=str(file), fix="fix the syntax") from None
+    try:
+        return HilbotConfig.model_validate(data)
+    except ValidationError as exc:
+        _raise_for(exc, file, text)
+        raise  # unreachable

@@ -1,0 +1,97 @@
+"""Exports of a run's human review: seed 003's label export and seed 000's inline ``hil`` view.
+
+``json``: ``{exportedAt, runId, dimension, labelerId, labels: [...], queries: [...], hilReview}``;
+``jsonl``: the run file as seed 000 stores it, each ``query_evaluation`` with its ``data.hil``
+block and the ``run_summary`` with ``hilReview``; ``csv``: one row per label.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any, Literal
+
+from .records import Rating, Skip, utcnow
+from .reviews import Ledger, hil_view, summarize
+from .runs import Run, ai_score
+from .store import Store
+
+Format = Literal["json", "jsonl", "csv"]
+
+CSV_COLUMNS = [
+    "scenarioId", "dimension", "labelerId", "judgment", "humanScore", "aiScore", "concerns", "confidence", "notes",
+    "skipped", "skipReason", "aiVerdictShown", "channel", "timestamp", "triggerCorrect", "codeParses", "codeRuns",
+    "technicallyCorrect", "completenessScore", "source_type", "session_date", "user_notes", "blocked_by", "follow_up",
+]
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+def label(judgment: Rating | Skip, ledger: Ledger, run: Run) -> dict[str, Any]:
+    """One human judgment as a seed 003 label (camelCase, empty fields left out)."""
+    key = (judgment.run_id, judgment.item_id, judgment.dimension, judgment.reviewer.key)
+    note = ledger.notes.get(key)
+    item = run.item(judgment.item_id)
+    out: dict[str, Any] = {
+        "scenarioId": judgment.item_id, "dimension": judgment.dimension, "labelerId": judgment.reviewer.key,
+        "timestamp": judgment.timestamp.isoformat(), "channel": judgment.channel,
+    }
+    if isinstance(judgment, Skip):
+        out.update(skipped=True, skipReason=judgment.skip_reason)
+    else:
+        out.update(judgment=judgment.judgment, humanScore=judgment.score, concerns=judgment.concerns,
+                   confidence=judgment.confidence, aiVerdictShown=judgment.ai_verdict_shown,
+                   aiScore=ai_score(item, judgment.dimension) if item else None)
+        out.update({_camel(k): v for k, v in judgment.labels.model_dump(exclude_none=True).items()})
+        out.update(judgment.metadata.model_dump(exclude_none=True))
+    notes = "\n".join(t for t in ((judgment.note if isinstance(judgment, Rating) else None), note.text if note else None) if t)
+    if notes:
+        out["notes"] = notes
+    return {k: v for k, v in out.items() if v is not None}
+
+
+def _labels(ledger: Ledger, run: Run, dimension: str | None, reviewer: str | None) -> list[dict[str, Any]]:
+    order = {item.id: n for n, item in enumerate(run.items)}
+    chosen = [j for k, j in ledger.judgments.items()
+              if k[0] == run.run_id and (dimension is None or k[2] == dimension) and (reviewer is None or k[3] == reviewer)]
+    chosen.sort(key=lambda j: (order.get(j.item_id, len(order)), j.dimension, j.reviewer.key))
+    return [label(j, ledger, run) for j in chosen]
+
+
+def _queries(ledger: Ledger, run: Run, dimension: str) -> list[dict[str, Any]]:
+    rows = []
+    for item in run.items:
+        data = item.model_dump(mode="json", exclude_none=True)
+        hil = hil_view(ledger, run.run_id, item.id, dimension)
+        data["hil"] = hil or {"reviewed": False}
+        rows.append({"type": "query_evaluation", "run_id": run.run_id, "data": data})
+    return rows
+
+
+def export_run(store: Store, run_id: str, fmt: Format = "json", *, dimension: str | None = None,
+               reviewer: str | None = None) -> str:
+    """The review of a run in ``fmt``; ``reviewer`` is a ``platform:id`` key."""
+    run = store.load_run(run_id)
+    ledger = Ledger.from_events(store.human_events())
+    dim = dimension or run.header.dimensions[0]
+    labels = _labels(ledger, run, dimension, reviewer)
+    review = summarize(ledger, run, dim).model_dump(mode="json", exclude={"type", "v", "run_id", "reviewer"})
+    if fmt == "csv":
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, extrasaction="ignore", lineterminator="\n")
+        writer.writeheader()
+        for row in labels:
+            writer.writerow({**row, "concerns": ";".join(row.get("concerns", []))})
+        return buffer.getvalue()
+    if fmt == "jsonl":
+        lines = [run.header.model_dump(mode="json", exclude_none=True), *_queries(ledger, run, dim)]
+        summary = run.summary.model_dump(mode="json", exclude_none=True) if run.summary else {"type": "run_summary", "run_id": run_id}
+        lines.append({**summary, "hilReview": review})
+        return "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
+    document = {"exportedAt": utcnow().isoformat(), "runId": run_id, "dimension": dimension, "labelerId": reviewer,
+                "labels": labels, "queries": _queries(ledger, run, dim), "hilReview": review}
+    return json.dumps({k: v for k, v in document.items() if v is not None}, ensure_ascii=False, indent=2) + "\n"

@@ -1,0 +1,73 @@
+"""Seed 000 §2's run output: verbose (default), quiet and silent lines, as plain strings."""
+
+from __future__ import annotations
+
+from statistics import mean
+
+from .records import ItemData
+from .runs import Run
+
+PASS_MARK = 0.6
+"""``overall`` at or above this gets ✓ in verbose output, below it ✗."""
+
+
+def _snippet(text: str, limit: int = 90) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
+
+
+def _scores(item: ItemData) -> str:
+    scores = item.evaluation.scores
+    ordered = [k for k in scores if k != "overall"] + (["overall"] if "overall" in scores else [])
+    return " ".join(f"{k}={scores[k]:.2f}" for k in ordered)
+
+
+def verbose_item(item: ItemData, position: int, total: int, *, max_results: int = 3) -> list[str]:
+    """``[1/15] "query"``, the top results or the answer, then the AI line."""
+    lines = [f'[{position}/{total}] "{item.query.query}"']
+    for number, result in enumerate(item.results[:max_results], 1):
+        score = f"[{result.score:.2f}] " if result.score is not None else ""
+        lines.append(f"  → {result.rank or number}. {score}{result.path or result.title}")
+        if result.snippet:
+            lines.append(f'       "{_snippet(result.snippet)}"')
+    if len(item.results) > max_results:
+        lines.append("  ...")
+    if item.answer is not None and not item.results:
+        lines.append(f'  → "{_snippet(item.answer, 110)}"')
+    evaluation = item.evaluation
+    judge = f" [{evaluation.judge}]" if evaluation.judge and evaluation.judge not in ("anthropic",) else ""
+    if evaluation.error:
+        lines.append(f"  ✗ AI{judge}: judging failed: {evaluation.error}")
+    else:
+        overall = evaluation.scores.get("overall")
+        mark = "✓" if overall is not None and overall >= PASS_MARK else "✗"
+        lines.append(f"  {mark} AI{judge}: {_scores(item)}")
+    return lines
+
+
+def quiet_item(item: ItemData, position: int, total: int) -> str:
+    """``[1/15] "query" - overall: 0.76``."""
+    overall = item.evaluation.scores.get("overall")
+    value = f"{overall:.2f}" if overall is not None else "n/a"
+    return f'[{position}/{total}] "{item.query.query}" - overall: {value}'
+
+
+def silent_lines(run: Run, regressions: int = 0) -> list[str]:
+    """The two CI lines: average overall and the regression verdict."""
+    overall = [s for i in run.items if (s := i.evaluation.scores.get("overall")) is not None]
+    average = f"{mean(overall):.2f}" if overall else "n/a"
+    verdict = "✅ No regressions detected" if regressions == 0 else f"❌ {regressions} regression(s) detected"
+    return [f"📈 Average overall score: {average}", verdict]
+
+
+def run_lines(run: Run, mode: str = "verbose") -> list[str]:
+    """All output lines of a run in ``verbose``, ``quiet`` or ``silent`` mode."""
+    if mode == "silent":
+        return silent_lines(run)
+    total, lines = len(run.items), []
+    for position, item in enumerate(run.items, 1):
+        if mode == "quiet":
+            lines.append(quiet_item(item, position, total))
+        else:
+            lines.extend(verbose_item(item, position, total) + [""])
+    return lines

@@ -1,0 +1,349 @@
+"""Record models: every line of every event log is one of these.
+
+Each record is one JSON line with ``type`` and ``v`` (schema version). Run files hold
+``run_header``, ``query_evaluation`` and ``run_summary``; ``ratings.jsonl`` holds the human
+events ``rating``, ``skip`` and ``note`` and the derived ``review_summary``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+SCHEMA_VERSION = 1
+
+Confidence = Literal["high", "medium", "low"]
+
+
+def utcnow() -> datetime:
+    """The current time, timezone-aware UTC (what every record's timestamp uses)."""
+    return datetime.now(timezone.utc)
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True, use_attribute_docstrings=True, allow_inf_nan=False)
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, use_attribute_docstrings=True, allow_inf_nan=False)
+
+
+# --------------------------------------------------------------------------- run records
+
+
+class JudgeInfo(_Model):
+    """How a run's items were judged."""
+
+    name: str = "unknown"
+    """Registered judge name, e.g. ``anthropic``, ``lexical`` or ``recorded`` (imported)."""
+    params: dict[str, Any] = Field(default_factory=dict)
+    """Judge parameters (model, temperature, weights)."""
+    prompt_hashes: dict[str, str] = Field(default_factory=dict)
+    """SHA-256 of each prompt template used, so a run says how it was judged."""
+
+
+class RunHeader(_Model):
+    """First line of a run file: what was evaluated and how."""
+
+    type: Literal["run_header"] = "run_header"
+    """Record type."""
+    v: int = SCHEMA_VERSION
+    """Schema version."""
+    run_id: str
+    """Run identifier (letters, digits, ``._-``)."""
+    set: str = "core"
+    """Query set or source the items came from."""
+    kind: Literal["search", "answer", "scenario"] = "search"
+    """What each item is: a ranked results list, an answer, or an agent scenario."""
+    created_at: datetime = Field(default_factory=utcnow)
+    """When the run was started."""
+    source: str | None = None
+    """File or target the outputs came from (e.g. the imported file's name)."""
+    judge: JudgeInfo = Field(default_factory=JudgeInfo)
+    """The judge that produced the AI scores."""
+    dimensions: list[str] = Field(default_factory=lambda: ["overall"])
+    """Dimensions humans rate this run on (keys of ``[dimensions]`` in hilbot.toml)."""
+    item_count: int | None = None
+    """Number of items, when known up front."""
+
+
+class Query(_Model):
+    """The query or scenario an item answers (seed 000's ``data.query``)."""
+
+    query: str
+    """The query text or scenario prompt."""
+    intent: str | None = None
+    """What the user wanted."""
+    category: str | None = None
+    """Category used for stratified sampling and pattern analysis."""
+    expected: list[str] = Field(default_factory=list)
+    """Expected result paths or expected component, when known."""
+
+
+class SearchResult(_Model):
+    """One entry of a ranked results list."""
+
+    rank: int | None = None
+    """1-based position in the list."""
+    path: str | None = None
+    """Document path or URL."""
+    title: str | None = None
+    """Document title."""
+    score: float | None = None
+    """The search system's own score."""
+    snippet: str | None = None
+    """Snippet shown to the user."""
+
+
+class Evaluation(_Model):
+    """The AI judge's view of an item (seed 000's ``data.evaluation``)."""
+
+    scores: dict[str, float] = Field(default_factory=dict)
+    """Scores in 0–1 per metric; ``overall`` is the headline."""
+    verdict: str | None = None
+    """Verdict category, e.g. PASS / FAIL / UNSURE."""
+    confidence: float | str | None = None
+    """Judge confidence: 0–1 or high/medium/low."""
+    rationale: str | None = None
+    """The judge's reason, hidden from reviewers until they have rated."""
+    judge: str | None = None
+    """Name of the judge that produced this evaluation."""
+    error: str | None = None
+    """Why judging failed, if it did (then there are no scores)."""
+
+
+class ItemData(_Model):
+    """Everything about one evaluated item."""
+
+    id: str
+    """Item id, unique within the run."""
+    query: Query
+    """The query or scenario."""
+    results: list[SearchResult] = Field(default_factory=list)
+    """Ranked results, for search items."""
+    answer: str | None = None
+    """The system's answer or response, for answer and scenario items."""
+    contexts: list[str] = Field(default_factory=list)
+    """Retrieved contexts the answer was grounded on."""
+    ground_truth: list[str] = Field(default_factory=list)
+    """Reference answers or critical contexts, when known."""
+    tool_captures: list[dict[str, Any]] = Field(default_factory=list)
+    """Tools the system invoked, with their inputs and outputs."""
+    evaluation: Evaluation = Field(default_factory=Evaluation)
+    """The AI judge's evaluation."""
+    features: dict[str, Any] = Field(default_factory=dict)
+    """Arbitrary item features (leap_distance, source_type, …) for correlation analysis."""
+    latency_ms: float | None = None
+    """Time the system under test took."""
+    cost_usd: float | None = None
+    """Cost of producing and judging the item."""
+
+
+class QueryEvaluation(_Model):
+    """One evaluated item of a run (seed 000 §4 shape: ``data.query`` and ``data.evaluation.scores``)."""
+
+    type: Literal["query_evaluation"] = "query_evaluation"
+    """Record type."""
+    v: int = SCHEMA_VERSION
+    """Schema version."""
+    run_id: str
+    """Run this item belongs to."""
+    data: ItemData
+    """The item."""
+
+
+class RunSummary(_Model):
+    """Last line of a run file."""
+
+    type: Literal["run_summary"] = "run_summary"
+    """Record type."""
+    v: int = SCHEMA_VERSION
+    """Schema version."""
+    run_id: str
+    """Run this summarises."""
+    finished_at: datetime = Field(default_factory=utcnow)
+    """When the run finished."""
+    item_count: int = 0
+    """Items evaluated."""
+    averageScores: dict[str, float] = Field(default_factory=dict)
+    """Mean of each AI score over the run's items."""
+
+
+# --------------------------------------------------------------------------- human events
+
+
+class Reviewer(_Strict):
+    """Who made a human event."""
+
+    platform: str = "terminal"
+    """Where the reviewer is: terminal, telegram, slack."""
+    id: str
+    """Platform user id (the OS user name on the terminal)."""
+    name: str | None = None
+    """Display name."""
+
+    @property
+    def key(self) -> str:
+        """``platform:id``, the reviewer's identity across records."""
+        return f"{self.platform}:{self.id}"
+
+
+class Labels(_Strict):
+    """Seed 003's per-dimension label fields, filled from the chosen scale option."""
+
+    trigger_correct: bool | None = None
+    """Trigger accuracy: did the correct component trigger?"""
+    trigger_component_observed: str | None = None
+    """Trigger accuracy: what actually triggered, if wrong."""
+    code_parses: bool | None = None
+    """Code validity: does the code parse?"""
+    code_runs: bool | None = None
+    """Code validity: would the code run?"""
+    code_issues: list[str] | None = None
+    """Code validity: specific issues found."""
+    technically_correct: bool | None = None
+    """Technical accuracy: is the information accurate?"""
+    inaccuracies: list[str] | None = None
+    """Technical accuracy: specific inaccuracies."""
+    completeness_score: int | None = Field(default=None, ge=1, le=5)
+    """Completeness: 1 = minimal … 5 = comprehensive."""
+    missing_elements: list[str] | None = None
+    """Completeness: what was omitted."""
+
+
+class RatingMetadata(_Strict):
+    """Seed 002's metadata kept with each rating."""
+
+    source_type: str | None = None
+    """Input format of the item: chat, transcript, article, tweet, docs…"""
+    session_date: str | None = None
+    """Batch the rating belongs to (YYYY-MM-DD)."""
+    user_notes: str | None = None
+    """Free-form feedback."""
+    blocked_by: str | None = None
+    """What blocked a good answer, e.g. "missing market data"."""
+    follow_up: str | None = None
+    """Link to the next iteration on the same item."""
+
+
+class _HumanEvent(_Strict):
+    v: int = SCHEMA_VERSION
+    """Schema version."""
+    run_id: str
+    """Run the item belongs to."""
+    item_id: str
+    """Item the event is about."""
+    dimension: str = "overall"
+    """Dimension being reviewed."""
+    reviewer: Reviewer
+    """Who made the event."""
+    channel: str = "terminal"
+    """Channel the event came through: terminal, telegram, slack."""
+    idempotency_key: str
+    """Unique per delivery (update id, action timestamp, keypress sequence); repeats are not counted."""
+    timestamp: datetime = Field(default_factory=utcnow)
+    """When the reviewer acted."""
+
+
+class Rating(_HumanEvent):
+    """A reviewer's judgment of one item on one dimension. The latest per (run, item, dimension, reviewer) counts."""
+
+    type: Literal["rating"] = "rating"
+    """Record type."""
+    judgment: str
+    """Scale option chosen, e.g. ``good`` or ``excellent``."""
+    score: float = Field(ge=0.0, le=1.0)
+    """The option's numeric score (0–1)."""
+    concerns: list[str] = Field(default_factory=list)
+    """Concern tags the reviewer attached."""
+    note: str | None = None
+    """Free-text note typed with the rating."""
+    confidence: Confidence | None = None
+    """The reviewer's confidence in the judgment."""
+    ai_verdict_shown: bool = False
+    """Whether the AI verdict had been shown before this judgment (False = blind)."""
+    labels: Labels = Field(default_factory=Labels)
+    """Seed 003's per-dimension label fields."""
+    metadata: RatingMetadata = Field(default_factory=RatingMetadata)
+    """Seed 002's metadata."""
+
+
+class Skip(_HumanEvent):
+    """A reviewer passed on an item."""
+
+    type: Literal["skip"] = "skip"
+    """Record type."""
+    skip_reason: str | None = None
+    """Why (seed 003's skipReason), e.g. "unclear"."""
+
+
+class Note(_HumanEvent):
+    """A free-text note on an item, with or without a rating."""
+
+    type: Literal["note"] = "note"
+    """Record type."""
+    text: str
+    """The note."""
+
+
+class ReviewSummary(_Strict):
+    """Seed 000's ``hilReview``: one review session's (or the synthesis') summary of a run."""
+
+    type: Literal["review_summary"] = "review_summary"
+    """Record type."""
+    v: int = SCHEMA_VERSION
+    """Schema version."""
+    run_id: str
+    """Run summarised."""
+    dimension: str = "overall"
+    """Dimension summarised."""
+    reviewer: Reviewer | None = None
+    """Reviewer whose session this summarises (None = all reviewers)."""
+    reviewedAt: datetime = Field(default_factory=utcnow)
+    """When the summary was made."""
+    queriesReviewed: int = 0
+    """Items rated."""
+    queriesSkipped: int = 0
+    """Items skipped."""
+    queriesFlagged: int = 0
+    """Rated items that carry a concern tag or a note."""
+    humanAverageScore: float | None = None
+    """Mean human score over rated items."""
+    aiVsHumanDelta: float | None = None
+    """Mean of (human score − AI score) over rated items with an AI score."""
+    synthesis: str | None = None
+    """Prose synthesis of the human feedback."""
+    synthesis_source: str | None = None
+    """What wrote the synthesis: an LLM's name or ``statistical``."""
+    actionItems: list[str] = Field(default_factory=list)
+    """Action items derived from the feedback."""
+
+
+RunRecord = Annotated[Union[RunHeader, QueryEvaluation, RunSummary], Field(discriminator="type")]
+HumanRecord = Annotated[Union[Rating, Skip, Note, ReviewSummary], Field(discriminator="type")]
+AnyRecord = Annotated[
+    Union[RunHeader, QueryEvaluation, RunSummary, Rating, Skip, Note, ReviewSummary],
+    Field(discriminator="type"),
+]
+
+RECORD_TYPES: dict[str, type[BaseModel]] = {
+    m.model_fields["type"].default: m
+    for m in (RunHeader, QueryEvaluation, RunSummary, Rating, Skip, Note, ReviewSummary)
+}
+
+_any_adapter: TypeAdapter[Any] | None = None
+
+
+def parse_record(obj: dict[str, Any]) -> BaseModel:
+    """Validate a decoded JSON object as the record its ``type`` names."""
+    global _any_adapter
+    if _any_adapter is None:
+        _any_adapter = TypeAdapter(AnyRecord)
+    return _any_adapter.validate_python(obj)
+
+
+def json_schemas() -> dict[str, Any]:
+    """The JSON Schema of every record type, keyed by type name."""
+    return {name: model.model_json_schema() for name, model in RECORD_TYPES.items()}

@@ -1,0 +1,136 @@
+"""Folding ratings.jsonl: the latest judgment per (run, item, dimension, reviewer).
+
+A changed rating is a new event and the latest counts; a skip after a rating (or a rating
+after a skip) replaces it. Events whose idempotency key was already seen are dropped, so a
+redelivered tap is never counted twice. Notes are kept per item; the latest is the item's note.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from statistics import mean
+from typing import Iterable
+
+from pydantic import BaseModel
+
+from .records import Note, Rating, ReviewSummary, Reviewer, Skip
+from .runs import Run, ai_score
+
+Key = tuple[str, str, str, str]
+"""(run_id, item_id, dimension, reviewer key)."""
+
+
+def event_key(event: Rating | Skip | Note) -> Key:
+    """The fold key of a human event."""
+    return (event.run_id, event.item_id, event.dimension, event.reviewer.key)
+
+
+@dataclass
+class Ledger:
+    """ratings.jsonl folded into the current state of every review."""
+
+    judgments: dict[Key, Rating | Skip] = field(default_factory=dict)
+    """Latest rating or skip per key."""
+    notes: dict[Key, Note] = field(default_factory=dict)
+    """Latest note per key."""
+    seen_keys: set[str] = field(default_factory=set)
+    """Idempotency keys already counted."""
+    duplicates: int = 0
+    """Events dropped because their idempotency key had been seen."""
+    _raters: dict[tuple[str, str, str], set[str]] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_events(cls, events: Iterable[BaseModel]) -> "Ledger":
+        """Fold a stream of records (non-human records are ignored)."""
+        ledger = cls()
+        for event in events:
+            ledger.add(event)
+        return ledger
+
+    def add(self, event: BaseModel) -> bool:
+        """Fold one event; False if it was a duplicate delivery or not a human event."""
+        if not isinstance(event, (Rating, Skip, Note)):
+            return False
+        if event.idempotency_key in self.seen_keys:
+            self.duplicates += 1
+            return False
+        self.seen_keys.add(event.idempotency_key)
+        key = event_key(event)
+        if isinstance(event, Note):
+            self.notes[key] = event
+        else:
+            self.judgments[key] = event
+            raters = self._raters.setdefault(key[:3], set())
+            raters.add(key[3]) if isinstance(event, Rating) else raters.discard(key[3])
+        return True
+
+    def ratings(self, run_id: str | None = None, dimension: str | None = None) -> list[Rating]:
+        """Current ratings, optionally of one run and dimension."""
+        return [j for k, j in self.judgments.items() if isinstance(j, Rating)
+                and (run_id is None or k[0] == run_id) and (dimension is None or k[2] == dimension)]
+
+    def raters(self, run_id: str, item_id: str, dimension: str) -> set[str]:
+        """Reviewer keys whose current judgment of the item is a rating."""
+        return set(self._raters.get((run_id, item_id, dimension), ()))
+
+    def judgment(self, run_id: str, item_id: str, dimension: str, reviewer: Reviewer) -> Rating | Skip | None:
+        """A reviewer's current rating or skip of an item."""
+        return self.judgments.get((run_id, item_id, dimension, reviewer.key))
+
+    def note(self, run_id: str, item_id: str, dimension: str, reviewer: Reviewer) -> Note | None:
+        """A reviewer's latest note on an item."""
+        return self.notes.get((run_id, item_id, dimension, reviewer.key))
+
+    def reviewed_runs(self) -> set[str]:
+        """Runs with at least one rating."""
+        return {k[0] for k, j in self.judgments.items() if isinstance(j, Rating)}
+
+
+def summarize(ledger: Ledger, run: Run, dimension: str, reviewer: Reviewer | None = None) -> ReviewSummary:
+    """Seed 000's ``hilReview`` for one reviewer (or everyone, with ``reviewer=None``).
+
+    ``queriesFlagged`` counts rated items that carry a concern tag or a note.
+    ``aiVsHumanDelta`` is mean(human score − AI score) over rated items the AI scored;
+    None when there are none.
+    """
+    reviewed = skipped = flagged = 0
+    human: list[float] = []
+    deltas: list[float] = []
+    for item in run.items:
+        for key, judgment in ledger.judgments.items():
+            if key[:3] != (run.run_id, item.id, dimension) or (reviewer and key[3] != reviewer.key):
+                continue
+            if isinstance(judgment, Skip):
+                skipped += 1
+                continue
+            reviewed += 1
+            human.append(judgment.score)
+            if judgment.concerns or judgment.note or key in ledger.notes:
+                flagged += 1
+            ai = ai_score(item, dimension)
+            if ai is not None:
+                deltas.append(judgment.score - ai)
+    return ReviewSummary(
+        run_id=run.run_id, dimension=dimension, reviewer=reviewer,
+        queriesReviewed=reviewed, queriesSkipped=skipped, queriesFlagged=flagged,
+        humanAverageScore=round(mean(human), 4) if human else None,
+        aiVsHumanDelta=round(mean(deltas), 4) if deltas else None,
+    )
+
+
+def hil_view(ledger: Ledger, run_id: str, item_id: str, dimension: str, reviewer: Reviewer | None = None) -> dict | None:
+    """Seed 000's per-query ``hil`` block: the latest rating of the item (by anyone, or one reviewer)."""
+    latest: Rating | Skip | None = None
+    for key, judgment in ledger.judgments.items():
+        if key[:3] == (run_id, item_id, dimension) and (reviewer is None or key[3] == reviewer.key):
+            if latest is None or judgment.timestamp >= latest.timestamp:
+                latest = judgment
+    if latest is None:
+        return None
+    note = ledger.notes.get(event_key(latest))
+    if isinstance(latest, Skip):
+        return {"reviewed": False, "skipped": True, "skipReason": latest.skip_reason,
+                "reviewedAt": latest.timestamp.isoformat()}
+    return {"reviewed": True, "judgment": latest.judgment, "humanScore": latest.score,
+            "note": latest.note or (note.text if note else None), "concerns": latest.concerns,
+            "reviewer": latest.reviewer.key, "reviewedAt": latest.timestamp.isoformat()}

@@ -1,0 +1,50 @@
+"""Shared fixtures: a data directory with the demo runs imported, the CLI as a subprocess."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot.demo import RAG_RUN, SEARCH_RUN, build_demo
+from evaluation import Store, load_config
+
+ROOT = Path(__file__).resolve().parents[1]
+HILBOT = Path(sys.executable).parent / "hilbot"
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    """An empty data directory."""
+    return Store(tmp_path / "results")
+
+
+@pytest.fixture
+def demo_store(store: Store) -> Store:
+    """A data directory holding the two demo runs."""
+    build_demo(store)
+    return store
+
+
+@pytest.fixture
+def config():
+    """The built-in configuration."""
+    return load_config(None)
+
+
+@pytest.fixture
+def run_cli(tmp_path: Path):
+    """Run ``hilbot`` in a subprocess with its data dir under tmp_path; returns CompletedProcess."""
+
+    def run(*args: str, input: str | None = None, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+        full_env = {**os.environ, "HILBOT_DATA_DIR": str(tmp_path / "results"), "USER": "tester", **(env or {})}
+        return subprocess.run([str(HILBOT), *args], input=input, capture_output=True, text=True,
+                              cwd=cwd or tmp_path, env=full_env, timeout=60)
+
+    return run
+
+
+__all__ = ["RAG_RUN", "ROOT", "SEARCH_RUN"]

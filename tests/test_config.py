@@ -1,0 +1,61 @@
+"""hilbot.toml: defaults for the three seeds' scales, validation with key paths."""
+
+from __future__ import annotations
+
+import pytest
+
+from evaluation import ConfigError, load_config
+
+
+def test_defaults_ship_the_three_seeds_scales(config):
+    search = config.scale_for("overall")
+    assert [(o.value, o.key, o.score) for o in search.options] == [
+        ("good", "g", 1.0), ("okay", "o", 0.7), ("poor", "p", 0.4), ("terrible", "t", 0.1)]
+    quality = config.scale_for("quality")
+    assert [o.label for o in quality.options] == ["⭐ Excellent", "✓ Good", "⚠️ Okay", "✗ Miss"]
+    assert [o.ask_concerns for o in quality.options] == [False, False, True, True]
+    assert {"conviction_too_high", "leap_unjustified", "tick_too_risky", "lacks_catalyst"} <= set(config.concerns_for("quality"))
+    assert [o.value for o in config.scale_for("trigger-accuracy").options] == ["yes", "no"]
+    assert config.scale_for("trigger-accuracy").options[0].labels == {"trigger_correct": True}
+    assert [o.labels["completeness_score"] for o in config.scale_for("completeness").options] == [1, 2, 3, 4, 5]
+    assert {"code-validity", "technical-accuracy"} <= set(config.dimensions)
+
+
+def test_project_file_overrides_and_adds(tmp_path):
+    path = tmp_path / "hilbot.toml"
+    path.write_text('[review]\nk = 2\n[concerns.search]\ntags = ["only_one"]\n'
+                    '[scales.binary]\nquestion = "OK?"\noptions = [{value="y", label="yes", key="y", score=1.0},'
+                    ' {value="n", label="no", key="x", score=0.0}]\n[dimensions.ok]\nscale = "binary"\n')
+    config = load_config(path)
+    assert config.review.k == 2 and config.review.reveal_after_rating is True
+    assert config.concerns_for("overall") == ["only_one"]
+    assert config.scale_for("ok").question == "OK?"
+    assert "quality" in config.dimensions  # built-ins kept
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("[review]\nk = 1\nreveal_after_ratting = true\n", ("hilbot.toml:3", "unknown key review.reveal_after_ratting")),
+    ("[scales.search]\nquestion = 'q'\noptions = [{value='a', label='a', key='a', score=1.0, colour='red'},"
+     "{value='b', label='b', key='b', score=0.0}]\n", ("unknown key scales.search.options.0.colour",)),
+    ("[dimensions.x]\nscale = 'nope'\n", ("unknown scale 'nope'",)),
+    ("[scales.s]\nquestion='q'\noptions=[{value='a',label='a',key='q',score=1.0},{value='b',label='b',key='b',score=0.0}]\n",
+     ("reserved",)),
+    ("[scales.s]\nquestion='q'\noptions=[{value='a',label='a',key='a',score=1.5},{value='b',label='b',key='b',score=0.0}]\n",
+     ("scales.s.options.0.score",)),
+    ("[review\n", ("not valid TOML",)),
+])
+def test_bad_config_is_one_line_with_path(tmp_path, monkeypatch, text, expected):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "hilbot.toml").write_text(text)
+    with pytest.raises(ConfigError) as info:
+        load_config()
+    message = str(info.value)
+    assert "\n" not in message
+    for part in expected:
+        assert part in message
+    assert "—" in message  # says how to fix
+
+
+def test_unknown_dimension_names_the_known_ones(config):
+    with pytest.raises(ConfigError, match="unknown dimension 'speed'.*overall"):
+        config.scale_for("speed")

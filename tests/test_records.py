@@ -1,0 +1,72 @@
+"""Records and their published schema."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from pydantic import BaseModel, ValidationError
+
+from evaluation import Rating, Reviewer, json_schemas, parse_record
+from evaluation.config import HilbotConfig
+from evaluation.records import RECORD_TYPES
+
+from .conftest import HILBOT, ROOT
+
+
+def _models(model: type[BaseModel], seen: set) -> list[type[BaseModel]]:
+    if model in seen:
+        return []
+    seen.add(model)
+    found = [model]
+    for field in model.model_fields.values():
+        for arg in getattr(field.annotation, "__args__", ()) + (field.annotation,):
+            if isinstance(arg, type) and issubclass(arg, BaseModel):
+                found += _models(arg, seen)
+    return found
+
+
+@pytest.mark.parametrize("model", sorted({m for t in [*RECORD_TYPES.values(), HilbotConfig] for m in _models(t, set())}, key=lambda m: m.__name__))
+def test_every_field_has_a_one_line_docstring(model):
+    for name, field in model.model_fields.items():
+        assert field.description, f"{model.__name__}.{name} has no docstring"
+        assert "\n" not in field.description.strip(), f"{model.__name__}.{name}: docstring is not one line"
+
+
+def test_schema_doc_is_current():
+    printed = subprocess.run([str(HILBOT), "schema"], capture_output=True, text=True, check=True).stdout
+    on_disk = (ROOT / "docs" / "schema.json").read_text()
+    assert json.loads(printed) == json.loads(on_disk), "docs/schema.json is stale: run `make schema`"
+    assert set(json.loads(on_disk)) == {"run_header", "query_evaluation", "run_summary", "rating", "skip", "note", "review_summary"}
+
+
+def test_schema_matches_models():
+    schemas = json_schemas()
+    rating = schemas["rating"]["properties"]
+    for field in ("run_id", "item_id", "dimension", "reviewer", "judgment", "score", "concerns", "note", "confidence",
+                  "ai_verdict_shown", "channel", "idempotency_key", "timestamp", "labels", "metadata"):
+        assert field in rating
+    assert set(schemas["review_summary"]["properties"]) >= {
+        "reviewedAt", "queriesReviewed", "queriesSkipped", "queriesFlagged", "humanAverageScore", "aiVsHumanDelta",
+        "synthesis", "actionItems"}
+
+
+def test_rating_round_trips_and_rejects_unknown_fields():
+    rating = Rating(run_id="r", item_id="i", reviewer=Reviewer(id="u"), idempotency_key="k", judgment="good", score=1.0,
+                    confidence="high", concerns=["bad_ranking"])
+    back = parse_record(json.loads(rating.model_dump_json()))
+    assert back == rating
+    with pytest.raises(ValidationError):
+        parse_record({**json.loads(rating.model_dump_json()), "scroe": 1})
+    with pytest.raises(ValidationError):
+        parse_record({**json.loads(rating.model_dump_json()), "confidence": "certain"})
+
+
+def test_query_evaluation_keeps_seed_000_shape():
+    record = parse_record({"type": "query_evaluation", "run_id": "r", "data": {
+        "id": "q1", "query": {"query": "zod schema validation", "intent": "x"}, "evaluation": {"scores": {"overall": 0.76}}}})
+    dumped = json.loads(record.model_dump_json())
+    assert dumped["data"]["query"]["query"] == "zod schema validation"
+    assert dumped["data"]["evaluation"]["scores"]["overall"] == 0.76

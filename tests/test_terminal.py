@@ -1,0 +1,109 @@
+"""End to end: `hilbot review` in a real pseudo-terminal, driven key by key."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from bot.demo import build_demo
+from evaluation import Store
+
+from .conftest import HILBOT, SEARCH_RUN
+
+QUESTION = "How did the search do"
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    build_demo(Store(tmp_path / "results"))
+    return tmp_path / "results"
+
+
+def _spawn(data_dir: Path, *args: str) -> pexpect.spawn:
+    env = {**os.environ, "HILBOT_DATA_DIR": str(data_dir), "TERM": "dumb", "NO_COLOR": "1"}
+    child = pexpect.spawn(str(HILBOT), ["review", SEARCH_RUN, "--reviewer", "alice", *args], env=env,
+                          encoding="utf-8", timeout=20, dimensions=(60, 140))
+    child.expect(QUESTION)
+    return child
+
+
+def _ratings(data_dir: Path) -> list[dict]:
+    path = data_dir / "ratings.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def test_keystrokes_land_in_ratings_jsonl(data_dir):
+    child = _spawn(data_dir)
+    child.send("o")                      # okay → follow-up: concern tags
+    child.expect("Concerns")
+    assert len(_ratings(data_dir)) == 1  # on disk before the follow-up is drawn
+    child.send("1")                      # toggle the first tag
+    child.expect("✓ missing_key_result")
+    child.send("n")
+    child.expect("note>")
+    child.sendline("misses the v2 migration guide")
+    child.expect("Concerns")
+    child.send("\r")                     # next
+    child.expect(QUESTION)
+    child.send("v")                      # view full response, then the card again
+    child.expect("QUERY:")
+    child.expect(QUESTION)
+    child.send("g")
+    child.expect("recorded: good")
+    child.expect(QUESTION)
+    child.send("\r")                     # skip
+    child.expect(QUESTION)
+    child.send("q")
+    child.expect("Session summary")
+    child.expect(r"reviewed 2 · skipped 1 · flagged 1 · human average 0\.85")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    events = _ratings(data_dir)
+    assert [e["type"] for e in events] == ["rating", "rating", "note", "rating", "skip", "review_summary"]
+    assert events[1]["concerns"] == ["missing_key_result"] and events[1]["judgment"] == "okay"
+    assert events[2]["text"] == "misses the v2 migration guide"
+    assert events[3]["judgment"] == "good" and events[3]["score"] == 1.0 and events[3]["ai_verdict_shown"] is False
+    assert events[5]["queriesReviewed"] == 2 and events[5]["queriesSkipped"] == 1
+
+
+def test_each_key_is_durable_before_the_next_card(data_dir):
+    child = _spawn(data_dir)
+    for count in range(1, 4):
+        child.send("g")
+        child.expect(QUESTION)           # the next card is drawn only after the append returned
+        assert len(_ratings(data_dir)) == count
+    child.kill(signal.SIGKILL)           # crash: nothing more is needed to keep the three ratings
+    child.close()
+    assert [e["judgment"] for e in _ratings(data_dir)] == ["good"] * 3
+
+
+def test_ctrl_c_saves_and_prints_the_summary_and_resume_continues(data_dir):
+    child = _spawn(data_dir)
+    child.send("p")
+    child.expect("Concerns")
+    child.sendintr()
+    child.expect("Session summary")
+    child.expect("reviewed 1 · skipped 0")
+    child.expect(pexpect.EOF)
+    child.close()
+    first = _ratings(data_dir)[0]["item_id"]
+    child = _spawn(data_dir)             # a new session resumes at the next item
+    assert "[2/18]" in child.before
+    child.send("q")
+    child.expect(pexpect.EOF)
+    assert _ratings(data_dir)[0]["item_id"] == first
+
+
+def test_review_reads_keys_from_a_pipe_too(data_dir, run_cli):
+    result = run_cli("review", SEARCH_RUN, "--reviewer", "bob", input="gt\r", env={"HILBOT_DATA_DIR": str(data_dir)})
+    assert result.returncode == 0, result.stderr
+    events = _ratings(data_dir)
+    assert [(e["type"], e.get("judgment")) for e in events[:2]] == [("rating", "good"), ("rating", "terrible")]
+    assert "Session summary" in result.stdout
