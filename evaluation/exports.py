@@ -12,7 +12,7 @@ import io
 import json
 from typing import Any, Literal
 
-from .records import Rating, Skip, utcnow
+from .records import Rating, Reviewer, Skip, utcnow
 from .reviews import Ledger, hil_view, summarize
 from .runs import Run, ai_score
 from .store import Store
@@ -62,14 +62,21 @@ def _labels(ledger: Ledger, run: Run, dimension: str | None, reviewer: str | Non
     return [label(j, ledger, run) for j in chosen]
 
 
-def _queries(ledger: Ledger, run: Run, dimension: str) -> list[dict[str, Any]]:
+def _queries(ledger: Ledger, run: Run, dimension: str, reviewer: Reviewer | None) -> list[dict[str, Any]]:
     rows = []
     for item in run.items:
         data = item.model_dump(mode="json", exclude_none=True)
-        hil = hil_view(ledger, run.run_id, item.id, dimension)
+        hil = hil_view(ledger, run.run_id, item.id, dimension, reviewer)
         data["hil"] = hil or {"reviewed": False}
         rows.append({"type": "query_evaluation", "run_id": run.run_id, "data": data})
     return rows
+
+
+def _reviewer(key: str | None) -> Reviewer | None:
+    if key is None:
+        return None
+    platform, _, user = key.partition(":")
+    return Reviewer(platform=platform, id=user) if user else Reviewer(id=platform)
 
 
 def export_run(store: Store, run_id: str, fmt: Format = "json", *, dimension: str | None = None,
@@ -79,7 +86,8 @@ def export_run(store: Store, run_id: str, fmt: Format = "json", *, dimension: st
     ledger = Ledger.from_events(store.human_events())
     dim = dimension or run.header.dimensions[0]
     labels = _labels(ledger, run, dimension, reviewer)
-    review = summarize(ledger, run, dim).model_dump(mode="json", exclude={"type", "v", "run_id", "reviewer"})
+    who = _reviewer(reviewer)
+    review = summarize(ledger, run, dim, who).model_dump(mode="json", exclude={"type", "v", "run_id", "reviewer"})
     if fmt == "csv":
         buffer = io.StringIO()
         writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, extrasaction="ignore", lineterminator="\n")
@@ -88,10 +96,10 @@ def export_run(store: Store, run_id: str, fmt: Format = "json", *, dimension: st
             writer.writerow({**row, "concerns": ";".join(row.get("concerns", []))})
         return buffer.getvalue()
     if fmt == "jsonl":
-        lines = [run.header.model_dump(mode="json", exclude_none=True), *_queries(ledger, run, dim)]
+        lines = [run.header.model_dump(mode="json", exclude_none=True), *_queries(ledger, run, dim, who)]
         summary = run.summary.model_dump(mode="json", exclude_none=True) if run.summary else {"type": "run_summary", "run_id": run_id}
         lines.append({**summary, "hilReview": review})
         return "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
     document = {"exportedAt": utcnow().isoformat(), "runId": run_id, "dimension": dimension, "labelerId": reviewer,
-                "labels": labels, "queries": _queries(ledger, run, dim), "hilReview": review}
+                "labels": labels, "queries": _queries(ledger, run, dim, who), "hilReview": review}
     return json.dumps({k: v for k, v in document.items() if v is not None}, ensure_ascii=False, indent=2) + "\n"

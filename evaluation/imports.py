@@ -60,7 +60,34 @@ class ImportReport:
 
 
 class _BadRow(Exception):
-    pass
+    def __init__(self, message: str, line: int | None = None):
+        super().__init__(message)
+        self.line = line
+
+
+class _CsvRow(dict):
+    """A CSV row: every cell is a string, so number-like features are converted."""
+
+
+_NUMBER = re.compile(r"^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
+
+
+def _number(text: str) -> int | float | str:
+    if not _NUMBER.match(text.strip()):
+        return text
+    value = float(text)
+    return int(value) if value.is_integer() and re.fullmatch(r"-?\d+", text.strip()) else value
+
+
+def _json_cell(value: Any, name: str, kind: type) -> Any:
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise _BadRow(f"{name}: not valid JSON ({exc.msg})") from None
+    if value is not None and not isinstance(value, kind):
+        raise _BadRow(f"{name}: expected a JSON {'object' if kind is dict else 'list'}, got {type(value).__name__}")
+    return value
 
 
 def _pick(row: dict[str, Any], name: str) -> Any:
@@ -100,12 +127,9 @@ def _results(value: Any) -> list[SearchResult]:
 
 
 def _scores(row: dict[str, Any]) -> dict[str, float]:
-    raw = _pick(row, "scores")
-    if isinstance(raw, str):
-        raw = json.loads(raw) if raw.strip().startswith("{") else None
-    scores: dict[str, Any] = dict(raw or {})
+    scores: dict[str, Any] = dict(_json_cell(_pick(row, "scores"), "scores", dict) or {})
     for key, value in row.items():
-        match = re.match(r"^(?:scores?[._])(.+)$", key)
+        match = re.match(r"^(?:scores?[._])(.+)$", str(key))
         if match and value not in (None, ""):
             scores[match.group(1)] = value
     if "overall" not in scores and _pick(row, "overall") is not None:
@@ -123,11 +147,24 @@ def _scores(row: dict[str, Any]) -> dict[str, float]:
 
 
 def _features(row: dict[str, Any]) -> dict[str, Any]:
-    features = dict(_pick(row, "features") or {}) if not isinstance(_pick(row, "features"), str) else json.loads(row["features"])
+    features = dict(_json_cell(_pick(row, "features"), "features", dict) or {})
     for key, value in row.items():
         if key not in _KNOWN and not re.match(r"^scores?[._]", key) and isinstance(value, (str, int, float, bool)) and value != "":
-            features.setdefault(key, value)
+            features.setdefault(key, _number(value) if isinstance(row, _CsvRow) and isinstance(value, str) else value)
     return features
+
+
+def _confidence(value: Any) -> float | str | None:
+    if isinstance(value, str):
+        if value.strip().lower() in ("high", "medium", "low"):
+            return value.strip().lower()
+        try:
+            value = float(value)
+        except ValueError:
+            raise _BadRow(f"confidence: {value!r} is neither a number in 0–1 nor high/medium/low") from None
+    if value is not None and not (isinstance(value, (int, float)) and 0.0 <= value <= 1.0):
+        raise _BadRow(f"confidence: {value!r} is outside 0–1; rescale it to 0–1")
+    return value
 
 
 def row_to_item(row: dict[str, Any], default_id: str) -> ItemData:
@@ -137,14 +174,15 @@ def row_to_item(row: dict[str, Any], default_id: str) -> ItemData:
     query = _pick(row, "query")
     if isinstance(query, dict):
         query = query.get("query") or query.get("text")
-    if not query:
+    if not query or not isinstance(query, (str, int, float)):
         raise _BadRow(f"no query (one of {', '.join(_ALIASES['query'])}); add the column or field")
-    confidence = _pick(row, "confidence")
-    if isinstance(confidence, str):
-        confidence = float(confidence) if re.fullmatch(r"\s*[0-9.]+\s*", confidence) else confidence.lower()
+    if None in row:
+        raise _BadRow("more cells than header columns; quote cells that contain commas")
+    confidence = _confidence(_pick(row, "confidence"))
+    item_id = _pick(row, "id")
     try:
         return ItemData(
-            id=str(_pick(row, "id") or default_id),
+            id=str(item_id) if item_id is not None else default_id,
             query=Query(query=str(query), intent=_pick(row, "intent"), category=_pick(row, "category"),
                         expected=[_text(e) for e in _as_list(_pick(row, "expected"), "expected")]),
             results=_results(_pick(row, "results")),
@@ -162,40 +200,67 @@ def row_to_item(row: dict[str, Any], default_id: str) -> ItemData:
         raise _BadRow(f"{'.'.join(map(str, err['loc']))}: {err['msg']}") from None
 
 
+def _skip(text: str, pos: int, chars: str = " \t\r\n") -> int:
+    while pos < len(text) and text[pos] in chars:
+        pos += 1
+    return pos
+
+
+def _list_start(text: str, whole: Any) -> int:
+    """Offset of the ``[`` of the rows: the top-level array, or an object's first top-level list value."""
+    decoder, pos = json.JSONDecoder(), _skip(text, 0)
+    if isinstance(whole, list):
+        return pos
+    if not isinstance(whole, dict):
+        raise _BadRow("a JSON file must hold an array of rows, or an object with one", line=1)
+    pos = _skip(text, pos + 1)
+    while text[pos] != "}":
+        key, pos = decoder.raw_decode(text, pos)
+        pos = _skip(text, _skip(text, pos) + 1)  # past the colon
+        if isinstance(whole[key], list):
+            return pos
+        _, pos = decoder.raw_decode(text, pos)
+        pos = _skip(text, pos, " \t\r\n,")
+    raise _BadRow("a JSON file must hold an array of rows, or an object with one", line=1)
+
+
 def _json_rows(text: str) -> Iterator[tuple[int, Any]]:
-    """Elements of a top-level JSON array (or of the first list value of an object) with their line numbers."""
-    decoder = json.JSONDecoder()
-    start = re.search(r"\[", text)
-    if text.lstrip().startswith("{"):
+    """Elements of a top-level JSON array (or of an object's first list) with their line numbers."""
+    try:
         whole = json.loads(text)
-        key = next((k for k, v in whole.items() if isinstance(v, list)), None)
-        if key is None:
-            raise _BadRow("a JSON file must hold an array of rows, or an object with one")
-        start = re.search(r'"%s"\s*:\s*\[' % re.escape(key), text)
-    pos = start.end() if start else len(text)
+    except json.JSONDecodeError as exc:
+        raise _BadRow(f"invalid JSON ({exc.msg} at column {exc.colno})", line=exc.lineno) from None
+    decoder = json.JSONDecoder()
+    pos = _list_start(text, whole) + 1
     while True:
-        while pos < len(text) and text[pos] in " \t\r\n,":
-            pos += 1
+        pos = _skip(text, pos, " \t\r\n,")
         if pos >= len(text) or text[pos] == "]":
             return
         line = text.count("\n", 0, pos) + 1
-        try:
-            value, pos = decoder.raw_decode(text, pos)
-        except json.JSONDecodeError as exc:
-            raise ImportFailed(f"invalid JSON ({exc.msg})", where=f"line {text.count(chr(10), 0, exc.pos) + 1}") from None
+        value, pos = decoder.raw_decode(text, pos)
         yield line, value
+
+
+def _csv_rows(path: Path) -> Iterator[tuple[int, Any]]:
+    with open(path, newline="", encoding="utf-8-sig") as handle:
+        reader = csv.reader(handle)
+        header = next(reader, None) or []
+        end = reader.line_num
+        for cells in reader:
+            start, end = end + 1, reader.line_num
+            if not any(cell.strip() for cell in cells):
+                continue
+            row = _CsvRow(zip(header, cells))
+            if len(cells) > len(header):
+                row[None] = cells[len(header):]
+            yield start, row
 
 
 def read_rows(path: Path) -> Iterator[tuple[int, Any]]:
     """``(line, row)`` pairs from a JSONL, JSON or CSV file; an undecodable JSONL line yields an exception as its row."""
     suffix = path.suffix.lower()
     if suffix == ".csv":
-        with open(path, newline="", encoding="utf-8-sig") as handle:
-            reader = csv.DictReader(handle)
-            start = 2
-            for row in reader:
-                yield start, row
-                start = reader.line_num + 1
+        yield from _csv_rows(path)
     elif suffix == ".json":
         yield from _json_rows(path.read_text("utf-8"))
     else:
@@ -239,7 +304,8 @@ def import_outputs(store: Store, path: str | Path, *, run_id: str | None = None,
     try:
         rows = list(read_rows(path))
     except _BadRow as exc:
-        raise ImportFailed(str(exc), where=str(path), fix="fix the file") from None
+        where = f"{path}:{exc.line}" if exc.line else str(path)
+        raise ImportFailed(str(exc), where=where, fix="fix the file") from None
     except UnicodeDecodeError:
         raise ImportFailed("not UTF-8 text", where=str(path), fix="save the file as UTF-8") from None
     for line, row in rows:

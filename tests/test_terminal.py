@@ -107,3 +107,26 @@ def test_review_reads_keys_from_a_pipe_too(data_dir, run_cli):
     events = _ratings(data_dir)
     assert [(e["type"], e.get("judgment")) for e in events[:2]] == [("rating", "good"), ("rating", "terrible")]
     assert "Session summary" in result.stdout
+
+
+def test_rag_answers_use_seed_002_buttons_and_show_tool_captures(tmp_path):
+    data_dir = tmp_path / "results"
+    build_demo(Store(data_dir))
+    env = {**os.environ, "HILBOT_DATA_DIR": str(data_dir), "TERM": "dumb"}
+    child = pexpect.spawn(str(HILBOT), ["review", "demo-rag-answers", "--reviewer", "carol"], env=env,
+                          encoding="utf-8", timeout=20, dimensions=(60, 140))
+    child.expect("How good is this")
+    assert "Response:" in child.before
+    child.expect(r"\[q\]uit & save")
+    child.send("t")
+    child.expect("TOOL CAPTURES:|No tool captures.")
+    child.expect("How good is this")   # the card comes back after the view
+    child.send("m")                    # ✗ Miss → concern tags
+    child.expect("hallucination")
+    child.send("1")
+    child.expect("✓ hallucination")
+    child.send("q")
+    child.expect("Session summary")
+    child.expect(pexpect.EOF)
+    events = [json.loads(line) for line in (data_dir / "ratings.jsonl").read_text().splitlines()]
+    assert [(e["judgment"], e["concerns"]) for e in events if e["type"] == "rating"] == [("miss", []), ("miss", ["hallucination"])]

@@ -115,6 +115,8 @@ class TerminalView:
     def keys(self, card: Card, enter: str) -> None:
         for number, row in enumerate(card.buttons):
             parts = [_button_text(b) for b in row if b.key]
+            if enter == "next" and number == 2:
+                parts.insert(0, "change:")
             if number == 1:
                 parts.append(f"[enter] {enter}")
             if parts:
