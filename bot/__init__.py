@@ -5,8 +5,7 @@ Public names are loaded on first use, so ``hilbot --help`` does not pay for pyda
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from evaluation._lazy import lazy_getattr
 
 _EXPORTS = {
     "Action": "cards", "Button": "cards", "Card": "cards", "Progress": "cards", "Reveal": "cards", "Section": "cards",
@@ -14,10 +13,4 @@ _EXPORTS = {
 }
 __all__ = sorted(_EXPORTS)
 
-
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, _EXPORTS, globals())

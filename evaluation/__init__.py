@@ -6,8 +6,9 @@ path) does not pay for pydantic.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ._lazy import lazy_getattr
 
 _EXPORTS = {
     "ConcernSet": "config",
@@ -64,10 +65,4 @@ if TYPE_CHECKING:
     from .runs import Run, ai_confidence, ai_score, average_scores
     from .store import Store, validate_run_id
 
-
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, _EXPORTS, globals())
