@@ -19,7 +19,6 @@ from pydantic import BaseModel
 
 from evaluation import (
     HilbotConfig,
-    HilbotError,
     ItemData,
     Labels,
     Ledger,
@@ -170,14 +169,16 @@ class ReviewSession:
     # ------------------------------------------------------------------ handlers
 
     def _decide(self, action: Action) -> Transition:
-        if self.state in (State.DONE, State.QUIT):
+        if self.state == State.QUIT:
             return Transition(self.state, alert="This review is finished.")
         if action.delivery_id and self._key(action) in self.ledger.seen_keys:
             return Transition(self.state)  # a redelivered update: already counted
-        if action.item_id is not None and self.item is not None and action.item_id != self.item.id:
-            return Transition(self.state, alert="That card is no longer current.")
         if action.kind == "quit":
             return Transition(State.QUIT, records=[self.summary()])
+        if self.state == State.DONE:
+            return Transition(self.state, alert="This review is finished.")
+        if action.item_id is not None and self.item is not None and action.item_id != self.item.id:
+            return Transition(self.state, alert="That card is no longer current.")
         if action.kind == "view_full":
             return Transition(self.state, detail=render.full_text(self.item))
         if action.kind == "view_tools":
@@ -340,4 +341,4 @@ def _reveal(item: ItemData) -> Reveal:
     return Reveal(evaluation.judge, evaluation.verdict, evaluation.confidence, dict(evaluation.scores), evaluation.rationale)
 
 
-__all__ = ["HilbotError", "ReviewEngine", "ReviewSession", "State", "Step", "Transition"]
+__all__ = ["ReviewEngine", "ReviewSession", "State", "Step", "Transition"]

@@ -37,7 +37,8 @@ class Ledger:
     """Idempotency keys already counted."""
     duplicates: int = 0
     """Events dropped because their idempotency key had been seen."""
-    _raters: dict[tuple[str, str, str], set[str]] = field(default_factory=dict, repr=False)
+    _reviewers: dict[tuple[str, str, str], set[str]] = field(default_factory=dict, repr=False)
+    """Index: reviewer keys with a judgment, per (run, item, dimension)."""
 
     @classmethod
     def from_events(cls, events: Iterable[BaseModel]) -> "Ledger":
@@ -60,8 +61,7 @@ class Ledger:
             self.notes[key] = event
         else:
             self.judgments[key] = event
-            raters = self._raters.setdefault(key[:3], set())
-            raters.add(key[3]) if isinstance(event, Rating) else raters.discard(key[3])
+            self._reviewers.setdefault(key[:3], set()).add(key[3])
         return True
 
     def ratings(self, run_id: str | None = None, dimension: str | None = None) -> list[Rating]:
@@ -71,7 +71,12 @@ class Ledger:
 
     def raters(self, run_id: str, item_id: str, dimension: str) -> set[str]:
         """Reviewer keys whose current judgment of the item is a rating."""
-        return set(self._raters.get((run_id, item_id, dimension), ()))
+        return {r for r, j in self.item_judgments(run_id, item_id, dimension) if isinstance(j, Rating)}
+
+    def item_judgments(self, run_id: str, item_id: str, dimension: str) -> list[tuple[str, Rating | Skip]]:
+        """(reviewer key, current rating or skip) for every reviewer of an item."""
+        item = (run_id, item_id, dimension)
+        return [(r, self.judgments[(*item, r)]) for r in self._reviewers.get(item, ())]
 
     def judgment(self, run_id: str, item_id: str, dimension: str, reviewer: Reviewer) -> Rating | Skip | None:
         """A reviewer's current rating or skip of an item."""
@@ -97,15 +102,15 @@ def summarize(ledger: Ledger, run: Run, dimension: str, reviewer: Reviewer | Non
     human: list[float] = []
     deltas: list[float] = []
     for item in run.items:
-        for key, judgment in ledger.judgments.items():
-            if key[:3] != (run.run_id, item.id, dimension) or (reviewer and key[3] != reviewer.key):
+        for who, judgment in ledger.item_judgments(run.run_id, item.id, dimension):
+            if reviewer and who != reviewer.key:
                 continue
             if isinstance(judgment, Skip):
                 skipped += 1
                 continue
             reviewed += 1
             human.append(judgment.score)
-            if judgment.concerns or judgment.note or key in ledger.notes:
+            if judgment.concerns or judgment.note or (run.run_id, item.id, dimension, who) in ledger.notes:
                 flagged += 1
             ai = ai_score(item, dimension)
             if ai is not None:
@@ -121,10 +126,9 @@ def summarize(ledger: Ledger, run: Run, dimension: str, reviewer: Reviewer | Non
 def hil_view(ledger: Ledger, run_id: str, item_id: str, dimension: str, reviewer: Reviewer | None = None) -> dict | None:
     """Seed 000's per-query ``hil`` block: the latest rating of the item (by anyone, or one reviewer)."""
     latest: Rating | Skip | None = None
-    for key, judgment in ledger.judgments.items():
-        if key[:3] == (run_id, item_id, dimension) and (reviewer is None or key[3] == reviewer.key):
-            if latest is None or judgment.timestamp >= latest.timestamp:
-                latest = judgment
+    for who, judgment in ledger.item_judgments(run_id, item_id, dimension):
+        if (reviewer is None or who == reviewer.key) and (latest is None or judgment.timestamp >= latest.timestamp):
+            latest = judgment
     if latest is None:
         return None
     note = ledger.notes.get(event_key(latest))

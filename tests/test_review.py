@@ -232,3 +232,14 @@ async def test_async_actions_are_durable_before_they_resolve(demo_store):
     events = _on_disk(demo_store)
     assert [(e.judgment, e.concerns, e.channel) for e in events] == [
         ("terrible", [], "terminal"), ("terrible", ["stale_content"], "terminal")]
+
+
+def test_finishing_every_item_then_quitting_stores_the_summary(demo_store):
+    session = _session(demo_store, run=RAG_RUN)
+    session.start()
+    while session.state != State.DONE:
+        session.act(Action("rate", "excellent"))
+    step = session.act(Action("quit"))
+    assert step.state == State.QUIT and step.summary.queriesReviewed == 12
+    assert _on_disk(demo_store)[-1].type == "review_summary"
+    assert session.act(Action("rate", "good")).stored == 0

@@ -7,7 +7,6 @@ drawn. Ctrl-C or ``q`` quits, saves the session summary and prints it.
 from __future__ import annotations
 
 import contextlib
-from dataclasses import replace
 import os
 import sys
 import termios
@@ -154,29 +153,30 @@ class TerminalChannel:
     def review(self, session: ReviewSession) -> ReviewSummary:
         """Run the single-key loop until quit, done, EOF or Ctrl-C."""
         self.view.header(session)
-        step = session.start()
+        step, redraw = session.start(), True
         with self.input.raw():
             try:
                 while step.state not in (State.DONE, State.QUIT):
-                    step = self._turn(session, step)
+                    if redraw and step.card is not None and step.state != State.NOTE:
+                        self.view.card(step.card, step.state)
+                    step, redraw = self._turn(session, step)
             except KeyboardInterrupt:
                 step = session.act(Action("quit"))
         if step.state == State.DONE:
             self.view.console.print(Text("\nAll items in this run are reviewed for this dimension. 🎉", style="green"))
-            step = session.act(Action("quit")) if step.summary is None else step
-        summary = step.summary or session.summary()
-        self.view.summary(summary)
-        return summary
+            step = session.act(Action("quit"))
+        self.view.summary(step.summary)
+        return step.summary
 
-    def _turn(self, session: ReviewSession, step: Step) -> Step:
-        if step.card is not None and step.detail is None and step.state != State.NOTE:
-            self.view.card(step.card, step.state)
+    def _turn(self, session: ReviewSession, step: Step) -> tuple[Step, bool]:
+        """One key (or one note) → the next step, and whether to draw its card."""
         if step.state == State.NOTE:
-            return session.act(Action("text", self.input.line(self.view.console, "  note> ")))
+            return session.act(Action("text", self.input.line(self.view.console, "  note> "))), True
         key = self.input.key()
         action = self._action(step.card, step.state, key)
         if action is None:
-            return self._redraw(step, f"  (key {key!r} does nothing here)")
+            self.view.console.print(Text(f"  (key {key!r} does nothing here)", style="dim"))
+            return step, False
         result = session.act(action)
         if result.finished is not None:
             self.view.recorded(result.finished)
@@ -184,12 +184,7 @@ class TerminalChannel:
             self.view.console.print(Text(f"  {result.alert}", style="red"))
         if result.detail:
             self.view.console.print(Text(result.detail), soft_wrap=True)
-            result = _reshow(result)
-        return result
-
-    def _redraw(self, step: Step, message: str) -> Step:
-        self.view.console.print(Text(message, style="dim"))
-        return _reshow(step, redraw=False)
+        return result, True
 
     @staticmethod
     def _action(card: Card | None, state: State, key: str) -> Action | None:
@@ -199,11 +194,6 @@ class TerminalChannel:
             return Action("skip" if state == State.RATING else "next", item_id=card.item_id)
         button = card.button_for_key(key) or card.button_for_key(key.lower())
         return button.action if button else None
-
-
-def _reshow(step: Step, redraw: bool = True) -> Step:
-    """The same step without its one-off detail, so the loop draws the card again (or not)."""
-    return replace(step, detail=None if redraw else "", alert=None)
 
 
 channel("terminal")(TerminalChannel)
