@@ -27,6 +27,10 @@ _EXPORTS = {
     "LogIssue": "log",
     "Note": "records",
     "Query": "records",
+    "QueryItem": "queries",
+    "QuerySet": "queries",
+    "QuerySetError": "queries",
+    "QuerySets": "queries",
     "QueryEvaluation": "records",
     "Rating": "records",
     "RatingMetadata": "records",
@@ -60,6 +64,7 @@ if TYPE_CHECKING:
     from .config import ConcernSet, Dimension, HilbotConfig, ReviewSettings, Scale, ScaleOption, load_config
     from .errors import ConfigError, HilbotError, ImportFailed, LogError, RunNotFound
     from .log import EventLog, LogIssue, read_log
+    from .queries import QueryItem, QuerySet, QuerySetError, QuerySets
     from .records import Evaluation, ItemData, JudgeInfo, Labels, Note, Query, QueryEvaluation, Rating, RatingMetadata, ReviewSummary, Reviewer, RunHeader, RunSummary, SearchResult, Skip, json_schemas, parse_record, utcnow
     from .reviews import Ledger, hil_view, summarize
     from .runs import Run, ai_confidence, ai_score, average_scores

@@ -9,7 +9,7 @@ from __future__ import annotations
 import tomllib
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -98,6 +98,82 @@ class ReviewSettings(_Config):
     """Unanswered cards pushed per reviewer on chat channels."""
 
 
+class Price(_Config):
+    """A model's price in US dollars per million tokens."""
+
+    input: float = Field(ge=0)
+    """Dollars per million input tokens."""
+    output: float = Field(ge=0)
+    """Dollars per million output tokens."""
+
+
+class LLMSettings(_Config):
+    """The LLM provider judges and query generation call (the key comes from the environment)."""
+
+    provider: str = "anthropic"
+    """Registered provider name: ``anthropic`` or ``openai-compatible``."""
+    model: str = "claude-sonnet-4-5"
+    """Model id sent to the provider."""
+    max_tokens: int = Field(default=400, ge=1)
+    """Output token cap per call."""
+    output: Literal["tool", "json"] = "tool"
+    """How the answer is forced: one tool call, or structured JSON output (for models that refuse forced tools)."""
+    concurrency: int = Field(default=8, ge=1)
+    """Calls in flight at once."""
+    max_retries: int = Field(default=4, ge=0)
+    """Retries on 429, 529, 5xx and timeouts (backoff, honouring retry-after)."""
+    timeout_s: float = Field(default=60.0, gt=0)
+    """Seconds before one call times out."""
+    cache: bool = True
+    """Reuse the answer to an identical (model, prompt) call from the on-disk cache."""
+    redact: list[str] = Field(default_factory=list)
+    """Regular expressions replaced by ``[REDACTED]`` before anything leaves the machine."""
+    prices: dict[str, Price] = Field(default_factory=dict)
+    """Price per model id, for the dollar cost of each call."""
+
+
+class JudgeSettings(_Config):
+    """How items are scored."""
+
+    metric_weights: dict[str, float] = Field(default_factory=dict)
+    """Weights of the answer metrics in the 0–100 aggregate (seed 001's defaults)."""
+    priority_weights: dict[str, float] = Field(default_factory=dict)
+    """Weight of a ground-truth context per priority in quote recall."""
+    prompts_dir: str | None = None
+    """Directory with prompt templates overriding the built-in ones (same file names)."""
+    k: int = Field(default=5, ge=1)
+    """Cut-off for nDCG@k and recall@k."""
+    pass_mark: float = Field(default=0.6, ge=0, le=1)
+    """``overall`` at or above this is PASS."""
+
+
+class RegressionSettings(_Config):
+    """When a run counts as a regression against its baseline."""
+
+    threshold: float = Field(default=0.1, ge=0)
+    """A query regresses when its ``overall`` drops by more than this."""
+    average_threshold: float = Field(default=0.05, ge=0)
+    """The run regresses when its average ``overall`` drops by more than this."""
+
+
+class QuerySettings(_Config):
+    """Where query sets live."""
+
+    dir: str = "tests/fixtures/queries"
+    """Directory of curated sets (``<name>.json``) and ``generated/<date>.json``."""
+    generate_count: int = Field(default=12, ge=1, le=50)
+    """Queries the LLM proposes per batch."""
+
+
+class TargetSettings(_Config):
+    """How the system under test is called."""
+
+    timeout_s: float = Field(default=60.0, gt=0)
+    """Seconds one call of a target may take."""
+    concurrency: int = Field(default=4, ge=1)
+    """Items evaluated at once."""
+
+
 class HilbotConfig(_Config):
     """The whole of ``hilbot.toml``."""
 
@@ -111,6 +187,16 @@ class HilbotConfig(_Config):
     """Concern tag sets by name."""
     dimensions: dict[str, Dimension] = Field(default_factory=dict)
     """Dimensions by name."""
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    """The LLM provider."""
+    judge: JudgeSettings = Field(default_factory=JudgeSettings)
+    """Judging: weights, prompts, cut-offs."""
+    regression: RegressionSettings = Field(default_factory=RegressionSettings)
+    """Regression thresholds."""
+    queries: QuerySettings = Field(default_factory=QuerySettings)
+    """Query sets."""
+    targets: TargetSettings = Field(default_factory=TargetSettings)
+    """The system under test."""
 
     @model_validator(mode="after")
     def _references(self) -> "HilbotConfig":
@@ -144,10 +230,11 @@ class HilbotConfig(_Config):
 def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     merged = dict(base)
     for key, value in over.items():
-        if key in ("scales", "concerns", "dimensions") and isinstance(value, dict):
-            merged[key] = {**base.get(key, {}), **value}  # a named entry replaces the built-in one
-        elif key == "review" and isinstance(value, dict):
-            merged[key] = {**base.get(key, {}), **value}
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            if key in ("scales", "concerns", "dimensions"):
+                merged[key] = {**base[key], **value}  # a named entry replaces the built-in one
+            else:
+                merged[key] = _merge(base[key], value)  # settings tables merge key by key
         else:
             merged[key] = value
     return merged

@@ -22,6 +22,15 @@ def _scores(item: ItemData) -> str:
     return " ".join(f"{k}={scores[k]:.2f}" for k in ordered)
 
 
+def _who(judge: str | None) -> str:
+    """``AI`` for an LLM judge (``provider/model``), ``lexical`` for local methods, ``AI [recorded]`` for imports."""
+    if judge == "lexical":
+        return "lexical"
+    if judge is None or "/" in judge:
+        return "AI"
+    return f"AI [{judge}]"
+
+
 def verbose_item(item: ItemData, position: int, total: int, *, max_results: int = 3) -> list[str]:
     """``[1/15] "query"``, the top results or the answer, then the AI line."""
     lines = [f'[{position}/{total}] "{item.query.query}"']
@@ -34,14 +43,18 @@ def verbose_item(item: ItemData, position: int, total: int, *, max_results: int 
         lines.append("  ...")
     if item.answer is not None and not item.results:
         lines.append(f'  → "{_snippet(item.answer, 110)}"')
+    for quote in item.quotes[:2]:
+        lines.append(f'  ❝ "{_snippet(quote)}"')
     evaluation = item.evaluation
-    judge = f" [{evaluation.judge}]" if evaluation.judge and evaluation.judge not in ("anthropic",) else ""
-    if evaluation.error:
-        lines.append(f"  ✗ AI{judge}: judging failed: {evaluation.error}")
+    who = _who(evaluation.judge)
+    if item.error:
+        lines.append(f"  ✗ target failed: {item.error}")
+    elif evaluation.error:
+        lines.append(f"  ✗ {who}: judging failed: {evaluation.error}")
     else:
         overall = evaluation.scores.get("overall")
         mark = "✓" if overall is not None and overall >= PASS_MARK else "✗"
-        lines.append(f"  {mark} AI{judge}: {_scores(item)}")
+        lines.append(f"  {mark} {who}: {_scores(item)}")
     return lines
 
 
@@ -49,7 +62,10 @@ def quiet_item(item: ItemData, position: int, total: int) -> str:
     """``[1/15] "query" - overall: 0.76``."""
     overall = item.evaluation.scores.get("overall")
     value = f"{overall:.2f}" if overall is not None else "n/a"
-    return f'[{position}/{total}] "{item.query.query}" - overall: {value}'
+    line = f'[{position}/{total}] "{item.query.query}" - overall: {value}'
+    if item.evaluation.judge == "lexical":
+        line += " (lexical)"
+    return line if not (item.error or item.evaluation.error) else f"{line} ({'target' if item.error else 'judging'} failed)"
 
 
 def silent_lines(run: Run, regressions: int = 0) -> list[str]:

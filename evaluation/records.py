@@ -67,6 +67,12 @@ class RunHeader(_Model):
     """Dimensions humans rate this run on (keys of ``[dimensions]`` in hilbot.toml)."""
     item_count: int | None = None
     """Number of items, when known up front."""
+    target: str | None = None
+    """The system under test: ``module:function``, a command, or an outputs file."""
+    label: str | None = None
+    """Name shown in model comparisons (default: the model the target reports, else the run id)."""
+    baseline: str | None = None
+    """Run this one was checked against for regressions."""
 
 
 class Query(_Model):
@@ -80,6 +86,8 @@ class Query(_Model):
     """Category used for stratified sampling and pattern analysis."""
     expected: list[str] = Field(default_factory=list)
     """Expected result paths or expected component, when known."""
+    expected_answer: str | None = None
+    """Expected answer, when the query set gives one."""
 
 
 class SearchResult(_Model):
@@ -112,6 +120,21 @@ class Evaluation(_Model):
     """Name of the judge that produced this evaluation."""
     error: str | None = None
     """Why judging failed, if it did (then there are no scores)."""
+    reasons: dict[str, str] = Field(default_factory=dict)
+    """One-sentence reason per judged metric (seed 001's judges)."""
+    coverage: list[bool] = Field(default_factory=list)
+    """Per ground-truth context (in order): whether a quote contains it."""
+    cost_usd: float | None = None
+    """Dollar cost of judging this item (0 when every call came from the cache)."""
+
+
+class GroundTruthContext(_Strict):
+    """A context a correct answer should quote, with its priority (seed 001 §1.2)."""
+
+    text: str = Field(min_length=1)
+    """The passage, matched as a substring ignoring markdown and whitespace."""
+    priority: str = "critical"
+    """``critical`` (default) or ``supporting``; weights come from ``[judge.priority_weights]``."""
 
 
 class ItemData(_Model):
@@ -129,6 +152,10 @@ class ItemData(_Model):
     """Retrieved contexts the answer was grounded on."""
     ground_truth: list[str] = Field(default_factory=list)
     """Reference answers or critical contexts, when known."""
+    ground_truth_contexts: list[GroundTruthContext] = Field(default_factory=list)
+    """Contexts a good answer quotes, with priorities (seed 001 test cases)."""
+    quotes: list[str] = Field(default_factory=list)
+    """Passages the answer cites verbatim."""
     tool_captures: list[dict[str, Any]] = Field(default_factory=list)
     """Tools the system invoked, with their inputs and outputs."""
     evaluation: Evaluation = Field(default_factory=Evaluation)
@@ -138,7 +165,13 @@ class ItemData(_Model):
     latency_ms: float | None = None
     """Time the system under test took."""
     cost_usd: float | None = None
-    """Cost of producing and judging the item."""
+    """Cost of producing the item (the system under test's calls)."""
+    usage: dict[str, int] = Field(default_factory=dict)
+    """Tokens the system under test reported (input_tokens, output_tokens)."""
+    error: str | None = None
+    """Why the system under test failed on this item, if it did."""
+    model: str | None = None
+    """Model the system under test reported using."""
 
 
 class QueryEvaluation(_Model):
@@ -321,16 +354,47 @@ class ReviewSummary(_Strict):
     """Action items derived from the feedback."""
 
 
+class LLMCall(_Strict):
+    """One call to an LLM provider, as sent after redaction (``results/llm-calls.jsonl``)."""
+
+    type: Literal["llm_call"] = "llm_call"
+    """Record type."""
+    v: int = SCHEMA_VERSION
+    """Schema version."""
+    at: datetime = Field(default_factory=utcnow)
+    """When the call was made."""
+    provider: str
+    """Provider name, e.g. ``anthropic``."""
+    model: str
+    """Model id."""
+    purpose: str
+    """What the call was for, e.g. ``judge:answer_correctness:case-3`` or ``generate``."""
+    cache_key: str
+    """SHA-256 of (provider, model, prompt, parameters): the on-disk cache key."""
+    sent: str
+    """The system and user prompt exactly as sent, after redaction."""
+    redactions: int = 0
+    """How many matches of the redact patterns were replaced."""
+    input_tokens: int | None = None
+    """Input tokens billed."""
+    output_tokens: int | None = None
+    """Output tokens billed."""
+    cost_usd: float | None = None
+    """Dollar cost (None when the model has no price in ``[llm.prices]``)."""
+    error: str | None = None
+    """Why the call failed, if it did."""
+
+
 RunRecord = Annotated[Union[RunHeader, QueryEvaluation, RunSummary], Field(discriminator="type")]
 HumanRecord = Annotated[Union[Rating, Skip, Note, ReviewSummary], Field(discriminator="type")]
 AnyRecord = Annotated[
-    Union[RunHeader, QueryEvaluation, RunSummary, Rating, Skip, Note, ReviewSummary],
+    Union[RunHeader, QueryEvaluation, RunSummary, Rating, Skip, Note, ReviewSummary, LLMCall],
     Field(discriminator="type"),
 ]
 
 RECORD_TYPES: dict[str, type[BaseModel]] = {
     m.model_fields["type"].default: m
-    for m in (RunHeader, QueryEvaluation, RunSummary, Rating, Skip, Note, ReviewSummary)
+    for m in (RunHeader, QueryEvaluation, RunSummary, Rating, Skip, Note, ReviewSummary, LLMCall)
 }
 
 _any_adapter: TypeAdapter[Any] | None = None

@@ -4,10 +4,13 @@ Layout under the data directory (default ``results/``)::
 
     runs/<run-id>.jsonl   run_header, query_evaluation..., run_summary
     ratings.jsonl         rating, skip, note, review_summary ...
+    llm-calls.jsonl       what was sent to an LLM provider (after redaction), tokens, cost
+    cache/llm/ab/<key>.json  LLM answers keyed by model and prompt
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import tempfile
@@ -42,6 +45,8 @@ class Store:
         self.root = Path(data_dir)
         self.ratings = EventLog(self.root / "ratings.jsonl")
         """The human events log."""
+        self.llm_calls = EventLog(self.root / "llm-calls.jsonl")
+        """Every call sent to an LLM provider, after redaction."""
         self._runs: dict[str, EventLog] = {}
 
     # ------------------------------------------------------------------ runs
@@ -79,6 +84,12 @@ class Store:
         files = sorted(folder.glob("*.jsonl"), key=lambda p: (p.stat().st_mtime, p.name), reverse=True)
         return [p.stem for p in files if _RUN_ID.fullmatch(p.stem)]
 
+    def run_header(self, run_id: str) -> RunHeader | None:
+        """The first record of a run file, if it is a readable header."""
+        for record in read_log(self.run_path(run_id), []):
+            return record if isinstance(record, RunHeader) else None
+        return None
+
     def load_run(self, run_id: str, issues: list[LogIssue] | None = None) -> Run:
         """Read a run file into a :class:`Run`."""
         path = self.run_path(run_id)
@@ -92,18 +103,37 @@ class Store:
         """Stream ratings.jsonl."""
         return self.ratings.read(issues)
 
+    # ------------------------------------------------------------------ LLM cache
+
+    def _cache_path(self, key: str) -> Path:
+        if not re.fullmatch(r"[0-9a-f]{64}", key):
+            raise ValueError(f"not a cache key: {key!r}")
+        return self.root / "cache" / "llm" / key[:2] / f"{key}.json"
+
+    def cache_get(self, key: str) -> dict | None:
+        """A cached LLM answer, or None (a damaged entry counts as a miss)."""
+        try:
+            return json.loads(self._cache_path(key).read_text("utf-8"))
+        except (OSError, ValueError):
+            return None
+
+    def cache_put(self, key: str, value: dict) -> None:
+        """Store an LLM answer under its key (atomically)."""
+        self.write_file(self._cache_path(key), json.dumps(value, ensure_ascii=False), durable=False)
+
     # ------------------------------------------------------------------ other files
 
-    def write_file(self, path: str | Path, content: str) -> Path:
-        """Write a whole file atomically (temp file + rename); used for exports and reports."""
+    def write_file(self, path: str | Path, content: str, *, durable: bool = True) -> Path:
+        """Write a whole file atomically (temp file + rename); ``durable`` fsyncs it first."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(content)
-                handle.flush()
-                os.fsync(handle.fileno())
+                if durable:
+                    handle.flush()
+                    os.fsync(handle.fileno())
             os.replace(tmp, path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)

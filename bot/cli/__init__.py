@@ -10,7 +10,7 @@ import sys
 
 import typer
 
-from . import _data, _demo, _review
+from . import _data, _demo, _review, _run, _sets
 from ._common import global_options
 
 app = typer.Typer(
@@ -28,6 +28,9 @@ app.command("review")(_review.review)
 app.command("import")(_data.import_)
 app.command("export")(_data.export)
 app.command("schema")(_data.schema)
+app.add_typer(_sets.app, name="sets")
+app.command("run")(_run.run)
+app.command("compare")(_run.compare)
 
 
 def main() -> None:

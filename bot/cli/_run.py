@@ -1,0 +1,138 @@
+"""``hilbot run`` and ``hilbot compare``."""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from typing import TYPE_CHECKING, Annotated, Optional
+
+import typer
+
+from ._common import Context
+
+if TYPE_CHECKING:
+    from evaluation import HilbotConfig, Store
+    from evaluation.judges import Judge
+
+
+class CompareFormat(str, Enum):
+    markdown = "markdown"
+    json = "json"
+
+
+def _judge(name: str | None, config: "HilbotConfig", store: "Store") -> "Judge":
+    from evaluation.judges import default_judge, get_judge
+
+    if name is None:
+        name = default_judge(config)
+        if name == "lexical":
+            typer.echo("note: no ANTHROPIC_API_KEY in the environment; judging with the lexical judge "
+                       "(local methods, no LLM). Set the key or pass --judge llm for an LLM judge.", err=True)
+    return get_judge(name, config, store)
+
+
+class _Printer:
+    """Prints each finished item in the chosen mode and drives a progress bar on a terminal's stderr."""
+
+    def __init__(self, mode: str, total: int):
+        from evaluation.output import quiet_item, verbose_item
+
+        self.mode, self.total = mode, total
+        self.verbose_item, self.quiet_item = verbose_item, quiet_item
+        self.progress = None
+        if sys.stderr.isatty():
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+            self.progress = Progress("judging", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                                     console=Console(stderr=True), transient=True)
+            self.task = self.progress.add_task("run", total=total)
+            self.progress.start()
+
+    def __call__(self, position: int, item) -> None:
+        if self.mode == "verbose":
+            lines = self.verbose_item(item, position, self.total) + [""]
+        elif self.mode == "quiet":
+            lines = [self.quiet_item(item, position, self.total)]
+        else:
+            lines = []
+        for line in lines:
+            (self.progress.console.print(line, markup=False, highlight=False, soft_wrap=True, file=sys.stdout)
+             if self.progress else typer.echo(line))
+        if self.progress:
+            self.progress.advance(self.task)
+
+    def stop(self) -> None:
+        if self.progress:
+            self.progress.stop()
+
+
+def run(
+    ctx: typer.Context,
+    set_spec: Annotated[str, typer.Option("--set", help="Query set: a name, all (curated sets), generated/*, generated/<date>.")] = "core",
+    cases: Annotated[Optional[str], typer.Option("--cases", help="YAML test cases (a file or a directory) instead of a query set.")] = None,
+    target: Annotated[Optional[str], typer.Option("--target", help="module:function called with each query.")] = None,
+    target_cmd: Annotated[Optional[str], typer.Option("--target-cmd", help="Shell command; {query} or stdin in, JSON out.")] = None,
+    outputs: Annotated[Optional[str], typer.Option("--outputs", help="Precomputed outputs (JSONL/JSON, by id).")] = None,
+    judge: Annotated[Optional[str], typer.Option("--judge", help="llm or lexical (default: llm with a key, else lexical).")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", help="One line per query.")] = False,
+    silent: Annotated[bool, typer.Option("--silent", help="Only the average and the regression verdict; exit 1 on a regression.")] = False,
+    baseline: Annotated[Optional[str], typer.Option("--baseline", help="Run to check regressions against (default: the previous run of the set).")] = None,
+    run_id: Annotated[Optional[str], typer.Option("--run-id", help="Id of the new run (default: a timestamp).")] = None,
+    label: Annotated[Optional[str], typer.Option("--label", help="Name in model comparisons (default: the model the target reports).")] = None,
+    queries_dir: Annotated[Optional[str], typer.Option("--dir", help="Query sets directory (default: [queries] dir).")] = None,
+) -> None:
+    """Evaluate a query set or YAML test cases against the system under test and judge every item.
+
+    Verbose by default (seed 000's format); the run is written to results/runs/<run-id>.jsonl as
+    it goes, so an interrupted run keeps what it judged. Reviewers then rate it: hilbot review RUN.
+
+    Example: hilbot run --set core --target examples.docs_search:search
+    Example: hilbot run --cases tests/fixtures/cases --outputs tests/fixtures/outputs/rules-gpt-4.1.jsonl --silent
+    """
+    from evaluation.imports import DEFAULT_DIMENSIONS, default_run_id
+    from evaluation.output import silent_lines
+    from evaluation.runner import RunPlan, evaluate, plan_cases
+    from evaluation.targets import make_target
+
+    context: Context = ctx.obj
+    config, store = context.config(), context.store()
+    set_name, kind, case_list = plan_cases(config, set_spec=set_spec, cases_path=cases, queries_dir=queries_dir)
+    the_target = make_target(target=target, command=target_cmd, outputs=outputs, timeout_s=config.targets.timeout_s)
+    plan = RunPlan(run_id or default_run_id(store), set_name, kind, case_list, the_target, _judge(judge, config, store),
+                   label=label, dimensions=DEFAULT_DIMENSIONS[kind], concurrency=config.targets.concurrency)
+    mode = "silent" if silent else "quiet" if quiet else "verbose"
+    printer = _Printer(mode, len(case_list))
+    try:
+        outcome = evaluate(store, config, plan, baseline=baseline, on_item=printer)
+    except KeyboardInterrupt:
+        printer.stop()
+        typer.echo(f"interrupted: the items judged so far are in {store.run_path(plan.run_id)}", err=True)
+        raise typer.Exit(130)
+    printer.stop()
+    report = outcome.regressions
+    for line in silent_lines(outcome.run, report.count):
+        typer.echo(line)
+    if mode != "silent":
+        for line in report.lines():
+            typer.echo(line)
+        typer.echo(f"run {plan.run_id}: {store.run_path(plan.run_id)}  ·  review it: hilbot review {plan.run_id}")
+    if mode == "silent" and report.count:
+        raise typer.Exit(1)
+
+
+def compare(
+    ctx: typer.Context,
+    run_ids: Annotated[list[str], typer.Argument(help="Runs to compare (e.g. one per model over the same test cases).")],
+    fmt: Annotated[CompareFormat, typer.Option("--format", "-f", help="markdown or json.")] = CompareFormat.markdown,
+) -> None:
+    """Compare runs: seed 001's table (Overall, Quote Quality, Reasoning, Correctness, Speed, Cost)
+    and the quote coverage matrix of each test case.
+
+    Example: hilbot compare claude gpt41 grok3 --format markdown
+    """
+    from evaluation.comparison import compare as build
+
+    store = ctx.obj.store()
+    comparison = build([store.load_run(r) for r in run_ids])
+    typer.echo(comparison.to_json() if fmt is CompareFormat.json else comparison.to_markdown())

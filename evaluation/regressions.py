@@ -1,0 +1,108 @@
+"""Regression detection: a run against a baseline run of the same set.
+
+A query regresses when its ``overall`` drops by more than ``[regression] threshold``; the run
+regresses when its average ``overall`` drops by more than ``average_threshold``. Items match by
+id, else by query text. An item with no ``overall`` on either side (a failed judgment) is not
+compared and is counted as ``unjudged``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from statistics import mean
+
+from .config import RegressionSettings
+from .records import ItemData
+from .runs import Run, ai_score
+from .store import Store
+
+
+@dataclass
+class QueryRegression:
+    """One query whose overall dropped past the threshold."""
+
+    item_id: str
+    query: str
+    before: float
+    after: float
+
+    @property
+    def drop(self) -> float:
+        return round(self.before - self.after, 4)
+
+
+@dataclass
+class RegressionReport:
+    """The outcome of comparing a run with its baseline."""
+
+    run_id: str
+    baseline_id: str | None
+    queries: list[QueryRegression] = field(default_factory=list)
+    average_before: float | None = None
+    average_after: float | None = None
+    average_regressed: bool = False
+    compared: int = 0
+    unjudged: int = 0
+
+    @property
+    def count(self) -> int:
+        """Regressions found: each query, plus one if the average regressed."""
+        return len(self.queries) + int(self.average_regressed)
+
+    def lines(self) -> list[str]:
+        """Human-readable detail, one line per regression."""
+        if self.baseline_id is None:
+            return ["(no baseline run of this set yet: nothing to compare)"]
+        out = [f'  ↓ "{q.query}" {q.before:.2f} → {q.after:.2f} (−{q.drop:.2f})' for q in self.queries]
+        if self.average_regressed:
+            out.append(f"  ↓ average overall {self.average_before:.2f} → {self.average_after:.2f}")
+        return out
+
+
+def _key_map(items: list[ItemData]) -> dict[str, ItemData]:
+    mapping = {i.query.query: i for i in items}
+    mapping.update({i.id: i for i in items})
+    return mapping
+
+
+def _average(items: list[ItemData]) -> float | None:
+    values = [s for i in items if (s := ai_score(i, "overall")) is not None and not i.evaluation.error]
+    return round(mean(values), 4) if values else None
+
+
+def detect(run: Run, baseline: Run | None, settings: RegressionSettings) -> RegressionReport:
+    """Per-query and average regressions of ``run`` against ``baseline``."""
+    report = RegressionReport(run.run_id, baseline.run_id if baseline else None)
+    if baseline is None:
+        return report
+    before = _key_map(baseline.items)
+    for item in run.items:
+        old = before.get(item.id) or before.get(item.query.query)
+        if old is None:
+            continue
+        a, b = ai_score(old, "overall"), ai_score(item, "overall")
+        if a is None or b is None or old.evaluation.error or item.evaluation.error:
+            report.unjudged += 1
+            continue
+        report.compared += 1
+        if a - b > settings.threshold + 1e-9:
+            report.queries.append(QueryRegression(item.id, item.query.query, a, b))
+    report.average_before, report.average_after = _average(baseline.items), _average(run.items)
+    if report.average_before is not None and report.average_after is not None:
+        report.average_regressed = report.average_before - report.average_after > settings.average_threshold + 1e-9
+    return report
+
+
+def previous_run(store: Store, set_name: str, kind: str, *, before: datetime | None = None, exclude: str | None = None) -> str | None:
+    """The newest run of the same set and kind (created before ``before``): the default baseline."""
+    best = None
+    for run_id in store.run_ids():
+        if run_id == exclude:
+            continue
+        header = store.run_header(run_id)
+        if header is None or header.set != set_name or header.kind != kind:
+            continue
+        if (before is None or header.created_at < before) and (best is None or header.created_at > best[0]):
+            best = (header.created_at, run_id)
+    return best[1] if best else None

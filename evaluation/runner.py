@@ -1,0 +1,133 @@
+"""Executing a run: each case through the target, then the judge, appended to the run's log as it goes.
+
+The run header is written first and every judged item is appended (and fsynced) the moment it
+is done, so an interrupted run keeps what it judged; the summary line is written last. Items
+are reported to ``on_item`` in case order whatever order they finish in.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable
+
+from .cases import Case
+from .errors import HilbotError
+from .judges import Judge
+from .records import Evaluation, ItemData, QueryEvaluation, RunHeader, RunSummary
+from .runs import Run, average_scores
+from .store import Store
+from .targets import Target, TargetOutput
+
+if TYPE_CHECKING:
+    from .config import HilbotConfig
+    from .regressions import RegressionReport
+
+
+@dataclass
+class RunPlan:
+    """What to run: the cases, the system under test and the judge."""
+
+    run_id: str
+    set_name: str
+    kind: str
+    cases: list[Case]
+    target: Target
+    judge: Judge
+    label: str | None = None
+    dimensions: list[str] = field(default_factory=lambda: ["overall"])
+    concurrency: int = 4
+    baseline: str | None = None
+
+
+def item_from(case: Case, output: TargetOutput) -> ItemData:
+    """The item a case and its output make (not yet judged)."""
+    return ItemData(id=case.id, query=case.query, results=output.results, answer=output.answer, quotes=output.quotes,
+                    contexts=output.contexts, ground_truth=case.ground_truth_answers,
+                    ground_truth_contexts=case.ground_truth_contexts, latency_ms=output.latency_ms,
+                    cost_usd=output.cost_usd, usage=output.usage, model=output.model, error=output.error,
+                    features={"source": case.source} if case.source else {})
+
+
+async def _evaluate_one(plan: RunPlan, case: Case, gate: asyncio.Semaphore) -> ItemData:
+    async with gate:
+        output = await plan.target(case)
+    item = item_from(case, output)
+    if output.error:
+        item.evaluation = Evaluation(error=f"target failed: {output.error}", judge=plan.judge.info().name)
+    else:
+        item.evaluation = await plan.judge.judge(case, item)
+    return item
+
+
+class _InOrder:
+    """Calls ``on_item(position, item)`` in case order as items finish in any order."""
+
+    def __init__(self, on_item: Callable[[int, ItemData], None] | None):
+        self.on_item, self.done, self.next = on_item, {}, 0
+
+    def add(self, index: int, item: ItemData) -> None:
+        self.done[index] = item
+        while self.next in self.done:
+            if self.on_item:
+                self.on_item(self.next + 1, self.done[self.next])
+            self.next += 1
+
+
+async def execute(store: Store, plan: RunPlan, on_item: Callable[[int, ItemData], None] | None = None) -> Run:
+    """Run every case; the run file grows item by item and ends with the summary."""
+    if store.run_exists(plan.run_id):
+        raise HilbotError(f"run {plan.run_id!r} already exists", where=str(store.run_path(plan.run_id)),
+                          fix="choose another --run-id; runs are never overwritten")
+    header = RunHeader(run_id=plan.run_id, set=plan.set_name, kind=plan.kind, judge=plan.judge.info(),
+                       dimensions=plan.dimensions, item_count=len(plan.cases), target=plan.target.name, label=plan.label,
+                       baseline=plan.baseline)
+    log = store.run_log(plan.run_id)
+    await log.aappend(header)
+    gate, order, items = asyncio.Semaphore(plan.concurrency), _InOrder(on_item), {}
+
+    async def one(index: int, case: Case) -> None:
+        item = await _evaluate_one(plan, case, gate)
+        await log.aappend(QueryEvaluation(run_id=plan.run_id, data=item))
+        items[index] = item
+        order.add(index, item)
+
+    await asyncio.gather(*(one(i, c) for i, c in enumerate(plan.cases)))
+    ordered = [items[i] for i in range(len(plan.cases))]
+    summary = RunSummary(run_id=plan.run_id, item_count=len(ordered), averageScores=average_scores(ordered))
+    await log.aappend(summary)
+    return Run(plan.run_id, header, ordered, summary)
+
+
+@dataclass
+class Outcome:
+    """A finished run and its regression check."""
+
+    run: Run
+    regressions: "RegressionReport"
+
+
+def plan_cases(config: "HilbotConfig", *, set_spec: str, cases_path: str | None, queries_dir: str | None) -> tuple[str, str, list[Case]]:
+    """(set name, kind, cases) from ``--cases`` (answers) or ``--set`` (query sets)."""
+    from .cases import cases_from_sets, load_cases
+
+    if cases_path:
+        return Path(cases_path).stem, "answer", load_cases(cases_path, config.judge.priority_weights)
+    from .queries import QuerySets
+
+    sets = QuerySets(queries_dir or config.queries.dir).resolve(set_spec)
+    return set_spec, "search", cases_from_sets(sets)
+
+
+def evaluate(store: Store, config: "HilbotConfig", plan: RunPlan, *, baseline: str | None = None,
+             on_item: Callable[[int, ItemData], None] | None = None) -> Outcome:
+    """Execute a plan, then check it against ``baseline`` (default: the previous run of the set)."""
+    from .regressions import detect, previous_run
+
+    if baseline is not None:
+        store.load_run(baseline)  # a wrong baseline id fails before any work is done
+    plan.baseline = baseline or previous_run(store, plan.set_name, plan.kind)
+    run = asyncio.run(execute(store, plan, on_item))
+    report = detect(run, store.load_run(plan.baseline) if plan.baseline else None, config.regression)
+    return Outcome(run, report)

@@ -1,0 +1,189 @@
+"""A local server that speaks the Anthropic Messages API (``POST /v1/messages``).
+
+It runs an aiohttp app on 127.0.0.1 in a thread of its own, so sync tests, async tests,
+subprocesses (via ``ANTHROPIC_BASE_URL``) and the benchmark can all use it. Replies are
+queued (FIFO); when the queue is empty a responder builds a valid tool call for whatever
+schema the request's tool declares. Every request is recorded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from aiohttp import web
+
+
+@dataclass
+class Reply:
+    """One scripted answer."""
+
+    tool_input: dict[str, Any] | None = None
+    """Answer with a tool_use block carrying this input."""
+    text: str | None = None
+    """Answer with a text block instead (malformed output for a judge)."""
+    status: int = 200
+    """HTTP status; not 200 means an error body."""
+    error_type: str = "api_error"
+    """``error.type`` of an error body (rate_limit_error, overloaded_error, …)."""
+    retry_after: float | None = None
+    """``retry-after`` header (seconds) on an error."""
+    delay: float = 0.0
+    """Seconds to wait before answering (a delay past the client's timeout is a timeout)."""
+    input_tokens: int = 120
+    output_tokens: int = 30
+
+
+def tool(**fields: Any) -> Reply:
+    """A normal answer: the forced tool call with these fields."""
+    return Reply(tool_input=fields)
+
+
+def error(status: int, error_type: str = "api_error", retry_after: float | None = None) -> Reply:
+    """An error answer (429 rate_limit_error, 529 overloaded_error, 500 api_error…)."""
+    return Reply(status=status, error_type=error_type, retry_after=retry_after)
+
+
+def _value_for(schema: dict[str, Any], defs: dict[str, Any]) -> Any:
+    if "$ref" in schema:
+        return _value_for(defs[schema["$ref"].split("/")[-1]], defs)
+    if "enum" in schema:
+        return schema["enum"][0]
+    if "anyOf" in schema:
+        return _value_for(schema["anyOf"][0], defs)
+    kind = schema.get("type")
+    if kind == "object":
+        return {name: _value_for(sub, defs) for name, sub in schema.get("properties", {}).items()}
+    if kind == "array":
+        return [_value_for(schema.get("items", {}), defs)] if schema.get("minItems") else []
+    if kind in ("number", "integer"):
+        low, high = schema.get("minimum", 0), schema.get("maximum", 1)
+        return high if kind == "integer" else round(low + 0.8 * (high - low), 3)
+    if kind == "boolean":
+        return True
+    return "Looks right."
+
+
+def schema_responder(body: dict[str, Any]) -> Reply:
+    """A valid answer for the request's first tool: enums take their first value, numbers 0.8."""
+    schema = body["tools"][0]["input_schema"] if body.get("tools") else body["output_config"]["format"]["schema"]
+    return Reply(tool_input=_value_for(schema, schema.get("$defs", {})))
+
+
+@dataclass
+class FakeAnthropic:
+    """The server. Use as a context manager; ``base_url`` goes into ``ANTHROPIC_BASE_URL``."""
+
+    latency: float = 0.0
+    """Seconds every answer waits (the benchmark uses 0.3)."""
+    responder: Callable[[dict[str, Any]], Reply] = schema_responder
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    """Every request body, in arrival order."""
+    headers: list[dict[str, str]] = field(default_factory=list)
+    """Every request's headers."""
+    arrivals: list[float] = field(default_factory=list)
+    """``time.monotonic()`` of every arrival."""
+    in_flight_max: int = 0
+    """Most requests being answered at once."""
+
+    def __post_init__(self) -> None:
+        self._queue: deque[Reply] = deque()
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self._in_flight = 0
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._ready = threading.Event()
+        self.port = 0
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def queue(self, *replies: Reply) -> None:
+        """Answer the next requests with these, in order."""
+        with self._lock:
+            self._queue.extend(replies)
+
+    def env(self) -> dict[str, str]:
+        """Environment for a client (or a subprocess) that should talk to this server."""
+        return {"ANTHROPIC_BASE_URL": self.base_url, "ANTHROPIC_API_KEY": "sk-ant-test-not-a-real-key"}
+
+    def _next(self, body: dict[str, Any]) -> Reply:
+        with self._lock:
+            if self._queue:
+                return self._queue.popleft()
+        return self.responder(body)
+
+    async def _messages(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        with self._lock:
+            self.requests.append(body)
+            self.headers.append(dict(request.headers))
+            self.arrivals.append(time.monotonic())
+            self._in_flight += 1
+            self.in_flight_max = max(self.in_flight_max, self._in_flight)
+        try:
+            reply = self._next(body)
+            await asyncio.sleep(self.latency + reply.delay)
+            return self._response(body, reply)
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+
+    def _response(self, body: dict[str, Any], reply: Reply) -> web.Response:
+        if reply.status != 200:
+            headers = {"retry-after": str(reply.retry_after)} if reply.retry_after is not None else {}
+            headers["x-should-retry"] = "true" if reply.status in (429, 529) or reply.status >= 500 else "false"
+            payload = {"type": "error", "error": {"type": reply.error_type, "message": f"fake {reply.error_type}"}}
+            return web.json_response(payload, status=reply.status, headers=headers)
+        if reply.text is not None:
+            content = [{"type": "text", "text": reply.text}]
+        elif body.get("output_config"):  # structured output: the answer is JSON text
+            content = [{"type": "text", "text": json.dumps(reply.tool_input or {})}]
+        else:
+            name = body["tools"][0]["name"] if body.get("tools") else "record_answer"
+            content = [{"type": "tool_use", "id": f"toolu_{next(self._ids):06d}", "name": name, "input": reply.tool_input or {}}]
+        message = {"id": f"msg_{next(self._ids):06d}", "type": "message", "role": "assistant", "model": body.get("model"),
+                   "content": content, "stop_reason": "tool_use" if content[0]["type"] == "tool_use" else "end_turn", "stop_sequence": None,
+                   "usage": {"input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens}}
+        return web.json_response(message)
+
+    async def _serve(self, stopped: asyncio.Event) -> None:
+        app = web.Application()
+        app.router.add_post("/v1/messages", self._messages)
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0, backlog=1024)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]
+        self._ready.set()
+        await stopped.wait()
+        await runner.cleanup()
+
+    def __enter__(self) -> "FakeAnthropic":
+        def main() -> None:
+            self._loop = asyncio.new_event_loop()
+            self._stopped = asyncio.Event()
+            self._loop.run_until_complete(self._serve(self._stopped))
+            self._loop.close()
+
+        self._thread = threading.Thread(target=main, name="fake-anthropic", daemon=True)
+        self._thread.start()
+        if not self._ready.wait(10):
+            raise RuntimeError("fake Anthropic server did not start")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self._loop is not None
+        self._loop.call_soon_threadsafe(self._stopped.set)
+        self._thread.join(10)
+
+    def tool_inputs(self) -> list[dict[str, Any]]:
+        """The prompts (user messages) received, in order."""
+        return [json.loads(json.dumps(b["messages"][0]["content"])) for b in self.requests]
