@@ -21,6 +21,7 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/startup.py
 	$(BIN)/python bench/ingest.py
+	$(BIN)/python bench/judge.py
 
 schema: $(STAMP)
 	$(BIN)/hilbot schema > docs/schema.json

@@ -22,13 +22,11 @@ def _scores(item: ItemData) -> str:
     return " ".join(f"{k}={scores[k]:.2f}" for k in ordered)
 
 
-def _who(judge: str | None) -> str:
+def judge_label(judge: str | None) -> str:
     """``AI`` for an LLM judge (``provider/model``), ``lexical`` for local methods, ``AI [recorded]`` for imports."""
     if judge == "lexical":
         return "lexical"
-    if judge is None or "/" in judge:
-        return "AI"
-    return f"AI [{judge}]"
+    return "AI" if judge is None or "/" in judge else f"AI [{judge}]"
 
 
 def verbose_item(item: ItemData, position: int, total: int, *, max_results: int = 3) -> list[str]:
@@ -46,7 +44,7 @@ def verbose_item(item: ItemData, position: int, total: int, *, max_results: int 
     for quote in item.quotes[:2]:
         lines.append(f'  ❝ "{_snippet(quote)}"')
     evaluation = item.evaluation
-    who = _who(evaluation.judge)
+    who = judge_label(evaluation.judge)
     if item.error:
         lines.append(f"  ✗ target failed: {item.error}")
     elif evaluation.error:

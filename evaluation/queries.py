@@ -395,7 +395,7 @@ def _bullets(items: Iterable[QueryItem]) -> str:
 
 def proposal_prompt(count: int, seed: QuerySet | None, keep: Sequence[QueryItem], avoid: Sequence[QueryItem]) -> str:
     """The user prompt of a ``propose_queries`` call."""
-    parts = [f"Propose exactly {count} new search queries for evaluating a documentation search system.",
+    parts = [f"Propose exactly {count} new search {'query' if count == 1 else 'queries'} for evaluating a documentation search system.",
              "Vary phrasing (keywords, questions, error messages), difficulty and category; each query needs "
              "a category and a one-sentence intent."]
     if seed is not None and seed.queries:

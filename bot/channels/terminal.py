@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.text import Text
 
 from evaluation import HilbotConfig, LogIssue, Reviewer, ReviewSummary, Store, validate_run_id
+from evaluation.output import judge_label
 
 from ..cards import Action, Button, Card
 from ..review import ReviewEngine, ReviewSession, State, Step
@@ -128,7 +129,7 @@ class TerminalView:
             r = card.reveal
             scores = " ".join(f"{k}={_fmt_score(v)}" for k, v in r.scores.items())
             conf = f" (confidence {_fmt_score(r.confidence)})" if r.confidence is not None else ""
-            judge = f"AI [{r.judge}]" if r.judge else "AI"
+            judge = judge_label(r.judge)
             self.console.print(Text(f"  {judge}: {r.verdict or '-'} {scores}{conf}", style="magenta"))
             if r.rationale:
                 self.console.print(Text(f"     \"{r.rationale}\"", style="magenta"), soft_wrap=True)

@@ -57,8 +57,7 @@ class _Printer:
         else:
             lines = []
         for line in lines:
-            (self.progress.console.print(line, markup=False, highlight=False, soft_wrap=True, file=sys.stdout)
-             if self.progress else typer.echo(line))
+            typer.echo(line)  # with a live bar, rich redirects stdout above it
         if self.progress:
             self.progress.advance(self.task)
 
