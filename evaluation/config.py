@@ -171,7 +171,7 @@ class TargetSettings(_Config):
     timeout_s: float = Field(default=60.0, gt=0)
     """Seconds one call of a target may take."""
     concurrency: int = Field(default=4, ge=1)
-    """Items evaluated at once."""
+    """Calls of the target in flight at once (judging is bounded by ``[llm] concurrency``)."""
 
 
 class HilbotConfig(_Config):

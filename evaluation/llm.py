@@ -13,6 +13,7 @@ guess.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import importlib
 import json
@@ -57,7 +58,12 @@ class LLMRequest:
 
     def schema(self) -> dict[str, Any]:
         """The JSON Schema the answer must satisfy (the tool's input schema)."""
-        return self.output.model_json_schema()
+        return _schema(self.output)
+
+
+@functools.lru_cache(maxsize=64)
+def _schema(model: type[BaseModel]) -> dict[str, Any]:
+    return model.model_json_schema()
 
 
 @dataclass
