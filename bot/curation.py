@@ -221,9 +221,9 @@ class Curation:
         return State.EDIT
 
     async def _add(self, arg: str) -> State:
-        origin = self._origin(arg)
-        if isinstance(origin, Exception):
-            self.say(str(origin))
+        origin, problem = self._origin(arg)
+        if problem:
+            self.say(problem)
             return State.EDIT
         text = self.ask("text: ").strip()
         if not text:
@@ -267,13 +267,14 @@ class Curation:
 
     # ------------------------------------------------------------------ helpers
 
-    def _origin(self, arg: str) -> str | None | ValueError:
+    def _origin(self, arg: str) -> tuple[str | None, str | None]:
+        """The set ``add ARG`` puts a query in, or a hint saying why it cannot."""
         names = [qs.name for qs in self.sets]
         if not names:
-            return None if not arg else ValueError("add takes no set name here; type `add`")
+            return None, ("add takes no set name here; type `add`" if arg else None)
         if arg and arg not in names:
-            return ValueError(f"No set {arg!r} in this review; use one of: {', '.join(names)}")
-        return arg or names[0]
+            return None, f"No set {arg!r} in this review; use one of: {', '.join(names)}"
+        return arg or names[0], None
 
     def _new_id(self, origin: str | None) -> str:
         taken = [e.item.id for e in self.entries]

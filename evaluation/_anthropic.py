@@ -29,7 +29,8 @@ if TYPE_CHECKING:
 _NO_SAMPLING = re.compile(r"claude-(opus-4-[7-9]|opus-5|sonnet-5|haiku-5|fable|mythos)")
 """Models that answer 400 to a non-default temperature (Opus 4.7 onwards, the 5 family)."""
 
-_KEY_FIX = "export ANTHROPIC_API_KEY=... (and ANTHROPIC_BASE_URL for another Messages API server), or use --judge lexical offline"
+_KEY_FIX = ("export ANTHROPIC_API_KEY=... (and ANTHROPIC_BASE_URL for another Messages API server); "
+            "offline, `hilbot run --judge lexical` needs no key")
 
 
 class AnthropicProvider:

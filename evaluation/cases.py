@@ -20,9 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .errors import HilbotError
+from .metrics import ANSWER_METRICS
 from .records import GroundTruthContext, Query
 
 if TYPE_CHECKING:
@@ -57,7 +58,7 @@ class TestCase(BaseModel):
     """The question asked."""
     ground_truth_answers: list[str] = Field(default_factory=list)
     """Reference answers (answer correctness is judged against them)."""
-    ground_truth_contexts: list[str | GroundTruthContext] = Field(default_factory=list)
+    ground_truth_contexts: list[GroundTruthContext] = Field(default_factory=list)
     """Passages a correct answer quotes: plain strings (critical) or ``{text, priority}``."""
     category: str | None = None
     """Category for stratified review and pattern analysis."""
@@ -68,9 +69,23 @@ class TestCase(BaseModel):
     requirements: list[dict[str, Any]] | None = None
     """Legacy field, accepted and ignored."""
 
+    @field_validator("ground_truth_contexts", mode="before")
+    @classmethod
+    def _plain_strings(cls, value: Any) -> Any:
+        """A plain string is a critical context."""
+        return [{"text": v} if isinstance(v, str) else v for v in value] if isinstance(value, list) else value
+
+    @field_validator("metric_weights")
+    @classmethod
+    def _known_metrics(cls, value: dict[str, float] | None) -> dict[str, float] | None:
+        unknown = sorted(set(value or {}) - set(ANSWER_METRICS))
+        if unknown:
+            raise ValueError(f"unknown metric {unknown[0]!r}; use {', '.join(ANSWER_METRICS)}")
+        return value
+
     def contexts(self) -> list[GroundTruthContext]:
-        """Contexts with priorities (plain strings are critical)."""
-        return [c if isinstance(c, GroundTruthContext) else GroundTruthContext(text=c) for c in self.ground_truth_contexts]
+        """Contexts with priorities."""
+        return list(self.ground_truth_contexts)
 
     def case(self, source: str) -> Case:
         query = Query(query=self.query.strip(), category=self.category, intent=self.intent)
@@ -126,7 +141,7 @@ def _validate(path: Path, node: Any, value: Any, priorities: Iterable[str]) -> T
         case = TestCase.model_validate(value)
     except ValidationError as exc:
         err = exc.errors()[0]
-        loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p in ("str", "GroundTruthContext")))
+        loc = tuple(err["loc"])
         field_path = ".".join(str(p) for p in loc)
         fix = "remove it or check its spelling" if err["type"] == "extra_forbidden" else "correct the value"
         raise CaseError(f"{field_path}: {err['msg']}", where=f"{path}:{_node_line(node, loc)}", fix=fix) from None

@@ -147,6 +147,16 @@ class JudgeSettings(_Config):
     """``overall`` at or above this is PASS."""
 
 
+    @model_validator(mode="after")
+    def _known_metrics(self) -> "JudgeSettings":
+        from .metrics import ANSWER_METRICS
+
+        unknown = sorted(set(self.metric_weights) - set(ANSWER_METRICS))
+        if unknown:
+            raise ValueError(f"judge.metric_weights: unknown metric {unknown[0]!r}; use {', '.join(ANSWER_METRICS)}")
+        return self
+
+
 class RegressionSettings(_Config):
     """When a run counts as a regression against its baseline."""
 

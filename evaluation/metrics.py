@@ -108,8 +108,11 @@ def ndcg_at_k(paths: Sequence[str | None], expected: Sequence[str], k: int) -> f
     """Binary-relevance nDCG@k (relevant = an expected path); ``None`` without expected paths."""
     if not expected:
         return None
-    wanted = set(expected)
-    dcg = sum(1 / math.log2(rank + 1) for rank, p in enumerate(paths[:k], 1) if p in wanted)
+    wanted, seen, dcg = set(expected), set(), 0.0
+    for rank, path in enumerate(paths[:k], 1):
+        if path in wanted and path not in seen:  # a page returned twice counts once
+            seen.add(path)
+            dcg += 1 / math.log2(rank + 1)
     ideal = sum(1 / math.log2(rank + 1) for rank in range(1, min(k, len(wanted)) + 1))
     return dcg / ideal
 

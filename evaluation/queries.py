@@ -266,6 +266,12 @@ def _date(today: date | str | None) -> str:
 # --------------------------------------------------------------------------- the directory
 
 
+def _natural(name: str) -> list:
+    """Sort key putting ``2026-12-17`` before ``2026-12-17-2`` before ``2026-12-17-10``."""
+    return [(1, int(part), "") if part.isdigit() else (0, 0, part) for part in re.split(r"(\d+)", name)]
+
+
+
 class QuerySets:
     """The directory of query sets: list, load, resolve ``--set`` specs, save."""
 
@@ -275,16 +281,18 @@ class QuerySets:
     def _curated(self) -> list[str]:
         if not self.directory.is_dir():
             return []
-        return sorted(p.stem for p in self.directory.glob("*.json") if p.is_file() and not p.name.startswith("."))
+        return sorted((p.stem for p in self.directory.glob("*.json") if p.is_file() and not p.name.startswith(".")),
+                      key=_natural)
 
     def _generated(self) -> list[str]:
         folder = self.directory / GENERATED
         if not folder.is_dir():
             return []
-        return sorted(f"{GENERATED}/{p.stem}" for p in folder.glob("*.json") if p.is_file() and not p.name.startswith("."))
+        return sorted((f"{GENERATED}/{p.stem}" for p in folder.glob("*.json") if p.is_file() and not p.name.startswith(".")),
+                      key=_natural)
 
     def names(self) -> list[str]:
-        """Every set's name: curated ones first, then ``generated/<date>``, each group sorted."""
+        """Every set's name: curated ones first, then ``generated/<date>``, each group in natural order."""
         return self._curated() + self._generated()
 
     def path(self, name: str) -> Path:

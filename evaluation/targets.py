@@ -20,6 +20,7 @@ import inspect
 import json
 import shlex
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any, Callable, Protocol
@@ -101,7 +102,7 @@ class PythonTarget:
             if inspect.iscoroutinefunction(self.function):
                 value = await asyncio.wait_for(self.function(case.query.query), self.timeout_s)
             else:
-                value = await asyncio.wait_for(asyncio.to_thread(self.function, case.query.query), self.timeout_s)
+                value = await asyncio.wait_for(_in_daemon_thread(self.function, case.query.query), self.timeout_s)
             output = to_output(value)
         except asyncio.TimeoutError:
             return _failed(f"timed out after {self.timeout_s:g}s", started)
@@ -111,6 +112,29 @@ class PythonTarget:
             return _failed(f"{type(exc).__name__}: {_first_line(exc)}", started)
         output.latency_ms = round((time.perf_counter() - started) * 1000, 1)
         return output
+
+
+def _in_daemon_thread(function: Callable[[str], Any], query: str) -> "asyncio.Future[Any]":
+    """Run a sync target on a daemon thread, so a hung call cannot hold the run past its timeout."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+
+    def settle(ok: bool, value: Any) -> None:
+        if not future.done():
+            future.set_result(value) if ok else future.set_exception(value)
+
+    def work() -> None:
+        try:
+            result = (True, function(query))
+        except BaseException as exc:  # delivered to the awaiting task
+            result = (False, exc)
+        try:
+            loop.call_soon_threadsafe(settle, *result)
+        except RuntimeError:  # the loop has closed: the run is over
+            pass
+
+    threading.Thread(target=work, name="hilbot-target", daemon=True).start()
+    return future
 
 
 def _import(spec: str) -> Callable[..., Any]:

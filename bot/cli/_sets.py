@@ -10,6 +10,8 @@ import typer
 from ._common import Context
 
 if TYPE_CHECKING:
+    from evaluation import HilbotConfig, Store
+    from evaluation.llm import LLM
     from evaluation.queries import QuerySet, QuerySets
 
 app = typer.Typer(help="Query sets: list them, generate new ones with an LLM, review and edit them.\n\n"
@@ -31,6 +33,13 @@ def _ask(prompt: str) -> str:
     if not sys.stdin.isatty():
         typer.echo(line)
     return line
+
+
+def _llm(config: "HilbotConfig", store: "Store") -> "LLM":
+    """The LLM client for proposals: never answered from the cache, so a new run gives a new batch."""
+    from evaluation.llm import LLM
+
+    return LLM(config.llm.model_copy(update={"cache": False}), store)
 
 
 def _seed(sets: "QuerySets", spec: str | None) -> "QuerySet | None":
@@ -69,20 +78,19 @@ def generate(
     Actions: [a]ccept all, [e]dit list, [r]egenerate, [q]uit. Edit mode: drop 3,7,12 ·
     edit 5 · add · fill (the LLM tops the list up to --count) · list · done · help.
     Accept writes generated/<date>.json (<date>-2.json… when taken); quit writes nothing.
-    Needs ANTHROPIC_API_KEY.
+    Needs ANTHROPIC_API_KEY; proposals are never answered from the LLM cache.
 
     Example: hilbot sets generate --set core --count 12
     """
     import asyncio
 
     from bot.curation import generation
-    from evaluation.llm import LLM
     from evaluation.queries import propose_queries
 
     context: Context = ctx.obj
     config, store = context.config(), context.store()
     sets = _sets(context, directory)
-    llm = LLM(config.llm, store)
+    llm = _llm(config, store)
     seed = _seed(sets, set_)
 
     def propose(n: int, keep: list, avoid: list):
@@ -116,14 +124,14 @@ def review(
     import asyncio
 
     from bot.curation import review as review_session
-    from evaluation.llm import LLM, has_key
+    from evaluation.llm import has_key
     from evaluation.queries import propose_queries
 
     context: Context = ctx.obj
     config, store = context.config(), context.store()
     sets = _sets(context, directory)
     loaded = sets.resolve(set_)
-    llm = LLM(config.llm, store) if has_key(config.llm) else None
+    llm = _llm(config, store) if has_key(config.llm) else None
 
     def propose(n: int, keep: list, avoid: list):
         return propose_queries(llm, count=n, seed=None, keep=keep, avoid=avoid)
