@@ -66,6 +66,21 @@ class _Printer:
             self.progress.stop()
 
 
+def _report(outcome, mode: str, store: "Store") -> None:
+    """The average, the regression verdict (and detail), where the run is; exit 1 for CI on a regression."""
+    from evaluation.output import silent_lines
+
+    report, run_id = outcome.regressions, outcome.run.run_id
+    for line in silent_lines(outcome.run, report.count):
+        typer.echo(line)
+    if mode != "silent":
+        for line in report.lines():
+            typer.echo(line)
+        typer.echo(f"run {run_id}: {store.run_path(run_id)}  ·  review it: hilbot review {run_id}")
+    elif report.count:
+        raise typer.Exit(1)
+
+
 def run(
     ctx: typer.Context,
     set_spec: Annotated[str, typer.Option("--set", help="Query set: a name, all (curated sets), generated/*, generated/<date>.")] = "core",
@@ -90,7 +105,6 @@ def run(
     Example: hilbot run --cases tests/fixtures/cases --outputs tests/fixtures/outputs/rules-gpt-4.1.jsonl --silent
     """
     from evaluation.imports import DEFAULT_DIMENSIONS, default_run_id
-    from evaluation.output import silent_lines
     from evaluation.runner import RunPlan, evaluate, plan_cases
     from evaluation.targets import make_target
 
@@ -109,15 +123,7 @@ def run(
         typer.echo(f"interrupted: the items judged so far are in {store.run_path(plan.run_id)}", err=True)
         raise typer.Exit(130)
     printer.stop()
-    report = outcome.regressions
-    for line in silent_lines(outcome.run, report.count):
-        typer.echo(line)
-    if mode != "silent":
-        for line in report.lines():
-            typer.echo(line)
-        typer.echo(f"run {plan.run_id}: {store.run_path(plan.run_id)}  ·  review it: hilbot review {plan.run_id}")
-    if mode == "silent" and report.count:
-        raise typer.Exit(1)
+    _report(outcome, mode, store)
 
 
 def compare(
