@@ -135,6 +135,8 @@ class LLMSettings(_Config):
 class JudgeSettings(_Config):
     """How items are scored."""
 
+    name: str = "lexical"
+    """Judge used when ``--judge`` is not given; ``llm`` opts in to sending items to the LLM provider."""
     metric_weights: dict[str, float] = Field(default_factory=dict)
     """Weights of the answer metrics in the 0–100 aggregate (seed 001's defaults)."""
     priority_weights: dict[str, float] = Field(default_factory=dict)

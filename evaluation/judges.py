@@ -75,10 +75,8 @@ def get_judge(name: str, config: "HilbotConfig", store: "Store") -> Judge:
 
 
 def default_judge(config: "HilbotConfig") -> str:
-    """``llm`` when the provider's key is in the environment, else ``lexical``."""
-    from .llm import has_key
-
-    return "llm" if has_key(config.llm) else "lexical"
+    """The judge ``[judge] name`` names (``lexical`` unless the project opted in to ``llm``)."""
+    return config.judge.name
 
 
 # --------------------------------------------------------------------------- shared pieces

@@ -92,13 +92,14 @@ SEARCH_NDCG = round((1 + 0.5) / (1 + 1 / math.log2(3)), 4)
 # --------------------------------------------------------------------------- lexical
 
 
-def test_default_judge_is_lexical_without_a_key(monkeypatch, config):
+def test_ai_review_is_opt_in(monkeypatch, config):
+    """Seed 004 §11: a key in the environment alone never sends items to the LLM."""
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     assert default_judge(config) == "lexical"
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "")
-    assert default_judge(config) == "lexical"
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-x")
-    assert default_judge(config) == "llm"
+    assert default_judge(config) == "lexical"
+    opted_in = config.model_copy(update={"judge": config.judge.model_copy(update={"name": "llm"})})
+    assert default_judge(opted_in) == "llm"
 
 
 def test_lexical_answer_item_is_labelled_lexical(monkeypatch, store, config, eliminator):

@@ -270,10 +270,10 @@ def test_an_interrupted_run_keeps_what_it_judged(tmp_path):
 
 def test_llm_judge_run_header_output_and_cache(run_cli, tmp_path):
     with FakeAnthropic() as fake:
-        first = run_cli("run", "--cases", str(CASES), "--outputs", CLAUDE, "--run-id", "llm-1", env=fake.env())
+        first = run_cli("run", "--cases", str(CASES), "--outputs", CLAUDE, "--run-id", "llm-1", "--judge", "llm", env=fake.env())
         assert first.returncode == 0, first.stderr
         sent = len(fake.requests)
-        again = run_cli("run", "--cases", str(CASES), "--outputs", CLAUDE, "--run-id", "llm-2", "--quiet", env=fake.env())
+        again = run_cli("run", "--cases", str(CASES), "--outputs", CLAUDE, "--run-id", "llm-2", "--quiet", "--judge", "llm", env=fake.env())
         assert again.returncode == 0, again.stderr
         assert len(fake.requests) == sent  # the rerun is answered from the cache
     assert sent == 8 * 3  # every fixture answer has quotes, contexts and ground-truth answers
@@ -306,7 +306,7 @@ def test_llm_judging_failure_is_shown_on_its_item_and_the_run_finishes(run_cli, 
 
     with FakeAnthropic(responder=responder) as fake:
         (tmp_path / "hilbot.toml").write_text("[llm]\nmax_retries = 0\n")
-        result = run_cli("run", "--cases", str(CASES), "--outputs", CLAUDE, "--run-id", "llm-fail", env=fake.env())
+        result = run_cli("run", "--cases", str(CASES), "--outputs", CLAUDE, "--run-id", "llm-fail", "--judge", "llm", env=fake.env())
     assert result.returncode == 0, result.stderr
     assert re.search(r"^  ✗ AI: judging failed: model answered without the record_answer tool", result.stdout, re.M)
     assert len(re.findall(r"^  ✓ AI: ", result.stdout, re.M)) == 7

@@ -22,12 +22,11 @@ class CompareFormat(str, Enum):
 
 def _judge(name: str | None, config: "HilbotConfig", store: "Store") -> "Judge":
     from evaluation.judges import default_judge, get_judge
+    from evaluation.llm import has_key
 
-    if name is None:
-        name = default_judge(config)
-        if name == "lexical":
-            typer.echo("note: no ANTHROPIC_API_KEY in the environment; judging with the lexical judge "
-                       "(local methods, no LLM). Set the key or pass --judge llm for an LLM judge.", err=True)
+    if name is None and (name := default_judge(config)) == "lexical":
+        how = "pass --judge llm or set [judge] name = \"llm\"" + ("" if has_key(config.llm) else " with ANTHROPIC_API_KEY set")
+        typer.echo(f"note: judging with the lexical judge (local methods, nothing sent). AI review is opt-in: {how}.", err=True)
     return get_judge(name, config, store)
 
 
@@ -88,7 +87,7 @@ def run(
     target: Annotated[Optional[str], typer.Option("--target", help="module:function called with each query.")] = None,
     target_cmd: Annotated[Optional[str], typer.Option("--target-cmd", help="Shell command; {query} or stdin in, JSON out.")] = None,
     outputs: Annotated[Optional[str], typer.Option("--outputs", help="Precomputed outputs (JSONL/JSON, by id).")] = None,
-    judge: Annotated[Optional[str], typer.Option("--judge", help="llm or lexical (default: llm with a key, else lexical).")] = None,
+    judge: Annotated[Optional[str], typer.Option("--judge", help="lexical (default, local methods) or llm (opt-in: sends items to [llm]).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="One line per query.")] = False,
     silent: Annotated[bool, typer.Option("--silent", help="Only the average and the regression verdict; exit 1 on a regression.")] = False,
     baseline: Annotated[Optional[str], typer.Option("--baseline", help="Run to check regressions against (default: the previous run of the set).")] = None,
