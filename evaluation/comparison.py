@@ -90,9 +90,9 @@ def profile_of(run: Run) -> Profile:
 
 def coverage_matrix(runs: list[Run]) -> dict[str, list[CoverageRow]]:
     """Per test case with ground-truth contexts: which run found which context."""
+    labels = [label_of(run) for run in runs]
     matrix: dict[str, list[CoverageRow]] = {}
-    for run in runs:
-        label = label_of(run)
+    for run, label in zip(runs, labels):
         for item in run.items:
             if not item.ground_truth_contexts:
                 continue
@@ -102,8 +102,7 @@ def coverage_matrix(runs: list[Run]) -> dict[str, list[CoverageRow]]:
                 row.found[label] = None if item.error else ok
     for rows in matrix.values():
         for row in rows:
-            for run in runs:
-                row.found.setdefault(label_of(run), None)
+            row.found = {label: row.found.get(label) for label in labels}
     return matrix
 
 

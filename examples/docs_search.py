@@ -11,7 +11,6 @@ Both print ``{"results": [{"rank", "path", "title", "score", "snippet"}, ...]}``
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import sys
@@ -113,19 +112,8 @@ def search(query: str, k: int = 5) -> list[dict]:
     ]
 
 
-def _read_query(argv: list[str]) -> str:
-    if len(argv) > 1:
-        return " ".join(argv[1:])
-    raw = sys.stdin.read().strip()
-    if raw.startswith("{"):  # also accept {"query": "..."} on stdin
-        try:
-            data = json.loads(raw)
-        except ValueError:
-            return raw
-        if isinstance(data, dict):
-            return str(data.get("query") or data.get("text") or "")
-    return raw
-
-
 if __name__ == "__main__":
-    print(json.dumps({"results": search(_read_query(sys.argv))}, ensure_ascii=False, indent=2))
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from examples._cli import main
+
+    main(search, "results")

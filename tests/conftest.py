@@ -30,6 +30,17 @@ def demo_store(store: Store) -> Store:
 
 
 @pytest.fixture
+def fake(monkeypatch):
+    """The local Messages API server, with ANTHROPIC_BASE_URL and a key pointing at it."""
+    from tests.fakes.anthropic_api import FakeAnthropic
+
+    with FakeAnthropic() as server:
+        for key, value in server.env().items():
+            monkeypatch.setenv(key, value)
+        yield server
+
+
+@pytest.fixture
 def config():
     """The built-in configuration."""
     return load_config(None)

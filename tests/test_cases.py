@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from evaluation import load_config
 from evaluation.cases import CaseError, load_cases
 from evaluation.judges import finish
-from evaluation.records import ItemData, Query
+from evaluation.records import ItemData
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = ROOT / "tests" / "fixtures" / "cases"

@@ -12,7 +12,7 @@ from evaluation.config import LLMSettings
 from evaluation.llm import LLM, LLMError
 from evaluation.queries import QueryItem, QuerySets, propose_queries
 
-from .fakes.anthropic_api import FakeAnthropic, error, tool
+from .fakes.anthropic_api import error, tool
 from .test_queries import query, write_set
 
 
@@ -121,12 +121,6 @@ def test_parse_numbers():
 # --------------------------------------------------------------------------- with the LLM
 
 
-@pytest.fixture
-def fake(monkeypatch):
-    with FakeAnthropic() as server:
-        for key, value in server.env().items():
-            monkeypatch.setenv(key, value)
-        yield server
 
 
 def _batch(*texts: str):

@@ -14,7 +14,7 @@ import pytest
 
 from evaluation import Store, load_config
 from evaluation.cases import Case, load_cases
-from evaluation.judges import PROMPTS, LLMJudge, default_judge, get_judge
+from evaluation.judges import PROMPTS, default_judge, get_judge
 from evaluation.records import ItemData, Query, SearchResult
 from evaluation.runner import RunPlan, execute
 from evaluation.targets import OutputsTarget, PythonTarget
@@ -234,7 +234,7 @@ def _sha(text: str) -> str:
 
 def test_header_records_judge_name_params_and_prompt_hashes(monkeypatch, tmp_path, store, eliminator):
     config = make_config(tmp_path)
-    with serve(monkeypatch) as fake:
+    with serve(monkeypatch):
         judge = get_judge("llm", config, store)
         info = judge.info()
         assert info.name == LABEL

@@ -7,12 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from evaluation import Store
 from evaluation.config import LLMSettings
 from evaluation.llm import LLM
 from evaluation.queries import QueryItem, QuerySet, QuerySetError, QuerySets, propose_queries, query_starts
 
-from .fakes.anthropic_api import FakeAnthropic, tool
+from .fakes.anthropic_api import tool
 
 
 def query(n: int, prefix: str = "core", **extra) -> dict:
@@ -245,12 +244,6 @@ def test_next_id_follows_the_sets_style(qdir):
 # --------------------------------------------------------------------------- the LLM batch
 
 
-@pytest.fixture
-def fake(monkeypatch):
-    with FakeAnthropic() as server:
-        for key, value in server.env().items():
-            monkeypatch.setenv(key, value)
-        yield server
 
 
 def _proposed(*texts: str) -> list[dict]:
