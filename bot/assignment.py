@@ -1,7 +1,9 @@
 """Which items a reviewer gets, in what order.
 
 Each item needs ``k`` ratings per dimension from different reviewers; a reviewer never gets
-an item they have rated or skipped. The items the AI is least sure of come first (missing or
+an item they have rated or skipped, nor one whose card they already hold. A card open with
+another reviewer (dealt on a chat channel, not yet answered) counts towards ``k``, so two
+reviewers are not sent the same item when one rating is enough. The items the AI is least sure of come first (missing or
 low confidence, UNSURE verdicts); within each confidence band, categories take turns
 (stratified), keeping the run's order inside a category.
 """
@@ -30,13 +32,16 @@ def _stratify(items: list[ItemData]) -> list[ItemData]:
     return [item for round_ in rounds for item in round_ if item is not None]
 
 
+def _needs(run_id: str, item_id: str, ledger: Ledger, dimension: str, reviewer: Reviewer, k: int) -> bool:
+    if ledger.judgment(run_id, item_id, dimension, reviewer) is not None:
+        return False
+    holders = ledger.open_reviewers(run_id, item_id, dimension)
+    return reviewer.key not in holders and len(ledger.raters(run_id, item_id, dimension)) + len(holders) < k
+
+
 def queue(run: Run, ledger: Ledger, dimension: str, reviewer: Reviewer, k: int = 1) -> list[ItemData]:
     """Items still to show this reviewer, least-confident first, stratified by category."""
-    eligible = [
-        item for item in run.items
-        if ledger.judgment(run.run_id, item.id, dimension, reviewer) is None
-        and len(ledger.raters(run.run_id, item.id, dimension)) < k
-    ]
+    eligible = [item for item in run.items if _needs(run.run_id, item.id, ledger, dimension, reviewer, k)]
     bands: list[list[ItemData]] = [[] for _ in range(len(_BANDS) + 1)]
     for item in eligible:
         bands[_band(item)].append(item)
@@ -54,4 +59,5 @@ def progress(run: Run, ledger: Ledger, dimension: str, reviewer: Reviewer, k: in
             done += 1
         else:
             skipped += 1
-    return Progress(done, skipped, len(queue(run, ledger, dimension, reviewer, k)))
+    held = len(ledger.open_cards(run.run_id, dimension, reviewer))
+    return Progress(done, skipped, len(queue(run, ledger, dimension, reviewer, k)) + held)

@@ -94,12 +94,23 @@ class ReviewEngine:
         self.config = config
         self.ledger = Ledger.from_events(store.human_events(issues))
         self._runs: dict[str, Run] = {}
+        self._sizes: dict[str, int] = {}
 
     def run(self, run_id: str) -> Run:
-        """A run, read once and cached."""
+        """A run, read once and cached (see :meth:`refresh`)."""
         if run_id not in self._runs:
+            self._sizes[run_id] = self.store.run_path(run_id).stat().st_size if self.store.run_exists(run_id) else 0
             self._runs[run_id] = self.store.load_run(run_id)
         return self._runs[run_id]
+
+    def refresh(self, run_id: str) -> int:
+        """Re-read a run whose file has grown (it is still being evaluated); returns the new item count."""
+        before = len(self.run(run_id).items)
+        size = self.store.run_path(run_id).stat().st_size
+        if size == self._sizes.get(run_id):
+            return 0
+        del self._runs[run_id]
+        return len(self.run(run_id).items) - before
 
     def session(self, run_id: str, reviewer: Reviewer, dimension: str | None = None, channel: str = "terminal") -> "ReviewSession":
         """Start or resume a reviewer's session on a run and dimension (default: the run's first)."""
@@ -114,7 +125,7 @@ class ReviewSession:
 
     def __init__(self, engine: ReviewEngine, run: Run, dimension: str, reviewer: Reviewer, channel: str):
         self.engine = engine
-        self.run = run
+        self.run_id = run.run_id
         self.dimension = dimension
         self.reviewer = reviewer
         self.channel = channel
@@ -139,9 +150,34 @@ class ReviewSession:
     def ledger(self) -> Ledger:
         return self.engine.ledger
 
+    @property
+    def run(self) -> Run:
+        """The run, as last read (a run still being evaluated grows)."""
+        return self.engine.run(self.run_id)
+
+    def focus(self, item_id: str, *, note: bool = False) -> None:
+        """Make an item current: a chat channel's tap on any card the reviewer holds.
+
+        The state follows from the log: rated → follow-up (tags, note, change the rating),
+        otherwise rating. ``note`` puts the session in the note state, for a prompt's answer.
+        """
+        self.item = self.run.item(item_id)
+        self.state = State.FOLLOW_UP if self._current() is not None else State.RATING
+        if note:
+            self._note_from, self.state = self.state, State.NOTE
+
     def progress(self) -> Progress:
         """Done / skipped / remaining for this reviewer."""
         return assignment.progress(self.run, self.ledger, self.dimension, self.reviewer, self.engine.config.review.k)
+
+    def pending(self) -> list[ItemData]:
+        """Items still to deal this reviewer, in assignment order (open cards excluded)."""
+        return assignment.queue(self.run, self.ledger, self.dimension, self.reviewer, self.engine.config.review.k)
+
+    def card_for(self, item_id: str) -> Card:
+        """An item's card as this reviewer should see it now (blind until they have rated it)."""
+        self.focus(item_id)
+        return self._card(revealed=self.state != State.RATING)
 
     def start(self) -> Step:
         """Show the first card (or report that nothing is left)."""
@@ -238,6 +274,9 @@ class ReviewSession:
         if option is None:
             return Transition(self.state, alert=f"Unknown rating {action.value!r}")
         previous = self._current()
+        follow_up = option.ask_concerns and bool(self.tags)
+        if previous is not None and previous.judgment == option.value:  # a double tap: counted once
+            return Transition(State.FOLLOW_UP if follow_up else self.state)
         rating = Rating(
             **self._event_fields(action), judgment=option.value, score=option.score,
             concerns=list(previous.concerns) if previous else [],
@@ -245,7 +284,6 @@ class ReviewSession:
             labels=Labels(**option.labels),
             metadata=RatingMetadata(source_type=self.item.features.get("source_type"), session_date=date.today().isoformat()),
         )
-        follow_up = option.ask_concerns and bool(self.tags)
         return Transition(State.FOLLOW_UP if follow_up else State.RATING, [rating], advance=not follow_up)
 
     def _toggled(self, action: Action) -> Rating:
@@ -274,7 +312,7 @@ class ReviewSession:
         return self._step(transition, finished)
 
     def _advance(self) -> None:
-        pending = assignment.queue(self.run, self.ledger, self.dimension, self.reviewer, self.engine.config.review.k)
+        pending = self.pending()
         if pending:
             self.item, self.state = pending[0], State.RATING
         else:

@@ -13,6 +13,7 @@ from ._lazy import lazy_getattr
 _EXPORTS = {
     "ConcernSet": "config",
     "ConfigError": "errors",
+    "Delivery": "records",
     "Dimension": "config",
     "Evaluation": "records",
     "EventLog": "log",
@@ -65,7 +66,7 @@ if TYPE_CHECKING:
     from .errors import ConfigError, HilbotError, ImportFailed, LogError, RunNotFound
     from .log import EventLog, LogIssue, read_log
     from .queries import QueryItem, QuerySet, QuerySetError, QuerySets
-    from .records import Evaluation, ItemData, JudgeInfo, Labels, Note, Query, QueryEvaluation, Rating, RatingMetadata, ReviewSummary, Reviewer, RunHeader, RunSummary, SearchResult, Skip, json_schemas, parse_record, utcnow
+    from .records import Delivery, Evaluation, ItemData, JudgeInfo, Labels, Note, Query, QueryEvaluation, Rating, RatingMetadata, ReviewSummary, Reviewer, RunHeader, RunSummary, SearchResult, Skip, json_schemas, parse_record, utcnow
     from .reviews import Ledger, hil_view, summarize
     from .runs import Run, ai_confidence, ai_score, average_scores
     from .store import Store, validate_run_id

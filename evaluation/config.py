@@ -186,6 +186,79 @@ class TargetSettings(_Config):
     """Calls of the target in flight at once (judging is bounded by ``[llm] concurrency``)."""
 
 
+class FloodLimits(_Config):
+    """Telegram's flood limits, which the bot keeps to on its side."""
+
+    overall_per_s: float = Field(default=30, gt=0)
+    """Messages per second across all chats."""
+    chat_per_s: float = Field(default=1, gt=0)
+    """Messages per second to one private chat."""
+    group_per_min: float = Field(default=20, gt=0)
+    """Messages per minute to one group."""
+    max_retries: int = Field(default=8, ge=0)
+    """Retries of one call after a 429 (waiting the ``retry_after`` it names) or a timeout."""
+
+
+class DigestSchedule(_Config):
+    """When and where the bot posts digests."""
+
+    chats: list[int] = Field(default_factory=list)
+    """Chat ids the scheduled digest goes to (none: no schedule)."""
+    time: str | None = Field(default=None, pattern=r"^([01]\d|2[0-3]):[0-5]\d$")
+    """Daily at this time, ``HH:MM``."""
+    timezone: str = "UTC"
+    """IANA time zone of ``time``, e.g. ``Europe/Berlin``."""
+    every_minutes: int | None = Field(default=None, ge=1)
+    """Or every this many minutes."""
+
+    @model_validator(mode="after")
+    def _one_schedule(self) -> "DigestSchedule":
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        if self.time and self.every_minutes:
+            raise ValueError("digest: set either time or every_minutes, not both")
+        try:
+            ZoneInfo(self.timezone)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"digest.timezone: unknown time zone {self.timezone!r}; use an IANA name such as Europe/Berlin") from None
+        return self
+
+
+class TelegramSettings(_Config):
+    """The Telegram bot (the token comes only from ``TELEGRAM_BOT_TOKEN``)."""
+
+    api_url: str = "https://api.telegram.org"
+    """Bot API server; ``TELEGRAM_API_URL`` overrides it (e.g. a self-hosted Bot API server)."""
+    reviewers: list[int] = Field(default_factory=list)
+    """Telegram user ids allowed to review; ``/push`` deals cards to each of them."""
+    admins: list[int] = Field(default_factory=list)
+    """User ids allowed to ``/push`` and ``/digest`` (admins may review too)."""
+    mode: Literal["polling", "webhook"] = "polling"
+    """Long polling, or a webhook (secret from ``TELEGRAM_WEBHOOK_SECRET``)."""
+    poll_timeout_s: int = Field(default=10, ge=0)
+    """Long-poll timeout of ``getUpdates``."""
+    webhook_url: str | None = None
+    """Public HTTPS URL Telegram posts updates to (webhook mode)."""
+    listen: str = "127.0.0.1"
+    """Address the webhook server binds."""
+    port: int = Field(default=8443, ge=1, le=65535)
+    """Port the webhook server binds."""
+    read_timeout_s: float = Field(default=10, gt=0)
+    """Seconds to wait for the Bot API's answer to one call."""
+    refresh_s: float = Field(default=2, gt=0)
+    """How often runs still being evaluated are re-read, so new items are pushed as they come."""
+    limits: FloodLimits = Field(default_factory=FloodLimits)
+    """Flood control."""
+    digest: DigestSchedule = Field(default_factory=DigestSchedule)
+    """Scheduled digests."""
+
+    @model_validator(mode="after")
+    def _webhook(self) -> "TelegramSettings":
+        if self.mode == "webhook" and not self.webhook_url:
+            raise ValueError("telegram.webhook_url is required in webhook mode; set it to the public https URL")
+        return self
+
+
 class HilbotConfig(_Config):
     """The whole of ``hilbot.toml``."""
 
@@ -209,6 +282,8 @@ class HilbotConfig(_Config):
     """Query sets."""
     targets: TargetSettings = Field(default_factory=TargetSettings)
     """The system under test."""
+    telegram: TelegramSettings = Field(default_factory=TelegramSettings)
+    """The Telegram reviewer bot."""
 
     @model_validator(mode="after")
     def _references(self) -> "HilbotConfig":

@@ -2,7 +2,8 @@
 
 Each record is one JSON line with ``type`` and ``v`` (schema version). Run files hold
 ``run_header``, ``query_evaluation`` and ``run_summary``; ``ratings.jsonl`` holds the human
-events ``rating``, ``skip`` and ``note`` and the derived ``review_summary``.
+events ``rating``, ``skip`` and ``note``, the chat channels' ``delivery`` and the derived
+``review_summary``.
 """
 
 from __future__ import annotations
@@ -321,6 +322,35 @@ class Note(_HumanEvent):
     """The note."""
 
 
+class Delivery(_Strict):
+    """A card or a note prompt a chat channel delivered to a reviewer (so sessions survive restarts)."""
+
+    type: Literal["delivery"] = "delivery"
+    """Record type."""
+    v: int = SCHEMA_VERSION
+    """Schema version."""
+    run_id: str
+    """Run the item belongs to."""
+    item_id: str
+    """Item shown."""
+    dimension: str = "overall"
+    """Dimension asked about."""
+    reviewer: Reviewer
+    """Reviewer the card was dealt to."""
+    channel: str
+    """Channel that delivered it: ``telegram`` or ``slack``."""
+    kind: Literal["card", "note_prompt"] = "card"
+    """A rating card, or the prompt asking for a note's text."""
+    chat_id: str
+    """Platform chat (Telegram chat id, Slack channel id)."""
+    message_id: str
+    """Platform message id (Telegram message id, Slack ts)."""
+    group: bool = False
+    """Delivered in a group chat, where any allow-listed member may rate it as themselves."""
+    timestamp: datetime = Field(default_factory=utcnow)
+    """When it was delivered (UTC)."""
+
+
 class ReviewSummary(_Strict):
     """Seed 000's ``hilReview``: one review session's (or the synthesis') summary of a run."""
 
@@ -386,15 +416,15 @@ class LLMCall(_Strict):
 
 
 RunRecord = Annotated[Union[RunHeader, QueryEvaluation, RunSummary], Field(discriminator="type")]
-HumanRecord = Annotated[Union[Rating, Skip, Note, ReviewSummary], Field(discriminator="type")]
+HumanRecord = Annotated[Union[Rating, Skip, Note, ReviewSummary, Delivery], Field(discriminator="type")]
 AnyRecord = Annotated[
-    Union[RunHeader, QueryEvaluation, RunSummary, Rating, Skip, Note, ReviewSummary, LLMCall],
+    Union[RunHeader, QueryEvaluation, RunSummary, Rating, Skip, Note, ReviewSummary, Delivery, LLMCall],
     Field(discriminator="type"),
 ]
 
 RECORD_TYPES: dict[str, type[BaseModel]] = {
     m.model_fields["type"].default: m
-    for m in (RunHeader, QueryEvaluation, RunSummary, Rating, Skip, Note, ReviewSummary, LLMCall)
+    for m in (RunHeader, QueryEvaluation, RunSummary, Rating, Skip, Note, ReviewSummary, Delivery, LLMCall)
 }
 
 _any_adapter: TypeAdapter[Any] | None = None

@@ -3,6 +3,11 @@
 A changed rating is a new event and the latest counts; a skip after a rating (or a rating
 after a skip) replaces it. Events whose idempotency key was already seen are dropped, so a
 redelivered tap is never counted twice. Notes are kept per item; the latest is the item's note.
+
+Chat channels also log a ``delivery`` for every card and note prompt they send. Folded, those
+say which cards each reviewer has open (dealt, not yet judged), which message shows which item,
+and which note prompt awaits an answer, so a restarted bot picks up every session where it was.
+Cards being sent right now are *reserved* in memory until their delivery is logged.
 """
 
 from __future__ import annotations
@@ -13,11 +18,15 @@ from typing import Iterable
 
 from pydantic import BaseModel
 
-from .records import Note, Rating, ReviewSummary, Reviewer, Skip
+from .records import Delivery, Note, Rating, ReviewSummary, Reviewer, Skip
 from .runs import Run, ai_score
 
 Key = tuple[str, str, str, str]
 """(run_id, item_id, dimension, reviewer key)."""
+ItemKey = tuple[str, str, str]
+"""(run_id, item_id, dimension)."""
+MessageKey = tuple[str, str, str]
+"""(channel, chat_id, message_id)."""
 
 
 def event_key(event: Rating | Skip | Note) -> Key:
@@ -37,8 +46,20 @@ class Ledger:
     """Idempotency keys already counted."""
     duplicates: int = 0
     """Events dropped because their idempotency key had been seen."""
-    _reviewers: dict[tuple[str, str, str], set[str]] = field(default_factory=dict, repr=False)
+    messages: dict[MessageKey, Delivery] = field(default_factory=dict)
+    """Which item (and reviewer) each delivered chat message is about."""
+    cards: dict[Key, Delivery] = field(default_factory=dict)
+    """The latest card of each item dealt to each reviewer (where to edit it)."""
+    prompts: dict[str, Delivery] = field(default_factory=dict)
+    """Per reviewer key: the note prompt still waiting for its text."""
+    sessions: dict[str, Delivery] = field(default_factory=dict)
+    """Per reviewer key: the latest card dealt to them (its run, dimension and chat)."""
+    _reviewers: dict[ItemKey, set[str]] = field(default_factory=dict, repr=False)
     """Index: reviewer keys with a judgment, per (run, item, dimension)."""
+    _dealt: dict[ItemKey, set[str]] = field(default_factory=dict, repr=False)
+    """Index: reviewer keys a card of the item was dealt (or is being sent) to."""
+    hands: dict[tuple[str, str, str], dict[str, None]] = field(default_factory=dict, repr=False)
+    """Item ids dealt per (reviewer key, run, dimension), in dealing order."""
 
     @classmethod
     def from_events(cls, events: Iterable[BaseModel]) -> "Ledger":
@@ -50,6 +71,9 @@ class Ledger:
 
     def add(self, event: BaseModel) -> bool:
         """Fold one event; False if it was a duplicate delivery or not a human event."""
+        if isinstance(event, Delivery):
+            self._deliver(event)
+            return True
         if not isinstance(event, (Rating, Skip, Note)):
             return False
         if event.idempotency_key in self.seen_keys:
@@ -57,12 +81,49 @@ class Ledger:
             return False
         self.seen_keys.add(event.idempotency_key)
         key = event_key(event)
+        prompt = self.prompts.get(key[3])
+        if isinstance(event, (Note, Skip)) and prompt is not None and (prompt.run_id, prompt.item_id, prompt.dimension) == key[:3]:
+            del self.prompts[key[3]]  # the note (or a skip) answers the prompt
         if isinstance(event, Note):
             self.notes[key] = event
         else:
             self.judgments[key] = event
             self._reviewers.setdefault(key[:3], set()).add(key[3])
         return True
+
+    def _deliver(self, event: Delivery) -> None:
+        item, who = (event.run_id, event.item_id, event.dimension), event.reviewer.key
+        self.messages[(event.channel, event.chat_id, event.message_id)] = event
+        if event.kind == "note_prompt":
+            self.prompts[who] = event
+            return
+        self.reserve(item, who)
+        self.cards[(*item, who)] = event
+        self.sessions[who] = event
+
+    def reserve(self, item: ItemKey, reviewer_key: str) -> None:
+        """Count a card being dealt to a reviewer as open (before its delivery is logged)."""
+        self._dealt.setdefault(item, set()).add(reviewer_key)
+        self.hands.setdefault((reviewer_key, item[0], item[2]), {})[item[1]] = None
+
+    def release(self, item: ItemKey, reviewer_key: str) -> None:
+        """Undo :meth:`reserve` for a card that could not be delivered."""
+        self._dealt.get(item, set()).discard(reviewer_key)
+        self.hands.get((reviewer_key, item[0], item[2]), {}).pop(item[1], None)
+
+    def open_reviewers(self, run_id: str, item_id: str, dimension: str) -> set[str]:
+        """Reviewer keys holding an open (dealt, not yet judged) card of the item."""
+        item = (run_id, item_id, dimension)
+        return {r for r in self._dealt.get(item, ()) if (*item, r) not in self.judgments}
+
+    def open_cards(self, run_id: str, dimension: str, reviewer: Reviewer) -> list[str]:
+        """Item ids dealt to a reviewer on a run and dimension and not yet judged, oldest first."""
+        hand = self.hands.get((reviewer.key, run_id, dimension), {})
+        return [i for i in hand if (run_id, i, dimension, reviewer.key) not in self.judgments]
+
+    def dealt(self, run_id: str, item_id: str, dimension: str, reviewer: Reviewer) -> bool:
+        """Whether a card of the item was dealt to the reviewer (open or since judged)."""
+        return reviewer.key in self._dealt.get((run_id, item_id, dimension), ())
 
     def ratings(self, run_id: str | None = None, dimension: str | None = None) -> list[Rating]:
         """Current ratings, optionally of one run and dimension."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import Callable, Protocol
 
-from evaluation import HilbotError, ReviewSummary
+from evaluation import HilbotConfig, HilbotError, ReviewSummary, Store
 
 from ..review import ReviewSession
 
@@ -25,21 +25,31 @@ class Channel(Protocol):
         ...
 
 
-_REGISTRY: dict[str, Callable[[], Channel]] = {}
-_BUILTINS = {"terminal": "bot.channels.terminal"}
+class ChatChannel(Protocol):
+    """A chat platform's bot: serves every reviewer until the process is stopped."""
+
+    name: str
+
+    def serve(self, store: Store, config: HilbotConfig) -> None:
+        """Connect to the platform and handle reviewers' commands and taps until interrupted."""
+        ...
 
 
-def channel(name: str) -> Callable[[Callable[[], Channel]], Callable[[], Channel]]:
+_REGISTRY: dict[str, Callable[[], Channel | ChatChannel]] = {}
+_BUILTINS = {"terminal": "bot.channels.terminal", "telegram": "bot.channels.telegram"}
+
+
+def channel(name: str) -> Callable[[Callable[[], Channel | ChatChannel]], Callable[[], Channel | ChatChannel]]:
     """Register a channel factory under ``name``."""
 
-    def register(factory: Callable[[], Channel]) -> Callable[[], Channel]:
+    def register(factory: Callable[[], Channel | ChatChannel]) -> Callable[[], Channel | ChatChannel]:
         _REGISTRY[name] = factory
         return factory
 
     return register
 
 
-def get_channel(name: str) -> Channel:
+def get_channel(name: str) -> Channel | ChatChannel:
     """A new channel instance by name (built-in modules are imported on first use)."""
     if name not in _REGISTRY and name in _BUILTINS:
         importlib.import_module(_BUILTINS[name])
@@ -48,4 +58,12 @@ def get_channel(name: str) -> Channel:
     return _REGISTRY[name]()
 
 
-__all__ = ["Channel", "channel", "get_channel"]
+def chat_channel(name: str) -> ChatChannel:
+    """A chat channel by name; the terminal is not one (it reviews one session, see ``hilbot review``)."""
+    found = get_channel(name)
+    if not hasattr(found, "serve"):
+        raise HilbotError(f"{name!r} is not a chat channel", fix="use `hilbot review` for the terminal; serve telegram")
+    return found
+
+
+__all__ = ["Channel", "ChatChannel", "channel", "chat_channel", "get_channel"]

@@ -10,7 +10,7 @@ import sys
 
 import typer
 
-from . import _data, _demo, _review, _run, _sets
+from . import _data, _demo, _review, _run, _serve, _sets
 from ._common import global_options
 
 app = typer.Typer(
@@ -31,6 +31,7 @@ app.command("schema")(_data.schema)
 app.add_typer(_sets.app, name="sets")
 app.command("run")(_run.run)
 app.command("compare")(_run.compare)
+app.command("serve")(_serve.serve)
 
 
 def main() -> None:

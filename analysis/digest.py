@@ -1,0 +1,318 @@
+"""The review digest the chat bot posts on a schedule: progress per run, totals, top concerns, a chart.
+
+Everything here returns values; nothing prints or posts (the bot's channels render and escape
+:meth:`Digest.lines`). Conventions:
+
+* Figures come from the folded ledger: only each reviewer's *current* judgment per
+  (run, item, dimension) counts, so a changed rating counts once, at its latest value, and a
+  skip after a rating replaces it. Records that are not ratings or skips are ignored.
+* An average is None when there is nothing to average; :meth:`Digest.lines` shows it as "–".
+* Stored figures are never rounded; only :meth:`Digest.lines` rounds, to 2 decimals.
+* Δ is mean(human − AI) over ratings whose item the AI scored (as in
+  :func:`evaluation.reviews.summarize`): negative means humans score lower than the AI.
+* Runs are ordered by their most recent current rating (newest first), then by run id;
+  a run's dimensions stay together, by name. Runs without ratings come last, by run id.
+* ``matplotlib`` is imported only inside :func:`chart_png`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from statistics import mean
+from typing import Iterable
+
+from evaluation.config import HilbotConfig
+from evaluation.errors import HilbotError
+from evaluation.records import Rating, RunHeader, Skip, utcnow
+from evaluation.reviews import Ledger
+from evaluation.runs import Run, ai_score
+from evaluation.store import Store
+
+DASH = "–"
+"""How a missing average is shown."""
+TOP_CONCERNS = 5
+"""How many concern tags the digest lists."""
+
+
+@dataclass(frozen=True)
+class RunProgress:
+    """Review progress of one run on one dimension."""
+
+    run_id: str
+    """The run."""
+    dimension: str
+    """The dimension reviewed."""
+    items: int
+    """Items in the run (plus any judged item the run file does not hold)."""
+    rated_items: int
+    """Items with at least ``review.k`` current ratings."""
+    ratings: int
+    """Current ratings (latest per reviewer and item)."""
+    skips: int
+    """Current skips (latest per reviewer and item)."""
+    reviewers: int
+    """Reviewers with a current rating or skip."""
+    human_average: float | None
+    """Mean over rated items of each item's mean human score; None when no item is rated."""
+    ai_average: float | None
+    """Mean AI score (``ai_score``) over rated items the AI scored; None when there are none."""
+    ai_vs_human_delta: float | None
+    """Mean (human − AI) over current ratings whose item the AI scored; None when there are none."""
+
+    @property
+    def label(self) -> str:
+        """``run-id · dimension``, as the chart and the digest lines name it."""
+        return f"{self.run_id} · {self.dimension}"
+
+
+@dataclass(frozen=True)
+class Digest:
+    """What a scheduled digest says; :meth:`lines` is its plain text."""
+
+    generated_at: datetime
+    """When the digest was built (UTC)."""
+    since: datetime | None
+    """Start of the "new" window; None = all time."""
+    runs: list[RunProgress]
+    """One entry per run and dimension, most recently rated run first."""
+    new_ratings: int
+    """Current ratings of the listed runs with timestamp >= ``since`` (all when ``since`` is None)."""
+    new_reviewers: int
+    """Distinct reviewers of those new ratings."""
+    human_average: float | None
+    """Mean human score over all current ratings of the listed runs (rating-weighted)."""
+    ai_vs_human_delta: float | None
+    """Mean (human − AI) over all current ratings of the listed runs whose item the AI scored."""
+    top_concerns: list[tuple[str, int]]
+    """Up to 5 (tag, ratings carrying it) on current ratings, most frequent first, ties by name."""
+    chart_png: bytes | None
+    """The :func:`chart_png` image of runs with ratings, or None (no ratings, or ``chart=False``)."""
+
+    @property
+    def total_ratings(self) -> int:
+        """Current ratings over all listed runs."""
+        return sum(run.ratings for run in self.runs)
+
+    def lines(self) -> list[str]:
+        """Plain-text lines, no markup: title, one line per run, totals, top concerns."""
+        lines = [f"hilbot digest · {_when(self.generated_at)}"]
+        lines += [_run_line(run) for run in self.runs]
+        if not self.total_ratings:
+            return [*lines, "No ratings yet."]
+        lines += [self._totals_line(), self._new_line()]
+        if self.top_concerns:
+            lines.append("Top concerns: " + ", ".join(f"{tag} {n}" for tag, n in self.top_concerns))
+        return lines
+
+    def text(self) -> str:
+        """The lines joined by newlines."""
+        return "\n".join(self.lines())
+
+    def _totals_line(self) -> str:
+        return (f"All runs: {_count(self.total_ratings, 'rating')} · human {_number(self.human_average)}"
+                f" · Δ {_signed(self.ai_vs_human_delta)}")
+
+    def _new_line(self) -> str:
+        who = f"{_count(self.new_ratings, 'rating')} from {_count(self.new_reviewers, 'reviewer')}"
+        if self.since is None:
+            return f"All time: {who}"
+        if not self.new_ratings:
+            return f"No new ratings since {_when(self.since)}"
+        return f"New since {_when(self.since)}: {who}"
+
+
+# --------------------------------------------------------------------------- building
+
+
+@dataclass(frozen=True)
+class _Slice:
+    """The current judgments of one run on one dimension, with the AI's item scores."""
+
+    run: Run
+    dimension: str
+    judgments: list[tuple[str, Rating | Skip]]
+    ai: dict[str, float | None]
+
+    @property
+    def ratings(self) -> list[Rating]:
+        return [j for _, j in self.judgments if isinstance(j, Rating)]
+
+    def deltas(self) -> list[float]:
+        """human − AI for each current rating whose item the AI scored."""
+        return [r.score - ai for r in self.ratings if (ai := self.ai.get(r.item_id)) is not None]
+
+    def latest(self) -> datetime | None:
+        """Timestamp of the most recent current rating."""
+        return max((_aware(r.timestamp) for r in self.ratings), default=None)
+
+
+def build_digest(store: Store, config: HilbotConfig, *, since: datetime | None = None, now: datetime | None = None,
+                 runs: Iterable[str] | None = None, chart: bool = True) -> Digest:
+    """The digest of ``store``: every run with a human judgment, or exactly the ``runs`` given.
+
+    A listed run gets a line per dimension of its header and per judged dimension, even with no
+    ratings (0 rated); a listed run id with no run file counts as a run with no items.
+    Naive datetimes are taken as UTC.
+    """
+    ledger = Ledger.from_events(store.human_events())
+    slices = _order(_slices(store, ledger, runs))
+    ratings = [r for s in slices for r in s.ratings]
+    start = _aware(since) if since is not None else None
+    new = [r for r in ratings if start is None or _aware(r.timestamp) >= start]
+    progress = [_progress(s, config.review.k) for s in slices]
+    charted = [p for p in progress if p.ratings]
+    return Digest(
+        generated_at=_aware(now or utcnow()), since=start, runs=progress,
+        new_ratings=len(new), new_reviewers=len({r.reviewer.key for r in new}),
+        human_average=_mean(r.score for r in ratings),
+        ai_vs_human_delta=_mean(d for s in slices for d in s.deltas()),
+        top_concerns=top_concerns(ratings),
+        chart_png=chart_png(charted) if chart and charted else None,
+    )
+
+
+def top_concerns(ratings: Iterable[Rating], limit: int = TOP_CONCERNS) -> list[tuple[str, int]]:
+    """The most frequent concern tags (each counted once per rating), ties by name."""
+    counts = Counter(tag for r in ratings for tag in set(r.concerns))
+    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
+
+
+def _slices(store: Store, ledger: Ledger, runs: Iterable[str] | None) -> list[_Slice]:
+    """One slice per (run, dimension) the digest lists."""
+    judged: dict[str, set[str]] = {}
+    for run_id, _, dimension, _ in ledger.judgments:
+        judged.setdefault(run_id, set()).add(dimension)
+    listed = list(dict.fromkeys(runs)) if runs is not None else sorted(judged)
+    slices = []
+    for run_id in listed:
+        run = _load(store, run_id)
+        dimensions = judged.get(run_id, set()) | (set(run.header.dimensions) if runs is not None else set())
+        slices += [_slice(ledger, run, dimension) for dimension in sorted(dimensions)]
+    return slices
+
+
+def _load(store: Store, run_id: str) -> Run:
+    """The run, or an empty one when its file is missing or its id is not a file name."""
+    try:
+        return store.load_run(run_id)
+    except HilbotError:
+        return Run(run_id, RunHeader(run_id=run_id))
+
+
+def _slice(ledger: Ledger, run: Run, dimension: str) -> _Slice:
+    judgments = [(key[1], j) for key, j in ledger.judgments.items() if key[0] == run.run_id and key[2] == dimension]
+    return _Slice(run, dimension, judgments, {item.id: ai_score(item, dimension) for item in run.items})
+
+
+def _order(slices: list[_Slice]) -> list[_Slice]:
+    """Most recently rated run first, then run id; a run's dimensions together, by name."""
+    latest: dict[str, datetime] = {}
+    for s in slices:
+        if (when := s.latest()) is not None and (s.run.run_id not in latest or when > latest[s.run.run_id]):
+            latest[s.run.run_id] = when
+
+    def key(s: _Slice) -> tuple:
+        when = latest.get(s.run.run_id)
+        return (when is None, -when.timestamp() if when else 0.0, s.run.run_id, s.dimension)
+
+    return sorted(slices, key=key)
+
+
+def _progress(s: _Slice, k: int) -> RunProgress:
+    by_item: dict[str, list[float]] = {}
+    for r in s.ratings:
+        by_item.setdefault(r.item_id, []).append(r.score)
+    rated = [item for item, scores in by_item.items() if len(scores) >= k]
+    return RunProgress(
+        run_id=s.run.run_id, dimension=s.dimension,
+        items=len(set(s.ai) | {item for item, _ in s.judgments}), rated_items=len(rated),
+        ratings=len(s.ratings), skips=len(s.judgments) - len(s.ratings),
+        reviewers=len({j.reviewer.key for _, j in s.judgments}),
+        human_average=_mean(mean(by_item[item]) for item in rated),
+        ai_average=_mean(ai for item in rated if (ai := s.ai.get(item)) is not None),
+        ai_vs_human_delta=_mean(s.deltas()),
+    )
+
+
+def _mean(values: Iterable[float]) -> float | None:
+    values = list(values)
+    return mean(values) if values else None
+
+
+def _aware(moment: datetime) -> datetime:
+    """``moment`` in UTC; a naive datetime is taken as UTC."""
+    return moment.replace(tzinfo=timezone.utc) if moment.tzinfo is None else moment.astimezone(timezone.utc)
+
+
+# --------------------------------------------------------------------------- text
+
+
+def _when(moment: datetime) -> str:
+    return _aware(moment).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _number(value: float | None) -> str:
+    return DASH if value is None else f"{value:.2f}"
+
+
+def _signed(value: float | None) -> str:
+    """``+0.05`` / ``−0.05`` (a real minus sign) / ``0.00``; "–" when None."""
+    if value is None:
+        return DASH
+    text = f"{abs(value):.2f}"
+    return text if text == "0.00" else ("+" if value > 0 else "−") + text
+
+
+def _run_line(run: RunProgress) -> str:
+    counts = _count(run.ratings, "rating") + (f", {_count(run.skips, 'skip')}" if run.skips else "")
+    return (f"{run.label}: {run.rated_items}/{run.items} rated · {counts} · human {_number(run.human_average)}"
+            f" · AI {_number(run.ai_average)} · Δ {_signed(run.ai_vs_human_delta)}")
+
+
+# --------------------------------------------------------------------------- chart
+
+
+def chart_png(runs: list[RunProgress]) -> bytes:
+    """One PNG: per run and dimension, human vs AI average as paired bars on 0–1, annotated rated/items.
+
+    Uses matplotlib's Agg backend through a bare ``Figure`` (no pyplot state, so nothing is left
+    open). A missing average draws no bar. Raises ValueError for an empty list.
+    """
+    if not runs:
+        raise ValueError("chart_png needs at least one run")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from io import BytesIO
+
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(6.4, 1.5 + 0.55 * len(runs)), dpi=90, layout="constrained")
+    _draw(fig.add_subplot(), runs)
+    fig.suptitle("Human vs AI average (0–1, rated items)", fontsize=9, x=0.02, ha="left")
+    fig.legend(loc="outside upper right", ncol=2, fontsize=8, frameon=False)
+    buffer = BytesIO()
+    fig.savefig(buffer, format="png")
+    fig.clear()
+    return buffer.getvalue()
+
+
+def _draw(ax, runs: list[RunProgress]) -> None:
+    """Paired horizontal bars, first run at the top."""
+    rows = range(len(runs))
+    human = [r.human_average or 0.0 for r in runs]
+    ai = [r.ai_average or 0.0 for r in runs]
+    ax.barh([y - 0.2 for y in rows], human, height=0.4, color="#2f6db5", label="human")
+    ax.barh([y + 0.2 for y in rows], ai, height=0.4, color="#c9a227", label="AI")
+    for y, run in zip(rows, runs):
+        ax.text(max(human[y], ai[y]) + 0.02, y, f"{run.rated_items}/{run.items} rated", va="center", fontsize=8)
+    ax.set_yticks(list(rows), [r.label for r in runs], fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1.3)
+    ax.set_xticks([0, 0.25, 0.5, 0.75, 1.0])

@@ -1,0 +1,33 @@
+"""``hilbot serve <channel>``: run a chat bot for reviewers."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from ._common import Context
+
+
+def serve(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="Chat channel to serve: telegram.")],
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log every call to the platform.")] = False,
+) -> None:
+    """Run the reviewer bot on a chat platform until interrupted (Ctrl-C).
+
+    Telegram: the token comes from TELEGRAM_BOT_TOKEN; TELEGRAM_API_URL (or [telegram] api_url)
+    points at another Bot API server. Reviewers and admins are listed by user id in hilbot.toml.
+
+    Example: TELEGRAM_BOT_TOKEN=123:abc hilbot serve telegram
+    """
+    import logging
+
+    from bot.channels import chat_channel
+
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    for noisy in ("httpx", "apscheduler"):
+        logging.getLogger(noisy).setLevel(logging.DEBUG if verbose else logging.WARNING)
+    context: Context = ctx.obj
+    channel = chat_channel(name)
+    channel.serve(context.store(), context.config())
