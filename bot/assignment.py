@@ -39,25 +39,32 @@ def _needs(run_id: str, item_id: str, ledger: Ledger, dimension: str, reviewer: 
     return reviewer.key not in holders and len(ledger.raters(run_id, item_id, dimension)) + len(holders) < k
 
 
-def queue(run: Run, ledger: Ledger, dimension: str, reviewer: Reviewer, k: int = 1) -> list[ItemData]:
-    """Items still to show this reviewer, least-confident first, stratified by category."""
-    eligible = [item for item in run.items if _needs(run.run_id, item.id, ledger, dimension, reviewer, k)]
+def order(run: Run) -> list[ItemData]:
+    """Every item of the run in assignment order: least-confident first, stratified by category."""
     bands: list[list[ItemData]] = [[] for _ in range(len(_BANDS) + 1)]
-    for item in eligible:
+    for item in run.items:
         bands[_band(item)].append(item)
     return [item for band in bands for item in _stratify(band)]
 
 
-def progress(run: Run, ledger: Ledger, dimension: str, reviewer: Reviewer, k: int = 1) -> Progress:
-    """Done / skipped / remaining for one reviewer on one run and dimension."""
-    done = skipped = 0
-    for item in run.items:
-        judgment = ledger.judgment(run.run_id, item.id, dimension, reviewer)
-        if judgment is None:
-            continue
-        if judgment.type == "rating":
-            done += 1
-        else:
-            skipped += 1
+def queue(run: Run, ledger: Ledger, dimension: str, reviewer: Reviewer, k: int = 1, *,
+          ordered: list[ItemData] | None = None, limit: int | None = None) -> list[ItemData]:
+    """Items still to show this reviewer, in assignment order (the first ``limit`` of them).
+
+    ``ordered`` is :func:`order` of the run, when the caller keeps it.
+    """
+    found: list[ItemData] = []
+    for item in ordered if ordered is not None else order(run):
+        if limit is not None and len(found) >= limit:
+            break
+        if _needs(run.run_id, item.id, ledger, dimension, reviewer, k):
+            found.append(item)
+    return found
+
+
+def progress(run: Run, ledger: Ledger, dimension: str, reviewer: Reviewer, k: int = 1,
+             ordered: list[ItemData] | None = None) -> Progress:
+    """Done / skipped / remaining (to deal, or dealt and open) for one reviewer on one run and dimension."""
+    done, skipped = ledger.counts(run.run_id, dimension, reviewer)
     held = len(ledger.open_cards(run.run_id, dimension, reviewer))
-    return Progress(done, skipped, len(queue(run, ledger, dimension, reviewer, k)) + held)
+    return Progress(done, skipped, len(queue(run, ledger, dimension, reviewer, k, ordered=ordered)) + held)

@@ -83,7 +83,12 @@ class Step:
     """The session summary on quit or when done."""
     stored: int = 0
     """Records stored by this action."""
-    progress: Progress | None = None
+    _progress: Callable[[], Progress] | None = field(default=None, repr=False)
+
+    @property
+    def progress(self) -> Progress | None:
+        """Where the reviewer is now (worked out when asked)."""
+        return self._progress() if self._progress else None
 
 
 class ReviewEngine:
@@ -95,6 +100,14 @@ class ReviewEngine:
         self.ledger = Ledger.from_events(store.human_events(issues))
         self._runs: dict[str, Run] = {}
         self._sizes: dict[str, int] = {}
+        self._orders: dict[str, tuple[Run, list[ItemData]]] = {}
+
+    def order(self, run_id: str) -> list[ItemData]:
+        """The run's items in assignment order, worked out once per reading of the run."""
+        run = self.run(run_id)
+        if self._orders.get(run_id, (None,))[0] is not run:
+            self._orders[run_id] = (run, assignment.order(run))
+        return self._orders[run_id][1]
 
     def run(self, run_id: str) -> Run:
         """A run, read once and cached (see :meth:`refresh`)."""
@@ -168,11 +181,13 @@ class ReviewSession:
 
     def progress(self) -> Progress:
         """Done / skipped / remaining for this reviewer."""
-        return assignment.progress(self.run, self.ledger, self.dimension, self.reviewer, self.engine.config.review.k)
+        return assignment.progress(self.run, self.ledger, self.dimension, self.reviewer, self.engine.config.review.k,
+                                   self.engine.order(self.run_id))
 
-    def pending(self) -> list[ItemData]:
-        """Items still to deal this reviewer, in assignment order (open cards excluded)."""
-        return assignment.queue(self.run, self.ledger, self.dimension, self.reviewer, self.engine.config.review.k)
+    def pending(self, limit: int | None = None) -> list[ItemData]:
+        """Items still to deal this reviewer, in assignment order (open cards excluded), the first ``limit``."""
+        return assignment.queue(self.run, self.ledger, self.dimension, self.reviewer, self.engine.config.review.k,
+                                ordered=self.engine.order(self.run_id), limit=limit)
 
     def card_for(self, item_id: str) -> Card:
         """An item's card as this reviewer should see it now (blind until they have rated it)."""
@@ -312,7 +327,7 @@ class ReviewSession:
         return self._step(transition, finished)
 
     def _advance(self) -> None:
-        pending = self.pending()
+        pending = self.pending(limit=1)
         if pending:
             self.item, self.state = pending[0], State.RATING
         else:
@@ -325,7 +340,7 @@ class ReviewSession:
         if self.state == State.DONE and summary is None:
             summary = self.summary()
         return Step(self.state, card, finished, transition.detail, transition.alert, summary,
-                    len(transition.records), self.progress())
+                    len(transition.records), self.progress)
 
     # ------------------------------------------------------------------ cards
 
@@ -343,8 +358,8 @@ class ReviewSession:
     def _card(self, *, revealed: bool, final: bool = False) -> Card:
         item = self.item
         current = self._current()
-        position = self.progress()
-        title = f'[{position.done + position.skipped + (0 if final else 1)}/{position.total}] "{item.query.query}"'
+        position = sum(self.ledger.counts(self.run_id, self.dimension, self.reviewer)) + (0 if final else 1)
+        title = f'[{position}/{len(self.run.items)}] "{item.query.query}"'
         sections = tuple(Section(t, tuple(lines)) for t, lines in render.item_sections(item))
         show_ai = revealed and current is not None and self.engine.config.review.reveal_after_rating
         return Card(

@@ -113,7 +113,7 @@ class Sessions:
         """Blind cards for the next items, up to the window; each is reserved until delivered."""
         room = self.window - len(self.open_cards(session, group=group))
         cards = []
-        for item in session.pending()[: max(room, 0)]:
+        for item in session.pending(limit=max(room, 0)) if room > 0 else []:
             self.ledger.reserve((session.run_id, item.id, session.dimension), session.reviewer.key)
             cards.append(session.card_for(item.id))
         return cards
@@ -136,7 +136,7 @@ class Sessions:
 
     def finished(self, session: ReviewSession) -> bool:
         """Nothing open and nothing left to deal."""
-        return not self.open_cards(session) and not session.pending()
+        return not self.open_cards(session) and not session.pending(limit=1)
 
     # ------------------------------------------------------------------ buttons
 

@@ -58,6 +58,8 @@ class Ledger:
     """Index: reviewer keys with a judgment, per (run, item, dimension)."""
     _dealt: dict[ItemKey, set[str]] = field(default_factory=dict, repr=False)
     """Index: reviewer keys a card of the item was dealt (or is being sent) to."""
+    _mine: dict[tuple[str, str, str], set[str]] = field(default_factory=dict, repr=False)
+    """Index: item ids each reviewer has judged, per (reviewer key, run, dimension)."""
     hands: dict[tuple[str, str, str], dict[str, None]] = field(default_factory=dict, repr=False)
     """Item ids dealt per (reviewer key, run, dimension), in dealing order."""
 
@@ -89,6 +91,7 @@ class Ledger:
         else:
             self.judgments[key] = event
             self._reviewers.setdefault(key[:3], set()).add(key[3])
+            self._mine.setdefault((key[3], key[0], key[2]), set()).add(key[1])
         return True
 
     def _deliver(self, event: Delivery) -> None:
@@ -124,6 +127,12 @@ class Ledger:
     def dealt(self, run_id: str, item_id: str, dimension: str, reviewer: Reviewer) -> bool:
         """Whether a card of the item was dealt to the reviewer (open or since judged)."""
         return reviewer.key in self._dealt.get((run_id, item_id, dimension), ())
+
+    def counts(self, run_id: str, dimension: str, reviewer: Reviewer) -> tuple[int, int]:
+        """(rated, skipped): how many of a run's items a reviewer has judged, by kind."""
+        mine = self._mine.get((reviewer.key, run_id, dimension), ())
+        rated = sum(1 for i in mine if isinstance(self.judgments[(run_id, i, dimension, reviewer.key)], Rating))
+        return rated, len(mine) - rated
 
     def ratings(self, run_id: str | None = None, dimension: str | None = None) -> list[Rating]:
         """Current ratings, optionally of one run and dimension."""

@@ -222,7 +222,7 @@ class ReviewBot:
         reviewers = [Reviewer(platform="telegram", id=str(uid)) for uid in self.settings.reviewers]
         sent = await asyncio.gather(*(self._push_one(r, run_id, dimension) for r in reviewers))
         failed = [r.id for r, n in zip(reviewers, sent) if n is None]
-        text = f"Pushed {escape(run_id)}: {sum(n or 0 for n in sent)} cards to {len(reviewers) - len(failed)} reviewers."
+        text = f"Pushed {escape(run_id)}: {sum(n or 0 for n in sent)} cards to {sum(1 for n in sent if n)} reviewers."
         if failed:
             text += f" Could not reach {', '.join(failed)} (they must /start the bot first)."
         await self._bot.send_message(report_to, text)
@@ -502,9 +502,11 @@ class TelegramChannel:
         asyncio.run(check(app.bot.token, api_url(config)))
         settings = config.telegram
         if settings.mode == "webhook":
+            from urllib.parse import urlparse
+
             secret = os.environ.get("TELEGRAM_WEBHOOK_SECRET")
-            app.run_webhook(listen=settings.listen, port=settings.port, webhook_url=settings.webhook_url,
-                            secret_token=secret, allowed_updates=Update.ALL_TYPES)
+            app.run_webhook(listen=settings.listen, port=settings.port, url_path=urlparse(settings.webhook_url).path.lstrip("/"),
+                            webhook_url=settings.webhook_url, secret_token=secret, allowed_updates=Update.ALL_TYPES)
         else:
             app.run_polling(timeout=settings.poll_timeout_s, allowed_updates=Update.ALL_TYPES)
 
