@@ -57,7 +57,8 @@ def write_config(root: Path, reviewers: list[int]) -> Path:
 def start_bot(fake: FakeTelegram, root: Path) -> subprocess.Popen:
     env = {**os.environ, **fake.env(), "HILBOT_DATA_DIR": str(root / "results"), "HILBOT_CONFIG": str(root / "hilbot.toml")}
     log = open(root / "bot.log", "w")
-    proc = subprocess.Popen([str(HILBOT), "serve", "telegram"], env=env, cwd=root, stdout=log, stderr=subprocess.STDOUT)
+    profile = ["-m", "cProfile", "-o", os.environ["PUSH_PROFILE"]] if os.environ.get("PUSH_PROFILE") else []
+    proc = subprocess.Popen([sys.executable, *profile, str(HILBOT), "serve", "telegram"], env=env, cwd=root, stdout=log, stderr=subprocess.STDOUT)
     fake.wait(lambda: fake.commands or proc.poll() is not None, timeout=30, what="the bot to start")
     if proc.poll() is not None:
         raise SystemExit(f"the bot exited: {(root / 'bot.log').read_text()}")
@@ -72,9 +73,9 @@ def stop_bot(proc: subprocess.Popen) -> None:
         proc.kill()
 
 
-def cards(fake: FakeTelegram, chat: int) -> list[dict]:
-    """The bot's rating cards in a chat (messages with a keyboard)."""
-    return [m for m in fake.messages(chat) if m.get("reply_markup", {}).get("inline_keyboard")]
+def cards(fake: FakeTelegram, chat: int) -> list[int]:
+    """Message ids of the bot's rating cards in a chat (messages with a keyboard)."""
+    return fake.card_ids(chat)
 
 
 def push_phase(fake: FakeTelegram, reviewers: list[int]) -> dict:
@@ -96,9 +97,9 @@ def tap_phase(fake: FakeTelegram, reviewers: list[int], per: int, ratings_path: 
     while len(queries) < len(reviewers) * per:
         for reviewer in reviewers:
             shown = cards(fake, reviewer)
-            if len(tapped[reviewer]) < per and shown and shown[-1]["message_id"] not in tapped[reviewer]:
-                tapped[reviewer].add(shown[-1]["message_id"])
-                queries.append(fake.tap_button(reviewer, reviewer, shown[-1]["message_id"], "good"))
+            if len(tapped[reviewer]) < per and shown and shown[-1] not in tapped[reviewer]:
+                tapped[reviewer].add(shown[-1])
+                queries.append(fake.tap_button(reviewer, reviewer, shown[-1], "good"))
         time.sleep(0.02)
         if time.monotonic() - start > 600:
             raise SystemExit("taps did not finish in 10 minutes")

@@ -32,11 +32,14 @@ def _stratify(items: list[ItemData]) -> list[ItemData]:
     return [item for round_ in rounds for item in round_ if item is not None]
 
 
-def _needs(run_id: str, item_id: str, ledger: Ledger, dimension: str, reviewer: Reviewer, k: int) -> bool:
-    if ledger.judgment(run_id, item_id, dimension, reviewer) is not None:
-        return False
-    holders = ledger.open_reviewers(run_id, item_id, dimension)
-    return reviewer.key not in holders and len(ledger.raters(run_id, item_id, dimension)) + len(holders) < k
+def _full(run_id: str, item_id: str, ledger: Ledger, dimension: str, k: int) -> bool:
+    """k ratings, or k with the open cards: nobody new is dealt it."""
+    return len(ledger.raters(run_id, item_id, dimension)) + len(ledger.open_reviewers(run_id, item_id, dimension)) >= k
+
+
+def _mine(run_id: str, item_id: str, ledger: Ledger, dimension: str, reviewer: Reviewer) -> bool:
+    """Already judged by this reviewer, or on a card they hold."""
+    return ledger.judgment(run_id, item_id, dimension, reviewer) is not None or ledger.dealt(run_id, item_id, dimension, reviewer)
 
 
 def order(run: Run) -> list[ItemData]:
@@ -54,11 +57,16 @@ def queue(run: Run, ledger: Ledger, dimension: str, reviewer: Reviewer, k: int =
     ``ordered`` is :func:`order` of the run, when the caller keeps it.
     """
     found: list[ItemData] = []
+    full = ledger.full.setdefault((run.run_id, dimension, k), set())
     for item in ordered if ordered is not None else order(run):
         if limit is not None and len(found) >= limit:
             break
-        if _needs(run.run_id, item.id, ledger, dimension, reviewer, k):
-            found.append(item)
+        if item.id in full or _mine(run.run_id, item.id, ledger, dimension, reviewer):
+            continue
+        if _full(run.run_id, item.id, ledger, dimension, k):
+            full.add(item.id)
+            continue
+        found.append(item)
     return found
 
 

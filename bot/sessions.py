@@ -143,7 +143,7 @@ class Sessions:
     def token(self, card: Card, action: Action) -> str:
         """The compact, checkable token a button carries: ``op|run|item|dimension``."""
         run = self.engine.run(card.run_id)
-        index = next(n for n, item in enumerate(run.items) if item.id == card.item_id)
+        index = run.index(card.item_id)
         op = _OPS[action.kind] + self._value_index(card.dimension, action)
         return f"{op}|{run_key(card.run_id)}|{index}|{run.header.dimensions.index(card.dimension)}"
 
@@ -156,7 +156,8 @@ class Sessions:
             return ""
         return str(values.index(action.value))
 
-    def resolve(self, token: str, reviewer: Reviewer, message: tuple[object, object], delivery_id: str) -> Tap:
+    def resolve(self, token: str, reviewer: Reviewer, message: tuple[object, object], delivery_id: str,
+                *, group: bool = False) -> Tap:
         """Check a button's token against the log; :class:`Refused` when it does not hold."""
         try:
             op, key, index, dim = token.split("|")
@@ -167,7 +168,7 @@ class Sessions:
             value = self._value(dimension, kind, op[1:])
         except (ValueError, KeyError, IndexError, HilbotError):
             raise Refused(f"unreadable button data {token!r}") from None
-        self._check_dealt(reviewer, run_id, item.id, dimension, message)
+        self._check_dealt(reviewer, run_id, item.id, dimension, message, group)
         session = self.get(reviewer, run_id, dimension)
         return Tap(session, item.id, Action(kind, value, item.id, delivery_id))
 
@@ -185,12 +186,15 @@ class Sessions:
             raise ValueError(digits)
         return None
 
-    def _check_dealt(self, reviewer: Reviewer, run_id: str, item_id: str, dimension: str, message: tuple[object, object]) -> None:
+    def _check_dealt(self, reviewer: Reviewer, run_id: str, item_id: str, dimension: str,
+                     message: tuple[object, object], group: bool) -> None:
         shown = self.owner(message)
         if shown is not None and (shown.run_id, shown.item_id, shown.dimension) != (run_id, item_id, dimension):
             raise Refused(f"button for {run_id}/{item_id} on a message about {shown.run_id}/{shown.item_id}")
-        if self.ledger.dealt(run_id, item_id, dimension, reviewer) or (shown is not None and shown.group):
+        if self.ledger.dealt(run_id, item_id, dimension, reviewer):
             return
+        if group and (shown is not None or self.ledger.holders(run_id, item_id, dimension)):
+            return  # a card in a group (its delivery may still be being logged): any member rates it as themselves
         if self.ledger.judgment(run_id, item_id, dimension, reviewer) is None:
             raise Refused(f"{run_id}/{item_id} was not dealt to {reviewer.key}")
 

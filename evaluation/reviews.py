@@ -58,6 +58,9 @@ class Ledger:
     """Index: reviewer keys with a judgment, per (run, item, dimension)."""
     _dealt: dict[ItemKey, set[str]] = field(default_factory=dict, repr=False)
     """Index: reviewer keys a card of the item was dealt (or is being sent) to."""
+    full: dict[tuple[str, str, int], set[str]] = field(default_factory=dict, repr=False)
+    """Cache for assignment: per (run, dimension, k), items with k ratings or open cards between them.
+    Ratings and deals only ever fill items; a skip or a released card may reopen one, and clears it."""
     _mine: dict[tuple[str, str, str], set[str]] = field(default_factory=dict, repr=False)
     """Index: item ids each reviewer has judged, per (reviewer key, run, dimension)."""
     hands: dict[tuple[str, str, str], dict[str, None]] = field(default_factory=dict, repr=False)
@@ -86,6 +89,8 @@ class Ledger:
         prompt = self.prompts.get(key[3])
         if isinstance(event, (Note, Skip)) and prompt is not None and (prompt.run_id, prompt.item_id, prompt.dimension) == key[:3]:
             del self.prompts[key[3]]  # the note (or a skip) answers the prompt
+        if isinstance(event, Skip):
+            self._reopen(key[0], key[2])
         if isinstance(event, Note):
             self.notes[key] = event
         else:
@@ -109,8 +114,13 @@ class Ledger:
         self._dealt.setdefault(item, set()).add(reviewer_key)
         self.hands.setdefault((reviewer_key, item[0], item[2]), {})[item[1]] = None
 
+    def _reopen(self, run_id: str, dimension: str) -> None:
+        for key in [k for k in self.full if k[:2] == (run_id, dimension)]:
+            del self.full[key]
+
     def release(self, item: ItemKey, reviewer_key: str) -> None:
         """Undo :meth:`reserve` for a card that could not be delivered."""
+        self._reopen(item[0], item[2])
         self._dealt.get(item, set()).discard(reviewer_key)
         self.hands.get((reviewer_key, item[0], item[2]), {}).pop(item[1], None)
 
@@ -123,6 +133,10 @@ class Ledger:
         """Item ids dealt to a reviewer on a run and dimension and not yet judged, oldest first."""
         hand = self.hands.get((reviewer.key, run_id, dimension), {})
         return [i for i in hand if (run_id, i, dimension, reviewer.key) not in self.judgments]
+
+    def holders(self, run_id: str, item_id: str, dimension: str) -> set[str]:
+        """Reviewer keys a card of the item was dealt to (open or since judged)."""
+        return set(self._dealt.get((run_id, item_id, dimension), ()))
 
     def dealt(self, run_id: str, item_id: str, dimension: str, reviewer: Reviewer) -> bool:
         """Whether a card of the item was dealt to the reviewer (open or since judged)."""

@@ -21,6 +21,7 @@ class Run:
     header: RunHeader
     items: list[ItemData] = field(default_factory=list)
     summary: RunSummary | None = None
+    _positions: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def from_records(cls, run_id: str, records: Iterable[BaseModel]) -> "Run":
@@ -39,7 +40,14 @@ class Run:
 
     def item(self, item_id: str) -> ItemData | None:
         """The item with this id, or None."""
-        return next((i for i in self.items if i.id == item_id), None)
+        index = self.index(item_id)
+        return None if index is None else self.items[index]
+
+    def index(self, item_id: str) -> int | None:
+        """The item's position in the run (stable: run files only grow), or None."""
+        if len(self._positions) != len(self.items):
+            self._positions = {item.id: n for n, item in enumerate(self.items)}
+        return self._positions.get(item_id)
 
     @property
     def overall(self) -> float | None:

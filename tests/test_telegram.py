@@ -177,7 +177,9 @@ async def test_a_tap_is_on_disk_before_the_callback_is_answered(bot):
 async def test_the_card_is_blind_until_rated_then_shows_the_ai_verdict(bot):
     async with bot:
         _, card = await bot.say(ALICE, f"/review {SEARCH_RUN}", replies=2)
-        item = bot.bot.engine.run(SEARCH_RUN).item(bot.bot.engine.ledger.cards[next(iter(bot.bot.engine.ledger.cards))].item_id)
+        await bot.fake.until(lambda: bot.bot.engine.ledger.cards, what="the delivery in the log")
+        [dealt] = bot.bot.engine.ledger.cards.values()
+        item = bot.bot.engine.run(SEARCH_RUN).item(dealt.item_id)
         assert item.evaluation.verdict not in card["text"] and "🤖" not in card["text"]
         assert item.evaluation.rationale[:40] not in card["text"]
         assert labels(card)[:4] == ["good", "okay", "poor", "terrible"]

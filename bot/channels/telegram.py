@@ -254,7 +254,8 @@ class ReviewBot:
         message = query.message
         group = message.chat.type != "private"
         try:
-            tap = self.sessions.resolve(query.data or "", reviewer, (message.chat.id, message.message_id), str(update.update_id))
+            tap = self.sessions.resolve(query.data or "", reviewer, (message.chat.id, message.message_id),
+                                        str(update.update_id), group=group)
         except Refused as exc:
             _log.warning("refused tap from %s: %s", reviewer.key, exc)
             return await query.answer("This button is not valid any more.", show_alert=True)
@@ -262,7 +263,12 @@ class ReviewBot:
             was_open = tap.item_id in self.sessions.open_cards(tap.session)
             step = await self.sessions.act(tap.session, tap.item_id, tap.action)
             await query.answer(**self._answer(step, tap, group))  # the records are on disk by now
-        async with self._output(reviewer):
+        # Editing and dealing wait for flood-control slots: they run on their own, so this
+        # handler is free for the next update at once.
+        context.application.create_task(self._after_tap(step, tap, message, group, was_open), update=update)
+
+    async def _after_tap(self, step: Step, tap: Tap, message: Message, group: bool, was_open: bool) -> None:
+        async with self._output(tap.session.reviewer):
             await self._show(step, tap, message, group)
         if step.stored:
             session, where = self._dealer(tap, message, group)
@@ -316,13 +322,15 @@ class ReviewBot:
                 raise
 
     async def _ask_note(self, tap: Tap, message: Message) -> None:
+        """Ask for the note's text; the prompt is logged before the reviewer's answer is looked at."""
         item = tap.session.run.item(tap.item_id)
-        prompt = await message.reply_text(
-            f"✍️ Note on “{escape(item.query.query)}”: reply to this message with your note.",
-            reply_markup=ForceReply(input_field_placeholder="Your note"),
-            reply_parameters=ReplyParameters(message.message_id, allow_sending_without_reply=True))
-        await self.sessions.delivered(tap.session, tap.item_id, prompt.chat.id, prompt.message_id,
-                                      kind="note_prompt", group=prompt.chat.type != "private")
+        async with self.sessions.lock(tap.session.reviewer):
+            prompt = await message.reply_text(
+                f"✍️ Note on “{escape(item.query.query)}”: reply to this message with your note.",
+                reply_markup=ForceReply(input_field_placeholder="Your note"),
+                reply_parameters=ReplyParameters(message.message_id, allow_sending_without_reply=True))
+            await self.sessions.delivered(tap.session, tap.item_id, prompt.chat.id, prompt.message_id,
+                                          kind="note_prompt", group=prompt.chat.type != "private")
 
     # ------------------------------------------------------------------ notes
 
@@ -333,16 +341,17 @@ class ReviewBot:
         if reviewer is None:
             return await self._refuse(update) if message.chat.type == "private" else None
         reply_to = message.reply_to_message.message_id if message.reply_to_message else None
-        prompt = self.sessions.note_target(reviewer, message.chat.id, reply_to)
+        async with self.sessions.lock(reviewer):
+            prompt = self.sessions.note_target(reviewer, message.chat.id, reply_to)
+            if prompt is not None:
+                session = self.sessions.get(reviewer, prompt.run_id, prompt.dimension)
+                was_open = prompt.item_id in self.sessions.open_cards(session)
+                action = Action("text", message.text, prompt.item_id, str(update.update_id))
+                step = await self.sessions.act(session, prompt.item_id, action, note=True)
         if prompt is None:
             if message.chat.type == "private":
                 await message.reply_text("Tap a card's buttons to rate; for a note tap “Add note” first.")
             return
-        session = self.sessions.get(reviewer, prompt.run_id, prompt.dimension)
-        async with self.sessions.lock(reviewer):
-            was_open = prompt.item_id in self.sessions.open_cards(session)
-            action = Action("text", message.text, prompt.item_id, str(update.update_id))
-            step = await self.sessions.act(session, prompt.item_id, action, note=True)
         await message.reply_text("📝 Note saved." if step.stored else escape(step.alert or "Already saved."))
         await self._after_note(session, prompt, step, was_open)
 

@@ -469,6 +469,11 @@ class FakeTelegram:
         with self._lock:
             return self._inspected(self._stored(chat_id, message_id))
 
+    def card_ids(self, chat_id: int) -> list[int]:
+        """Ids of the bot's messages with an inline keyboard in a chat (cheap: nothing is copied)."""
+        with self._lock:
+            return [i for i, m in self._messages[chat_id].items() if m["from"]["is_bot"] and m.get("reply_markup")]
+
     def last_message(self, chat_id: int) -> Json | None:
         """The bot's latest message in a chat, or None."""
         sent = self.messages(chat_id)
