@@ -348,7 +348,8 @@ async def test_a_restart_finds_open_sessions_and_old_buttons_still_work(tg, demo
         await second.tap(ALICE, open_card, "good")  # the open card from before the restart
         assert [r["judgment"] for r in second.records("rating")][-1] == "good"
         await tg.until(lambda: len([m for m in tg.messages(ALICE) if labels(m)]) == 4, what="the re-shown card + one new")
-        assert len(second.records("delivery")) == 5  # 2 cards + prompt before; the re-shown card + the new one after
+        # 2 cards + the prompt before; the re-shown card + the new one after
+        await tg.until(lambda: len(second.records("delivery")) == 5, what="every delivery logged")
 
 
 async def test_a_429_and_a_timeout_on_send_lose_no_card_and_send_none_twice(tg, demo_store, tmp_path):
@@ -362,7 +363,7 @@ async def test_a_429_and_a_timeout_on_send_lose_no_card_and_send_none_twice(tg, 
         await tg.until(lambda: len(tg.messages(ALICE)) == 3, timeout=8, what="the next card after a timeout")
         cards = [m for m in tg.messages(ALICE) if labels(m)]
         assert len(cards) == 2 and cards[0]["text"] != cards[1]["text"]
-        assert len(bot.records("delivery")) == 2
+        await tg.until(lambda: len(bot.records("delivery")) == 2, what="both deliveries logged")
 
 
 async def test_in_a_group_the_tapper_counts_and_the_card_stays_blind(bot):
@@ -445,3 +446,16 @@ async def test_items_of_a_run_still_being_evaluated_are_pushed_as_they_come(tg, 
         item = ItemData(id="q1", query=Query(query="fresh item"), answer="42")
         store.run_log("live").append(QueryEvaluation(run_id="live", data=item))
         await tg.until(lambda: any("fresh item" in m["text"] for m in tg.messages(ALICE)), what="the new item's card")
+
+
+async def test_errors_reach_the_one_error_handler_traceback_first(bot, caplog):
+    async with bot:
+        _, card = await bot.say(ALICE, f"/review {SEARCH_RUN}", replies=2)
+        bot.fake.fail_next("editMessageText", status=400, description="Bad Request: something unexpected")
+        with caplog.at_level(logging.ERROR, logger="hilbot.telegram"):
+            await bot.tap(ALICE, card, "good")
+            await bot.fake.until(lambda: any(r.levelno == logging.ERROR for r in caplog.records), what="the error log")
+        [record] = [r for r in caplog.records if r.levelno == logging.ERROR]
+        assert record.getMessage().startswith("Traceback (most recent call last)")
+        assert "Something unexpected" in record.getMessage() and "while handling update" in record.getMessage()
+        assert len(bot.records("rating")) == 1  # the tap was stored before the edit failed
