@@ -22,6 +22,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/startup.py
 	$(BIN)/python bench/ingest.py
 	$(BIN)/python bench/judge.py
+	$(BIN)/python bench/push.py
 
 schema: $(STAMP)
 	$(BIN)/hilbot schema > docs/schema.json

@@ -5,7 +5,7 @@ Channels render these within their platform's limits; they add no review logic.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 ActionKind = Literal["rate", "toggle", "note", "text", "skip", "view_full", "view_tools", "next", "quit"]

@@ -16,7 +16,7 @@ import pytest
 from bot.channels.telegram import ReviewBot
 from bot.demo import RAG_RUN, SEARCH_RUN
 from evaluation import ItemData, Query, QueryEvaluation, RunHeader, Store, load_config
-from tests.fakes.telegram_api import FakeTelegram, Limits
+from tests.fakes.telegram_api import FakeTelegram
 
 ALICE, BOB, ADMIN, EVE = 101, 102, 900, 666
 GROUP = -1001
