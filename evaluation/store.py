@@ -124,12 +124,16 @@ class Store:
     # ------------------------------------------------------------------ other files
 
     def write_file(self, path: str | Path, content: str, *, durable: bool = True) -> Path:
-        """Write a whole file atomically (temp file + rename); ``durable`` fsyncs it first."""
+        """Write a whole text file atomically (temp file + rename); ``durable`` fsyncs it first."""
+        return self.write_bytes(path, content.encode("utf-8"), durable=durable)
+
+    def write_bytes(self, path: str | Path, content: bytes, *, durable: bool = True) -> Path:
+        """Write a whole file (a report, a chart) atomically; ``durable`` fsyncs it first."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            with os.fdopen(fd, "wb") as handle:
                 handle.write(content)
                 if durable:
                     handle.flush()

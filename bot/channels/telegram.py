@@ -461,10 +461,33 @@ class ReviewBot:
 
         store = Store(self.store.root)
         digest = await asyncio.to_thread(build_digest, store, self.config, since=since)
-        for chat_id in chats:
-            await self._bot.send_message(chat_id, "\n".join(escape(line) for line in digest.lines()))
-            if digest.chart_png:
-                await self._bot.send_photo(chat_id, digest.chart_png, caption="Human vs AI average per run")
+        await send_digest(self._bot, chats, digest)
+
+
+async def send_digest(bot: Any, chats: list[int], digest: Any) -> None:
+    """Post a digest's text and chart to each chat."""
+    for chat_id in chats:
+        await bot.send_message(chat_id, "\n".join(escape(line) for line in digest.lines()), parse_mode=ParseMode.HTML)
+        if digest.chart_png:
+            await bot.send_photo(chat_id, digest.chart_png, caption="Human vs AI average per run")
+
+
+def post_digest(config: HilbotConfig, digest: Any) -> list[int]:
+    """Post a digest to ``[telegram.digest] chats`` once, outside the bot (``hilbot digest --post telegram``)."""
+    from telegram import Bot
+
+    chats = config.telegram.digest.chats
+    if not chats:
+        raise HilbotError("no chats to post the digest to", fix="set [telegram.digest] chats = [<chat id>] in hilbot.toml")
+    token, url = _token(), api_url(config)
+
+    async def post() -> None:
+        await check(token, url)
+        async with Bot(token, base_url=f"{url}/bot") as bot:
+            await send_digest(bot, chats, digest)
+
+    asyncio.run(post())
+    return chats
 
 
 def _token() -> str:

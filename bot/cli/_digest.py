@@ -1,0 +1,25 @@
+"""``hilbot digest``: the review digest, printed or posted to the chat."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from ._common import Context
+
+
+def digest(
+    ctx: typer.Context,
+    post: Annotated[str, typer.Option("--post", help="Where to: stdout, or telegram ([telegram.digest] chats).")] = "stdout",
+    since_hours: Annotated[float, typer.Option("--since-hours", help="Count ratings newer than this as new.")] = 24.0,
+    out: Annotated[Optional[str], typer.Option("--out", help="Also write digest.md and digest.png into this directory.")] = None,
+) -> None:
+    """Progress per run, new ratings, human average, AI-vs-human delta, top concerns and a chart.
+
+    Example: hilbot digest ; hilbot digest --post telegram
+    """
+    from bot.digests import make_digest
+
+    context: Context = ctx.obj
+    typer.echo(make_digest(context.store(), context.config(), post=post, since_hours=since_hours, out=out))
