@@ -10,7 +10,7 @@ import sys
 
 import typer
 
-from . import _data, _demo, _digest, _review, _run, _serve, _sets
+from . import _analyze, _data, _demo, _digest, _review, _run, _serve, _sets
 from ._common import global_options
 
 app = typer.Typer(
@@ -33,6 +33,7 @@ app.command("run")(_run.run)
 app.command("compare")(_run.compare)
 app.command("serve")(_serve.serve)
 app.command("digest")(_digest.digest)
+app.add_typer(_analyze.app, name="analyze")
 
 
 def main() -> None:

@@ -1,0 +1,462 @@
+"""The AI judge against humans (seed 003 "Purpose", seed 001 §3.1): how well do the judge's scores track ratings?
+
+Everything returns values; nothing prints. Conventions:
+
+* **Unit.** One (run, item, dimension) with at least one current rating and an AI score. The human score is
+  the mean of that item's current ratings on the dimension; the AI score follows ``evaluation.runs.ai_score``:
+  the column ``ai_<dimension>`` (or with ``-`` → ``_``) when present and not NaN, else ``ai_overall``;
+  ``metric`` names the score used (``overall``, ``relevance``, …). Rated items the AI did not score (or that
+  are missing from ``items``) are left out and counted in :attr:`CalibrationReport.unscored`.
+* **Spearman ρ** (scipy, average ranks for ties; p-value from the t approximation with n − 2 df), with a 95%
+  CI from Fisher's z = atanh ρ and the **Bonett–Wright** standard error √((1 + ρ²/2)/(n − 3)) (Bonett & Wright
+  2000, *Psychometrika* 65:23–28), back-transformed with tanh. **Kendall τ-b** (scipy; exact p for small n
+  without ties, else the normal approximation). Both are Undefined when n < 4 or when either side is constant;
+  the CI also when |ρ| = 1 (z is infinite).
+* **Categories.** Both scores go to the option of the dimension's scale whose score is nearest (boundaries at
+  the midpoints between adjacent option scores; a score exactly on a midpoint goes to the *higher* option,
+  i.e. round half up; scores are rounded to 9 decimals first, against float noise). Cohen's κ (unweighted) and
+  the quadratic-weighted κ come from the confusion matrix, whose rows are the AI's category and columns the
+  humans', labels in ascending score order. A group whose dimensions use different scales has no category
+  agreement (Undefined).
+* **PASS/FAIL.** The AI passes when its score ≥ ``judge.pass_mark`` (0.6); the humans pass when their category
+  counts as a success (the option's ``success``, else option score ≥ 0.5).
+* **Δ** = mean over items of (human − AI), the sign of ``evaluation.reviews.summarize``: negative means humans
+  score lower than the AI. With one rating per item it equals summarize's ``aiVsHumanDelta``.
+* **Disagreements**: the ``top`` items with the largest |human − AI| (ties by run id, item id), with the
+  reviewers' notes (``ratings.note`` plus any ``notes`` text on the same current ratings) and the query.
+
+The generic helpers here (:func:`spearman`, :func:`kendall_tau`, :func:`cohen_kappa`, :func:`to_jsonable`,
+:class:`Interval`) are shared by :mod:`analysis.correlate` and :mod:`analysis.patterns`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields, is_dataclass
+from datetime import date, datetime
+from typing import Any, Iterable, Literal
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from evaluation.config import HilbotConfig, Scale, ScaleOption
+from evaluation.errors import HilbotError
+
+from ._undefined import Undefined
+
+KEY3 = ["run_id", "item_id", "dimension"]
+"""An item on one dimension."""
+KEY4 = [*KEY3, "reviewer"]
+"""One reviewer's current judgment."""
+GROUP_KEYS = ("dimension", "metric", "run_id", "set", "kind", "category", "judge", "prompt_hash", "source_type")
+"""Columns :func:`calibration` can group by (``metric`` is the AI score used, e.g. ``overall``)."""
+TOP = 10
+"""Disagreements listed per group."""
+MIN_N = 4
+"""Items needed for a rank correlation (Fisher's z needs n − 3 ≥ 1)."""
+
+Number = float | Undefined
+
+
+# ---------------------------------------------------------------- JSON
+
+
+def to_jsonable(value: Any) -> Any:
+    """``value`` as JSON-safe data: Undefined → ``{"undefined": reason}``, dataclasses → dicts, times → ISO."""
+    if isinstance(value, Undefined):
+        return {"undefined": value.reason}
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_jsonable(getattr(value, f.name)) for f in fields(value)}
+    if isinstance(value, dict):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(v) for v in value]
+    return _scalar(value)
+
+
+def _scalar(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return {"undefined": "not a finite number"}
+    if isinstance(value, (datetime, date)):
+        return value.isoformat()
+    return value
+
+
+class _Report:
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe values (Undefined → ``{"undefined": reason}``)."""
+        return to_jsonable(self)
+
+
+# ---------------------------------------------------------------- statistics
+
+
+@dataclass(frozen=True)
+class Interval(_Report):
+    """A confidence interval."""
+
+    low: float
+    high: float
+    level: float
+    """Coverage, e.g. 0.95."""
+    method: str
+    """How it was computed, e.g. ``fisher-z bonett-wright`` or ``wilson``."""
+
+
+@dataclass(frozen=True)
+class RankCorrelation(_Report):
+    """A rank correlation coefficient with its p-value (and, for Spearman, a CI)."""
+
+    coefficient: Number
+    p_value: Number
+    ci: Interval | Undefined
+    n: int
+
+
+def z_value(level: float) -> float:
+    """The two-sided normal quantile for ``level`` (1.959964 for 0.95)."""
+    return float(stats.norm.ppf(0.5 + level / 2))
+
+
+def _rank_undefined(x: np.ndarray, y: np.ndarray, names: tuple[str, str]) -> Undefined | None:
+    if len(x) < MIN_N:
+        return Undefined(f"fewer than {MIN_N} pairs (n={len(x)})")
+    for name, values in zip(names, (x, y)):
+        if np.all(values == values[0]):
+            return Undefined(f"{name} is constant ({values[0]:g} throughout)")
+    return None
+
+
+def _unit(r: float) -> float:
+    """A coefficient within float noise of ±1 is ±1 (scipy can return 0.9999999999999999)."""
+    return math.copysign(1.0, r) if abs(r) > 1 - 1e-12 else r
+
+
+def spearman(x: Iterable[float], y: Iterable[float], *, level: float = 0.95,
+             names: tuple[str, str] = ("x", "y")) -> RankCorrelation:
+    """Spearman ρ, its p-value and a Fisher-z CI with the Bonett–Wright standard error."""
+    x, y = np.asarray(list(x), float), np.asarray(list(y), float)
+    why = _rank_undefined(x, y, names)
+    if why is not None:
+        return RankCorrelation(why, why, why, len(x))
+    result = stats.spearmanr(x, y)
+    rho = _unit(float(result.statistic))
+    return RankCorrelation(rho, float(result.pvalue), fisher_ci(rho, len(x), level), len(x))
+
+
+def fisher_ci(rho: float, n: int, level: float = 0.95) -> Interval | Undefined:
+    """tanh(atanh ρ ± z·√((1 + ρ²/2)/(n − 3))): Bonett & Wright (2000)."""
+    if n < MIN_N:
+        return Undefined(f"fewer than {MIN_N} items (n={n})")
+    if abs(rho) >= 1:
+        return Undefined(f"perfect rank agreement (ρ = {rho:g}): Fisher's z is infinite")
+    half = z_value(level) * math.sqrt((1 + rho**2 / 2) / (n - 3))
+    z = math.atanh(rho)
+    return Interval(math.tanh(z - half), math.tanh(z + half), level, "fisher-z bonett-wright")
+
+
+def kendall_tau(x: Iterable[float], y: Iterable[float], *, names: tuple[str, str] = ("x", "y")) -> RankCorrelation:
+    """Kendall τ-b and its p-value (no CI)."""
+    x, y = np.asarray(list(x), float), np.asarray(list(y), float)
+    why = _rank_undefined(x, y, names)
+    if why is not None:
+        return RankCorrelation(why, why, why, len(x))
+    result = stats.kendalltau(x, y)
+    return RankCorrelation(_unit(float(result.statistic)), float(result.pvalue), Undefined("no CI for Kendall τ"), len(x))
+
+
+@dataclass(frozen=True)
+class ConfusionMatrix(_Report):
+    """Counts of items by AI category (rows) and human category (columns)."""
+
+    labels: tuple[str, ...]
+    """Categories in ascending score order (``FAIL``, ``PASS`` for pass/fail)."""
+    counts: tuple[tuple[int, ...], ...]
+    """``counts[i][j]``: items the AI put in ``labels[i]`` and humans in ``labels[j]``."""
+
+
+def confusion_matrix(ai: Iterable[str], human: Iterable[str], labels: Iterable[str]) -> ConfusionMatrix:
+    """Cross-tabulate two label sequences over ``labels`` (ascending order)."""
+    labels = tuple(labels)
+    index = {label: i for i, label in enumerate(labels)}
+    counts = np.zeros((len(labels), len(labels)), int)
+    for a, h in zip(ai, human, strict=True):
+        counts[index[a], index[h]] += 1
+    return ConfusionMatrix(labels, tuple(tuple(int(c) for c in row) for row in counts))
+
+
+def _weights(k: int, kind: str) -> np.ndarray:
+    i, j = np.indices((k, k))
+    if kind == "quadratic":
+        return ((i - j) / max(k - 1, 1)) ** 2
+    if kind == "linear":
+        return np.abs(i - j) / max(k - 1, 1)
+    return (i != j).astype(float)
+
+
+def cohen_kappa(matrix: ConfusionMatrix, weights: Literal["none", "linear", "quadratic"] = "none") -> Number:
+    """Cohen's κ = 1 − Σ w·observed / Σ w·expected (w = 1 off the diagonal when unweighted)."""
+    observed = np.asarray(matrix.counts, float)
+    n = observed.sum()
+    if n == 0:
+        return Undefined("no items")
+    expected = np.outer(observed.sum(axis=1), observed.sum(axis=0)) / n
+    w = _weights(len(matrix.labels), weights)
+    disagreement_by_chance = float((w * expected).sum())
+    if disagreement_by_chance == 0:
+        used = matrix.labels[int(observed.sum(axis=1).argmax())]
+        return Undefined(f"AI and humans put every item in one category ({used})")
+    return 1 - float((w * observed).sum()) / disagreement_by_chance
+
+
+# ---------------------------------------------------------------- categories
+
+
+def option_success(option: ScaleOption) -> bool:
+    """Whether an option counts as a success: its ``success`` flag, else score ≥ 0.5."""
+    return option.success if option.success is not None else option.score >= 0.5
+
+
+def ascending(scale: Scale) -> list[ScaleOption]:
+    """The scale's options worst first (the order of ordinal statistics)."""
+    return sorted(scale.options, key=lambda o: o.score)
+
+
+def nearest_options(scores: Iterable[float], scale: Scale) -> list[ScaleOption]:
+    """The option nearest to each score; a score on a midpoint goes to the higher option."""
+    options = ascending(scale)
+    edges = np.round([(a.score + b.score) / 2 for a, b in zip(options, options[1:])], 9)
+    at = np.searchsorted(edges, np.round(np.asarray(list(scores), float), 9), side="right")
+    return [options[i] for i in at]
+
+
+def scale_or_none(config: HilbotConfig, dimension: str) -> tuple[str, Scale] | None:
+    """The (name, scale) of a dimension, or None when the configuration does not know the dimension."""
+    dim = config.dimensions.get(dimension)
+    return (dim.scale, config.scales[dim.scale]) if dim else None
+
+
+# ---------------------------------------------------------------- the item table
+
+
+def select(ratings: pd.DataFrame, run: str | Iterable[str] | None, dimension: str | Iterable[str] | None) -> pd.DataFrame:
+    """The ratings of the given run(s) and dimension(s) (None: all)."""
+    keep = np.ones(len(ratings), dtype=bool)
+    for column, wanted in (("run_id", run), ("dimension", dimension)):
+        if wanted is not None:
+            keep &= ratings[column].isin([wanted] if isinstance(wanted, str) else list(wanted)).to_numpy()
+    return ratings[keep].reset_index(drop=True)
+
+
+def ai_scores(table: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
+    """Per row of ``table`` (items joined with a ``dimension`` column): the AI score and the score's name."""
+    score = pd.Series(np.nan, index=table.index, dtype=float)
+    metric = pd.Series(None, index=table.index, dtype=object)
+    for dimension in table["dimension"].unique():
+        rows = table["dimension"] == dimension
+        for name in dict.fromkeys((dimension, dimension.replace("-", "_"), "overall")):
+            column = f"ai_{name}"
+            if column in table.columns:
+                take = rows & score.isna() & table[column].notna()
+                score[take] = table.loc[take, column].astype(float)
+                metric[take] = name
+    return score, metric
+
+
+def _notes_by_item(rated: pd.DataFrame, notes: pd.DataFrame | None) -> pd.Series:
+    texts = rated[[*KEY4, "note"]].rename(columns={"note": "text"})
+    if notes is not None and len(notes):
+        texts = pd.concat([texts, notes[[*KEY4, "text"]].merge(rated[KEY4], on=KEY4)])
+    texts = texts[texts["text"].notna()]
+    texts = texts[texts["text"].astype(str).str.strip() != ""]
+    return texts.groupby(KEY3)["text"].agg(lambda s: tuple(dict.fromkeys(map(str, s))))
+
+
+def item_table(ratings: pd.DataFrame, items: pd.DataFrame, notes: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per rated (run, item, dimension): human mean, ratings, judgments, notes, item columns, AI score."""
+    rated = ratings.groupby(KEY3, sort=True).agg(
+        human_score=("score", "mean"), n_ratings=("score", "size"), judgments=("judgment", tuple))
+    rated["notes"] = _notes_by_item(ratings, notes).reindex(rated.index)
+    rated["notes"] = rated["notes"].map(lambda v: v if isinstance(v, tuple) else ())
+    table = rated.reset_index().merge(items, on=["run_id", "item_id"], how="left", suffixes=("", "_item"))
+    table["ai_score"], table["metric"] = ai_scores(table)
+    return table
+
+
+def _categorize(table: pd.DataFrame, config: HilbotConfig) -> pd.DataFrame:
+    table = table.copy()
+    table["scale"], table["ai_category"], table["human_category"], table["human_pass"] = None, None, None, False
+    for dimension, rows in table.groupby("dimension").groups.items():
+        found = scale_or_none(config, dimension)
+        human = table.loc[rows, "human_score"]
+        if found is None:
+            table.loc[rows, "human_pass"] = human >= 0.5
+            continue
+        ai_opts, human_opts = nearest_options(table.loc[rows, "ai_score"], found[1]), nearest_options(human, found[1])
+        table.loc[rows, "scale"] = found[0]
+        table.loc[rows, "ai_category"] = [o.value for o in ai_opts]
+        table.loc[rows, "human_category"] = [o.value for o in human_opts]
+        table.loc[rows, "human_pass"] = [option_success(o) for o in human_opts]
+    return table
+
+
+# ---------------------------------------------------------------- the report
+
+
+@dataclass(frozen=True)
+class Agreement(_Report):
+    """Agreement of AI and humans on categories."""
+
+    confusion: ConfusionMatrix | Undefined
+    kappa: Number
+    """Cohen's κ, unweighted."""
+    weighted_kappa: Number
+    """Cohen's κ with quadratic weights (equals κ for two categories)."""
+    observed: Number
+    """Share of items on the diagonal."""
+
+
+@dataclass(frozen=True)
+class Disagreement(_Report):
+    """One item where AI and humans differ."""
+
+    run_id: str
+    item_id: str
+    dimension: str
+    query: str | None
+    ai_score: float
+    human_score: float
+    delta: float
+    """human − AI."""
+    judgments: tuple[str, ...]
+    notes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class CalibrationGroup(_Report):
+    """Calibration of one group (e.g. one dimension)."""
+
+    key: dict[str, Any]
+    """The group's values of ``by`` (None where the item has none, e.g. no category)."""
+    n: int
+    """Items with both a human and an AI score."""
+    n_ratings: int
+    spearman: RankCorrelation
+    kendall: RankCorrelation
+    categories: Agreement
+    """On the scale's options (nearest option to each score)."""
+    pass_fail: Agreement
+    """AI score ≥ pass mark against human success."""
+    mean_ai: Number
+    mean_human: Number
+    mean_delta: Number
+    """mean(human − AI) over items."""
+    disagreements: tuple[Disagreement, ...]
+
+
+@dataclass(frozen=True)
+class CalibrationReport(_Report):
+    """The AI judge against humans, per group."""
+
+    by: tuple[str, ...]
+    pass_mark: float
+    groups: tuple[CalibrationGroup, ...]
+    unscored: int
+    """Rated (run, item, dimension) left out because the AI gave no score."""
+
+
+def _agreement(ai: list, human: list, labels: tuple[str, ...]) -> Agreement:
+    matrix = confusion_matrix(ai, human, labels)
+    n = len(ai)
+    observed = sum(matrix.counts[i][i] for i in range(len(labels))) / n if n else Undefined("no items")
+    return Agreement(matrix, cohen_kappa(matrix), cohen_kappa(matrix, "quadratic"), observed)
+
+
+def _category_agreement(group: pd.DataFrame, config: HilbotConfig) -> Agreement:
+    scales = set(group["scale"])
+    if scales == {None}:
+        why = Undefined(f"dimension {group['dimension'].iloc[0]!r} is not in the configuration")
+    elif len(scales) > 1:
+        why = Undefined(f"the group mixes scales ({', '.join(sorted(map(str, scales)))})")
+    else:
+        labels = tuple(o.value for o in ascending(config.scales[scales.pop()]))
+        return _agreement(list(group["ai_category"]), list(group["human_category"]), labels)
+    return Agreement(why, why, why, why)
+
+
+def _pass_fail(group: pd.DataFrame, pass_mark: float) -> Agreement:
+    label = {True: "PASS", False: "FAIL"}
+    ai = [label[bool(s >= pass_mark)] for s in group["ai_score"]]
+    return _agreement(ai, [label[bool(p)] for p in group["human_pass"]], ("FAIL", "PASS"))
+
+
+def _disagreements(group: pd.DataFrame, top: int) -> tuple[Disagreement, ...]:
+    ordered = group.assign(gap=(group["human_score"] - group["ai_score"]).abs().round(9))  # ties despite float noise
+    ordered = ordered.sort_values(["gap", "run_id", "item_id"], ascending=[False, True, True]).head(top)
+    return tuple(
+        Disagreement(row.run_id, row.item_id, row.dimension, None if pd.isna(row.query) else str(row.query),
+                     float(row.ai_score), float(row.human_score), float(row.human_score - row.ai_score),
+                     tuple(row.judgments), tuple(row.notes))
+        for row in ordered.itertuples())
+
+
+def _mean(values: pd.Series, what: str) -> Number:
+    return float(values.mean()) if len(values) else Undefined(f"no {what}")
+
+
+def _group(key: dict[str, Any], group: pd.DataFrame, config: HilbotConfig, pass_mark: float, top: int) -> CalibrationGroup:
+    ai, human = group["ai_score"], group["human_score"]
+    names = ("AI score", "human score")
+    return CalibrationGroup(
+        key=key, n=len(group), n_ratings=int(group["n_ratings"].sum()),
+        spearman=spearman(ai, human, names=names), kendall=kendall_tau(ai, human, names=names),
+        categories=_category_agreement(group, config), pass_fail=_pass_fail(group, pass_mark),
+        mean_ai=_mean(ai, "items"), mean_human=_mean(human, "items"), mean_delta=_mean(human - ai, "items"),
+        disagreements=_disagreements(group, top))
+
+
+def _clean(value: Any) -> Any:
+    value = value.item() if isinstance(value, np.generic) else value
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
+
+
+def _unpack(data: Any) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None]:
+    if isinstance(data, tuple):
+        return data[0], data[1], data[2] if len(data) > 2 else None
+    return data.ratings, data.items, getattr(data, "notes", None)
+
+
+def _check_by(by: tuple[str, ...]) -> None:
+    unknown = [k for k in by if k not in GROUP_KEYS]
+    if unknown or not by:
+        raise HilbotError(f"cannot group calibration by {unknown or 'nothing'}", fix=f"use some of {', '.join(GROUP_KEYS)}")
+
+
+def calibration(data: Any, config: HilbotConfig, *, run: str | Iterable[str] | None = None,
+                dimension: str | Iterable[str] | None = None, by: Iterable[str] = ("dimension",),
+                top: int = TOP, pass_mark: float | None = None) -> CalibrationReport:
+    """Calibrate the AI judge against human ratings, per group of ``by`` columns (see the module docstring).
+
+    ``data`` is a ``Frames`` (``ratings``, ``items`` and optionally ``notes`` are read) or a tuple
+    ``(ratings, items)`` / ``(ratings, items, notes)``.
+    """
+    by = tuple(by)
+    _check_by(by)
+    ratings, items, notes = _unpack(data)
+    pass_mark = config.judge.pass_mark if pass_mark is None else pass_mark
+    table = item_table(select(ratings, run, dimension), items, notes)
+    scored = _categorize(table[table["ai_score"].notna()], config)
+    groups = [] if scored.empty else [
+        _group({k: _clean(v) for k, v in zip(by, key)}, group, config, pass_mark, top)
+        for key, group in scored.groupby(list(by), dropna=False, sort=True)]
+    return CalibrationReport(by, pass_mark, tuple(groups), int(table["ai_score"].isna().sum()))
+
+
+__all__ = [
+    "Agreement", "CalibrationGroup", "CalibrationReport", "ConfusionMatrix", "Disagreement", "Interval",
+    "RankCorrelation", "calibration", "cohen_kappa", "confusion_matrix", "kendall_tau", "nearest_options",
+    "spearman", "to_jsonable",
+]

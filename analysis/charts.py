@@ -1,0 +1,72 @@
+"""PNG charts for reports (matplotlib, Agg, drawn on a plain Figure: no pyplot state)."""
+
+from __future__ import annotations
+
+import io
+from typing import Any, Sequence
+
+DPI = 110
+
+
+def _figure(width: float = 7.0, height: float = 4.0) -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(width, height), dpi=DPI, layout="constrained")
+
+
+def _png(figure: Any) -> bytes:
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png")
+    return buffer.getvalue()
+
+
+def calibration_scatter(points: Sequence[tuple[float, float]], title: str = "AI judge vs humans") -> bytes:
+    """One dot per item: AI score (x) against the mean human score (y), with the diagonal."""
+    figure = _figure(5.0, 5.0)
+    axes = figure.add_subplot()
+    axes.plot([0, 1], [0, 1], color="grey", linewidth=1, linestyle="--", label="agreement")
+    if points:
+        xs, ys = zip(*points)
+        axes.scatter(xs, ys, s=18, alpha=0.6)
+    axes.set(xlim=(-0.02, 1.02), ylim=(-0.02, 1.02), xlabel="AI score", ylabel="human score (mean)", title=title)
+    axes.legend(loc="upper left")
+    return _png(figure)
+
+
+def rating_distribution(counts: dict[str, dict[str, int]], order: Sequence[str]) -> bytes:
+    """Stacked bars: per run, how many ratings of each judgment (``order``: worst first)."""
+    figure = _figure(7.0, 0.8 + 0.45 * max(len(counts), 1))
+    axes = figure.add_subplot()
+    runs = list(counts)
+    left = [0] * len(runs)
+    for judgment in order:
+        widths = [counts[r].get(judgment, 0) for r in runs]
+        axes.barh(runs, widths, left=left, label=judgment)
+        left = [a + b for a, b in zip(left, widths)]
+    axes.set(xlabel="ratings", title="Ratings per run")
+    axes.invert_yaxis()
+    axes.legend(loc="lower right", fontsize="small")
+    return _png(figure)
+
+
+def interval_bars(labels: Sequence[str], values: Sequence[float | None], intervals: Sequence[tuple[float, float] | None],
+                  *, title: str, ylabel: str, lines: Sequence[tuple[float, str]] = ()) -> bytes:
+    """Bars with 95% CI whiskers (agreement per dimension, success rate per bucket); ``lines``: reference levels."""
+    figure = _figure(max(4.0, 1.0 + 0.9 * len(labels)), 4.0)
+    axes = figure.add_subplot()
+    heights = [v if v is not None else 0.0 for v in values]
+    low = [h - i[0] if i else 0.0 for h, i in zip(heights, intervals)]
+    high = [i[1] - h if i else 0.0 for h, i in zip(heights, intervals)]
+    axes.bar(range(len(labels)), heights, yerr=[low, high], capsize=4, color="#4c72b0")
+    for level, name in lines:
+        axes.axhline(level, color="grey", linewidth=0.8, linestyle=":")
+        axes.annotate(name, (len(labels) - 0.5, level), fontsize="x-small", ha="right", va="bottom", color="grey")
+    axes.set_xticks(range(len(labels)), labels, rotation=20, ha="right")
+    axes.set(ylabel=ylabel, title=title, ylim=(min(0.0, *heights) - 0.05, 1.05))
+    return _png(figure)
+
+
+__all__ = ["calibration_scatter", "interval_bars", "rating_distribution"]

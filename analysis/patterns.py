@@ -1,0 +1,249 @@
+"""Pattern discovery over ratings (seed 002 §4 "analyze-results", §6, Future Extensions "regression detection").
+
+Per dimension: the distribution of judgments, success rate and mean score by source type, by category and by
+concern tag, drift over time, and regressed patterns. Everything returns values. Conventions:
+
+* **Success** of a rating: its option's ``success`` flag, else score ≥ 0.5; rates carry Wilson 95% intervals
+  (:func:`analysis.correlate.wilson_interval`). Every figure counts current ratings.
+* **Source type** of a rating: the rating's own ``source_type`` (seed 002 §6 metadata), else its item's.
+  **Category**: the item's. Missing values form their own group, keyed None.
+* **Concern tags**: ``count`` = ratings carrying the tag, ``share`` = count / ratings of the dimension, and the
+  mean score and success rate of those ratings. Every tag the dimension offers is listed, unused ones with
+  count 0; tags in use but not offered are listed too. Order: count descending, then tag.
+* **Windows**: consecutive ``window_days``-day windows from 00:00 UTC of the day of the earliest selected
+  rating (all dimensions share them); empty windows in between are listed with n = 0.
+* **Regressed pattern**: a (category, source type) group of one dimension whose *earlier* window (the first
+  window where the group has ≥ ``min_ratings`` ratings) and *recent* window (the last such window, a different
+  one) show a success-rate drop of at least ``min_drop`` **and** non-overlapping Wilson intervals (recent upper
+  bound below earlier lower bound). The evidence lists both windows with their judgment counts.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Iterable
+
+import pandas as pd
+
+from evaluation.config import HilbotConfig
+from evaluation.errors import HilbotError
+
+from ._undefined import Undefined
+from .calibration import KEY4, Interval, Number, _clean, _Report, select
+from .correlate import rate_fields, success_flags
+
+MIN_RATINGS = 5
+"""Ratings a window needs to count as the earlier or the recent one in regression detection."""
+MIN_DROP = 0.5
+"""Success-rate drop that makes a regression (with non-overlapping Wilson intervals)."""
+
+
+@dataclass(frozen=True)
+class JudgmentCount(_Report):
+    """How often one judgment was given."""
+
+    value: str
+    count: int
+    share: Number
+
+
+@dataclass(frozen=True)
+class Group(_Report):
+    """Success rate and mean score of the ratings of one group."""
+
+    key: Any
+    """The group's value (None: the ratings have none)."""
+    n: int
+    successes: int
+    success_rate: Number
+    ci: Interval | Undefined
+    mean_score: Number
+
+
+@dataclass(frozen=True)
+class ConcernStats(_Report):
+    """One concern tag."""
+
+    tag: str
+    count: int
+    """Ratings carrying the tag."""
+    share: Number
+    """count / ratings of the dimension."""
+    mean_score: Number
+    """Mean score of the ratings carrying the tag."""
+    success_rate: Number
+
+
+@dataclass(frozen=True)
+class Window(_Report):
+    """Ratings given in one time window [start, end)."""
+
+    start: datetime
+    end: datetime
+    n: int
+    successes: int
+    success_rate: Number
+    ci: Interval | Undefined
+    mean_score: Number
+    judgments: dict[str, int]
+
+
+@dataclass(frozen=True)
+class Regression(_Report):
+    """A group rated well earlier and badly recently."""
+
+    category: Any
+    source_type: Any
+    earlier: Window
+    recent: Window
+    drop: float
+    """earlier success rate − recent success rate."""
+
+
+@dataclass(frozen=True)
+class DimensionPatterns(_Report):
+    """Patterns of one dimension."""
+
+    dimension: str
+    n: int
+    distribution: tuple[JudgmentCount, ...]
+    """Scale options best first, then judgments the scale does not offer."""
+    overall: Group
+    by_source_type: tuple[Group, ...]
+    by_category: tuple[Group, ...]
+    by_concern: tuple[ConcernStats, ...]
+    drift: tuple[Window, ...]
+    regressions: tuple[Regression, ...]
+    groups_checked: int
+    """(category, source type) groups with two windows of ≥ min_ratings ratings."""
+
+
+@dataclass(frozen=True)
+class PatternsReport(_Report):
+    """Pattern discovery, per dimension."""
+
+    window_days: int
+    min_ratings: int
+    min_drop: float
+    dimensions: tuple[DimensionPatterns, ...]
+
+
+# ---------------------------------------------------------------- pieces
+
+
+def _distribution(rated: pd.DataFrame, config: HilbotConfig, dimension: str) -> tuple[JudgmentCount, ...]:
+    dim = config.dimensions.get(dimension)
+    offered = [o.value for o in config.scales[dim.scale].options] if dim else []
+    counts = Counter(rated["judgment"])
+    values = offered + sorted(set(counts) - set(offered))
+    n = len(rated)
+    return tuple(JudgmentCount(v, counts[v], counts[v] / n if n else Undefined("no ratings")) for v in values)
+
+
+def _group(key: Any, rows: pd.DataFrame) -> Group:
+    return Group(key=_clean(key), **rate_fields(rows, rows["success"]))
+
+
+def _by(rated: pd.DataFrame, column: str) -> tuple[Group, ...]:
+    groups = rated.groupby(column, dropna=False, sort=False)
+    made = [_group(key, rows) for key, rows in groups]
+    return tuple(sorted(made, key=lambda g: (g.key is None, str(g.key))))
+
+
+def _concerns(rated: pd.DataFrame, concerns: pd.DataFrame, offered: list[str]) -> tuple[ConcernStats, ...]:
+    tagged = concerns[[*KEY4, "tag"]].drop_duplicates().merge(rated, on=KEY4)
+    tags = dict.fromkeys([*offered, *sorted(set(tagged["tag"]))])
+    made = [_tag(tag, tagged[tagged["tag"] == tag], len(rated)) for tag in tags]
+    return tuple(sorted(made, key=lambda c: (-c.count, c.tag)))
+
+
+def _tag(tag: str, rows: pd.DataFrame, total: int) -> ConcernStats:
+    fields = rate_fields(rows, rows["success"]) if len(rows) else dict.fromkeys(
+        ("mean_score", "success_rate"), Undefined("no rating carries this tag"))
+    share = len(rows) / total if total else Undefined("no ratings")
+    return ConcernStats(tag, len(rows), share, fields["mean_score"], fields["success_rate"])
+
+
+def _windows(rated: pd.DataFrame, anchor: pd.Timestamp, days: int, count: int) -> tuple[Window, ...]:
+    index = ((rated["timestamp"] - anchor) // pd.Timedelta(days=days)).astype(int)
+    return tuple(_window(rated[index == i], anchor + timedelta(days=i * days), days) for i in range(count))
+
+
+def _window(rows: pd.DataFrame, start: pd.Timestamp, days: int) -> Window:
+    judgments = dict(sorted(Counter(rows["judgment"]).items()))
+    return Window(start=start.to_pydatetime(), end=(start + timedelta(days=days)).to_pydatetime(),
+                  judgments=judgments, **rate_fields(rows, rows["success"]))
+
+
+def _regression(key: tuple, windows: tuple[Window, ...], min_ratings: int, min_drop: float) -> Regression | None:
+    full = [w for w in windows if w.n >= min_ratings]
+    earlier, recent = full[0], full[-1]
+    drop = earlier.success_rate - recent.success_rate
+    if drop >= min_drop and recent.ci.high < earlier.ci.low:
+        return Regression(_clean(key[0]), _clean(key[1]), earlier, recent, drop)
+    return None
+
+
+def _regressions(rated: pd.DataFrame, anchor: pd.Timestamp, days: int, count: int,
+                 min_ratings: int, min_drop: float) -> tuple[tuple[Regression, ...], int]:
+    found, checked = [], 0
+    for key, rows in rated.groupby(["category", "source_type"], dropna=False, sort=False):
+        windows = _windows(rows, anchor, days, count)
+        if sum(w.n >= min_ratings for w in windows) >= 2:
+            checked += 1
+            found.append(_regression(key, windows, min_ratings, min_drop))
+    made = [r for r in found if r is not None]
+    return tuple(sorted(made, key=lambda r: (-r.drop, str(r.category), str(r.source_type)))), checked
+
+
+# ---------------------------------------------------------------- the report
+
+
+def _prepare(ratings: pd.DataFrame, items: pd.DataFrame, config: HilbotConfig) -> pd.DataFrame:
+    item_cols = items[["run_id", "item_id", "category", "source_type"]]
+    rated = ratings.merge(item_cols, on=["run_id", "item_id"], how="left", suffixes=("", "_item"))
+    rated["source_type"] = rated["source_type"].where(rated["source_type"].notna(), rated["source_type_item"])
+    rated["success"] = success_flags(rated, config) if len(rated) else pd.Series(dtype=bool)
+    return rated
+
+
+def _dimension(name: str, rated: pd.DataFrame, concerns: pd.DataFrame, config: HilbotConfig,
+               frame: tuple[pd.Timestamp, int, int], min_ratings: int, min_drop: float) -> DimensionPatterns:
+    anchor, days, count = frame
+    offered = config.concerns_for(name) if name in config.dimensions else []
+    regressions, checked = _regressions(rated, anchor, days, count, min_ratings, min_drop)
+    return DimensionPatterns(
+        dimension=name, n=len(rated), distribution=_distribution(rated, config, name), overall=_group(None, rated),
+        by_source_type=_by(rated, "source_type"), by_category=_by(rated, "category"),
+        by_concern=_concerns(rated, concerns, offered), drift=_windows(rated, anchor, days, count),
+        regressions=regressions, groups_checked=checked)
+
+
+def _time_frame(rated: pd.DataFrame, days: int) -> tuple[pd.Timestamp, int, int]:
+    if rated.empty:
+        return pd.Timestamp("1970-01-01", tz="UTC"), days, 0
+    anchor = rated["timestamp"].min().floor("D")
+    return anchor, days, int((rated["timestamp"].max() - anchor) // pd.Timedelta(days=days)) + 1
+
+
+def patterns(ratings: pd.DataFrame, items: pd.DataFrame, concerns: pd.DataFrame, config: HilbotConfig, *,
+             run: str | Iterable[str] | None = None, dimension: str | Iterable[str] | None = None,
+             window_days: int = 7, min_ratings: int = MIN_RATINGS, min_drop: float = MIN_DROP) -> PatternsReport:
+    """Distribution, success by source type / category / concern, drift and regressed patterns, per dimension.
+
+    A named ``dimension`` with no ratings still gets an (empty) entry.
+    """
+    if window_days < 1:
+        raise HilbotError(f"window_days={window_days}", fix="use a window of at least one day")
+    rated = _prepare(select(ratings, run, dimension), items, config)
+    frame = _time_frame(rated, window_days)
+    names = [dimension] if isinstance(dimension, str) else sorted(rated["dimension"].unique())
+    made = tuple(_dimension(name, rated[rated["dimension"] == name], concerns, config, frame, min_ratings, min_drop)
+                 for name in names)
+    return PatternsReport(window_days, min_ratings, min_drop, made)
+
+
+__all__ = ["ConcernStats", "DimensionPatterns", "Group", "JudgmentCount", "PatternsReport", "Regression", "Window",
+           "patterns"]

@@ -1,0 +1,131 @@
+"""``hilbot analyze …``: validation, agreement, calibration, correlation, patterns, synthesis.
+
+Each command parses its options and calls one function of :mod:`analysis.commands`; reports
+are Markdown on stdout (``--format json`` for JSON), ``--out DIR`` also writes them with charts.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated, Optional
+
+import typer
+
+from ._common import Context
+
+app = typer.Typer(help="Analyse the ratings: validate, agreement, calibration, correlate, patterns, synthesize.",
+                  no_args_is_help=True, rich_markup_mode=None)
+
+Run = Annotated[Optional[str], typer.Option("--run", "-r", help="Only this run.")]
+Dim = Annotated[Optional[str], typer.Option("--dimension", "-d", help="Only this dimension.")]
+Format = Annotated[str, typer.Option("--format", "-f", help="markdown or json.")]
+Out = Annotated[Optional[str], typer.Option("--out", "-o", help="Also write the report (.md, .json) and its charts (.png) here.")]
+
+
+def _emit(output) -> None:
+    for warning in output.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    typer.echo(output.text.rstrip("\n"))
+    for path in output.files:
+        print(f"wrote {path}", file=sys.stderr)
+    if output.exit_code:
+        raise typer.Exit(output.exit_code)
+
+
+def _check_format(fmt: str) -> None:
+    from evaluation import HilbotError
+
+    if fmt not in ("markdown", "json"):
+        raise HilbotError(f"unknown format {fmt!r}", fix="use --format markdown or --format json")
+
+
+@app.command("validate")
+def validate(ctx: typer.Context, fmt: Format = "markdown", out: Out = None) -> None:
+    """Schema and consistency checks of ratings.jsonl: `file:line: flag` lines and counts.
+
+    Contradictions are flagged, never rejected; exit 1 only on schema errors.
+    Example: hilbot analyze validate
+    """
+    from analysis import commands
+
+    _check_format(fmt)
+    context: Context = ctx.obj
+    _emit(commands.validate(context.store(), context.config(), fmt=fmt, out=out))
+
+
+@app.command("agreement")
+def agreement(ctx: typer.Context, run: Run = None, dimension: Dim = None, fmt: Format = "markdown", out: Out = None,
+              n_boot: Annotated[int, typer.Option("--bootstrap", help="Bootstrap replicates for the 95% CIs.")] = 1000,
+              seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0) -> None:
+    """Inter-rater agreement: Cohen's κ per pair, Fleiss' κ, Krippendorff's α (4 levels), with CIs and bands.
+
+    Example: hilbot analyze agreement --run demo-docs-search
+    """
+    from analysis import commands
+
+    _check_format(fmt)
+    context: Context = ctx.obj
+    _emit(commands.agreement(context.store(), context.config(), run=run, dimension=dimension, fmt=fmt, out=out,
+                             n_boot=n_boot, seed=seed))
+
+
+@app.command("calibration")
+def calibration(ctx: typer.Context, run: Run = None, dimension: Dim = None, fmt: Format = "markdown", out: Out = None,
+                by: Annotated[str, typer.Option("--by", help="Group by: comma-separated of dimension, metric, run_id, category, judge, prompt_hash, source_type.")] = "dimension") -> None:
+    """The AI judge against the humans: Spearman ρ, Kendall τ, κ on categories, confusion matrix, Δ, worst items.
+
+    Example: hilbot analyze calibration --by dimension,category
+    """
+    from analysis import commands
+
+    _check_format(fmt)
+    context: Context = ctx.obj
+    groups = tuple(part.strip() for part in by.split(",") if part.strip())
+    _emit(commands.calibration(context.store(), context.config(), run=run, dimension=dimension, by=groups, fmt=fmt, out=out))
+
+
+@app.command("correlate")
+def correlate(ctx: typer.Context, feature: Annotated[str, typer.Option("--feature", help="A numeric item feature, e.g. leap_distance.")],
+              run: Run = None, dimension: Dim = None, fmt: Format = "markdown", out: Out = None,
+              buckets: Annotated[Optional[int], typer.Option("--buckets", help="Quantile buckets (default: distinct values if ≤ 10, else 5).")] = None,
+              expect: Annotated[str, typer.Option("--expect", help="decreasing (larger values rate worse) or increasing.")] = "decreasing") -> None:
+    """Ratings against a numeric feature: success rate per bucket with Wilson CIs, monotonicity, Spearman ρ.
+
+    Example: hilbot analyze correlate --feature leap_distance
+    """
+    from analysis import commands
+
+    _check_format(fmt)
+    context: Context = ctx.obj
+    _emit(commands.correlate(context.store(), context.config(), feature=feature, run=run, dimension=dimension, buckets=buckets,
+                             expect=expect, fmt=fmt, out=out))
+
+
+@app.command("patterns")
+def patterns(ctx: typer.Context, run: Run = None, dimension: Dim = None, fmt: Format = "markdown", out: Out = None,
+             window_days: Annotated[int, typer.Option("--window-days", help="Days per drift window.")] = 7) -> None:
+    """Patterns by quality, source type, category and concern tag; drift; patterns that regressed.
+
+    Example: hilbot analyze patterns --window-days 7
+    """
+    from analysis import commands
+
+    _check_format(fmt)
+    context: Context = ctx.obj
+    _emit(commands.patterns(context.store(), context.config(), run=run, dimension=dimension, window_days=window_days,
+                            fmt=fmt, out=out))
+
+
+@app.command("synthesize")
+def synthesize(ctx: typer.Context, run: Run = None, dimension: Dim = None, fmt: Format = "markdown",
+               llm: Annotated[bool, typer.Option("--llm", help="Have the LLM write it (sends notes and scores to [llm]).")] = False) -> None:
+    """Synthesis and action items from the notes and scores, appended as a review_summary record.
+
+    Without --llm the synthesis is statistical (top concerns, worst items, largest AI-human gaps).
+    Example: hilbot analyze synthesize --run demo-docs-search --llm
+    """
+    from analysis import commands
+
+    _check_format(fmt)
+    context: Context = ctx.obj
+    _emit(commands.synthesize(context.store(), context.config(), run=run, dimension=dimension, use_llm=llm, fmt=fmt))

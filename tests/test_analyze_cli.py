@@ -1,0 +1,82 @@
+"""``hilbot analyze …`` as a user runs it, on a generated log with several reviewers per item
+and on the demo runs: Markdown, JSON, ``--out`` files and charts, exit codes, one-line errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from analysis.synthetic import write_synthetic
+from evaluation import Store
+
+
+@pytest.fixture
+def generated(store: Store) -> Store:
+    """A small generated log: 6,000 ratings over 4 runs, several reviewers per item."""
+    write_synthetic(store, ratings=6000, runs=4, items_per_run=150, reviewers=8, seed=3)
+    return store
+
+
+@pytest.mark.parametrize("command, heading", [
+    (["validate"], "# Validation"),
+    (["agreement", "--bootstrap", "200"], "# Inter-rater agreement (all runs)"),
+    (["calibration", "--by", "dimension,category"], "# Calibration: AI judge vs humans (by dimension, category)"),
+    (["correlate", "--feature", "leap_distance"], "# Ratings vs leap_distance"),
+    (["patterns"], "# Patterns"),
+])
+def test_each_report_in_markdown_json_and_files(command, heading, generated, run_cli, tmp_path):
+    result = run_cli("analyze", *command)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(heading) and "nan" not in result.stdout.lower()
+    as_json = run_cli("analyze", *command, "--format", "json")
+    assert as_json.returncode == 0 and isinstance(json.loads(as_json.stdout), dict)
+    out = tmp_path / "reports"
+    written = run_cli("analyze", *command, "--out", str(out))
+    assert written.returncode == 0 and "wrote" in written.stderr
+    for path in out.iterdir():
+        assert path.stat().st_size > 0
+    assert {p.suffix for p in out.iterdir()} >= {".md", ".json"}
+    if command[0] != "validate":
+        assert any(p.suffix == ".png" and p.read_bytes().startswith(b"\x89PNG") for p in out.iterdir())
+
+
+def test_correlate_on_the_generated_log_finds_the_planted_trend(generated, run_cli):
+    data = json.loads(run_cli("analyze", "correlate", "--feature", "leap_distance", "--format", "json").stdout)
+    rates = [b["success_rate"] for b in data["buckets"]]
+    assert rates == sorted(rates, reverse=True) and data["monotonicity"]["monotonic"] is True
+    assert data["spearman"]["coefficient"] < -0.2
+
+
+def test_synthesize_appends_a_statistical_review_summary(generated, run_cli):
+    result = run_cli("analyze", "synthesize")
+    assert result.returncode == 0, result.stderr
+    assert "(statistical synthesis (no LLM))" in result.stdout and "Action items:" in result.stdout
+    assert "pass --llm" in result.stderr
+    summaries = [json.loads(line) for line in generated.ratings.path.read_text().splitlines() if '"review_summary"' in line]
+    assert summaries[-1]["synthesis_source"] == "statistical" and summaries[-1]["actionItems"]
+
+
+def test_validate_exits_1_only_on_schema_errors(generated, run_cli):
+    assert run_cli("analyze", "validate").returncode == 0
+    with generated.ratings.path.open("a") as log:
+        log.write('{"type": "rating", "run_id": "x"}\n')
+    lines = generated.ratings.path.read_text().splitlines()
+    result = run_cli("analyze", "validate")
+    assert result.returncode == 1 and f"ratings.jsonl:{len(lines)}:" in result.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["correlate", "--feature", "nope"], "nope"),
+    (["agreement", "--run", "no-such-run"], "no run 'no-such-run'"),
+    (["patterns", "--format", "xml"], "unknown format 'xml'"),
+])
+def test_bad_options_are_one_line_and_exit_2(args, message, generated, run_cli):
+    result = run_cli("analyze", *args)
+    assert result.returncode == 2 and message in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_demo_data_without_ratings_is_reported_not_crashed(demo_store, run_cli):
+    for command in (["agreement"], ["calibration"], ["patterns"]):
+        result = run_cli("analyze", *command)
+        assert result.returncode == 0 and "Traceback" not in result.stderr

@@ -1,0 +1,153 @@
+"""analysis.validate: seed 002 §4/§9 — schema errors fail, contradictions are flagged, nothing is rewritten.
+
+The ``flagged`` store: runs alpha (quality; a1, a2) and beta (overall; b1). One line per flag:
+
+     1  alice  alpha/a1 quality  excellent [lacks_catalyst]    -> excellent_with_concern (top of the scale)
+     2  bob    alpha/a1 quality  good [thesis_unclear]         -> excellent_with_concern (asks no concerns)
+     3  carol  alpha/zz quality  okay                          -> unknown_item (no such item)
+     4  carol  ghost/g1 overall  good                          -> unknown_item (no such run)
+     5  dave   alpha/a2 vibes    good                          -> unknown_dimension
+     6  dave   alpha/a2 quality  superb                        -> unknown_judgment
+     7  erin   alpha/a2 quality  good 0.9                      -> score_mismatch
+     8  frank  alpha/a1 quality  okay, session 2026-11-20
+     9  frank  alpha/a1 quality  miss, session 2026-11-20      -> rated_twice_in_session (a change)
+    10  line 9 again (same idempotency key)                    -> duplicate_delivery (counted only)
+    11  frank  alpha/a1 quality  miss, session 2026-11-21      (another session: fine)
+    12  gina   note on alpha/a2, no rating                     (allowed: not flagged)
+    13  hank   skip of beta/b1                                 (fine)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from analysis.validate import FLAGS, Flag, ValidationReport, validate
+from evaluation import Store
+from evaluation.records import (ItemData, Note, Query, QueryEvaluation, Rating, RatingMetadata, Reviewer, RunHeader,
+                                Skip)
+
+T = datetime(2026, 11, 20, 9, 0, tzinfo=timezone.utc)
+
+
+def _who(name: str) -> Reviewer:
+    return Reviewer(platform="terminal", id=name)
+
+
+def _rating(name: str, run: str, item: str, dimension: str, judgment: str, score: float, n: int, *,
+            key: str | None = None, session: str | None = None, concerns: list[str] | None = None) -> Rating:
+    return Rating(run_id=run, item_id=item, dimension=dimension, reviewer=_who(name), idempotency_key=key or f"k{n}",
+                  timestamp=T + timedelta(minutes=n), judgment=judgment, score=score, concerns=concerns or [],
+                  metadata=RatingMetadata(session_date=session))
+
+
+def _runs(store: Store) -> None:
+    for run_id, dims, items in (("alpha", ["quality"], ["a1", "a2"]), ("beta", ["overall"], ["b1"])):
+        store.create_run(RunHeader(run_id=run_id, dimensions=dims),
+                         [QueryEvaluation(run_id=run_id, data=ItemData(id=i, query=Query(query=i))) for i in items])
+
+
+@pytest.fixture
+def flagged(store: Store) -> Store:
+    _runs(store)
+    log = store.ratings
+    log.append(_rating("alice", "alpha", "a1", "quality", "excellent", 1.0, 1, concerns=["lacks_catalyst"]))
+    log.append(_rating("bob", "alpha", "a1", "quality", "good", 0.7, 2, concerns=["thesis_unclear"]))
+    log.append(_rating("carol", "alpha", "zz", "quality", "okay", 0.4, 3))
+    log.append(_rating("carol", "ghost", "g1", "overall", "good", 1.0, 4))
+    log.append(_rating("dave", "alpha", "a2", "vibes", "good", 0.7, 5))
+    log.append(_rating("dave", "alpha", "a2", "quality", "superb", 0.9, 6))
+    log.append(_rating("erin", "alpha", "a2", "quality", "good", 0.9, 7))
+    log.append(_rating("frank", "alpha", "a1", "quality", "okay", 0.4, 8, session="2026-11-20"))
+    log.append(_rating("frank", "alpha", "a1", "quality", "miss", 0.1, 9, key="f2", session="2026-11-20"))
+    log.append(_rating("frank", "alpha", "a1", "quality", "miss", 0.1, 9, key="f2", session="2026-11-20"))
+    log.append(_rating("frank", "alpha", "a1", "quality", "miss", 0.1, 11, session="2026-11-21"))
+    log.append(Note(run_id="alpha", item_id="a2", dimension="quality", reviewer=_who("gina"), idempotency_key="k12",
+                    text="no rating, just this"))
+    log.append(Skip(run_id="beta", item_id="b1", reviewer=_who("hank"), idempotency_key="k13"))
+    return store
+
+
+def _digest(store: Store) -> str:
+    return hashlib.sha256(store.ratings.path.read_bytes()).hexdigest()
+
+
+def test_one_line_per_flag(flagged, config):
+    before = _digest(flagged)
+    report = validate(flagged, config)
+    path = flagged.ratings.path
+    assert report.lines() == [
+        f"{path}:1: excellent_with_concern: 'excellent' (the top of the scale) carries concerns lacks_catalyst",
+        f"{path}:2: excellent_with_concern: 'good' (an option that asks no concerns) carries concerns thesis_unclear",
+        f"{path}:3: unknown_item: rating of item 'zz', which run 'alpha' does not have",
+        f"{path}:4: unknown_item: rating of run 'ghost', which no run file holds",
+        f"{path}:5: unknown_dimension: dimension 'vibes' is not in hilbot.toml's [dimensions]",
+        f"{path}:6: unknown_judgment: 'superb' is not an option of 'quality' (excellent, good, okay, miss)",
+        f"{path}:7: score_mismatch: 'good' scores 0.7 on 'quality', the rating says 0.9",
+        f"{path}:9: rated_twice_in_session: terminal:frank rated alpha/a1 on 'quality' before in session "
+        "2026-11-20 (line 8): changed 'okay' to 'miss'",
+    ]
+    assert report.counts == {"excellent_with_concern": 2, "skip_with_score": 0, "unknown_item": 2,
+                             "unknown_dimension": 1, "unknown_judgment": 1, "score_mismatch": 1,
+                             "rated_twice_in_session": 1, "duplicate_delivery": 1}
+    assert set(report.counts) == set(FLAGS)
+    assert report.schema_errors == [] and report.exit_code == 0  # flags never fail validation
+    assert report.line_count == 13 and report.records == {"rating": 11, "note": 1, "skip": 1}
+    assert all(isinstance(f, Flag) and str(f) in report.lines() for f in report.flags)
+    json.dumps(report.to_dict())  # plain values
+    assert report.to_dict()["exit_code"] == 0 and len(report.to_dict()["flags"]) == 8
+    assert _digest(flagged) == before  # nothing rewritten
+
+
+def test_a_session_falls_back_on_the_date_and_a_repeat_is_flagged(store, config):
+    _runs(store)
+    store.ratings.append(_rating("ivy", "alpha", "a1", "quality", "good", 0.7, 1))
+    store.ratings.append(_rating("ivy", "alpha", "a1", "quality", "good", 0.7, 2))
+    store.ratings.append(_rating("ivy", "alpha", "a1", "quality", "good", 0.7, 60 * 24))  # the next day
+    report = validate(store, config)
+    assert report.lines() == [f"{store.ratings.path}:2: rated_twice_in_session: terminal:ivy rated alpha/a1 on "
+                              "'quality' before in session 2026-11-20 (line 1): 'good' again"]
+
+
+def test_schema_errors_fail_and_a_skip_with_a_score_is_both(store, config):
+    _runs(store)
+    store.ratings.append(_rating("alice", "alpha", "a1", "quality", "good", 0.7, 1))
+    skip = json.loads(Skip(run_id="alpha", item_id="a1", dimension="quality", reviewer=_who("bob"),
+                           idempotency_key="k2", timestamp=T).model_dump_json(exclude_none=True))
+    with open(store.ratings.path, "ab") as handle:
+        handle.write((json.dumps({**skip, "score": 0.4, "judgment": "okay"}) + "\n").encode())
+        handle.write(b"{oops\n")
+    before = _digest(store)
+    report = validate(store, config)
+    path = store.ratings.path
+    assert [(i.line, i.reason.split(";")[0]) for i in report.schema_errors] == [
+        (2, "score: Extra inputs are not permitted"), (3, "invalid JSON (Expecting property name enclosed in "
+                                                             "double quotes at column 2)")]
+    assert report.lines() == [
+        f"{path}:2: score: Extra inputs are not permitted; line left in place, fix or ignore it",
+        f"{path}:2: skip_with_score: a skip carrying judgment, score; the line is not a valid skip and counts nowhere",
+        f"{path}:3: invalid JSON (Expecting property name enclosed in double quotes at column 2); line left in place, "
+        "fix or ignore it",
+    ]
+    assert report.counts["skip_with_score"] == 1 and sum(report.counts.values()) == 1
+    assert report.exit_code == 1
+    assert _digest(store) == before
+
+
+def test_a_bad_run_file_line_is_a_schema_error_too(store, config):
+    _runs(store)
+    with open(store.run_path("beta"), "ab") as handle:
+        handle.write(b"[]\n")
+    report = validate(store, config)
+    assert [str(i) for i in report.schema_errors] == [
+        f"{store.run_path('beta')}:3: a record must be a JSON object; line left in place, fix or ignore it"]
+    assert report.exit_code == 1 and report.line_count == 0
+
+
+def test_empty_store(store, config):
+    report = validate(store, config)
+    assert isinstance(report, ValidationReport)
+    assert report.lines() == [] and report.exit_code == 0 and set(report.counts.values()) == {0}
