@@ -23,6 +23,8 @@ bench: $(STAMP)
 	$(BIN)/python bench/ingest.py
 	$(BIN)/python bench/judge.py
 	$(BIN)/python bench/push.py
+	$(BIN)/python bench/load.py
+	$(BIN)/python bench/agreement.py
 
 schema: $(STAMP)
 	$(BIN)/hilbot schema > docs/schema.json

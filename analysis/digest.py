@@ -3,7 +3,7 @@
 Everything here returns values; nothing prints or posts (the bot's channels render and escape
 :meth:`Digest.lines`). Conventions:
 
-* Figures come from the folded ledger: only each reviewer's *current* judgment per
+* Figures come from the loaded log (:mod:`analysis.load`, the same fold as the ledger): only each reviewer's *current* judgment per
   (run, item, dimension) counts, so a changed rating counts once, at its latest value, and a
   skip after a rating replaces it. Records that are not ratings or skips are ignored.
 * An average is None when there is nothing to average; :meth:`Digest.lines` shows it as "–".
@@ -23,14 +23,20 @@ from datetime import datetime, timezone
 from statistics import mean
 from typing import Iterable
 
+from typing import TYPE_CHECKING
+
 from evaluation.config import HilbotConfig
-from evaluation.errors import HilbotError
-from evaluation.records import Rating, RunHeader, Skip, utcnow
-from evaluation.reviews import Ledger
-from evaluation.runs import Run, ai_score
+from evaluation.records import RunHeader, utcnow
 from evaluation.store import Store
 
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from .load import Frames
+
 DASH = "–"
+RUN_LINES = 12
+"""Run lines in a digest message (the most recently rated first); the rest are counted."""
 """How a missing average is shown."""
 TOP_CONCERNS = 5
 """How many concern tags the digest lists."""
@@ -89,6 +95,8 @@ class Digest:
     """Up to 5 (tag, ratings carrying it) on current ratings, most frequent first, ties by name."""
     chart_png: bytes | None
     """The :func:`chart_png` image of runs with ratings, or None (no ratings, or ``chart=False``)."""
+    figures: tuple[str, ...] = ()
+    """Agreement and judge-calibration lines from the analysis (``build_digest(figures=True)``)."""
 
     @property
     def total_ratings(self) -> int:
@@ -98,10 +106,12 @@ class Digest:
     def lines(self) -> list[str]:
         """Plain-text lines, no markup: title, one line per run, totals, top concerns."""
         lines = [f"hilbot digest · {_when(self.generated_at)}"]
-        lines += [_run_line(run) for run in self.runs]
+        lines += [_run_line(run) for run in self.runs[:RUN_LINES]]
+        if len(self.runs) > RUN_LINES:
+            lines.append(f"… and {len(self.runs) - RUN_LINES} more (run, dimension) lines")
         if not self.total_ratings:
             return [*lines, "No ratings yet."]
-        lines += [self._totals_line(), self._new_line()]
+        lines += [self._totals_line(), self._new_line(), *self.figures]
         if self.top_concerns:
             lines.append("Top concerns: " + ", ".join(f"{tag} {n}" for tag, n in self.top_concerns))
         return lines
@@ -127,37 +137,48 @@ class Digest:
 
 
 @dataclass(frozen=True)
-class _Slice:
-    """The current judgments of one run on one dimension, with the AI's item scores."""
+class _Judged:
+    """A reviewer's current rating (``score`` set) or skip (``score`` None) of an item."""
 
-    run: Run
+    item_id: str
+    reviewer: str
+    timestamp: datetime
+    score: float | None = None
+    concerns: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class _Slice:
+    """One run and dimension: its items' AI scores and the current judgments."""
+
+    run_id: str
     dimension: str
-    judgments: list[tuple[str, Rating | Skip]]
+    judgments: list[_Judged]
     ai: dict[str, float | None]
 
     @property
-    def ratings(self) -> list[Rating]:
-        return [j for _, j in self.judgments if isinstance(j, Rating)]
+    def ratings(self) -> list[_Judged]:
+        return [j for j in self.judgments if j.score is not None]
 
     def deltas(self) -> list[float]:
-        """human − AI for each current rating whose item the AI scored."""
         return [r.score - ai for r in self.ratings if (ai := self.ai.get(r.item_id)) is not None]
 
     def latest(self) -> datetime | None:
-        """Timestamp of the most recent current rating."""
         return max((_aware(r.timestamp) for r in self.ratings), default=None)
 
 
 def build_digest(store: Store, config: HilbotConfig, *, since: datetime | None = None, now: datetime | None = None,
-                 runs: Iterable[str] | None = None, chart: bool = True) -> Digest:
+                 runs: Iterable[str] | None = None, chart: bool = True, figures: bool = False) -> Digest:
     """The digest of ``store``: every run with a human judgment, or exactly the ``runs`` given.
 
     A listed run gets a line per dimension of its header and per judged dimension, even with no
     ratings (0 rated); a listed run id with no run file counts as a run with no items.
     Naive datetimes are taken as UTC.
     """
-    ledger = Ledger.from_events(store.human_events())
-    slices = _order(_slices(store, ledger, runs))
+    from .load import load
+
+    frames = load(store)
+    slices = _order(_slices(frames, runs))
     ratings = [r for s in slices for r in s.ratings]
     start = _aware(since) if since is not None else None
     new = [r for r in ratings if start is None or _aware(r.timestamp) >= start]
@@ -165,57 +186,86 @@ def build_digest(store: Store, config: HilbotConfig, *, since: datetime | None =
     charted = [p for p in progress if p.ratings]
     return Digest(
         generated_at=_aware(now or utcnow()), since=start, runs=progress,
-        new_ratings=len(new), new_reviewers=len({r.reviewer.key for r in new}),
+        new_ratings=len(new), new_reviewers=len({r.reviewer for r in new}),
         human_average=_mean(r.score for r in ratings),
         ai_vs_human_delta=_mean(d for s in slices for d in s.deltas()),
         top_concerns=top_concerns(ratings),
         chart_png=chart_png(charted) if chart and charted else None,
+        figures=tuple(analysis_lines(frames, config)) if figures and ratings else (),
     )
 
 
-def top_concerns(ratings: Iterable[Rating], limit: int = TOP_CONCERNS) -> list[tuple[str, int]]:
+def analysis_lines(frames: "Frames", config: HilbotConfig) -> list[str]:
+    """Per dimension: Krippendorff's α (ordinal) with its band, and the judge's Spearman ρ and κ against the humans."""
+    from .agreement import agreement
+    from .calibration import calibration
+
+    lines = []
+    for dim in agreement(frames.ratings, config, n_boot=0).dimensions:
+        alpha = dim.alpha.get("ordinal")
+        if alpha is not None and isinstance(alpha.value, float):
+            lines.append(f"Agreement on {dim.dimension}: α {alpha.value:.3f} ({alpha.band}, {dim.n_pairable} items with 2+ ratings)")
+    for group in calibration(frames, config).groups:
+        rho, kappa = group.spearman.coefficient, group.categories.kappa
+        if isinstance(rho, float):
+            extra = f", κ {kappa:.2f}" if isinstance(kappa, float) else ""
+            lines.append(f"AI judge vs humans on {group.key.get('dimension', 'all')}: Spearman ρ {rho:.2f}{extra} ({group.n} items)")
+    return lines
+
+
+def top_concerns(ratings: Iterable, limit: int = TOP_CONCERNS) -> list[tuple[str, int]]:
     """The most frequent concern tags (each counted once per rating), ties by name."""
     counts = Counter(tag for r in ratings for tag in set(r.concerns))
     return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
 
 
-def _slices(store: Store, ledger: Ledger, runs: Iterable[str] | None) -> list[_Slice]:
+def _slices(frames: "Frames", runs: Iterable[str] | None) -> list[_Slice]:
     """One slice per (run, dimension) the digest lists."""
-    judged: dict[str, set[str]] = {}
-    for run_id, _, dimension, _ in ledger.judgments:
-        judged.setdefault(run_id, set()).add(dimension)
-    listed = list(dict.fromkeys(runs)) if runs is not None else sorted(judged)
+    judged = _judged(frames)
+    by_run: dict[str, set[str]] = {}
+    for run_id, dimension in judged:
+        by_run.setdefault(run_id, set()).add(dimension)
+    listed = list(dict.fromkeys(runs)) if runs is not None else sorted(by_run)
+    headers = dict(zip(frames.runs["run_id"], frames.runs["dimensions"]))
     slices = []
     for run_id in listed:
-        run = _load(store, run_id)
-        dimensions = judged.get(run_id, set()) | (set(run.header.dimensions) if runs is not None else set())
-        slices += [_slice(ledger, run, dimension) for dimension in sorted(dimensions)]
+        dimensions = by_run.get(run_id, set())
+        if runs is not None:  # a run with no file gets the header's default dimension
+            dimensions |= set(headers.get(run_id, RunHeader(run_id=run_id).dimensions[0]).split(","))
+        items = frames.items[frames.items["run_id"] == run_id]
+        slices += [_Slice(run_id, d, judged.get((run_id, d), []), _ai(items, d)) for d in sorted(dimensions)]
     return slices
 
 
-def _load(store: Store, run_id: str) -> Run:
-    """The run, or an empty one when its file is missing or its id is not a file name."""
-    try:
-        return store.load_run(run_id)
-    except HilbotError:
-        return Run(run_id, RunHeader(run_id=run_id))
+def _ai(items: "pd.DataFrame", dimension: str) -> dict[str, float | None]:
+    from .load import ai_score_column
+
+    return {i: (None if a != a else float(a)) for i, a in zip(items["item_id"], ai_score_column(items, dimension))}
 
 
-def _slice(ledger: Ledger, run: Run, dimension: str) -> _Slice:
-    judgments = [(key[1], j) for key, j in ledger.judgments.items() if key[0] == run.run_id and key[2] == dimension]
-    return _Slice(run, dimension, judgments, {item.id: ai_score(item, dimension) for item in run.items})
+def _judged(frames: "Frames") -> dict[tuple[str, str], list[_Judged]]:
+    """Current ratings and skips per (run, dimension)."""
+    keys = ["run_id", "item_id", "dimension", "reviewer"]
+    tags = frames.concerns.groupby(keys, sort=False)["tag"].agg(tuple).to_dict() if len(frames.concerns) else {}
+    out: dict[tuple[str, str], list[_Judged]] = {}
+    for row in frames.ratings[[*keys, "timestamp", "score"]].itertuples(index=False):
+        out.setdefault((row.run_id, row.dimension), []).append(
+            _Judged(row.item_id, row.reviewer, row.timestamp.to_pydatetime(), float(row.score), tags.get(tuple(row[:4]), ())))
+    for row in frames.skips[[*keys, "timestamp"]].itertuples(index=False):
+        out.setdefault((row.run_id, row.dimension), []).append(_Judged(row.item_id, row.reviewer, row.timestamp.to_pydatetime()))
+    return out
 
 
 def _order(slices: list[_Slice]) -> list[_Slice]:
     """Most recently rated run first, then run id; a run's dimensions together, by name."""
     latest: dict[str, datetime] = {}
     for s in slices:
-        if (when := s.latest()) is not None and (s.run.run_id not in latest or when > latest[s.run.run_id]):
-            latest[s.run.run_id] = when
+        if (when := s.latest()) is not None and (s.run_id not in latest or when > latest[s.run_id]):
+            latest[s.run_id] = when
 
     def key(s: _Slice) -> tuple:
-        when = latest.get(s.run.run_id)
-        return (when is None, -when.timestamp() if when else 0.0, s.run.run_id, s.dimension)
+        when = latest.get(s.run_id)
+        return (when is None, -when.timestamp() if when else 0.0, s.run_id, s.dimension)
 
     return sorted(slices, key=key)
 
@@ -226,10 +276,10 @@ def _progress(s: _Slice, k: int) -> RunProgress:
         by_item.setdefault(r.item_id, []).append(r.score)
     rated = [item for item, scores in by_item.items() if len(scores) >= k]
     return RunProgress(
-        run_id=s.run.run_id, dimension=s.dimension,
-        items=len(set(s.ai) | {item for item, _ in s.judgments}), rated_items=len(rated),
+        run_id=s.run_id, dimension=s.dimension,
+        items=len(set(s.ai) | {j.item_id for j in s.judgments}), rated_items=len(rated),
         ratings=len(s.ratings), skips=len(s.judgments) - len(s.ratings),
-        reviewers=len({j.reviewer.key for _, j in s.judgments}),
+        reviewers=len({j.reviewer for j in s.judgments}),
         human_average=_mean(mean(by_item[item]) for item in rated),
         ai_average=_mean(ai for item in rated if (ai := s.ai.get(item)) is not None),
         ai_vs_human_delta=_mean(s.deltas()),

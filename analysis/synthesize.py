@@ -1,7 +1,7 @@
 """Seed 000 §4's synthesis: the reviewers' scores and notes turned into prose and action items.
 
-The evidence is gathered from the log and the run (current ratings, notes, concern tags, AI
-scores). With ``llm`` the LLM writes the synthesis from that evidence (through the one LLM
+The evidence is gathered from the loaded log (:mod:`analysis.load`: current ratings, notes,
+concern tags, AI scores). With ``llm`` the LLM writes the synthesis from that evidence (through the one LLM
 client: redaction, cache, cost, the sent log); without it a statistical synthesis is made
 from the same evidence and labelled ``statistical`` wherever it appears. Either way the result
 is appended to ratings.jsonl as a ``review_summary`` record with the ``hilReview`` fields.
@@ -9,17 +9,20 @@ is appended to ratings.jsonl as a ``review_summary`` record with the ``hilReview
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 from statistics import mean
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
-from evaluation import HilbotConfig, HilbotError, Ledger, Rating, ReviewSummary, Run, Store, ai_score, summarize
+from typing import Any
+
+from evaluation import HilbotConfig, HilbotError, ReviewSummary, Store
 
 if TYPE_CHECKING:
     from evaluation.llm import LLM
+
+    from .load import Frames
 
 STATISTICAL = "statistical"
 TOP = 3
@@ -72,26 +75,40 @@ class Synthesis(BaseModel):
     actionItems: list[str] = Field(min_length=1, max_length=6, description="Concrete next steps, most important first.")
 
 
-def gather(ledger: Ledger, run: Run, dimension: str) -> Evidence:
-    """The evidence for one run and dimension from the folded log."""
-    items, tags, raters = [], Counter(), set()
-    for item in run.items:
-        ratings = sorted((who, j) for who, j in ledger.item_judgments(run.run_id, item.id, dimension) if isinstance(j, Rating))
-        if not ratings:
-            continue
-        raters |= {who for who, _ in ratings}
-        tags.update(tag for _, r in ratings for tag in r.concerns)
-        notes = tuple(n for n in (_note(ledger, run.run_id, item.id, dimension, who, r) for who, r in ratings) if n)
-        items.append(ItemEvidence(item.id, item.query.query, mean(r.score for _, r in ratings), ai_score(item, dimension),
-                                  tuple(r.judgment for _, r in ratings), notes))
-    concerns = sorted(tags.items(), key=lambda kv: (-kv[1], kv[0]))
-    return Evidence(run.run_id, dimension, items, concerns, len(raters), summarize(ledger, run, dimension),
-                    [n for e in items for n in e.notes])
+def gather(frames: "Frames", run_id: str, dimension: str) -> Evidence:
+    """The evidence for one run and dimension from the loaded log (same figures as ``summarize``)."""
+    from .load import ai_score_column
+
+    ratings = _slice(frames.ratings, run_id, dimension).sort_values(["item_id", "reviewer"], kind="stable")
+    items = frames.items[frames.items["run_id"] == run_id]
+    ai = dict(zip(items["item_id"], ai_score_column(items, dimension)))
+    queries = dict(zip(items["item_id"], items["query"]))
+    evidence = [_item(item_id, group, queries.get(item_id, item_id), ai.get(item_id)) for item_id, group in ratings.groupby("item_id", sort=True)]
+    tags = _slice(frames.concerns, run_id, dimension)["tag"].value_counts()
+    concerns = sorted(((str(t), int(n)) for t, n in tags.items()), key=lambda kv: (-kv[1], kv[0]))
+    summary = _summary(ratings, len(_slice(frames.skips, run_id, dimension)), ai, run_id, dimension)
+    return Evidence(run_id, dimension, evidence, concerns, int(ratings["reviewer"].nunique()), summary,
+                    [n for e in evidence for n in e.notes])
 
 
-def _note(ledger: Ledger, run_id: str, item_id: str, dimension: str, who: str, rating: Rating) -> str | None:
-    note = ledger.notes.get((run_id, item_id, dimension, who))
-    return rating.note or (note.text if note else None)
+def _slice(frame: Any, run_id: str, dimension: str) -> Any:
+    return frame[(frame["run_id"] == run_id) & (frame["dimension"] == dimension)]
+
+
+def _item(item_id: str, group: Any, query: str, ai: float | None) -> ItemEvidence:
+    notes = tuple(str(n) for n in group["note"] if isinstance(n, str) and n)
+    return ItemEvidence(str(item_id), str(query), float(group["score"].mean()), None if ai is None or ai != ai else float(ai),
+                        tuple(group["judgment"]), notes)
+
+
+def _summary(ratings: Any, skips: int, ai: dict[str, float], run_id: str, dimension: str) -> ReviewSummary:
+    scored = ((score, ai.get(i)) for i, score in zip(ratings["item_id"], ratings["score"]))
+    deltas = [score - a for score, a in scored if a is not None and a == a]  # a != a: NaN, no AI score
+    flagged = int(((ratings["n_concerns"] > 0) | ratings["note"].map(lambda n: isinstance(n, str) and bool(n))).sum())
+    return ReviewSummary(run_id=run_id, dimension=dimension, queriesReviewed=len(ratings), queriesSkipped=skips,
+                         queriesFlagged=flagged,
+                         humanAverageScore=round(float(ratings["score"].mean()), 4) if len(ratings) else None,
+                         aiVsHumanDelta=round(mean(deltas), 4) if deltas else None)
 
 
 def statistical(evidence: Evidence) -> Synthesis:
@@ -152,11 +169,16 @@ async def with_llm(llm: "LLM", evidence: Evidence) -> Synthesis:
 def synthesize(store: Store, config: HilbotConfig, *, run_id: str | None = None, dimension: str | None = None,
                use_llm: bool = False) -> ReviewSummary:
     """Synthesize a run's reviews (default: the latest reviewed run) and append the ``review_summary``."""
-    ledger = Ledger.from_events(store.human_events())
-    run = store.load_run(run_id or _latest_reviewed(store, ledger))
-    evidence = gather(ledger, run, dimension or run.header.dimensions[0])
+    from .load import load
+
+    frames = load(store)
+    run_id = run_id or _latest_reviewed(frames)
+    if run_id not in set(frames.runs["run_id"]):
+        raise HilbotError(f"no run {run_id!r}", fix="see `hilbot review --list`")
+    dimension = dimension or store.run_header(run_id).dimensions[0]
+    evidence = gather(frames, run_id, dimension)
     if not evidence.items:
-        raise HilbotError(f"run {run.run_id!r} has no ratings on {evidence.dimension!r}", fix="review it first (hilbot review)")
+        raise HilbotError(f"run {run_id!r} has no ratings on {dimension!r}", fix="review it first (hilbot review)")
     answer, source = _write(store, config, evidence, use_llm)
     record = evidence.summary.model_copy(update={"synthesis": answer.synthesis, "synthesis_source": source,
                                                  "actionItems": answer.actionItems})
@@ -175,12 +197,11 @@ def _write(store: Store, config: HilbotConfig, evidence: Evidence, use_llm: bool
     return asyncio.run(with_llm(llm, evidence)), llm.label
 
 
-def _latest_reviewed(store: Store, ledger: Ledger) -> str:
-    reviewed = ledger.reviewed_runs()
-    runs = [r for r in store.run_ids() if r in reviewed]
-    if not runs:
+def _latest_reviewed(frames: "Frames") -> str:
+    reviewed = frames.runs[frames.runs["run_id"].isin(set(frames.ratings["run_id"]))]
+    if reviewed.empty:
         raise HilbotError("no run has ratings yet", fix="review a run first (hilbot review RUN)")
-    return max(runs, key=lambda r: (store.run_header(r).created_at, r))
+    return str(reviewed.sort_values(["created_at", "run_id"]).iloc[-1]["run_id"])
 
 
 __all__ = ["Evidence", "ItemEvidence", "STATISTICAL", "Synthesis", "gather", "statistical", "synthesize", "with_llm"]

@@ -17,7 +17,7 @@ def make_digest(store: Store, config: HilbotConfig, *, post: str = "stdout", sin
 
     if post not in POSTS:
         raise HilbotError(f"cannot post a digest to {post!r}", fix=f"use --post {' or '.join(POSTS)}")
-    digest = build_digest(store, config, since=utcnow() - timedelta(hours=since_hours))
+    digest = build_digest(store, config, since=utcnow() - timedelta(hours=since_hours), figures=True)
     if out:
         store.write_file(Path(out) / "digest.md", digest.text() + "\n")
         if digest.chart_png:

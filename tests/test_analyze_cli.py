@@ -80,3 +80,16 @@ def test_demo_data_without_ratings_is_reported_not_crashed(demo_store, run_cli):
     for command in (["agreement"], ["calibration"], ["patterns"]):
         result = run_cli("analyze", *command)
         assert result.returncode == 0 and "Traceback" not in result.stderr
+
+
+def test_the_digest_carries_agreement_and_calibration_figures(generated, run_cli):
+    digest = run_cli("digest")
+    assert digest.returncode == 0, digest.stderr
+    report = json.loads(run_cli("analyze", "agreement", "--bootstrap", "0", "--format", "json").stdout)
+    for dim in report["dimensions"]:
+        alpha = dim["alpha"]["ordinal"]
+        assert f"Agreement on {dim['dimension']}: α {alpha['value']:.3f} ({alpha['band']}" in digest.stdout
+    calibration = json.loads(run_cli("analyze", "calibration", "--format", "json").stdout)
+    for group in calibration["groups"]:
+        rho = group["spearman"]["coefficient"]
+        assert f"AI judge vs humans on {group['key']['dimension']}: Spearman ρ {rho:.2f}" in digest.stdout

@@ -9,7 +9,7 @@ import pytest
 
 from analysis.synthesize import gather, synthesize
 from evaluation import (Evaluation, HilbotError, ItemData, Ledger, Note, Query, QueryEvaluation, Rating, Reviewer, RunHeader,
-                        Store)
+                        Store, summarize)
 from tests.fakes.anthropic_api import tool
 
 ALICE, BOB = Reviewer(id="alice"), Reviewer(id="bob")
@@ -36,7 +36,9 @@ def reviewed(store: Store) -> Store:
 
 
 def test_evidence_follows_the_log(reviewed):
-    evidence = gather(Ledger.from_events(reviewed.human_events()), reviewed.load_run("r1"), "overall")
+    from analysis.load import load
+
+    evidence = gather(load(reviewed), "r1", "overall")
     by_id = {e.item_id: e for e in evidence.items}
     assert set(by_id) == {"q1", "q2", "q3"} and evidence.reviewers == 2
     assert by_id["q1"].human == pytest.approx(0.25) and by_id["q1"].gap == pytest.approx(0.25 - 0.9)
@@ -44,6 +46,9 @@ def test_evidence_follows_the_log(reviewed):
     assert evidence.concerns == [("bad_ranking", 3), ("weak_snippet", 1)]
     assert [e.item_id for e in evidence.gaps()] == ["q1", "q3", "q2"]  # |−0.65|, |0.4|, |0.05|
     assert evidence.notes == ["Top hit is the wrong product"]
+    ledger = Ledger.from_events(reviewed.human_events())  # the same counts as the terminal's session summary
+    expected = summarize(ledger, reviewed.load_run("r1"), "overall")
+    assert evidence.summary.model_dump(exclude={"reviewedAt"}) == expected.model_dump(exclude={"reviewedAt"})
 
 
 def test_statistical_synthesis_is_labelled_and_appended(reviewed):

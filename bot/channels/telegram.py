@@ -460,14 +460,15 @@ class ReviewBot:
         from analysis.digest import build_digest
 
         store = Store(self.store.root)
-        digest = await asyncio.to_thread(build_digest, store, self.config, since=since)
+        digest = await asyncio.to_thread(build_digest, store, self.config, since=since, figures=True)
         await send_digest(self._bot, chats, digest)
 
 
 async def send_digest(bot: Any, chats: list[int], digest: Any) -> None:
     """Post a digest's text and chart to each chat."""
     for chat_id in chats:
-        await bot.send_message(chat_id, "\n".join(escape(line) for line in digest.lines()), parse_mode=ParseMode.HTML)
+        for piece in render.chunks(digest.text()):  # escaped, each within Telegram's limit
+            await bot.send_message(chat_id, piece, parse_mode=ParseMode.HTML)
         if digest.chart_png:
             await bot.send_photo(chat_id, digest.chart_png, caption="Human vs AI average per run")
 
