@@ -93,3 +93,19 @@ def test_the_digest_carries_agreement_and_calibration_figures(generated, run_cli
     for group in calibration["groups"]:
         rho = group["spearman"]["coefficient"]
         assert f"AI judge vs humans on {group['key']['dimension']}: Spearman ρ {rho:.2f}" in digest.stdout
+
+
+def test_every_command_on_the_demo_runs_reviewed_by_two_people(demo_store, run_cli, tmp_path):
+    (tmp_path / "hilbot.toml").write_text("[review]\nk = 2\n")
+    keys = {"alice": "g" * 6 + "o1\n" + "g" * 5 + "p\n" + "g" * 5 + "q", "bob": "o\n" * 4 + "g" * 8 + "t2\n" + "g" * 5 + "q"}
+    for who, typed in keys.items():
+        assert run_cli("review", "demo-docs-search", "--reviewer", who, input=typed).returncode == 0
+    commands = [["validate"], ["agreement", "--bootstrap", "100"], ["calibration"], ["correlate", "--feature", "result_count"],
+                ["patterns"], ["synthesize"]]
+    for command in commands:
+        result = run_cli("analyze", *command)
+        assert result.returncode == 0 and "Traceback" not in result.stderr, (command, result.stderr)
+    report = json.loads(run_cli("analyze", "agreement", "--format", "json").stdout)
+    [overall] = report["dimensions"]
+    assert overall["n_raters"] == 2 and overall["n_pairable"] == 18 and len(overall["pairs"]) == 1
+    assert "Agreement on overall" in run_cli("digest").stdout
