@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, fields, is_dataclass
+from datetime import date, datetime
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -22,4 +25,38 @@ class Undefined:
         return f"undefined ({self.reason})"
 
 
-__all__ = ["Undefined"]
+
+
+def to_jsonable(value: Any) -> Any:
+    """``value`` as JSON-safe data: Undefined → ``{"undefined": reason}``, dataclasses → dicts, tuples → lists,
+    numpy scalars → Python numbers, a non-finite float → ``{"undefined": "not a finite number"}``, times → ISO."""
+    if isinstance(value, Undefined):
+        return {"undefined": value.reason}
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_jsonable(getattr(value, f.name)) for f in fields(value)}
+    if isinstance(value, dict):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(v) for v in value]
+    return _scalar(value)
+
+
+def _scalar(value: Any) -> Any:
+    if type(value).__module__ == "numpy" and hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return {"undefined": "not a finite number"}
+    if isinstance(value, (datetime, date)):
+        return value.isoformat()
+    return value
+
+
+class Jsonable:
+    """Base of the report dataclasses: ``to_dict()`` gives JSON-safe values."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe values (Undefined → ``{"undefined": reason}``)."""
+        return to_jsonable(self)
+
+
+__all__ = ["Jsonable", "Undefined", "to_jsonable"]

@@ -42,7 +42,7 @@ The ``krippendorff`` package (GPL-3.0) is used only by the tests and the bench, 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields, is_dataclass
+from dataclasses import dataclass
 from itertools import combinations
 from typing import TYPE_CHECKING, Any, Callable, Literal, Sequence
 
@@ -51,7 +51,7 @@ import numpy as np
 from evaluation.config import HilbotConfig
 from evaluation.errors import HilbotError
 
-from ._undefined import Undefined
+from ._undefined import Jsonable, Undefined
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -555,30 +555,8 @@ def _bootstrap(statistic: Callable[..., Number], estimate: Number, args: tuple, 
 # ---------------------------------------------------------------- the report
 
 
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, Undefined):
-        return {"undefined": value.reason}
-    if is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _jsonable(getattr(value, f.name)) for f in fields(value)}
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return {"undefined": "not a finite number"}
-    return value
-
-
-class _Jsonable:
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-safe values: Undefined → ``{"undefined": reason}``, tuples → lists."""
-        return _jsonable(self)
-
-
 @dataclass(frozen=True)
-class AgreementEstimate(_Jsonable):
+class AgreementEstimate(Jsonable):
     """One agreement statistic: its value, 95% bootstrap CI, seed 003 band and the items it rests on."""
 
     value: Number
@@ -589,7 +567,7 @@ class AgreementEstimate(_Jsonable):
 
 
 @dataclass(frozen=True)
-class PairAgreement(_Jsonable):
+class PairAgreement(Jsonable):
     """Cohen's κ of two reviewers over the items both rated."""
 
     reviewer_a: str
@@ -601,7 +579,7 @@ class PairAgreement(_Jsonable):
 
 
 @dataclass(frozen=True)
-class ItemDisagreement(_Jsonable):
+class ItemDisagreement(Jsonable):
     """An item whose reviewers gave different judgments."""
 
     run_id: str
@@ -614,7 +592,7 @@ class ItemDisagreement(_Jsonable):
 
 
 @dataclass(frozen=True)
-class DimensionAgreement(_Jsonable):
+class DimensionAgreement(Jsonable):
     """Agreement among the reviewers of one dimension."""
 
     dimension: str
@@ -644,7 +622,7 @@ class DimensionAgreement(_Jsonable):
 
 
 @dataclass(frozen=True)
-class AgreementReport(_Jsonable):
+class AgreementReport(Jsonable):
     """Inter-rater agreement per dimension."""
 
     run: str | None

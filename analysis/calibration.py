@@ -32,8 +32,7 @@ The generic helpers here (:func:`spearman`, :func:`kendall_tau`, :func:`cohen_ka
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields, is_dataclass
-from datetime import date, datetime
+from dataclasses import dataclass
 from typing import Any, Iterable, Literal
 
 import numpy as np
@@ -43,7 +42,7 @@ from scipy import stats
 from evaluation.config import HilbotConfig, Scale, ScaleOption
 from evaluation.errors import HilbotError
 
-from ._undefined import Undefined
+from ._undefined import Jsonable, Undefined, to_jsonable
 
 KEY3 = ["run_id", "item_id", "dimension"]
 """An item on one dimension."""
@@ -62,33 +61,8 @@ Number = float | Undefined
 # ---------------------------------------------------------------- JSON
 
 
-def to_jsonable(value: Any) -> Any:
-    """``value`` as JSON-safe data: Undefined → ``{"undefined": reason}``, dataclasses → dicts, times → ISO."""
-    if isinstance(value, Undefined):
-        return {"undefined": value.reason}
-    if is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_jsonable(getattr(value, f.name)) for f in fields(value)}
-    if isinstance(value, dict):
-        return {str(k): to_jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [to_jsonable(v) for v in value]
-    return _scalar(value)
-
-
-def _scalar(value: Any) -> Any:
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return {"undefined": "not a finite number"}
-    if isinstance(value, (datetime, date)):
-        return value.isoformat()
-    return value
-
-
-class _Report:
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-safe values (Undefined → ``{"undefined": reason}``)."""
-        return to_jsonable(self)
+_Report = Jsonable
+"""Base of the report dataclasses (``to_dict()``), shared with agreement."""
 
 
 # ---------------------------------------------------------------- statistics

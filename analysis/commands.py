@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evaluation import HilbotConfig, HilbotError, Store
+from evaluation import HilbotConfig, Store
 
 from .report import render, save
 
@@ -28,10 +28,7 @@ def _frames(store: Store, run: str | None) -> tuple[Any, list[str]]:
     from .load import load
 
     issues: list = []
-    frames = load(store, runs=[run] if run else None, issues=issues)
-    if run and run not in set(frames.items["run_id"]):
-        raise HilbotError(f"no run {run!r}", fix="see `hilbot review --list`")
-    return frames, [str(i) for i in issues]
+    return load(store, runs=[run] if run else None, issues=issues), [str(i) for i in issues]  # an unknown run: RunNotFound
 
 
 def _finish(store: Store, name: str, report: Any, fmt: str, out: str | None, charts: dict[str, Any] | None = None,

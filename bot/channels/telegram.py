@@ -117,8 +117,15 @@ class ReviewBot:
             return None
         return Reviewer(platform="telegram", id=str(user.id), name=user.username or user.first_name)
 
-    def _is_admin(self, update: Update) -> bool:
-        return update.effective_user is not None and update.effective_user.id in self.settings.admins
+    async def _admin(self, update: Update, command: str) -> bool:
+        """Whether the user is an admin; refuses (a stranger) or explains (a reviewer) when not."""
+        if update.effective_user is not None and update.effective_user.id in self.settings.admins:
+            return True
+        if self.reviewer(update) is None:
+            await self._refuse(update)
+        else:
+            await update.effective_message.reply_text(f"Only admins can {command}.")
+        return False
 
     async def _refuse(self, update: Update) -> None:
         user = update.effective_user
@@ -167,10 +174,10 @@ class ReviewBot:
             session = self.sessions.get(reviewer, context.args[0], context.args[1] if len(context.args) > 1 else None)
         except HilbotError as exc:
             return await update.effective_message.reply_text(escape(exc.one_line()))
-        where = Where(update.effective_chat.id, update.effective_chat.type != "private")
+        where = _where(update)
         self._chats[(reviewer.key, session.run_id, session.dimension)] = (session, where)
         await update.effective_message.reply_text(self._progress_line(session, "Reviewing"))
-        if not await self._fill(session, where, announce=True):
+        if not await self._fill(session, where):
             await self._nothing_new(session, where)
 
     async def on_next(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -181,13 +188,13 @@ class ReviewBot:
         session = self.sessions.active(reviewer)
         if session is None:
             return await update.effective_message.reply_text("Start with /review &lt;run-id&gt; — see /runs")
-        where = Where(update.effective_chat.id, update.effective_chat.type != "private")
+        where = _where(update)
         async with self.sessions.lock(reviewer):
             held = self.sessions.open_cards(session, group=where.group)
             card = session.card_for(held[0]) if held else None
         if card is not None:
             await self._send_card(session, card, where)
-        elif not await self._fill(session, where, announce=True):
+        elif not await self._fill(session, where):
             await self._nothing_new(session, where)
 
     async def on_status(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -205,9 +212,8 @@ class ReviewBot:
 
     async def on_push(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """/push <run-id> [dimension] (admins): deal first cards to every allow-listed reviewer."""
-        if not self._is_admin(update):
-            return await self._refuse(update) if self.reviewer(update) is None else \
-                await update.effective_message.reply_text("Only admins can /push.")
+        if not await self._admin(update, "/push"):
+            return
         if not context.args:
             return await update.effective_message.reply_text("Usage: /push &lt;run-id&gt; [dimension]")
         run_id, dimension = context.args[0], (context.args[1] if len(context.args) > 1 else None)
@@ -238,9 +244,8 @@ class ReviewBot:
 
     async def on_digest(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """/digest (admins): post a digest to this chat now."""
-        if not self._is_admin(update):
-            return await self._refuse(update) if self.reviewer(update) is None else \
-                await update.effective_message.reply_text("Only admins can /digest.")
+        if not await self._admin(update, "/digest"):
+            return
         await self._post_digest([update.effective_chat.id], since=self._last_digest_time())
 
     # ------------------------------------------------------------------ taps
@@ -380,7 +385,7 @@ class ReviewBot:
         return InlineKeyboardMarkup([[InlineKeyboardButton(b.label, callback_data=self.sessions.token(card, b.action))
                                       for b in row] for row in rows])
 
-    async def _fill(self, session: ReviewSession, where: Where, *, announce: bool = False, strict: bool = False) -> int:
+    async def _fill(self, session: ReviewSession, where: Where, *, strict: bool = False) -> int:
         """Deal and send cards up to the window; returns how many were sent."""
         async with self.sessions.lock(session.reviewer):
             cards = self.sessions.deal(session, group=where.group)
@@ -459,8 +464,7 @@ class ReviewBot:
     async def _post_digest(self, chats: list[int], since: datetime) -> None:
         from analysis.digest import build_digest
 
-        store = Store(self.store.root)
-        digest = await asyncio.to_thread(build_digest, store, self.config, since=since, figures=True)
+        digest = await asyncio.to_thread(build_digest, self.store, self.config, since=since, figures=True)
         await send_digest(self._bot, chats, digest)
 
 
@@ -489,6 +493,11 @@ def post_digest(config: HilbotConfig, digest: Any) -> list[int]:
 
     asyncio.run(post())
     return chats
+
+
+def _where(update: Update) -> Where:
+    """This update's chat, as a place to deal cards."""
+    return Where(update.effective_chat.id, update.effective_chat.type != "private")
 
 
 def _token() -> str:

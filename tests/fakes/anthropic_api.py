@@ -19,6 +19,8 @@ from typing import Any, Callable
 
 from aiohttp import web
 
+from ._server import ThreadedApp
+
 
 @dataclass
 class Reply:
@@ -97,8 +99,7 @@ class FakeAnthropic:
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self._in_flight = 0
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._ready = threading.Event()
+        self._server = ThreadedApp(self._app, "fake-anthropic")
         self.port = 0
 
     @property
@@ -154,35 +155,17 @@ class FakeAnthropic:
                    "usage": {"input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens}}
         return web.json_response(message)
 
-    async def _serve(self, stopped: asyncio.Event) -> None:
+    def _app(self) -> web.Application:
         app = web.Application()
         app.router.add_post("/v1/messages", self._messages)
-        runner = web.AppRunner(app, access_log=None)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0, backlog=1024)
-        await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]
-        self._ready.set()
-        await stopped.wait()
-        await runner.cleanup()
+        return app
 
     def __enter__(self) -> "FakeAnthropic":
-        def main() -> None:
-            self._loop = asyncio.new_event_loop()
-            self._stopped = asyncio.Event()
-            self._loop.run_until_complete(self._serve(self._stopped))
-            self._loop.close()
-
-        self._thread = threading.Thread(target=main, name="fake-anthropic", daemon=True)
-        self._thread.start()
-        if not self._ready.wait(10):
-            raise RuntimeError("fake Anthropic server did not start")
+        self.port = self._server.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        assert self._loop is not None
-        self._loop.call_soon_threadsafe(self._stopped.set)
-        self._thread.join(10)
+        self._server.stop()
 
     def tool_inputs(self) -> list[dict[str, Any]]:
         """The prompts (user messages) received, in order."""

@@ -31,6 +31,8 @@ from typing import Any, Callable
 
 from aiohttp import web
 
+from ._server import ThreadedApp
+
 TOKEN = "123456:TEST-TOKEN"
 MESSAGE_METHODS = frozenset({"sendmessage", "sendphoto", "editmessagetext", "editmessagereplymarkup", "editmessagecaption"})
 """Methods that count against flood control (lower case: Telegram method names ignore case)."""
@@ -309,8 +311,7 @@ class FakeTelegram:
 
     def __post_init__(self) -> None:
         self._lock = threading.RLock()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._ready = threading.Event()
+        self._server = ThreadedApp(self._app, "fake-telegram", shutdown_timeout=1.0)
         self._closing = False
         self._new_updates = asyncio.Event()
         self.port = 0
@@ -445,8 +446,7 @@ class FakeTelegram:
 
     def _wake(self) -> None:
         """Wake long polls (from any thread)."""
-        if self._loop is not None and not self._loop.is_closed():
-            self._loop.call_soon_threadsafe(self._set_new_updates)
+        self._server.call_soon(self._set_new_updates)
 
     def _set_new_updates(self) -> None:
         self._new_updates.set()
@@ -743,37 +743,19 @@ class FakeTelegram:
 
     # -- lifecycle -----------------------------------------------------------------------------
 
-    async def _serve(self, stopped: asyncio.Event) -> None:
+    def _app(self) -> web.Application:
         app = web.Application(client_max_size=60 * 1024 * 1024)
         app.router.add_post("/bot{token}/{method}", self._request)
-        runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0, backlog=1024)
-        await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]
-        self._ready.set()
-        await stopped.wait()
-        await runner.cleanup()
+        return app
 
     def __enter__(self) -> "FakeTelegram":
-        def main() -> None:
-            self._loop = asyncio.new_event_loop()
-            self._stopped = asyncio.Event()
-            self._loop.run_until_complete(self._serve(self._stopped))
-            self._loop.close()
-
-        self._thread = threading.Thread(target=main, name="fake-telegram", daemon=True)
-        self._thread.start()
-        if not self._ready.wait(10):
-            raise RuntimeError("fake Telegram server did not start")
+        self.port = self._server.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        assert self._loop is not None
         self._closing = True
         self._wake()
-        self._loop.call_soon_threadsafe(self._stopped.set)
-        self._thread.join(10)
+        self._server.stop()
 
 
 def _fault_error(fault: _Fault) -> ApiError:

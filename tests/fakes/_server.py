@@ -1,0 +1,60 @@
+"""An aiohttp app served on 127.0.0.1 by an event loop in a thread of its own (what every fake runs on).
+
+The thread lets sync tests, async tests (whose own loop keeps running), subprocesses and the
+benchmarks all talk to the same fake.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Callable
+
+from aiohttp import web
+
+
+class ThreadedApp:
+    """Serves ``build()`` on a free port until :meth:`stop`."""
+
+    def __init__(self, build: Callable[[], web.Application], name: str, shutdown_timeout: float = 60.0):
+        self.build, self.name, self.shutdown_timeout = build, name, shutdown_timeout
+        self.port = 0
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._ready = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._stopped: asyncio.Event | None = None
+
+    def start(self) -> int:
+        """Start serving; returns the port."""
+        self._thread = threading.Thread(target=self._main, name=self.name, daemon=True)
+        self._thread.start()
+        if not self._ready.wait(10):
+            raise RuntimeError(f"{self.name} did not start")
+        return self.port
+
+    def call_soon(self, callback: Callable[[], object]) -> None:
+        """Run ``callback`` in the server's loop (from any thread), unless it has stopped."""
+        if self.loop is not None and not self.loop.is_closed():
+            self.loop.call_soon_threadsafe(callback)
+
+    def stop(self) -> None:
+        """Stop serving and wait for the thread."""
+        assert self.loop is not None and self._stopped is not None and self._thread is not None
+        self.loop.call_soon_threadsafe(self._stopped.set)
+        self._thread.join(10)
+
+    def _main(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._stopped = asyncio.Event()
+        self.loop.run_until_complete(self._serve())
+        self.loop.close()
+
+    async def _serve(self) -> None:
+        runner = web.AppRunner(self.build(), access_log=None, shutdown_timeout=self.shutdown_timeout)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0, backlog=1024)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]
+        self._ready.set()
+        await self._stopped.wait()
+        await runner.cleanup()
