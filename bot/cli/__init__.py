@@ -6,6 +6,7 @@ Heavy libraries are imported inside the commands, so ``hilbot --help`` stays fas
 
 from __future__ import annotations
 
+import os
 import sys
 
 import typer
@@ -36,17 +37,35 @@ app.command("digest")(_digest.digest)
 app.add_typer(_analyze.app, name="analyze")
 
 
-def main() -> None:
-    """Console-script entry point: HilbotError → one line on stderr, exit 2."""
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point: a :class:`HilbotError` is one line on stderr and exit 2.
+
+    Anything else that escapes a command is a bug in hilbot; it too is one line and exit 2
+    (``HILBOT_DEBUG=1`` prints the traceback), so a user never sees a traceback.
+    """
     from evaluation.errors import HilbotError
 
     try:
-        app()
+        app(args=argv)
     except HilbotError as exc:
-        print(f"error: {exc.one_line()}", file=sys.stderr)
-        sys.exit(exc.exit_code)
+        _fail(exc.one_line(), exc.exit_code)
     except KeyboardInterrupt:
         sys.exit(130)
+    except Exception as exc:  # the backstop: a bug, reported without a traceback
+        if os.environ.get("HILBOT_DEBUG"):
+            raise
+        _fail(f"unexpected failure ({type(exc).__name__}: {_first_line(exc)}) — this is a bug in hilbot; "
+              "please report it with the command you ran (HILBOT_DEBUG=1 shows the traceback)", 2)
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0][:300] if lines else "no message"
+
+
+def _fail(message: str, code: int) -> None:
+    print(f"error: {message}", file=sys.stderr)
+    sys.exit(code)
 
 
 if __name__ == "__main__":
