@@ -18,9 +18,20 @@ def _figure(width: float = 7.0, height: float = 4.0) -> Any:
 
 
 def _png(figure: Any) -> bytes:
+    import warnings
+
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png")
+    with warnings.catch_warnings():  # a glyph the font lacks is drawn as a box, not reported on stderr
+        warnings.simplefilter("ignore")
+        figure.savefig(buffer, format="png")
     return buffer.getvalue()
+
+
+def text(value: Any) -> str:
+    """Text from the logs as a chart draws it: control characters visible, ``$`` literal (never mathtext)."""
+    from evaluation.text import visible
+
+    return visible(str(value), newlines=False).replace("$", r"\$")
 
 
 def calibration_scatter(points: Sequence[tuple[float, float]], title: str = "AI judge vs humans") -> bytes:
@@ -44,11 +55,13 @@ def rating_distribution(counts: dict[str, dict[str, int]], order: Sequence[str])
     left = [0] * len(runs)
     for judgment in order:
         widths = [counts[r].get(judgment, 0) for r in runs]
-        axes.barh(runs, widths, left=left, label=judgment)
+        axes.barh(range(len(runs)), widths, left=left, label=text(judgment))
         left = [a + b for a, b in zip(left, widths)]
+    axes.set_yticks(range(len(runs)), [text(r) for r in runs])
     axes.set(xlabel="ratings", title="Ratings per run")
     axes.invert_yaxis()
-    axes.legend(loc="lower right", fontsize="small")
+    if runs and order:
+        axes.legend(loc="lower right", fontsize="small")
     return _png(figure)
 
 
@@ -64,9 +77,9 @@ def interval_bars(labels: Sequence[str], values: Sequence[float | None], interva
     for level, name in lines:
         axes.axhline(level, color="grey", linewidth=0.8, linestyle=":")
         axes.annotate(name, (len(labels) - 0.5, level), fontsize="x-small", ha="right", va="bottom", color="grey")
-    axes.set_xticks(range(len(labels)), labels, rotation=20, ha="right")
-    axes.set(ylabel=ylabel, title=title, ylim=(min(0.0, *heights) - 0.05, 1.05))
+    axes.set_xticks(range(len(labels)), [text(label) for label in labels], rotation=20, ha="right")
+    axes.set(ylabel=text(ylabel), title=text(title), ylim=(min([0.0, *heights]) - 0.05, 1.05))
     return _png(figure)
 
 
-__all__ = ["calibration_scatter", "interval_bars", "rating_distribution"]
+__all__ = ["calibration_scatter", "interval_bars", "rating_distribution", "text"]

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluation import HilbotConfig, Store
+from evaluation.text import visible
 
 from .report import render, save
 
@@ -73,8 +74,16 @@ def correlate(store: Store, config: HilbotConfig, *, feature: str, run: str | No
 
     frames, warnings = _frames(store, run)
     report = compute(frames.ratings, frames.items, config, feature, run=run, dimension=dimension, buckets=buckets, expect=expect)
-    return _finish(store, f"correlate-{report.feature}", report, fmt, out, {f"success-by-{report.feature}": lambda: _buckets_chart(report)},
+    name = _file_part(report.feature)
+    return _finish(store, f"correlate-{name}", report, fmt, out, {f"success-by-{name}": lambda: _buckets_chart(report)},
                    warnings)
+
+
+def _file_part(text: str) -> str:
+    """A name from the logs as part of a file name: letters, digits, ``_`` and ``-`` only (never a path)."""
+    import re
+
+    return re.sub(r"[^A-Za-z0-9_-]+", "_", text)[:80] or "_"
 
 
 def patterns(store: Store, config: HilbotConfig, *, run: str | None = None, dimension: str | None = None,
@@ -94,15 +103,18 @@ def synthesize(store: Store, config: HilbotConfig, *, run: str | None = None, di
 
     from .synthesize import STATISTICAL, synthesize as write
 
-    record = write(store, config, run_id=run, dimension=dimension, use_llm=use_llm)
+    found: list = []
+    record = write(store, config, run_id=run, dimension=dimension, use_llm=use_llm, issues=found)
+    issues = [str(i) for i in found]
     if fmt == "json":
-        return Output(json.dumps(record.model_dump(mode="json", exclude_none=True), indent=2, ensure_ascii=False))
+        return Output(json.dumps(record.model_dump(mode="json", exclude_none=True), indent=2, ensure_ascii=False),
+                      warnings=issues)
     label = "statistical synthesis (no LLM)" if record.synthesis_source == STATISTICAL else f"synthesis by {record.synthesis_source}"
     lines = [f"# Review summary: {record.run_id} · {record.dimension} ({label})", "", record.synthesis or "", "",
              "Action items:", *[f"{n}. {item}" for n, item in enumerate(record.actionItems, 1)], "",
              f"Appended to {store.ratings.path} as a review_summary record."]
     warnings = [] if use_llm else ["synthesis is statistical; pass --llm to have the LLM write it from the notes and scores"]
-    return Output("\n".join(lines), warnings=warnings)
+    return Output(visible("\n".join(lines)), warnings=issues + warnings)
 
 
 # ---------------------------------------------------------------------------------------------- charts
@@ -127,8 +139,9 @@ def _distribution(frames: Any, config: HilbotConfig) -> bytes:
 
     counts = {f"{run} · {dim}": dict(group["judgment"].value_counts())
               for (run, dim), group in frames.ratings.groupby(["run_id", "dimension"])}
-    dims = sorted(set(frames.ratings["dimension"]))
+    dims = sorted(set(frames.ratings["dimension"]) & set(config.dimensions))
     order = list(dict.fromkeys(o.value for d in dims for o in sorted(config.scale_for(d).options, key=lambda o: o.score)))
+    order += sorted(set(frames.ratings["judgment"]) - set(order))  # off every configured scale: drawn last
     return rating_distribution(counts, order)
 
 

@@ -35,6 +35,7 @@ import pandas as pd
 
 from evaluation.config import HilbotConfig
 from evaluation.errors import HilbotError
+from evaluation.text import visible
 
 from ._undefined import Undefined
 from .calibration import KEY3, Interval, Number, RankCorrelation, _Report, option_success, select, spearman, z_value
@@ -208,8 +209,11 @@ def feature_column(items: pd.DataFrame, feature: str) -> str:
     column = feature if feature.startswith("feature_") else f"feature_{feature}"
     if column in items.columns:
         return column
-    available = sorted(c.removeprefix("feature_") for c in items.columns if c.startswith("feature_"))
-    fix = f"use one of: {', '.join(available)}" if available else "the items carry no feature_* columns (no numeric features)"
+    available = sorted(visible(c.removeprefix("feature_"), newlines=False)[:60] for c in items.columns
+                       if c.startswith("feature_"))  # names from the run files: shown safely, a few
+    more = f" and {len(available) - 20} more" if len(available) > 20 else ""
+    fix = (f"use one of: {', '.join(available[:20])}{more}" if available
+           else "the items carry no feature_* columns (no numeric features)")
     raise HilbotError(f"unknown feature {feature!r}", fix=fix)
 
 

@@ -28,9 +28,12 @@ from typing import TYPE_CHECKING
 from evaluation.config import HilbotConfig
 from evaluation.records import RunHeader, utcnow
 from evaluation.store import Store
+from evaluation.text import visible
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from evaluation.log import LogIssue
 
     from .load import Frames
 
@@ -104,7 +107,13 @@ class Digest:
         return sum(run.ratings for run in self.runs)
 
     def lines(self) -> list[str]:
-        """Plain-text lines, no markup: title, one line per run, totals, top concerns."""
+        """Plain-text lines, no markup: title, one line per run, totals, top concerns.
+
+        Names from the logs (runs, dimensions, tags) are shown through :func:`evaluation.text.visible`.
+        """
+        return [visible(line, newlines=False) for line in self._lines()]
+
+    def _lines(self) -> list[str]:
         lines = [f"hilbot digest · {_when(self.generated_at)}"]
         lines += [_run_line(run) for run in self.runs[:RUN_LINES]]
         if len(self.runs) > RUN_LINES:
@@ -142,7 +151,8 @@ class _Judged:
 
     item_id: str
     reviewer: str
-    timestamp: datetime
+    timestamp: datetime | None
+    """None when the line has no time."""
     score: float | None = None
     concerns: tuple[str, ...] = ()
 
@@ -164,24 +174,26 @@ class _Slice:
         return [r.score - ai for r in self.ratings if (ai := self.ai.get(r.item_id)) is not None]
 
     def latest(self) -> datetime | None:
-        return max((_aware(r.timestamp) for r in self.ratings), default=None)
+        return max((_aware(r.timestamp) for r in self.ratings if r.timestamp is not None), default=None)
 
 
 def build_digest(store: Store, config: HilbotConfig, *, since: datetime | None = None, now: datetime | None = None,
-                 runs: Iterable[str] | None = None, chart: bool = True, figures: bool = False) -> Digest:
+                 runs: Iterable[str] | None = None, chart: bool = True, figures: bool = False,
+                 issues: "list[LogIssue] | None" = None) -> Digest:
     """The digest of ``store``: every run with a human judgment, or exactly the ``runs`` given.
 
     A listed run gets a line per dimension of its header and per judged dimension, even with no
     ratings (0 rated); a listed run id with no run file counts as a run with no items.
-    Naive datetimes are taken as UTC.
+    Naive datetimes are taken as UTC. A rating whose line has no time is never new.
+    Unreadable lines of the logs go to ``issues``.
     """
     from .load import load
 
-    frames = load(store)
+    frames = load(store, issues=issues)
     slices = _order(_slices(frames, runs))
     ratings = [r for s in slices for r in s.ratings]
     start = _aware(since) if since is not None else None
-    new = [r for r in ratings if start is None or _aware(r.timestamp) >= start]
+    new = [r for r in ratings if start is None or (r.timestamp is not None and _aware(r.timestamp) >= start)]
     progress = [_progress(s, config.review.k) for s in slices]
     charted = [p for p in progress if p.ratings]
     return Digest(
@@ -250,10 +262,17 @@ def _judged(frames: "Frames") -> dict[tuple[str, str], list[_Judged]]:
     out: dict[tuple[str, str], list[_Judged]] = {}
     for row in frames.ratings[[*keys, "timestamp", "score"]].itertuples(index=False):
         out.setdefault((row.run_id, row.dimension), []).append(
-            _Judged(row.item_id, row.reviewer, row.timestamp.to_pydatetime(), float(row.score), tags.get(tuple(row[:4]), ())))
+            _Judged(row.item_id, row.reviewer, _moment(row.timestamp), float(row.score), tags.get(tuple(row[:4]), ())))
     for row in frames.skips[[*keys, "timestamp"]].itertuples(index=False):
-        out.setdefault((row.run_id, row.dimension), []).append(_Judged(row.item_id, row.reviewer, row.timestamp.to_pydatetime()))
+        out.setdefault((row.run_id, row.dimension), []).append(_Judged(row.item_id, row.reviewer, _moment(row.timestamp)))
     return out
+
+
+def _moment(stamp: "pd.Timestamp") -> datetime | None:
+    """A frame's timestamp as a datetime; None for NaT (the line has no time)."""
+    import pandas as pd
+
+    return None if stamp is pd.NaT else stamp.to_pydatetime()
 
 
 def _order(slices: list[_Slice]) -> list[_Slice]:
@@ -336,11 +355,12 @@ def chart_png(runs: list[RunProgress]) -> bytes:
     """
     if not runs:
         raise ValueError("chart_png needs at least one run")
+    import warnings
+    from io import BytesIO
+
     import matplotlib
 
     matplotlib.use("Agg")
-    from io import BytesIO
-
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(6.4, 1.5 + 0.55 * len(runs)), dpi=90, layout="constrained")
@@ -348,13 +368,17 @@ def chart_png(runs: list[RunProgress]) -> bytes:
     fig.suptitle("Human vs AI average (0–1, rated items)", fontsize=9, x=0.02, ha="left")
     fig.legend(loc="outside upper right", ncol=2, fontsize=8, frameon=False)
     buffer = BytesIO()
-    fig.savefig(buffer, format="png")
+    with warnings.catch_warnings():  # a glyph the font lacks is drawn as a box, not reported on stderr
+        warnings.simplefilter("ignore")
+        fig.savefig(buffer, format="png")
     fig.clear()
     return buffer.getvalue()
 
 
 def _draw(ax, runs: list[RunProgress]) -> None:
     """Paired horizontal bars, first run at the top."""
+    from .charts import text
+
     rows = range(len(runs))
     human = [r.human_average or 0.0 for r in runs]
     ai = [r.ai_average or 0.0 for r in runs]
@@ -362,7 +386,7 @@ def _draw(ax, runs: list[RunProgress]) -> None:
     ax.barh([y + 0.2 for y in rows], ai, height=0.4, color="#c9a227", label="AI")
     for y, run in zip(rows, runs):
         ax.text(max(human[y], ai[y]) + 0.02, y, f"{run.rated_items}/{run.items} rated", va="center", fontsize=8)
-    ax.set_yticks(list(rows), [r.label for r in runs], fontsize=8)
+    ax.set_yticks(list(rows), [text(r.label) for r in runs], fontsize=8)
     ax.invert_yaxis()
     ax.set_xlim(0, 1.3)
     ax.set_xticks([0, 0.25, 0.5, 0.75, 1.0])

@@ -48,6 +48,7 @@ from __future__ import annotations
 import gc
 import hashlib
 import math
+import os
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -65,6 +66,7 @@ except ImportError:  # pragma: no cover - without orjson: the same results, seve
     from json import loads as _json_loads
 
 from evaluation.log import LogIssue
+from evaluation.records import EARLIEST, LATEST
 
 if TYPE_CHECKING:
     from evaluation.runs import Run
@@ -108,7 +110,8 @@ class Frames:
     * ``notes``: the latest note per key: the key columns, ``text`` str, ``timestamp``.
     * ``items``: one row per (run_id, item_id): ``run_id item_id kind set query judge`` str,
       ``category verdict prompt_hash source_type`` object, ``confidence`` float64 (``ai_confidence``),
-      ``ai_<score>`` float64 per score name, ``feature_<name>`` float64 per numeric feature.
+      ``ai_<score>`` float64 per score name (NaN where the run's value is not in 0–1),
+      ``feature_<name>`` float64 per numeric feature.
     * ``runs``: ``run_id set kind judge dimensions`` str (dimensions comma-joined),
       ``created_at`` datetime64[ns, UTC], ``item_count`` int64 (items in the run file).
     """
@@ -183,13 +186,13 @@ def _items_frame(runs: list["Run"]) -> pd.DataFrame:
                 "prompt_hash": prompt_hash,
             }
             for name, value in evaluation.scores.items():
-                row[f"ai_{name}"] = float(value)
+                row[f"ai_{name}"] = float(value) if 0.0 <= value <= 1.0 else np.nan  # not a 0–1 score: none
                 scores.add(name)
             for name, value in item.features.items():
                 if value is None:
                     numeric.setdefault(name, True)
                     continue
-                is_number = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+                is_number = isinstance(value, (int, float)) and not isinstance(value, bool) and _finite(value)
                 numeric[name] = numeric.get(name, True) and is_number
                 if is_number:
                     row[f"feature_{name}"] = float(value)
@@ -210,6 +213,14 @@ def _items_frame(runs: list["Run"]) -> pd.DataFrame:
         else:
             data[name] = pd.Series(values, dtype=object)
     return pd.DataFrame(data, columns=columns)
+
+
+def _finite(value: int | float) -> bool:
+    """Whether a number is a finite float64 (a huge integer is not)."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def _prompt_hash(hashes: dict[str, str]) -> str | None:
@@ -428,9 +439,8 @@ def _start_scan(path: Path, jobs: int | None) -> Any:
     With several jobs, forked workers read the later ranges of the log at once, and this process
     reads the first (a little shorter: it also loads the runs in between).
     """
-    try:
-        size = path.stat().st_size
-    except FileNotFoundError:
+    size = _readable_size(path)
+    if size is None:
         return lambda: Scan(_empty_events())
     jobs = _jobs(jobs, size)
     if jobs <= 1:
@@ -454,6 +464,28 @@ def _start_scan(path: Path, jobs: int | None) -> Any:
                 gc.enable()
 
     return finish
+
+
+def _readable_size(path: Path) -> int | None:
+    """The log's size, None when there is no log; a one-line ``LogError`` when it cannot be read.
+
+    Opened as ``read_log`` opens it: a directory, a FIFO or a device is refused (never blocks),
+    as is a path without permission or under a file.
+    """
+    from evaluation.log import _open_for_reading
+
+    handle = _open_for_reading(path)
+    if handle is None:
+        return None
+    with handle:
+        return os.fstat(handle.fileno()).st_size
+
+
+def _cannot_read(path: Path, exc: OSError) -> Exception:
+    from evaluation.errors import LogError
+    from evaluation.log import _os_fix, os_reason
+
+    return LogError(f"cannot read: {os_reason(exc)}", where=str(path), fix=_os_fix(exc))
 
 
 def _jobs(jobs: int | None, size: int) -> int:
@@ -497,6 +529,13 @@ def _scan_part(path: str, start: int, end: int) -> Scan:
 
 def _scan_range(path: Path, start: int, end: int) -> Scan:
     """Scan bytes [start, end) of ``path`` (both at line boundaries); lines numbered from 1."""
+    try:
+        return _scan_open(path, start, end)
+    except OSError as exc:  # replaced by a directory meanwhile, an I/O error
+        raise _cannot_read(path, exc) from None
+
+
+def _scan_open(path: Path, start: int, end: int) -> Scan:
     scan = Scan(_empty_events())
     interner = _Interner()
     pieces: list[dict[str, Any]] = []
@@ -636,26 +675,19 @@ def _validation_error() -> type[Exception]:
 
 
 def _parse(raw: bytes) -> Any:
-    """What ``read_log`` does with a line: ``json.loads``, then the record model."""
-    import json
+    """What ``read_log`` does with a line (its own parser: hostile JSON, then the record model)."""
+    from evaluation.log import _parse_line
 
-    from evaluation.records import parse_record
-
-    obj = json.loads(raw)
-    if not isinstance(obj, dict):
-        raise ValueError("a record must be a JSON object")
-    if "type" not in obj:
-        raise ValueError("missing field 'type'")
-    return parse_record(obj)
+    return _parse_line(raw, False)
 
 
 def _issue_reason(exc: Exception, torn: bool) -> str:
     """The reason ``read_log`` gives for a bad line (its own words)."""
-    from evaluation.log import _reason
+    from evaluation.log import BAD_LINE, _reason
 
     if torn:
         return "torn last line (a crash mid-write?), skipped; the next append starts on a fresh line"
-    return _reason(exc) + "; line left in place, fix or ignore it"
+    return _reason(exc) + "; " + BAD_LINE
 
 
 def _loads(lines: list[bytes]) -> list[Any]:
@@ -1113,15 +1145,17 @@ _DIGITS = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18]
 _SEPARATORS = [4, 7, 13, 16]
 _SEPARATOR_CHARS = np.array([45, 45, 58, 58], dtype=np.uint8)
 _NS_YEARS = (1678, 2261)
+_RANGE_NS = (pd.Timestamp(EARLIEST).value, pd.Timestamp(LATEST).value)
+"""The times a record may carry (:data:`evaluation.records.EARLIEST` … ``LATEST``) in ns since the epoch."""
 
 
 def _times(col: list, lenient: bool) -> tuple[np.ndarray, np.ndarray]:
     """Timestamps as int64 ns since the epoch, UTC (NaT as int64 min), and which ones are bad.
 
     Accepted without the model: ``YYYY-MM-DD[T ]HH:MM:SS[.f{1,6}][Z|±HH:MM]`` that pandas parses,
-    in years 1678–2261 (pandas' nanosecond range); pandas alone is laxer than pydantic
-    (``+05``, ``Z ``, a bare ``.``), hence the shape check. Other strings go to the model, which
-    may accept them (``lenient``: parse whatever pandas can, NaT otherwise). Absent is NaT, not bad.
+    at a time the records allow (years 1970–2200 UTC; no zone is UTC); pandas alone is laxer than
+    pydantic (``+05``, ``Z ``, a bare ``.``), hence the shape check. Other strings go to the model,
+    which may accept them (``lenient``: parse whatever pandas can, NaT otherwise). Absent is NaT, not bad.
     """
     n = len(col)
     all_str = set(map(type, col)) <= _STR
@@ -1163,7 +1197,7 @@ def _times(col: list, lenient: bool) -> tuple[np.ndarray, np.ndarray]:
     if lenient:
         parsed = parsed.where((parsed.dt.year >= _NS_YEARS[0]) & (parsed.dt.year <= _NS_YEARS[1]))
     values = parsed.array.as_unit("ns").asi8.copy()
-    bad = is_str & (~shaped | (values == _NAT))
+    bad = is_str & (~shaped | (values < _RANGE_NS[0]) | (values > _RANGE_NS[1]))  # NaT is below the range
     return values, bad
 
 

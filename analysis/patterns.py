@@ -11,7 +11,8 @@ concern tag, drift over time, and regressed patterns. Everything returns values.
   mean score and success rate of those ratings. Every tag the dimension offers is listed, unused ones with
   count 0; tags in use but not offered are listed too. Order: count descending, then tag.
 * **Windows**: consecutive ``window_days``-day windows from 00:00 UTC of the day of the earliest selected
-  rating (all dimensions share them); empty windows in between are listed with n = 0.
+  rating (all dimensions share them); empty windows in between are listed with n = 0. A rating without a
+  time (its line has none) counts everywhere but in the windows. At most :data:`MAX_WINDOWS` windows.
 * **Regressed pattern**: a (category, source type) group of one dimension whose *earlier* window (the first
   window where the group has ≥ ``min_ratings`` ratings) and *recent* window (the last such window, a different
   one) show a success-rate drop of at least ``min_drop`` **and** non-overlapping Wilson intervals (recent upper
@@ -38,6 +39,10 @@ MIN_RATINGS = 5
 """Ratings a window needs to count as the earlier or the recent one in regression detection."""
 MIN_DROP = 0.5
 """Success-rate drop that makes a regression (with non-overlapping Wilson intervals)."""
+MAX_WINDOWS = 1000
+"""Most drift windows a report holds (ratings spread over longer get wider windows)."""
+MAX_WINDOW_DAYS = 3650
+"""Widest drift window, in days (ten years)."""
 
 
 @dataclass(frozen=True)
@@ -167,8 +172,10 @@ def _tag(tag: str, rows: pd.DataFrame, total: int) -> ConcernStats:
 
 
 def _windows(rated: pd.DataFrame, anchor: pd.Timestamp, days: int, count: int) -> tuple[Window, ...]:
-    index = ((rated["timestamp"] - anchor) // pd.Timedelta(days=days)).astype(int)
-    return tuple(_window(rated[index == i], anchor + timedelta(days=i * days), days) for i in range(count))
+    """The ratings per window; ratings without a time are in none."""
+    timed = rated[rated["timestamp"].notna()]
+    index = ((timed["timestamp"] - anchor) // pd.Timedelta(days=days)).astype(int)
+    return tuple(_window(timed[index == i], anchor + timedelta(days=i * days), days) for i in range(count))
 
 
 def _window(rows: pd.DataFrame, start: pd.Timestamp, days: int) -> Window:
@@ -222,10 +229,16 @@ def _dimension(name: str, rated: pd.DataFrame, concerns: pd.DataFrame, config: H
 
 
 def _time_frame(rated: pd.DataFrame, days: int) -> tuple[pd.Timestamp, int, int]:
-    if rated.empty:
+    times = rated["timestamp"].dropna()
+    if times.empty:
         return pd.Timestamp("1970-01-01", tz="UTC"), days, 0
-    anchor = rated["timestamp"].min().floor("D")
-    return anchor, days, int((rated["timestamp"].max() - anchor) // pd.Timedelta(days=days)) + 1
+    anchor = times.min().floor("D")
+    count = int((times.max() - anchor) // pd.Timedelta(days=days)) + 1
+    if count > MAX_WINDOWS:
+        span = (times.max() - anchor).days + 1
+        raise HilbotError(f"the ratings span {span} days: {count} drift windows of {days} day(s), more than {MAX_WINDOWS}",
+                          fix=f"use --window-days {-(-span // MAX_WINDOWS)} or more, or select a run (--run)")
+    return anchor, days, count
 
 
 def patterns(ratings: pd.DataFrame, items: pd.DataFrame, concerns: pd.DataFrame, config: HilbotConfig, *,
@@ -235,8 +248,8 @@ def patterns(ratings: pd.DataFrame, items: pd.DataFrame, concerns: pd.DataFrame,
 
     A named ``dimension`` with no ratings still gets an (empty) entry.
     """
-    if window_days < 1:
-        raise HilbotError(f"window_days={window_days}", fix="use a window of at least one day")
+    if not 1 <= window_days <= MAX_WINDOW_DAYS:
+        raise HilbotError(f"window_days={window_days}", fix=f"use a window of 1 to {MAX_WINDOW_DAYS} days")
     rated = _prepare(select(ratings, run, dimension), items, config)
     frame = _time_frame(rated, window_days)
     names = [dimension] if isinstance(dimension, str) else sorted(rated["dimension"].unique())

@@ -2,6 +2,7 @@
 
 Each report type has one Markdown renderer, registered with :func:`renders`. JSON is the
 report's ``to_dict()``. Undefined statistics print as ``undefined (reason)``, never as NaN.
+Markdown never carries a control character from the logs (see :func:`render`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from evaluation import Store
+from evaluation.text import visible
 
 from ._undefined import Undefined
 
@@ -29,11 +31,15 @@ def renders(type_name: str) -> Callable[[Callable[[Any], list[str]]], Callable[[
 
 
 def render(report: Any, fmt: str = "markdown") -> str:
-    """The report as Markdown or JSON text."""
+    """The report as Markdown or JSON text.
+
+    Markdown is for people: text from the logs in it (queries, tags, names) goes through
+    :func:`evaluation.text.visible`. JSON is data and keeps every value exact.
+    """
     if fmt == "json":
         return json.dumps(report.to_dict(), indent=2, ensure_ascii=False, default=str)
     _load_renderers()
-    return "\n".join(_RENDERERS[type(report).__name__](report)).rstrip() + "\n"
+    return visible("\n".join(_RENDERERS[type(report).__name__](report)).rstrip() + "\n")
 
 
 def save(store: Store, out: str | Path, name: str, report: Any, charts: dict[str, bytes] | None = None) -> list[Path]:

@@ -167,15 +167,18 @@ async def with_llm(llm: "LLM", evidence: Evidence) -> Synthesis:
 
 
 def synthesize(store: Store, config: HilbotConfig, *, run_id: str | None = None, dimension: str | None = None,
-               use_llm: bool = False) -> ReviewSummary:
-    """Synthesize a run's reviews (default: the latest reviewed run) and append the ``review_summary``."""
+               use_llm: bool = False, issues: list | None = None) -> ReviewSummary:
+    """Synthesize a run's reviews (default: the latest reviewed run) and append the ``review_summary``.
+
+    Unreadable lines of the logs go to ``issues``.
+    """
     from .load import load
 
-    frames = load(store)
+    frames = load(store, issues=issues)
     run_id = run_id or _latest_reviewed(frames)
     if run_id not in set(frames.runs["run_id"]):
         raise HilbotError(f"no run {run_id!r}", fix="see `hilbot review --list`")
-    dimension = dimension or store.run_header(run_id).dimensions[0]
+    dimension = dimension or _first_dimension(frames, run_id)
     evidence = gather(frames, run_id, dimension)
     if not evidence.items:
         raise HilbotError(f"run {run_id!r} has no ratings on {dimension!r}", fix="review it first (hilbot review)")
@@ -195,6 +198,12 @@ def _write(store: Store, config: HilbotConfig, evidence: Evidence, use_llm: bool
 
     llm = LLM(config.llm, store)
     return asyncio.run(with_llm(llm, evidence)), llm.label
+
+
+def _first_dimension(frames: "Frames", run_id: str) -> str:
+    """The first dimension the run's header lists (``overall`` when it has no header, or lists none)."""
+    listed = frames.runs.loc[frames.runs["run_id"] == run_id, "dimensions"].iloc[0]
+    return listed.split(",")[0] or "overall"
 
 
 def _latest_reviewed(frames: "Frames") -> str:

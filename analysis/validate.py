@@ -44,6 +44,8 @@ FLAGS: dict[str, str] = {
                               "the later ratings are flagged, the latest counts",
     "duplicate_delivery": "an event whose idempotency key was seen before (a redelivered tap); counted once, "
                           "only counted here (no line listed)",
+    "duplicate_run_header": "a run file holds a second run_header: two runs were written into one file",
+    "duplicate_item": "a run file holds an item id a second time; readers keep the last one",
 }
 """Every flag, with its definition."""
 
@@ -118,16 +120,19 @@ def validate(store: "Store", config: "HilbotConfig", *, jobs: int | None = None)
     pending = _start_scan(path, jobs)  # the log is read while the runs load
     run_issues: list[LogIssue] = []
     known: dict[str, set[str]] = {}
+    run_flags: list[Flag] = []
     try:
         for run_id in store.run_ids():
             run = store.load_run(run_id, run_issues)
             known[run_id] = {item.id for item in run.items}
+            run_flags += _run_file_flags(store.run_path(run_id))
     finally:
         scan = pending()
     events = scan.events
     report = ValidationReport(path=path, line_count=scan.lines, records=dict(scan.counts),
                               schema_errors=[*scan.issues, *run_issues])
     counts: Counter[str] = Counter({name: 0 for name in FLAGS})
+    counts.update(f.flag for f in run_flags)
     flags: list[Flag] = []
 
     def flag(line: int, name: str, message: str) -> None:
@@ -235,9 +240,32 @@ def validate(store: "Store", config: "HilbotConfig", *, jobs: int | None = None)
                      f"{session[n]} (line {int(line[j])}): {change}")
 
     flags.sort(key=lambda f: (f.line, f.flag))
-    report.flags = flags
+    report.flags = flags + run_flags
     report.counts = dict(counts)
     return report
+
+
+def _run_file_flags(path: Path) -> list[Flag]:
+    """A second header, and items whose id came before, in one run file (bad lines are schema errors already)."""
+    from evaluation.log import read_numbered
+
+    flags: list[Flag] = []
+    header_line: int | None = None
+    item_lines: dict[str, int] = {}
+    for line, record in read_numbered(path, raw=True):
+        if record.get("type") == "run_header":
+            if header_line is not None:
+                flags.append(Flag(path, line, "duplicate_run_header", f"a second run_header (the first is on line "
+                                                                       f"{header_line}): two runs share this file"))
+            header_line = header_line or line
+        elif record.get("type") == "query_evaluation" and isinstance(record.get("data"), dict):
+            item = record["data"].get("id")
+            if isinstance(item, str) and item in item_lines:
+                flags.append(Flag(path, line, "duplicate_item", f"item {item!r} again (first on line {item_lines[item]}); "
+                                                                "reviewers see the last one"))
+            elif isinstance(item, str):
+                item_lines[item] = line
+    return flags
 
 
 def _dates(ns: Any) -> Any:

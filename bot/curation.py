@@ -7,6 +7,8 @@ A :class:`Curation` moves between named states; each handler returns the next on
                LIST -> QUIT            (nothing written; EOF on input quits too)
 
 IO is injected: ``ask(prompt) -> line`` (raising EOFError when input ends) and ``say(text)``.
+Query text comes from files and from the LLM: everything said or asked goes through
+:func:`evaluation.text.visible`, and a query's fields are shown on one line each.
 The LLM is injected too, as an async ``propose(count, keep, avoid)``; it is None when no key
 is set, and then the loop simply does not offer what needs it.
 
@@ -27,6 +29,7 @@ from typing import Awaitable, Callable, Sequence
 
 from evaluation.errors import HilbotError
 from evaluation.queries import QueryItem, QuerySet
+from evaluation.text import visible
 
 Ask = Callable[[str], str]
 """Shows a prompt and returns the line typed (EOFError when input ends)."""
@@ -105,6 +108,14 @@ class Curation:
 
     # ------------------------------------------------------------------ the loop
 
+    def _tell(self, text: str) -> None:
+        """Say ``text`` with control characters made visible."""
+        self.say(visible(text))
+
+    def _prompt(self, prompt: str) -> str:
+        """Ask with a prompt whose control characters are made visible."""
+        return self.ask(visible(prompt, newlines=False))
+
     async def run(self) -> State:
         """Run from ``start`` until DONE or QUIT; return which."""
         handlers = {State.PROPOSE: self._propose, State.LIST: self._list, State.EDIT: self._edit, State.SAVE: self._save}
@@ -115,17 +126,17 @@ class Curation:
             except EOFError:
                 state = State.QUIT
         if state is State.QUIT:
-            self.say("Quit: nothing written.")
+            self._tell("Quit: nothing written.")
         return state
 
     def lines(self) -> list[str]:
         """The structured list: ``  3. [category] text`` and the intent under it."""
         out = [f"{self.title} ({len(self.entries)} queries):"]
         for number, entry in enumerate(self.entries, 1):
-            label = f"  ({entry.origin})" if self.labels and entry.origin else ""
-            out.append(f"  {number}. [{entry.item.category or '-'}] {entry.item.text}{label}")
+            label = f"  ({_one(entry.origin)})" if self.labels and entry.origin else ""
+            out.append(f"  {number}. [{_one(entry.item.category or '-')}] {_one(entry.item.text)}{label}")
             if entry.item.intent:
-                out.append(f"       intent: {entry.item.intent}")
+                out.append(f"       intent: {_one(entry.item.intent)}")
         return out if self.entries else [*out, "  (none)"]
 
     def actions(self) -> str:
@@ -137,29 +148,29 @@ class Curation:
 
     async def _propose(self) -> State:
         if self.propose is None:
-            self.say("No LLM available: set ANTHROPIC_API_KEY to generate queries.")
+            self._tell("No LLM available: set ANTHROPIC_API_KEY to generate queries.")
             return State.LIST
         avoid = [*self.rejected, *(e.item for e in self.entries)]
-        self.say(f"Asking the LLM for {self.target} queries…")
+        self._tell(f"Asking the LLM for {self.target} queries…")
         try:
             new = await self.propose(self.target, [], avoid)
         except HilbotError as exc:
             if not self.entries:
                 raise
-            self.say(f"The LLM failed, the list is unchanged: {exc.one_line()}")
+            self._tell(f"The LLM failed, the list is unchanged: {exc.one_line()}")
             return State.LIST
         self.rejected, self.entries = avoid, [Entry(item) for item in new]
         return State.LIST
 
     async def _list(self) -> State:
-        self.say("\n".join(self.lines()))
+        self._tell("\n".join(self.lines()))
         while True:
-            self.say(self.actions())
-            choice = self.ask("> ").strip().lower()[:1]
+            self._tell(self.actions())
+            choice = self._prompt("> ").strip().lower()[:1]
             if choice == "a":
                 return State.SAVE
             if choice == "e":
-                self.say(EDIT_HELP)
+                self._tell(EDIT_HELP)
                 return State.EDIT
             if choice == "q":
                 return State.QUIT
@@ -168,10 +179,10 @@ class Curation:
             if choice == "f" and self.propose and not self.regenerate:
                 await self._fill("")
                 continue
-            self.say(f"Type one of the letters in brackets. {self.actions()}")
+            self._tell(f"Type one of the letters in brackets. {self.actions()}")
 
     async def _edit(self) -> State:
-        line = self.ask("edit> ").strip()
+        line = self._prompt("edit> ").strip()
         if not line:
             return State.EDIT
         command, _, arg = line.partition(" ")
@@ -179,16 +190,16 @@ class Curation:
                     "list": self._show, "ls": self._show, "done": self._done, "help": self._help}
         handler = commands.get(command.lower())
         if handler is None:
-            self.say(f"Unknown command {command!r}; {HINT}")
+            self._tell(f"Unknown command {command!r}; {HINT}")
             return State.EDIT
         return await handler(arg.strip())
 
     async def _save(self) -> State:
         if not self.entries and not self.sets:
-            self.say("Nothing to save: the list is empty (edit it, regenerate or quit).")
+            self._tell("Nothing to save: the list is empty (edit it, regenerate or quit).")
             return State.LIST
         for line in self.save(self.entries):
-            self.say(line)
+            self._tell(line)
         return State.DONE
 
     # ------------------------------------------------------------------ edit commands
@@ -196,73 +207,73 @@ class Curation:
     async def _drop(self, arg: str) -> State:
         numbers = parse_numbers(arg, len(self.entries))
         if isinstance(numbers, str):
-            self.say(numbers)
+            self._tell(numbers)
             return State.EDIT
         dropped = [(n, self.entries[n - 1]) for n in numbers]
         self.entries = [e for n, e in enumerate(self.entries, 1) if n not in numbers]
         self.rejected += [e.item for _, e in dropped]
-        self.say(f"Dropped {len(dropped)}: " + "; ".join(f'{n}. "{e.item.text}"' for n, e in dropped))
+        self._tell(f"Dropped {len(dropped)}: " + "; ".join(f'{n}. "{_one(e.item.text)}"' for n, e in dropped))
         return await self._show("")
 
     async def _edit_one(self, arg: str) -> State:
         numbers = parse_numbers(arg, len(self.entries))
         if isinstance(numbers, str) or len(numbers) != 1:
-            self.say(numbers if isinstance(numbers, str) else "Edit one query at a time, e.g. edit 5")
+            self._tell(numbers if isinstance(numbers, str) else "Edit one query at a time, e.g. edit 5")
             return State.EDIT
         entry = self.entries[numbers[0] - 1]
         changes = {}
         for name in ("text", "category", "intent"):
-            value = self.ask(f"{name} [{getattr(entry.item, name) or ''}]: ").strip()
+            value = self._prompt(f"{name} [{_one(getattr(entry.item, name) or '')}]: ").strip()
             if value and value != getattr(entry.item, name):
                 changes[name] = value
         if changes:
             entry.item = entry.item.model_copy(update=changes)
-        self.say(f"Updated {numbers[0]}: {', '.join(changes)}." if changes else f"{numbers[0]} unchanged.")
+        self._tell(f"Updated {numbers[0]}: {', '.join(changes)}." if changes else f"{numbers[0]} unchanged.")
         return State.EDIT
 
     async def _add(self, arg: str) -> State:
         origin, problem = self._origin(arg)
         if problem:
-            self.say(problem)
+            self._tell(problem)
             return State.EDIT
-        text = self.ask("text: ").strip()
+        text = self._prompt("text: ").strip()
         if not text:
-            self.say("Nothing added (empty text).")
+            self._tell("Nothing added (empty text).")
             return State.EDIT
-        values = {"text": text, "category": self.ask("category: ").strip(), "intent": self.ask("intent: ").strip()}
+        values = {"text": text, "category": self._prompt("category: ").strip(), "intent": self._prompt("intent: ").strip()}
         item = QueryItem(id=self._new_id(origin), **{k: v for k, v in values.items() if v})
         self.entries.append(Entry(item, origin))
-        self.say(f"Added as {len(self.entries)}" + (f" to {origin}." if origin and self.labels else "."))
+        self._tell(f"Added as {len(self.entries)}" + (f" to {origin}." if origin and self.labels else "."))
         return State.EDIT
 
     async def _fill(self, arg: str) -> State:
         if self.propose is None:
-            self.say("fill needs the LLM: export ANTHROPIC_API_KEY=... and rerun.")
+            self._tell("fill needs the LLM: export ANTHROPIC_API_KEY=... and rerun.")
             return State.EDIT
         missing = int(arg) if arg.isdigit() and int(arg) > 0 else self.target - len(self.entries)
         if missing <= 0:
-            self.say(f"The list has {len(self.entries)} queries, the target is {self.target}: nothing to fill "
+            self._tell(f"The list has {len(self.entries)} queries, the target is {self.target}: nothing to fill "
                      "(drop some first, or `fill N` for N more).")
             return State.EDIT
-        self.say(f"Asking the LLM for {missing} more…")
+        self._tell(f"Asking the LLM for {missing} more…")
         try:
             new = await self.propose(missing, [e.item for e in self.entries], list(self.rejected))
         except HilbotError as exc:
-            self.say(f"The LLM failed, the list is unchanged: {exc.one_line()}")
+            self._tell(f"The LLM failed, the list is unchanged: {exc.one_line()}")
             return State.EDIT
         self._append(new)
-        self.say(f"The LLM added {len(new)}." if new else "The LLM proposed nothing new.")
+        self._tell(f"The LLM added {len(new)}." if new else "The LLM proposed nothing new.")
         return await self._show("")
 
     async def _show(self, arg: str) -> State:
-        self.say("\n".join(self.lines()))
+        self._tell("\n".join(self.lines()))
         return State.EDIT
 
     async def _done(self, arg: str) -> State:
         return State.LIST
 
     async def _help(self, arg: str) -> State:
-        self.say(EDIT_HELP)
+        self._tell(EDIT_HELP)
         return State.EDIT
 
     # ------------------------------------------------------------------ helpers
@@ -287,6 +298,11 @@ class Curation:
         origin = self.sets[0].name if self.sets else None
         for item in items:
             self.entries.append(Entry(item.model_copy(update={"id": self._new_id(origin)}), origin))
+
+
+def _one(text: str) -> str:
+    """A query's field on one line, control characters (line breaks too) made visible."""
+    return visible(text, newlines=False)
 
 
 def parse_numbers(arg: str, count: int) -> list[int] | str:

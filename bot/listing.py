@@ -1,22 +1,29 @@
-"""Seed 000 §3's run listing: id, set, size, AI overall, reviewed or not."""
+"""The run listing: id, set, size, AI overall, reviewed or not."""
 
 from __future__ import annotations
 
-from evaluation import Ledger, LogIssue, Store
+from evaluation import Ledger, LogError, LogIssue, Store
+from evaluation.text import visible
 
 
 def run_listing(store: Store, issues: list[LogIssue] | None = None) -> str:
-    """``Recent test runs:`` then one line per run, newest first."""
+    """``Recent test runs:`` then one line per run, newest first (set names made visible)."""
     ids = store.run_ids()
     if not ids:
         return f"No runs in {store.root}/runs yet — try `hilbot demo` or `hilbot import FILE`."
     reviewed = Ledger.from_events(store.human_events(issues)).reviewed_runs()
-    runs = [store.load_run(run_id, issues) for run_id in ids]
-    id_width = max(len(r.run_id) for r in runs)
-    set_width = max(len(r.header.set) for r in runs)
+    runs, unreadable = [], []
+    for run_id in ids:
+        try:
+            runs.append(store.load_run(run_id, issues))
+        except LogError as exc:  # one bad entry in runs/ does not hide the others
+            unreadable.append((run_id, exc.what))
+    id_width = max([len(r.run_id) for r in runs] + [len(i) for i, _ in unreadable])
+    set_width = max([len(r.header.set) for r in runs], default=0)
     lines = ["Recent test runs:"]
     for run in runs:
         overall = f"overall={run.overall:.2f}" if run.overall is not None else "overall=n/a"
         status = "(reviewed)" if run.run_id in reviewed else "(no HIL review)"
         lines.append(f"  {run.run_id:<{id_width}}  {run.header.set:<{set_width}}  {len(run.items):>3} queries  {overall}  {status}")
-    return "\n".join(lines)
+    lines += [f"  {run_id:<{id_width}}  ({why})" for run_id, why in unreadable]
+    return visible("\n".join(lines))

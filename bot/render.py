@@ -1,19 +1,35 @@
-"""Turning an item into card sections and full-text views (no platform formatting)."""
+"""Turning an item into card sections and full-text views (no platform formatting).
+
+Item text comes from files and systems hilbot does not control: every piece of it goes through
+:func:`evaluation.text.visible`, so no escape sequence, control or bidi character reaches a
+reviewer's terminal (or chat) raw.
+"""
 
 from __future__ import annotations
 
 import json
 
 from evaluation import ItemData
+from evaluation.text import visible
 
 SNIPPET_CHARS = 160
 ANSWER_CHARS = 700
 TOOL_LINES = 5
 
 
+def one_line(text: str) -> str:
+    """``text`` on one line: whitespace runs (line breaks too) folded to one space, controls made visible."""
+    return visible(" ".join(text.split()), newlines=False)
+
+
 def _clip(text: str, limit: int) -> str:
-    text = " ".join(text.split())
+    text = one_line(text)
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _shown(text: str, full: bool, limit: int) -> str:
+    """The whole text (line breaks kept) in a full view, else clipped to one line."""
+    return visible(text) if full else _clip(text, limit)
 
 
 def result_lines(item: ItemData, *, full: bool = False) -> list[str]:
@@ -21,13 +37,12 @@ def result_lines(item: ItemData, *, full: bool = False) -> list[str]:
     lines = []
     for position, result in enumerate(item.results, 1):
         score = f"[{result.score:.2f}] " if result.score is not None else ""
-        where = result.path or result.title or "(untitled)"
+        where = one_line(result.path or result.title or "(untitled)")
         lines.append(f"→ {result.rank or position}. {score}{where}")
         if result.title and result.path:
-            lines.append(f"     {result.title}")
+            lines.append(f"     {one_line(result.title)}")
         if result.snippet:
-            snippet = result.snippet if full else _clip(result.snippet, SNIPPET_CHARS)
-            lines.append(f'     "{snippet}"')
+            lines.append(f'     "{_shown(result.snippet, full, SNIPPET_CHARS)}"')
     return lines
 
 
@@ -35,16 +50,17 @@ def tool_lines(item: ItemData, *, full: bool = False) -> list[str]:
     """Tool captures as ``- Tool: input`` lines (all of them, with outputs, when ``full``)."""
     lines = []
     for capture in item.tool_captures if full else item.tool_captures[:TOOL_LINES]:
-        name = capture.get("tool") or capture.get("name") or "tool"
-        arg = capture.get("input", capture.get("args", ""))
-        arg = arg if isinstance(arg, str) else json.dumps(arg, ensure_ascii=False)
-        lines.append(f"- {name}: {arg if full else _clip(arg, 100)}")
+        name = one_line(_as_text(capture.get("tool") or capture.get("name") or "tool"))
+        lines.append(f"- {name}: {_shown(_as_text(capture.get('input', capture.get('args', ''))), full, 100)}")
         if full and capture.get("output") is not None:
-            out = capture["output"]
-            lines.append(f"    → {out if isinstance(out, str) else json.dumps(out, ensure_ascii=False)}")
+            lines.append(f"    → {visible(_as_text(capture['output']))}")
     if not full and len(item.tool_captures) > TOOL_LINES:
         lines.append(f"… {len(item.tool_captures) - TOOL_LINES} more")
     return lines
+
+
+def _as_text(value: object) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
 
 
 def has_more(item: ItemData) -> bool:
@@ -56,19 +72,19 @@ def has_more(item: ItemData) -> bool:
 
 def full_text(item: ItemData) -> str:
     """Everything the reviewer may see about an item (never the AI's verdict)."""
-    parts = [f'QUERY: "{item.query.query}"']
+    parts = [f'QUERY: "{visible(item.query.query)}"']
     if item.query.intent:
-        parts.append(f"INTENT: {item.query.intent}")
+        parts.append(f"INTENT: {visible(item.query.intent)}")
     if item.query.expected:
-        parts.append("EXPECTED: " + ", ".join(item.query.expected))
+        parts.append("EXPECTED: " + ", ".join(map(one_line, item.query.expected)))
     if item.results:
         parts.append("RESULTS:\n" + "\n".join(result_lines(item, full=True)))
     if item.answer is not None:
-        parts.append("RESPONSE:\n" + item.answer)
+        parts.append("RESPONSE:\n" + visible(item.answer))
     if item.contexts:
-        parts.append("RETRIEVED CONTEXTS:\n" + "\n".join(f"[{n}] {c}" for n, c in enumerate(item.contexts, 1)))
+        parts.append("RETRIEVED CONTEXTS:\n" + "\n".join(f"[{n}] {visible(c)}" for n, c in enumerate(item.contexts, 1)))
     if item.ground_truth:
-        parts.append("REFERENCE:\n" + "\n".join(f"- {g}" for g in item.ground_truth))
+        parts.append("REFERENCE:\n" + "\n".join(f"- {visible(g)}" for g in item.ground_truth))
     return "\n\n".join(parts)
 
 
@@ -80,11 +96,11 @@ def tools_text(item: ItemData) -> str:
 def item_sections(item: ItemData) -> list[tuple[str | None, list[str]]]:
     """The card body: context line, expected outcome, tool captures, results or response preview."""
     sections: list[tuple[str | None, list[str]]] = []
-    meta = [f"{k}: {v}" for k, v in (("intent", item.query.intent), ("category", item.query.category)) if v]
+    meta = [f"{k}: {one_line(v)}" for k, v in (("intent", item.query.intent), ("category", item.query.category)) if v]
     if meta:
         sections.append((None, ["  ·  ".join(meta)]))
     if item.query.expected and not item.results:
-        sections.append(("Expected", [", ".join(item.query.expected)]))
+        sections.append(("Expected", [", ".join(map(one_line, item.query.expected))]))
     if item.tool_captures:
         sections.append(("Tool captures", tool_lines(item)))
     if item.results:

@@ -97,6 +97,8 @@ class ReviewEngine:
     def __init__(self, store: Store, config: HilbotConfig, issues: list[LogIssue] | None = None):
         self.store = store
         self.config = config
+        self.issues = issues
+        """Unreadable lines of the ratings log and of every run read, each reported once (None: not collected)."""
         self.ledger = Ledger.from_events(store.human_events(issues))
         self._runs: dict[str, Run] = {}
         self._sizes: dict[str, int] = {}
@@ -113,7 +115,10 @@ class ReviewEngine:
         """A run, read once and cached (see :meth:`refresh`)."""
         if run_id not in self._runs:
             self._sizes[run_id] = self.store.run_path(run_id).stat().st_size if self.store.run_exists(run_id) else 0
-            self._runs[run_id] = self.store.load_run(run_id)
+            found: list[LogIssue] | None = None if self.issues is None else []
+            self._runs[run_id] = self.store.load_run(run_id, found)
+            if self.issues is not None:
+                self.issues.extend(i for i in found if i not in self.issues)
         return self._runs[run_id]
 
     def refresh(self, run_id: str) -> int:
@@ -128,7 +133,7 @@ class ReviewEngine:
     def session(self, run_id: str, reviewer: Reviewer, dimension: str | None = None, channel: str = "terminal") -> "ReviewSession":
         """Start or resume a reviewer's session on a run and dimension (default: the run's first)."""
         run = self.run(run_id)
-        dimension = dimension or run.header.dimensions[0]
+        dimension = run.header.dimensions[0] if dimension is None else dimension  # '' is an unknown dimension
         self.config.dimension(dimension)  # unknown dimension → ConfigError with the fix
         return ReviewSession(self, run, dimension, reviewer, channel)
 
@@ -359,7 +364,7 @@ class ReviewSession:
         item = self.item
         current = self._current()
         position = sum(self.ledger.counts(self.run_id, self.dimension, self.reviewer)) + (0 if final else 1)
-        title = f'[{position}/{len(self.run.items)}] "{item.query.query}"'
+        title = f'[{position}/{len(self.run.items)}] "{render.one_line(item.query.query)}"'
         sections = tuple(Section(t, tuple(lines)) for t, lines in render.item_sections(item))
         show_ai = revealed and current is not None and self.engine.config.review.reveal_after_rating
         return Card(

@@ -22,6 +22,8 @@ import re
 from typing import TYPE_CHECKING
 
 from .llm import LLMError, LLMRequest, NoAPIKey, ProviderReply, provider
+from .scrub import scrub
+from .text import visible
 
 if TYPE_CHECKING:
     from .config import LLMSettings
@@ -107,20 +109,26 @@ def _translate(anthropic, exc: Exception) -> LLMError:
     if isinstance(exc, anthropic.APITimeoutError):
         return LLMError("the Anthropic API timed out after all retries", fix="raise [llm] timeout_s or max_retries, or lower concurrency")
     if isinstance(exc, anthropic.APIConnectionError):
-        return LLMError(f"cannot reach the Anthropic API ({exc})", fix="check the network or ANTHROPIC_BASE_URL")
+        return LLMError(f"cannot reach the Anthropic API ({_said(str(exc))})", fix="check the network or ANTHROPIC_BASE_URL")
     if isinstance(exc, anthropic.APIStatusError):
         return LLMError(f"the Anthropic API answered {exc.status_code} after all retries: {_message(exc)}",
                         fix="wait and rerun (cached judgments are kept), or lower [llm] concurrency")
-    return LLMError(f"Anthropic API error: {exc}", fix="rerun; judgments made so far are cached")
+    return LLMError(f"Anthropic API error: {_said(str(exc))}", fix="rerun; judgments made so far are cached")
 
 
 def _message(exc) -> str:
+    """The server's own words for an error (its ``error.message``), as :func:`_said` shows them."""
     body = getattr(exc, "body", None)
     if isinstance(body, dict):
         error = body.get("error")
         if isinstance(error, dict) and error.get("message"):
-            return str(error["message"])[:200]
-    return str(exc)[:200]
+            return _said(str(error["message"]))
+    return _said(str(exc))
+
+
+def _said(text: str) -> str:
+    """Text from the server, fit to store and show: secrets scrubbed, one visible line, then cut to 200 characters."""
+    return visible(scrub(text), newlines=False)[:200]
 
 
 provider("anthropic")(AnthropicProvider)

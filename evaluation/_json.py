@@ -7,7 +7,8 @@ with a reason a user can act on and, where it can tell, the line and column:
 - syntax errors (``JSONDecodeError``);
 - nesting deeper than :data:`MAX_DEPTH` (the parser would otherwise hit the recursion limit);
 - integers longer than Python's 4,300-digit conversion limit;
-- ``NaN``, ``Infinity`` and ``-Infinity``, which are not JSON and have no place in a record;
+- ``NaN``, ``Infinity`` and ``-Infinity``, which are not JSON and have no place in a record, and
+  numbers such as ``1e400`` that only a float's infinity could hold;
 - lone UTF-16 surrogates such as ``"\\ud800"``, which no UTF-8 file can hold;
 - duplicate keys in one object, where the last one would silently win (``duplicates=False``).
 """
@@ -15,6 +16,7 @@ with a reason a user can act on and, where it can tell, the line and column:
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
@@ -37,6 +39,13 @@ class JSONInputError(ValueError):
 
 def _reject_constant(name: str) -> Any:
     raise JSONInputError(f"{name} is not a JSON number — write null, or a finite number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (math.inf, -math.inf):
+        raise JSONInputError(f"the number {text[:40]} is not a finite number (too large for a float) — store it as a string")
+    return value
 
 
 def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -103,7 +112,7 @@ def loads(data: str | bytes, *, duplicates: bool = False) -> Any:
         line, column = _position(raw, exc.start)
         raise JSONInputError(f"not UTF-8 text (byte 0x{raw[exc.start]:02x}) — save the file as UTF-8", line, column) from None
     try:
-        value = json.loads(text, parse_constant=_reject_constant,
+        value = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float,
                            object_pairs_hook=None if duplicates else _unique_pairs)
     except json.JSONDecodeError as exc:
         raise JSONInputError(f"invalid JSON ({exc.msg})", exc.lineno, exc.colno) from None

@@ -14,6 +14,7 @@ from statistics import mean
 
 from . import metrics
 from .records import ItemData
+from .text import visible
 from .runs import Run
 
 
@@ -56,7 +57,8 @@ class Comparison:
                           indent=2, ensure_ascii=False)
 
     def to_markdown(self) -> str:
-        return "\n".join(_table(self.profiles) + [""] + _matrices(self.profiles, self.coverage))
+        """The table and the matrices for people: text from the runs (labels, contexts) made visible."""
+        return visible("\n".join(_table(self.profiles) + [""] + _matrices(self.profiles, self.coverage)))
 
 
 def _mean(values: list[float | None]) -> float | None:

@@ -1,26 +1,42 @@
 """``hilbot.toml``: scales, concern tags, dimensions and review settings, validated.
 
 The built-in ``defaults.toml`` is loaded first; a project's file is merged over it table by
-table. Unknown keys are errors reported with their path (and line, when it can be found).
+table. Unknown keys are errors reported with their path (and line, when it can be found). A file
+that is not UTF-8, not a regular file, nested too deep for the TOML parser, or that holds an
+integer past 4,300 digits, ``nan``/``inf`` or a path with a NUL character is one error as well.
 """
 
 from __future__ import annotations
 
+import re
 import tomllib
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from ._input import decode, line_of, read_file, where
 from .errors import ConfigError
+from .records import Weight
+from .text import visible
 
 RESERVED_KEYS = {"q", "\r", "\n", " "}
 """Keys no scale option may use: quit, and enter/space which skip or go on."""
 
 
 class _Config(BaseModel):
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, allow_inf_nan=False)
+
+
+def _no_nul(value: str) -> str:
+    if "\x00" in value:
+        raise ValueError("a path cannot hold a NUL character (\\u0000); remove it")
+    return value
+
+
+PathText = Annotated[str, AfterValidator(_no_nul)]
+"""A file or directory path from the config: any text but NUL, which no file system accepts."""
 
 
 class ScaleOption(_Config):
@@ -137,11 +153,11 @@ class JudgeSettings(_Config):
 
     name: str = "lexical"
     """Judge used when ``--judge`` is not given; ``llm`` opts in to sending items to the LLM provider."""
-    metric_weights: dict[str, float] = Field(default_factory=dict)
-    """Weights of the answer metrics in the 0–100 aggregate (seed 001's defaults)."""
-    priority_weights: dict[str, float] = Field(default_factory=dict)
+    metric_weights: dict[str, Weight] = Field(default_factory=dict)
+    """Weights of the answer metrics in the 0–100 aggregate."""
+    priority_weights: dict[str, Weight] = Field(default_factory=dict)
     """Weight of a ground-truth context per priority in quote recall."""
-    prompts_dir: str | None = None
+    prompts_dir: PathText | None = None
     """Directory with prompt templates overriding the built-in ones (same file names)."""
     k: int = Field(default=5, ge=1)
     """Cut-off for nDCG@k and recall@k."""
@@ -171,7 +187,7 @@ class RegressionSettings(_Config):
 class QuerySettings(_Config):
     """Where query sets live."""
 
-    dir: str = "tests/fixtures/queries"
+    dir: PathText = "tests/fixtures/queries"
     """Directory of curated sets (``<name>.json``) and ``generated/<date>.json``."""
     generate_count: int = Field(default=12, ge=1, le=50)
     """Queries the LLM proposes per batch."""
@@ -262,7 +278,7 @@ class TelegramSettings(_Config):
 class HilbotConfig(_Config):
     """The whole of ``hilbot.toml``."""
 
-    data_dir: str = "results"
+    data_dir: PathText = "results"
     """Where run files and ratings.jsonl live."""
     review: ReviewSettings = Field(default_factory=ReviewSettings)
     """Assignment and reveal settings."""
@@ -341,14 +357,43 @@ def _find_line(text: str, key: str) -> int | None:
 
 def _raise_for(exc: ValidationError, path: Path | None, text: str) -> None:
     err = exc.errors()[0]
-    loc = ".".join(str(p) for p in err["loc"])
+    loc = visible(".".join(str(p) for p in err["loc"]), newlines=False)
     last = str(err["loc"][-1]) if err["loc"] else ""
     line = _find_line(text, last) if path and last else None
-    where = f"{path}:{line}" if path and line else (str(path) if path else "built-in defaults")
+    here = where(path, line) if path else "built-in defaults"
     if err["type"] == "extra_forbidden":
-        raise ConfigError(f"unknown key {loc}", where=where, fix="remove it or check its spelling against README's configuration section") from None
-    message = err["msg"].removeprefix("Value error, ")
-    raise ConfigError(f"{loc}: {message}" if loc else message, where=where, fix="correct the value") from None
+        raise ConfigError(f"unknown key {loc}", where=here, fix="remove it or check its spelling against README's configuration section") from None
+    message = visible(err["msg"].removeprefix("Value error, "), newlines=False)
+    raise ConfigError(f"{loc}: {message}" if loc else message, where=here, fix="correct the value") from None
+
+
+_TOML_POSITION = re.compile(r"\s*\(at line (\d+), column \d+\)$|\s*\(at end of document\)$")
+_LONG_INT = re.compile(r"\d{4301,}")
+
+
+def _parse_toml(file: Path, text: str) -> dict[str, Any]:
+    """``text`` as TOML, or a ConfigError naming the line."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        match = _TOML_POSITION.search(str(exc))
+        line = int(match.group(1)) if match and match.group(1) else None
+        what = visible(_TOML_POSITION.sub("", str(exc)), newlines=False)
+        raise ConfigError(f"not valid TOML ({what})", where=where(file, line), fix="fix the syntax") from None
+    except RecursionError:
+        raise ConfigError("nested too deep for the TOML parser", where=where(file), fix="flatten the arrays and tables") from None
+    except ValueError:  # an integer past Python's 4,300-digit conversion limit
+        match = _LONG_INT.search(text)
+        raise ConfigError("a number with more than 4,300 digits", where=where(file, line_of(text, match.start()) if match else None),
+                          fix="use a smaller number") from None
+
+
+def _present(path: Path) -> bool:
+    """Whether ``path`` exists; when the system cannot tell, True, so reading it reports why."""
+    try:
+        return path.exists()
+    except OSError:
+        return True
 
 
 def load_config(path: str | Path | None = None) -> HilbotConfig:
@@ -356,15 +401,10 @@ def load_config(path: str | Path | None = None) -> HilbotConfig:
     data = _defaults()
     text = ""
     file: Path | None = None
-    if path is not None or Path("hilbot.toml").exists():
+    if path is not None or _present(Path("hilbot.toml")):
         file = Path(path or "hilbot.toml")
-        try:
-            text = file.read_text("utf-8")
-            data = _merge(data, tomllib.loads(text))
-        except FileNotFoundError:
-            raise ConfigError("config file not found", where=str(file), fix="create it or drop --config") from None
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"not valid TOML ({exc})", where=str(file), fix="fix the syntax") from None
+        text = decode(read_file(file, ConfigError, fix="give the path of a hilbot.toml file, or drop --config"), file, ConfigError)
+        data = _merge(data, _parse_toml(file, text))
     try:
         return HilbotConfig.model_validate(data)
     except ValidationError as exc:

@@ -1,7 +1,8 @@
 """The evaluation package's one base exception.
 
 Every message says what went wrong, where (``file:line`` when there is a file) and how
-to fix it; the CLI prints it as one line and exits with code 2.
+to fix it; the CLI prints it as one line and exits with code 2. The three parts are scrubbed
+of secrets when the error is built, so no secret a server echoed reaches a terminal or a file.
 """
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ class HilbotError(Exception):
     exit_code = 2
 
     def __init__(self, message: str, *, where: str | None = None, fix: str | None = None):
-        self.what = message
-        self.where = where
-        self.fix = fix
+        from .scrub import scrub  # here, not at the top: the CLI imports this module at every start
+
+        self.what = scrub(str(message))
+        self.where = where if where is None else scrub(str(where))
+        self.fix = fix if fix is None else scrub(fix)
         super().__init__(self.one_line())
 
     def one_line(self) -> str:

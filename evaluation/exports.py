@@ -12,6 +12,7 @@ import io
 import json
 from typing import Any, Literal
 
+from .log import LogIssue
 from .records import Rating, Reviewer, Skip, utcnow
 from .reviews import Ledger, hil_view, summarize
 from .runs import Run, ai_score
@@ -80,10 +81,13 @@ def _reviewer(key: str | None) -> Reviewer | None:
 
 
 def export_run(store: Store, run_id: str, fmt: Format = "json", *, dimension: str | None = None,
-               reviewer: str | None = None) -> str:
-    """The review of a run in ``fmt``; ``reviewer`` is a ``platform:id`` key."""
-    run = store.load_run(run_id)
-    ledger = Ledger.from_events(store.human_events())
+               reviewer: str | None = None, issues: list[LogIssue] | None = None) -> str:
+    """The review of a run in ``fmt``; ``reviewer`` is a ``platform:id`` key.
+
+    Unreadable lines of the run file and of ratings.jsonl go to ``issues`` (the rest is exported).
+    """
+    run = store.load_run(run_id, issues)
+    ledger = Ledger.from_events(store.human_events(issues))
     dim = dimension or run.header.dimensions[0]
     labels = _labels(ledger, run, dimension, reviewer)
     who = _reviewer(reviewer)

@@ -26,6 +26,8 @@ from pydantic import BaseModel, ValidationError
 
 from .errors import HilbotError
 from .records import LLMCall
+from .scrub import scrub
+from .text import visible
 
 if TYPE_CHECKING:
     from .config import LLMSettings
@@ -140,14 +142,14 @@ def parse_output(request: LLMRequest, reply: ProviderReply) -> BaseModel:
         except json.JSONDecodeError:
             data = None
         if data is None:
-            shown = " ".join(text.split())[:80] or "(empty)"
+            shown = visible(scrub(" ".join(text.split())), newlines=False)[:80] or "(empty)"  # scrubbed before the cut
             raise LLMOutputError(f"model answered without the {request.tool_name} tool: {shown!r}",
                                  fix="check the prompt template; the answer must be the tool call or one JSON object")
     try:
         return request.output.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"]) or "answer"
+        where = visible(".".join(str(p) for p in err["loc"]), newlines=False)[:80] or "answer"
         raise LLMOutputError(f"malformed model output at {where}: {err['msg']}",
                              fix="check the prompt template asks for the tool's fields") from None
 

@@ -9,23 +9,46 @@ Read: streaming, line by line. A torn last line (a crash mid-write) is reported 
 before the next batch is written the writer checks the file's last byte and starts a fresh
 line, so two records never share a line. Any other bad line is reported as
 ``file:line: reason`` and left in place. Nothing is ever rewritten.
+
+Files that others replace: before every write (and after it) the writer checks, under the lock,
+that the path still names the file it holds open (device and inode) and that the file has not
+shrunk. When an editor's save-by-rename or ``sed -i`` replaced it, or a deletion removed it, the
+writer reopens the path. Records this writer acknowledged in the last ten minutes that the new
+file lacks (the editor read the file before they were written) are appended again, once. A
+program that edits the log while hilbot runs should hold the same lock (``flock FILE sed -i …``);
+then nothing is ever at risk.
+
+Files are opened without following a symbolic link, and must be regular files.
 """
 
 from __future__ import annotations
 
 import asyncio
+import errno
 import fcntl
-import json
+import logging
 import os
+import json
+import stat
 import threading
+import time
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from pydantic import BaseModel, ValidationError
 
+from . import _json
 from .errors import LogError
 from .records import parse_record
+from .scrub import scrub, scrubber
+
+RECENT_S = 600.0
+"""How long a writer remembers what it wrote, to put it back if a replacement of the file drops it."""
+_RECENT_BYTES = 16 << 20
+_ATTEMPTS = 50
+_log = logging.getLogger("hilbot.log")
 
 
 @dataclass(frozen=True)
@@ -38,16 +61,38 @@ class LogIssue:
     torn: bool = False
 
     def __str__(self) -> str:
-        return f"{self.path}:{self.line}: {self.reason}"
+        text = f"{self.path}:{self.line}: {self.reason}"
+        if self.torn:
+            return text
+        return f"{text} (to delete it while hilbot runs, edit under its lock: flock {self.path} sed -i '{self.line}d' {self.path})"
 
 
-def encode(record: BaseModel | dict[str, Any]) -> bytes:
-    """One record as one JSON line (UTF-8, newline-terminated)."""
+def encode(record: BaseModel | dict[str, Any], clean: Callable[[str], str] | None = None) -> bytes:
+    """One record as one JSON line (UTF-8, newline-terminated), every secret the process holds scrubbed.
+
+    ``clean`` is :func:`evaluation.scrub.scrubber`'s function for a batch (default: :func:`scrub`).
+    A lone surrogate, which UTF-8 cannot hold (a model's or a target's text can carry one),
+    becomes U+FFFD rather than failing the write.
+    """
+    clean = clean or scrub
+    try:
+        return clean(_dumps(record)).encode("utf-8") + b"\n"
+    except ValueError:  # UnicodeEncodeError, or pydantic's serialization error, for a lone surrogate
+        data = record.model_dump(mode="json", exclude_none=True) if isinstance(record, BaseModel) else record
+        text = clean(json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str, allow_nan=False))
+        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace").encode("utf-8") + b"\n"
+
+
+def encode_all(records: Iterable[BaseModel | dict[str, Any]]) -> list[bytes]:
+    """:func:`encode` for a batch (the environment is looked at once for its secrets)."""
+    clean = scrubber()
+    return [encode(r, clean) for r in records]
+
+
+def _dumps(record: BaseModel | dict[str, Any]) -> str:
     if isinstance(record, BaseModel):
-        text = record.model_dump_json(exclude_none=True)
-    else:
-        text = json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str)
-    return text.encode("utf-8") + b"\n"
+        return record.model_dump_json(exclude_none=True)
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str, allow_nan=False)
 
 
 class _Ticket:
@@ -62,11 +107,17 @@ class _Ticket:
 class EventLog:
     """One append-only JSONL file. Thread-safe; usable from sync code and from asyncio."""
 
-    def __init__(self, path: str | Path):
+    def __init__(self, path: str | Path, *, recent_s: float = RECENT_S):
         self.path = Path(path)
         self.fsyncs = 0
         """How many fsyncs this instance has issued (group commit makes it < appends)."""
+        self.restored = 0
+        """Records appended again because a replacement of the file had dropped them."""
         self._fd: int | None = None
+        self._end = 0
+        self._recent: deque[tuple[float, bytes]] = deque()
+        self._recent_bytes = 0
+        self._recent_s = recent_s
         self._cond = threading.Condition()
         self._queue: list[_Ticket] = []
         self._leader = False
@@ -80,7 +131,7 @@ class EventLog:
 
     def append_many(self, records: Iterable[BaseModel | dict[str, Any]]) -> None:
         """Append records in order; returns once all are on disk (one fsync, shared with concurrent callers)."""
-        lines = [encode(r) for r in records]
+        lines = encode_all(records)
         if lines:
             self._commit(lines)
 
@@ -90,7 +141,7 @@ class EventLog:
 
     async def aappend_many(self, records: Iterable[BaseModel | dict[str, Any]]) -> None:
         """Async append of several records in order; resolves once all are on disk."""
-        lines = [encode(r) for r in records]
+        lines = encode_all(records)
         if not lines:
             return
         loop = asyncio.get_running_loop()
@@ -100,11 +151,16 @@ class EventLog:
         await batcher.submit(lines)
 
     def close(self) -> None:
-        """Close the descriptor (appends reopen it)."""
+        """Put back what a replacement of the file dropped, then close the descriptor (appends reopen it)."""
+        if self._fd is not None and self._recent:
+            try:
+                self._commit([])
+            except LogError as exc:
+                _log.error("%s", exc)
         with self._cond:
-            if self._fd is not None:
-                os.close(self._fd)
-                self._fd = None
+            while self._leader:
+                self._cond.wait()
+            self._drop()
 
     def _commit(self, lines: list[bytes]) -> None:
         ticket = _Ticket(lines)
@@ -126,45 +182,190 @@ class EventLog:
                     t.done, t.error = True, error
                 self._cond.notify_all()
         if ticket.error is not None:
-            raise LogError(f"could not append ({ticket.error})", where=str(self.path),
-                           fix="check the disk and the file's permissions; the record was not stored") from ticket.error
+            raise LogError(f"could not append: {os_reason(ticket.error)}", where=str(self.path),
+                           fix=_os_fix(ticket.error) + "; the record was not stored") from ticket.error
+
+    def _write_batch(self, lines: list[bytes]) -> BaseException | None:
+        """Write ``lines`` to the file the path names, fsync, and check it still names it afterwards."""
+        try:
+            for _ in range(_ATTEMPTS):
+                fd, restore = self._lock()
+                try:
+                    missing = self._missing(fd) if restore else []
+                    self._append_locked(fd, missing + lines)
+                finally:
+                    fcntl.flock(fd, fcntl.LOCK_UN)
+                if missing or lines:
+                    os.fsync(fd)
+                    self.fsyncs += 1
+                self._note_restored(len(missing))
+                self._remember(lines)
+                lines = []
+                if self._state(fd) == "same":
+                    return None
+            raise OSError(errno.EAGAIN, "the file kept being replaced while hilbot wrote to it")
+        except OSError as exc:
+            return exc
+
+    def _lock(self) -> tuple[int, bool]:
+        """The locked descriptor of the file the path names now, and whether it may lack records of ours."""
+        restore = False
+        for _ in range(_ATTEMPTS):
+            fd = self._open()
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            state = self._state(fd)
+            if state in ("same", "shrunk"):
+                return fd, restore or state == "shrunk"
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            self._drop()
+            if state == "gone":  # deleted or moved away: what was in it went with it
+                self._recent.clear()
+                self._recent_bytes = 0
+            restore = state == "replaced"
+        raise OSError(errno.EAGAIN, "the file kept being replaced while hilbot wrote to it")
+
+    def _state(self, fd: int) -> str:
+        """``same``; ``replaced`` or ``gone`` (the path names another file, or none); ``shrunk`` (rewritten in place)."""
+        try:
+            named = os.stat(self.path, follow_symlinks=False)
+        except (FileNotFoundError, NotADirectoryError):
+            return "gone"
+        held = os.fstat(fd)
+        if (named.st_dev, named.st_ino) != (held.st_dev, held.st_ino):
+            return "replaced"
+        return "shrunk" if held.st_size < self._end else "same"
+
+    def _append_locked(self, fd: int, lines: list[bytes]) -> None:
+        size = os.fstat(fd).st_size
+        if lines and size and os.pread(fd, 1, size - 1) != b"\n":
+            os.write(fd, b"\n")  # a torn last line: start a fresh one
+        for line in lines:
+            _write_all(fd, line)
+        self._end = os.fstat(fd).st_size
+
+    def _missing(self, fd: int) -> list[bytes]:
+        """Our recent records the file does not hold (it replaced the one they were written to)."""
+        wanted = {line.rstrip(b"\r\n") for _, line in self._recent}
+        if wanted:
+            with open(os.dup(fd), "rb") as handle:
+                handle.seek(0)
+                for raw in handle:
+                    wanted.discard(raw.rstrip(b"\r\n"))
+                    if not wanted:
+                        break
+        missing, seen = [], set()
+        for _, line in self._recent:
+            key = line.rstrip(b"\r\n")
+            if key in wanted and key not in seen:
+                seen.add(key)
+                missing.append(line)
+        return missing
+
+    def _remember(self, lines: list[bytes]) -> None:
+        now = time.monotonic()
+        for line in lines:
+            self._recent.append((now, line))
+            self._recent_bytes += len(line)
+        while self._recent and (self._recent_bytes > _RECENT_BYTES or now - self._recent[0][0] > self._recent_s):
+            self._recent_bytes -= len(self._recent.popleft()[1])
+
+    def _note_restored(self, count: int) -> None:
+        if count:
+            self.restored += count
+            _log.warning("%s was replaced while hilbot wrote to it; %d record(s) the new file lacked were appended again",
+                         self.path, count)
 
     def _open(self) -> int:
         if self._fd is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            created = not self.path.exists()
-            self._fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+            fd, created = _open_append(self.path)
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                os.close(fd)
+                raise OSError(errno.EINVAL, "not a regular file")
             if created:  # make the new directory entry durable too
-                dir_fd = os.open(self.path.parent, os.O_RDONLY)
-                try:
-                    os.fsync(dir_fd)
-                finally:
-                    os.close(dir_fd)
+                fsync_dir(self.path.parent)
+            self._fd, self._end = fd, info.st_size
         return self._fd
 
-    def _write_batch(self, lines: list[bytes]) -> BaseException | None:
-        try:
-            fd = self._open()
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            try:
-                size = os.fstat(fd).st_size
-                if size and os.pread(fd, 1, size - 1) != b"\n":
-                    os.write(fd, b"\n")  # a torn last line: start a fresh one
-                for line in lines:
-                    _write_all(fd, line)
-            finally:
-                fcntl.flock(fd, fcntl.LOCK_UN)
-            os.fsync(fd)
-            self.fsyncs += 1
-            return None
-        except OSError as exc:
-            return exc
+    def _drop(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
     # ------------------------------------------------------------------ reading
 
     def read(self, issues: list[LogIssue] | None = None, *, raw: bool = False) -> Iterator[Any]:
         """Stream the log's records (pydantic models, or dicts with ``raw``); bad lines go to ``issues``."""
         return read_log(self.path, issues, raw=raw)
+
+
+def _open_append(path: Path) -> tuple[int, bool]:
+    """An append descriptor of ``path`` (created if missing), never through a symbolic link; (fd, created)."""
+    flags = os.O_RDWR | os.O_APPEND | os.O_CLOEXEC | os.O_NOFOLLOW
+    for _ in range(_ATTEMPTS):
+        try:
+            return os.open(path, flags | os.O_CREAT | os.O_EXCL, 0o644), True
+        except FileExistsError:
+            pass
+        try:
+            return os.open(path, flags), False
+        except FileNotFoundError:
+            continue
+    raise OSError(errno.EAGAIN, "the file kept appearing and disappearing")
+
+
+def fsync_dir(folder: Path) -> None:
+    """Make a directory's entries (a file created, linked or renamed in it) durable."""
+    dir_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+_REASONS = {
+    errno.ELOOP: "it is a symbolic link, and hilbot never writes through one",
+    errno.EINVAL: "it is not a regular file",
+    errno.ENOSPC: "the disk is full",
+    errno.EDQUOT: "the disk quota is used up",
+    errno.EFBIG: "the file size limit was reached (ulimit -f)",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "permission denied",
+    errno.EROFS: "the file system is read-only",
+    errno.ENOTDIR: "a part of the path is a file, not a directory",
+    errno.EISDIR: "it is a directory",
+    errno.ENAMETOOLONG: "the path is too long",
+}
+_FIXES = {
+    errno.ELOOP: "replace the link with the file itself, or point --data-dir at the real directory",
+    errno.EINVAL: "move it away so hilbot can create the file",
+    errno.ENOSPC: "free some disk space",
+    errno.EDQUOT: "free some space",
+    errno.EFBIG: "raise the limit (ulimit -f unlimited)",
+    errno.EACCES: "check the file's and directory's permissions",
+    errno.EPERM: "check the file's and directory's permissions",
+    errno.EROFS: "use a writable data directory (--data-dir)",
+    errno.ENOTDIR: "choose a path whose parents are directories",
+    errno.EISDIR: "name a file, not a directory",
+    errno.ENAMETOOLONG: "choose a shorter path",
+}
+
+
+def os_reason(exc: BaseException) -> str:
+    """What an OS error means for the file, in words (``the disk is full``)."""
+    if isinstance(exc, OSError) and exc.errno in _REASONS and not (exc.errno == errno.EINVAL and exc.strerror != "not a regular file"):
+        return _REASONS[exc.errno]
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror[0].lower() + exc.strerror[1:]
+    return str(exc) or type(exc).__name__
+
+
+def _os_fix(exc: BaseException) -> str:
+    errno_ = getattr(exc, "errno", None)
+    if errno_ == errno.EINVAL and getattr(exc, "strerror", None) != "not a regular file":
+        errno_ = None
+    return _FIXES.get(errno_, "check the disk and the file's permissions")
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -205,6 +406,10 @@ class _AsyncBatcher:
 
 
 def _reason(exc: Exception) -> str:
+    if isinstance(exc, _json.JSONInputError):  # the column, as the standard library's errors give it
+        if exc.reason.startswith("invalid JSON (") and exc.column:
+            return f"{exc.reason[:-1]} at column {exc.column})"
+        return exc.reason
     if isinstance(exc, json.JSONDecodeError):
         return f"invalid JSON ({exc.msg} at column {exc.colno})"
     if isinstance(exc, RecursionError):
@@ -217,7 +422,7 @@ def _reason(exc: Exception) -> str:
 
 
 def _parse_line(raw: bytes, as_dict: bool) -> Any:
-    obj = json.loads(raw)
+    obj = _json.loads(raw, duplicates=True)
     if not isinstance(obj, dict):
         raise ValueError("a record must be a JSON object")
     if "type" not in obj:
@@ -225,24 +430,50 @@ def _parse_line(raw: bytes, as_dict: bool) -> Any:
     return obj if as_dict else parse_record(obj)
 
 
+def _open_for_reading(path: Path) -> Any:
+    """A binary file object for ``path``, or None when it does not exist; only regular files are read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO must not block the reader
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise LogError(f"cannot read: {os_reason(exc)}", where=str(path), fix=_os_fix(exc)) from None
+    kind = os.fstat(fd).st_mode
+    if not stat.S_ISREG(kind):
+        os.close(fd)
+        what = "it is a directory" if stat.S_ISDIR(kind) else "it is not a regular file"
+        raise LogError(f"cannot read: {what}", where=str(path), fix="give the path of a JSONL file, or move this away")
+    return os.fdopen(fd, "rb")
+
+
 def read_log(path: str | Path, issues: list[LogIssue] | None = None, *, raw: bool = False) -> Iterator[Any]:
     """Stream records from ``path``; a missing file reads as empty. Bad lines are reported, never fatal."""
+    return (record for _, record in read_numbered(path, issues, raw=raw))
+
+
+def read_numbered(path: str | Path, issues: list[LogIssue] | None = None, *,
+                  raw: bool = False) -> Iterator[tuple[int, Any]]:
+    """Stream ``(line number, record)`` from ``path``, as :func:`read_log` does."""
     path = Path(path)
-    try:
-        handle = open(path, "rb")
-    except FileNotFoundError:
+    handle = _open_for_reading(path)
+    if handle is None:
         return
-    except OSError as exc:
-        raise LogError(f"cannot read ({exc.strerror})", where=str(path), fix="check the path and its permissions") from None
     with handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                yield _parse_line(line, raw)
-            except (ValueError, ValidationError, RecursionError) as exc:
-                if issues is not None:
-                    torn = not line.endswith(b"\n")
-                    reason = ("torn last line (a crash mid-write?), skipped; the next append starts on a fresh line"
-                              if torn else _reason(exc) + "; line left in place, fix or ignore it")
-                    issues.append(LogIssue(path, number, reason, torn))
+        try:
+            for number, line in enumerate(handle, 1):
+                if not line.strip():
+                    continue
+                try:
+                    yield number, _parse_line(line, raw)
+                except (ValueError, ValidationError, RecursionError) as exc:
+                    if issues is not None:
+                        torn = not line.endswith(b"\n")
+                        reason = ("torn last line (a crash mid-write?), skipped; the next append starts on a fresh line"
+                                  if torn else _reason(exc) + "; " + BAD_LINE)
+                        issues.append(LogIssue(path, number, reason, torn))
+        except OSError as exc:
+            raise LogError(f"cannot read: {os_reason(exc)}", where=str(path), fix=_os_fix(exc)) from None
+
+
+BAD_LINE = "skipped and left in place"
+"""What happens to a bad line, said after its reason."""

@@ -1,4 +1,8 @@
-"""Seed 000 §2's run output: verbose (default), quiet and silent lines, as plain strings."""
+"""Seed 000 §2's run output: verbose (default), quiet and silent lines, as plain strings.
+
+Queries, results, answers, quotes and error details come from outside; every line is made safe
+for a terminal with :func:`evaluation.text.visible` (one line each, control characters visible).
+"""
 
 from __future__ import annotations
 
@@ -6,35 +10,42 @@ from statistics import mean
 
 from .records import ItemData
 from .runs import Run
+from .scrub import scrub
+from .text import visible
 
 PASS_MARK = 0.6
 """``overall`` at or above this gets ✓ in verbose output, below it ✗."""
 
 
+def _line(text: str) -> str:
+    """One line for a terminal: whitespace runs folded to a space, secrets scrubbed, control characters made visible."""
+    return visible(scrub(" ".join(text.split())), newlines=False)
+
+
 def _snippet(text: str, limit: int = 90) -> str:
-    text = " ".join(text.split())
+    text = _line(text)
     return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
 
 
 def _scores(item: ItemData) -> str:
     scores = item.evaluation.scores
     ordered = [k for k in scores if k != "overall"] + (["overall"] if "overall" in scores else [])
-    return " ".join(f"{k}={scores[k]:.2f}" for k in ordered)
+    return " ".join(f"{_line(k)}={scores[k]:.2f}" for k in ordered)
 
 
 def judge_label(judge: str | None) -> str:
     """``AI`` for an LLM judge (``provider/model``), ``lexical`` for local methods, ``AI [recorded]`` for imports."""
     if judge == "lexical":
         return "lexical"
-    return "AI" if judge is None or "/" in judge else f"AI [{judge}]"
+    return "AI" if judge is None or "/" in judge else f"AI [{_line(judge)}]"
 
 
 def verbose_item(item: ItemData, position: int, total: int, *, max_results: int = 3) -> list[str]:
     """``[1/15] "query"``, the top results or the answer, then the AI line."""
-    lines = [f'[{position}/{total}] "{item.query.query}"']
+    lines = [f'[{position}/{total}] "{_line(item.query.query)}"']
     for number, result in enumerate(item.results[:max_results], 1):
         score = f"[{result.score:.2f}] " if result.score is not None else ""
-        lines.append(f"  → {result.rank or number}. {score}{result.path or result.title}")
+        lines.append(f"  → {result.rank or number}. {score}{_line(result.path or result.title or '(untitled)')}")
         if result.snippet:
             lines.append(f'       "{_snippet(result.snippet)}"')
     if len(item.results) > max_results:
@@ -46,9 +57,9 @@ def verbose_item(item: ItemData, position: int, total: int, *, max_results: int 
     evaluation = item.evaluation
     who = judge_label(evaluation.judge)
     if item.error:
-        lines.append(f"  ✗ target failed: {item.error}")
+        lines.append(f"  ✗ target failed: {_line(item.error)}")
     elif evaluation.error:
-        lines.append(f"  ✗ {who}: judging failed: {evaluation.error}")
+        lines.append(f"  ✗ {who}: judging failed: {_line(evaluation.error)}")
     else:
         overall = evaluation.scores.get("overall")
         mark = "✓" if overall is not None and overall >= PASS_MARK else "✗"
@@ -60,7 +71,7 @@ def quiet_item(item: ItemData, position: int, total: int) -> str:
     """``[1/15] "query" - overall: 0.76``."""
     overall = item.evaluation.scores.get("overall")
     value = f"{overall:.2f}" if overall is not None else "n/a"
-    line = f'[{position}/{total}] "{item.query.query}" - overall: {value}'
+    line = f'[{position}/{total}] "{_line(item.query.query)}" - overall: {value}'
     if item.evaluation.judge == "lexical":
         line += " (lexical)"
     return line if not (item.error or item.evaluation.error) else f"{line} ({'target' if item.error else 'judging'} failed)"

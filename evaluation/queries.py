@@ -5,7 +5,9 @@ A directory (default ``tests/fixtures/queries``, ``[queries] dir``) holds curate
 path without ``.json``: ``core``, ``generated/2026-11-02``.
 
 Every file is validated on load; a problem is one line, ``file:line: queries[3].text: Field
-required``, with the line where that query starts. Saving is atomic (``Store.write_file``), keeps
+required``, with the line where that query starts. A file is read as hostile input: bytes that
+are not UTF-8, nesting deeper than 200 levels, duplicate keys, NaN, numbers too large to store and
+lone surrogates are errors at their line too. Saving is atomic (``Store.write_file``), keeps
 the order of the queries and every field hilbot does not touch (top-level and per query, unknown
 keys included), and writes the fixtures' layout: top-level keys indented by two, one query object
 per line.
@@ -23,7 +25,10 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
+from . import _json
+from ._input import decode, json_problem_line, non_finite, read_file, where
 from .errors import HilbotError
+from .text import visible
 
 if TYPE_CHECKING:
     from .llm import LLM
@@ -98,7 +103,7 @@ class QuerySet(BaseModel):
 
     def next_id(self, taken: Iterable[str] = ()) -> str:
         """A new query id in the style of the set's own ids (``core-16`` after ``core-15``), unused by the set and ``taken``."""
-        own = [m for m in (re.fullmatch(r"(.*?)(\d+)", q.id) for q in self.queries) if m]
+        own = [m for m in (re.fullmatch(r"(.*?)(\d{1,18})", q.id) for q in self.queries) if m]
         prefixes = [m.group(1) for m in own]
         prefix = max(set(prefixes), key=prefixes.count, default=f"{self.name.replace('/', '-')}-")
         width = max((len(m.group(2)) for m in own if m.group(1) == prefix), default=2)
@@ -161,33 +166,47 @@ def _loc(loc: Sequence[Any]) -> str:
     out = ""
     for part in loc:
         out += f"[{part}]" if isinstance(part, int) else f".{part}"
-    return out.lstrip(".")
+    return visible(out.lstrip("."), newlines=False)
+
+
+def _json_document(path: Path, text: str) -> Any:
+    """``text`` parsed as hostile JSON, or a QuerySetError at the line that is wrong."""
+    try:
+        data = _json.loads(text, duplicates=False)
+    except _json.JSONInputError as exc:
+        what, _, fix = exc.reason.partition(" — ")
+        if what.startswith("invalid JSON ("):
+            what = "not valid JSON (" + what.removeprefix("invalid JSON (")
+        line = exc.line or json_problem_line(text) or 1
+        raise QuerySetError(what, where=where(path, line), fix=f"{fix}; {_FIX}" if fix else _FIX) from None
+    loc = non_finite(data)
+    if loc is not None:
+        raise QuerySetError(f"{_loc(loc)}: a number too large for a float is not a finite number",
+                            where=where(path, json_problem_line(text) or 1), fix=f"write it as a string; {_FIX}")
+    return data
 
 
 def _parse(path: Path, text: str) -> dict[str, Any]:
     """The file's top-level object, or a QuerySetError at the line that is wrong."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise QuerySetError(f"not valid JSON ({exc.msg})", where=f"{path}:{exc.lineno}", fix=_FIX) from None
+    data = _json_document(path, text)
     if not isinstance(data, dict):
-        raise QuerySetError("not a query set: expected a JSON object with a \"queries\" list", where=f"{path}:1", fix=_FIX)
+        raise QuerySetError("not a query set: expected a JSON object with a \"queries\" list", where=where(path, 1), fix=_FIX)
     if not isinstance(data.get("queries"), list):
         what = "missing" if "queries" not in data else "not a list"
         raise QuerySetError(f"queries: {what} (expected a list of query objects)",
-                            where=f"{path}:{_key_line(text, 'queries')}", fix=_FIX)
+                            where=where(path, _key_line(text, 'queries')), fix=_FIX)
     for key in ("version", "description", "source"):
         if data.get(key) is not None and not isinstance(data[key], str):
-            raise QuerySetError(f"{key}: Input should be a valid string", where=f"{path}:{_key_line(text, key)}", fix=_FIX)
+            raise QuerySetError(f"{key}: Input should be a valid string", where=where(path, _key_line(text, key)), fix=_FIX)
     return data
 
 
-def _item(raw: Any, index: int, where: str) -> QueryItem:
+def _item(raw: Any, index: int, here: str) -> QueryItem:
     try:
         item = QueryItem.model_validate(raw)
     except ValidationError as exc:
         err = exc.errors()[0]
-        raise QuerySetError(f"{_loc(('queries', index, *err['loc']))}: {err['msg']}", where=where, fix=_FIX) from None
+        raise QuerySetError(f"{_loc(('queries', index, *err['loc']))}: {err['msg']}", where=here, fix=_FIX) from None
     item._keys = list(raw)
     return item
 
@@ -196,11 +215,11 @@ def _items(path: Path, text: str, raws: list[Any]) -> list[QueryItem]:
     lines = query_starts(text)
     items, seen = [], {}
     for index, raw in enumerate(raws):
-        where = f"{path}:{lines[index] if index < len(lines) else 1}"
-        item = _item(raw, index, where)
+        here = where(path, lines[index] if index < len(lines) else 1)
+        item = _item(raw, index, here)
         if item.id in seen:
             raise QuerySetError(f"queries[{index}].id: duplicate id {item.id!r} (also queries[{seen[item.id]}])",
-                                where=where, fix="give every query its own id; " + _FIX)
+                                where=here, fix="give every query its own id; " + _FIX)
         seen[item.id] = index
         items.append(item)
     return items
@@ -208,10 +227,7 @@ def _items(path: Path, text: str, raws: list[Any]) -> list[QueryItem]:
 
 def read_set(name: str, path: Path) -> QuerySet:
     """Load and validate one query set file."""
-    try:
-        text = path.read_text("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise QuerySetError(f"cannot read query set ({exc})", where=str(path), fix="check the file") from None
+    text = decode(read_file(path, QuerySetError, fix="check the file"), path, QuerySetError)
     data = _parse(path, text)
     source = data.get("source") or ("ai-generated" if name.startswith(f"{GENERATED}/") else "curated")
     return QuerySet(name=name, version=data.get("version"), description=data.get("description"), source=source,
@@ -237,11 +253,26 @@ def render(top: dict[str, Any]) -> str:
     return "{\n" + ",\n".join(lines) + "\n}\n"
 
 
+def _storable(path: Path, top: dict[str, Any]) -> str:
+    """The file text of ``top``, or a QuerySetError when a value cannot be stored as UTF-8 JSON."""
+    loc = non_finite(top)
+    if loc is not None:
+        raise QuerySetError(f"{_loc(loc)}: not a finite number", where=where(path), fix="give a finite number; the file was not changed")
+    text = render(top)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        shown = text[max(0, exc.start - 30):exc.start].rsplit("\n", 1)[-1]
+        raise QuerySetError(f"a lone surrogate (not valid Unicode) after {visible(shown, newlines=False)!r}", where=where(path),
+                            fix="fix the text of that query; the file was not changed") from None
+    return text
+
+
 def _check_ids(qs: QuerySet) -> None:
     seen: set[str] = set()
     for index, item in enumerate(qs.queries):
         if item.id in seen:
-            raise QuerySetError(f"queries[{index}].id: duplicate id {item.id!r}", where=str(qs.path),
+            raise QuerySetError(f"queries[{index}].id: duplicate id {item.id!r}", where=where(qs.path),
                                 fix="give every query its own id before saving")
         seen.add(item.id)
 
@@ -272,6 +303,16 @@ def _natural(name: str) -> list:
 
 
 
+def _is_dir(path: Path) -> bool:
+    """Whether ``path`` is a directory; a path the system cannot look up is a QuerySetError."""
+    try:
+        return path.is_dir()
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise QuerySetError(f"cannot read the query set directory ({visible(reason, newlines=False)})", where=where(path),
+                            fix="point --dir or [queries] dir at a directory of query sets") from None
+
+
 class QuerySets:
     """The directory of query sets: list, load, resolve ``--set`` specs, save."""
 
@@ -279,14 +320,14 @@ class QuerySets:
         self.directory = Path(directory)
 
     def _curated(self) -> list[str]:
-        if not self.directory.is_dir():
+        if not _is_dir(self.directory):
             return []
         return sorted((p.stem for p in self.directory.glob("*.json") if p.is_file() and not p.name.startswith(".")),
                       key=_natural)
 
     def _generated(self) -> list[str]:
         folder = self.directory / GENERATED
-        if not folder.is_dir():
+        if not _is_dir(folder):
             return []
         return sorted((f"{GENERATED}/{p.stem}" for p in folder.glob("*.json") if p.is_file() and not p.name.startswith(".")),
                       key=_natural)
@@ -342,7 +383,7 @@ class QuerySets:
     def save(self, qs: QuerySet, store: "Store") -> Path:
         """Write a set back to its file atomically, keeping query order and untouched fields."""
         _check_ids(qs)
-        return store.write_file(qs.path, render(_top(qs)))
+        return store.write_file(qs.path, _storable(qs.path, _top(qs)))
 
     def _free_generated(self, day: str) -> str:
         stem, suffix = day, 1
@@ -365,7 +406,8 @@ class QuerySets:
         top = {"name": f"{GENERATED}/{stem}", "source": "ai-generated",
                "generated_at": utcnow().strftime("%Y-%m-%dT%H:%M:%SZ"), "seeded_from": seeded_from, "model": model,
                "queries": items}
-        return store.write_file(self.path(f"{GENERATED}/{stem}"), render(top))
+        path = self.path(f"{GENERATED}/{stem}")
+        return store.write_file(path, _storable(path, top))
 
 
 # --------------------------------------------------------------------------- the LLM

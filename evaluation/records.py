@@ -4,6 +4,9 @@ Each record is one JSON line with ``type`` and ``v`` (schema version). Run files
 ``run_header``, ``query_evaluation`` and ``run_summary``; ``ratings.jsonl`` holds the human
 events ``rating``, ``skip`` and ``note``, the chat channels' ``delivery`` and the derived
 ``review_summary``.
+
+Every time a record carries is a :data:`Timestamp`: one written without a zone is UTC, and one
+outside the years 1970–2200 makes the line invalid (reported as ``file:line: timestamp: …``).
 """
 
 from __future__ import annotations
@@ -11,7 +14,8 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic_core import PydanticCustomError
 
 SCHEMA_VERSION = 1
 
@@ -21,6 +25,41 @@ Confidence = Literal["high", "medium", "low"]
 def utcnow() -> datetime:
     """The current time, timezone-aware UTC (what every record's timestamp uses)."""
     return datetime.now(timezone.utc)
+
+
+EARLIEST = datetime(1970, 1, 1, tzinfo=timezone.utc)
+"""The earliest time a record may carry."""
+LATEST = datetime(2200, 12, 31, 23, 59, 59, 999999, tzinfo=timezone.utc)
+"""The latest time a record may carry (pandas and date arithmetic hold it comfortably)."""
+
+
+def _sane_time(value: datetime) -> datetime:
+    """A record's time: one without a zone is UTC; outside years 1970–2200 it is an error."""
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=timezone.utc)
+    if not EARLIEST <= value <= LATEST:
+        raise PydanticCustomError(
+            "time_out_of_range", "{time} is outside the years 1970–2200; write the time in UTC as 2026-01-31T12:00:00Z",
+            {"time": value.isoformat()})
+    return value
+
+
+Timestamp = Annotated[datetime, AfterValidator(_sane_time)]
+"""A datetime in a record: naive means UTC, and it must lie in years 1970–2200 (UTC)."""
+
+MAX_WEIGHT = 1_000_000.0
+"""The largest weight of a metric or a priority (a weighted sum of larger ones can overflow)."""
+
+
+def _sane_weight(value: float) -> float:
+    if not 0.0 <= value <= MAX_WEIGHT:
+        raise PydanticCustomError("weight_out_of_range", "a weight must be between 0 and 1,000,000, not {weight}",
+                                  {"weight": f"{value:g}"})
+    return value
+
+
+Weight = Annotated[float, AfterValidator(_sane_weight)]
+"""A weight in a weighted mean: finite, between 0 and :data:`MAX_WEIGHT`."""
 
 
 class _Model(BaseModel):
@@ -58,7 +97,7 @@ class RunHeader(_Model):
     """Query set or source the items came from."""
     kind: Literal["search", "answer", "scenario"] = "search"
     """What each item is: a ranked results list, an answer, or an agent scenario."""
-    created_at: datetime = Field(default_factory=utcnow)
+    created_at: Timestamp = Field(default_factory=utcnow)
     """When the run was started."""
     source: str | None = None
     """File or target the outputs came from (e.g. the imported file's name)."""
@@ -197,7 +236,7 @@ class RunSummary(_Model):
     """Schema version."""
     run_id: str
     """Run this summarises."""
-    finished_at: datetime = Field(default_factory=utcnow)
+    finished_at: Timestamp = Field(default_factory=utcnow)
     """When the run finished."""
     item_count: int = 0
     """Items evaluated."""
@@ -277,7 +316,7 @@ class _HumanEvent(_Strict):
     """Channel the event came through: terminal, telegram, slack."""
     idempotency_key: str
     """Unique per delivery (update id, action timestamp, keypress sequence); repeats are not counted."""
-    timestamp: datetime = Field(default_factory=utcnow)
+    timestamp: Timestamp = Field(default_factory=utcnow)
     """When the reviewer acted."""
 
 
@@ -347,7 +386,7 @@ class Delivery(_Strict):
     """Platform message id (Telegram message id, Slack ts)."""
     group: bool = False
     """Delivered in a group chat, where any allow-listed member may rate it as themselves."""
-    timestamp: datetime = Field(default_factory=utcnow)
+    timestamp: Timestamp = Field(default_factory=utcnow)
     """When it was delivered (UTC)."""
 
 
@@ -364,7 +403,7 @@ class ReviewSummary(_Strict):
     """Dimension summarised."""
     reviewer: Reviewer | None = None
     """Reviewer whose session this summarises (None = all reviewers)."""
-    reviewedAt: datetime = Field(default_factory=utcnow)
+    reviewedAt: Timestamp = Field(default_factory=utcnow)
     """When the summary was made."""
     queriesReviewed: int = 0
     """Items rated."""
@@ -391,7 +430,7 @@ class LLMCall(_Strict):
     """Record type."""
     v: int = SCHEMA_VERSION
     """Schema version."""
-    at: datetime = Field(default_factory=utcnow)
+    at: Timestamp = Field(default_factory=utcnow)
     """When the call was made."""
     provider: str
     """Provider name, e.g. ``anthropic``."""

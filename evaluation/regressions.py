@@ -16,6 +16,7 @@ from .config import RegressionSettings
 from .records import ItemData
 from .runs import Run, ai_score
 from .store import Store
+from .text import visible
 
 
 @dataclass
@@ -51,10 +52,11 @@ class RegressionReport:
         return len(self.queries) + int(self.average_regressed)
 
     def lines(self) -> list[str]:
-        """Human-readable detail, one line per regression."""
+        """Human-readable detail, one line per regression (queries made visible: they come from files)."""
         if self.baseline_id is None:
             return ["(no baseline run of this set yet: nothing to compare)"]
-        out = [f'  ↓ "{q.query}" {q.before:.2f} → {q.after:.2f} (−{q.drop:.2f})' for q in self.queries]
+        out = [f'  ↓ "{visible(q.query, newlines=False)}" {q.before:.2f} → {q.after:.2f} (−{q.drop:.2f})'
+               for q in self.queries]
         if self.average_regressed:
             out.append(f"  ↓ average overall {self.average_before:.2f} → {self.average_after:.2f}")
         return out

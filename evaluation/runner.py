@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from .cases import Case
-from .errors import HilbotError
 from .judges import Judge
 from .records import Evaluation, ItemData, QueryEvaluation, RunHeader, RunSummary
 from .runs import Run, average_scores
@@ -39,6 +38,8 @@ class RunPlan:
     dimensions: list[str] = field(default_factory=lambda: ["overall"])
     concurrency: int = 4
     baseline: str | None = None
+    generated_id: bool = False
+    """Whether hilbot made up ``run_id`` (then a taken one is replaced by the next free id)."""
 
 
 def item_from(case: Case, output: TargetOutput) -> ItemData:
@@ -77,14 +78,11 @@ class _InOrder:
 
 async def execute(store: Store, plan: RunPlan, on_item: Callable[[int, ItemData], None] | None = None) -> Run:
     """Run every case; the run file grows item by item and ends with the summary."""
-    if store.run_exists(plan.run_id):
-        raise HilbotError(f"run {plan.run_id!r} already exists", where=str(store.run_path(plan.run_id)),
-                          fix="choose another --run-id; runs are never overwritten")
     header = RunHeader(run_id=plan.run_id, set=plan.set_name, kind=plan.kind, judge=plan.judge.info(),
                        dimensions=plan.dimensions, item_count=len(plan.cases), target=plan.target.name, label=plan.label,
                        baseline=plan.baseline)
-    log = store.run_log(plan.run_id)
-    await log.aappend(header)
+    log, plan.run_id = await asyncio.to_thread(store.start_run, header, generated=plan.generated_id)
+    header.run_id = plan.run_id
     gate, order, items = asyncio.Semaphore(plan.concurrency), _InOrder(on_item), {}
 
     async def one(index: int, case: Case) -> None:

@@ -6,21 +6,30 @@ Layout under the data directory (default ``results/``)::
     ratings.jsonl         rating, skip, note, review_summary ...
     llm-calls.jsonl       what was sent to an LLM provider (after redaction), tokens, cost
     cache/llm/ab/<key>.json  LLM answers keyed by model and prompt
+
+A run file is created whole and exclusively: its records are written to a temporary file in
+``runs/``, fsynced, and hard-linked into place, which fails if anything (a run, a symbolic link)
+already has the name. A crash or a full disk leaves no half run behind. Nothing but the store
+writes to the logs: reports and exports (``write_file``/``write_bytes``) refuse their paths.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
 import tempfile
+import time
+from datetime import datetime
 from pathlib import Path
 from typing import Iterable
 
 from pydantic import BaseModel
 
-from .errors import HilbotError, RunNotFound
-from .log import EventLog, LogIssue, read_log
+from .errors import HilbotError, LogError, RunNotFound
+from .log import EventLog, LogIssue, encode_all, fsync_dir, os_reason, read_log
+from .scrub import scrub
 from .records import QueryEvaluation, RunHeader, RunSummary
 from .runs import Run
 
@@ -29,7 +38,7 @@ _RUN_ID = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$")
 
 def validate_run_id(run_id: str) -> str:
     """Return ``run_id`` if it is safe as a file name, else raise a one-line error."""
-    if not isinstance(run_id, str) or not _RUN_ID.fullmatch(run_id):
+    if not isinstance(run_id, str) or not _RUN_ID.fullmatch(run_id) or run_id.endswith(".partial"):
         raise HilbotError(
             f"invalid run id {run_id!r}",
             fix="use letters, digits, '.', '_' and '-' only, no path separators, not starting with '.' "
@@ -62,27 +71,85 @@ class Store:
         return self._runs[run_id]
 
     def run_exists(self, run_id: str) -> bool:
-        """Whether a run file exists."""
-        return self.run_path(run_id).exists()
+        """Whether a run file (or anything else) has the run's name."""
+        return os.path.lexists(self.run_path(run_id))
 
-    def create_run(self, header: RunHeader, items: Iterable[QueryEvaluation], summary: RunSummary | None = None) -> Path:
-        """Write a new run; refuses to touch an existing one."""
-        if self.run_exists(header.run_id):
-            raise HilbotError(f"run {header.run_id!r} already exists", where=str(self.run_path(header.run_id)),
-                              fix="choose another --run-id; runs are never overwritten")
+    def ensure_free(self, run_id: str) -> None:
+        """Raise the one-line error ``create_run`` would give if ``run_id`` is taken (to fail before any work)."""
+        if self.run_exists(run_id):
+            raise _taken(self.run_path(run_id))
+
+    def new_run_id(self) -> str:
+        """A timestamp id (``2025-12-17T22-32-30``), suffixed ``-2``, ``-3``… if taken."""
+        base = datetime.now().strftime("%Y-%m-%dT%H-%M-%S")
+        return self._free_id(base)
+
+    def _free_id(self, base: str) -> str:
+        run_id, n = base, 1
+        while self.run_exists(run_id):
+            n += 1
+            run_id = f"{base}-{n}"
+        return run_id
+
+    def create_run(self, header: RunHeader, items: Iterable[QueryEvaluation], summary: RunSummary | None = None,
+                   *, generated: bool = False) -> Path:
+        """Write a new run whole (aside, then linked into place); never touches an existing one.
+
+        With ``generated`` the id was made up by hilbot, and a taken one is replaced by the next free id.
+        """
         records: list[BaseModel] = [header, *items]
         if summary is not None:
             records.append(summary)
-        self.run_log(header.run_id).append_many(records)
-        return self.run_path(header.run_id)
+        return self._place_run(records, generated)
+
+    def start_run(self, header: RunHeader, *, generated: bool = False) -> tuple[EventLog, str]:
+        """Create a run file holding only ``header`` (exclusively); returns its log, for the items, and its id."""
+        path = self._place_run([header], generated)
+        run_id = path.stem
+        return self.run_log(run_id), run_id
+
+    def _place_run(self, records: list[BaseModel], generated: bool) -> Path:
+        folder = self._runs_folder()
+        run_id = records[0].run_id  # type: ignore[attr-defined]
+        while True:
+            path = self.run_path(run_id)
+            try:
+                _write_aside_and_link(folder, path, records)
+                return path
+            except FileExistsError:
+                if not generated or os.path.islink(path):
+                    raise _taken(path) from None
+                run_id = self._free_id(run_id)
+                records = [_with_run_id(r, run_id) for r in records]
+
+    def _runs_folder(self) -> Path:
+        """``runs/``, created if missing; a symbolic link there is refused (runs stay in the data directory)."""
+        folder = self.root / "runs"
+        if folder.is_symlink():
+            raise LogError("it is a symbolic link, and hilbot never writes through one", where=str(folder),
+                           fix="replace the link with a directory, or point --data-dir at the real data directory")
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise LogError(f"cannot create the runs directory: {os_reason(exc)}", where=str(folder),
+                           fix="check --data-dir and its permissions") from None
+        _sweep_partials(folder)
+        return folder
 
     def run_ids(self) -> list[str]:
-        """Ids of all runs, newest file first."""
+        """Ids of all runs in ``runs/``, newest file first (a dangling link is not a run)."""
         folder = self.root / "runs"
         if not folder.is_dir():
             return []
-        files = sorted(folder.glob("*.jsonl"), key=lambda p: (p.stat().st_mtime, p.name), reverse=True)
-        return [p.stem for p in files if _RUN_ID.fullmatch(p.stem)]
+        found = []
+        for path in folder.glob("*.jsonl"):
+            try:
+                info = path.stat()
+            except OSError:  # a dangling link, or unreadable: not a run
+                continue
+            if _RUN_ID.fullmatch(path.stem):  # a directory or a pipe is listed, for its readers to report
+                found.append((info.st_mtime, path.name, path.stem))
+        return [run_id for _, _, run_id in sorted(found, reverse=True)]
 
     def run_header(self, run_id: str) -> RunHeader | None:
         """The first record of a run file, if it is a readable header."""
@@ -119,27 +186,105 @@ class Store:
 
     def cache_put(self, key: str, value: dict) -> None:
         """Store an LLM answer under its key (atomically)."""
-        self.write_file(self._cache_path(key), json.dumps(value, ensure_ascii=False), durable=False)
+        _write_atomic(self._cache_path(key), json.dumps(value, ensure_ascii=False).encode("utf-8"), durable=False)
 
     # ------------------------------------------------------------------ other files
 
     def write_file(self, path: str | Path, content: str, *, durable: bool = True) -> Path:
-        """Write a whole text file atomically (temp file + rename); ``durable`` fsyncs it first."""
-        return self.write_bytes(path, content.encode("utf-8"), durable=durable)
+        """Write a whole text file (a report, an export) atomically, scrubbed of secrets; ``durable`` fsyncs it first."""
+        return self.write_bytes(path, scrub(content).encode("utf-8", "surrogatepass").decode("utf-8", "replace").encode("utf-8"),
+                                durable=durable)
 
     def write_bytes(self, path: str | Path, content: bytes, *, durable: bool = True) -> Path:
-        """Write a whole file (a report, a chart) atomically; ``durable`` fsyncs it first."""
+        """Write a whole file (a report, a chart) atomically; refuses the store's own logs."""
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        self._refuse_logs(path)
         try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(content)
-                if durable:
-                    handle.flush()
-                    os.fsync(handle.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        return path
+            return _write_atomic(path, content, durable=durable)
+        except (OSError, ValueError) as exc:
+            reason = os_reason(exc) if isinstance(exc, OSError) else "the path holds a NUL byte"
+            raise HilbotError(f"cannot write: {reason}", where=str(path),
+                              fix="choose another --out (a file in a writable directory)") from None
+
+    def _refuse_logs(self, path: Path) -> None:
+        """Refuse a path that is, or leads to, one of the logs (or a run file, or the cache)."""
+        if _is_under(path, self._protected()):
+            raise HilbotError("that is one of hilbot's own logs, which only hilbot appends to", where=str(path),
+                              fix="choose another --out, outside the runs/ and cache/ folders and not a .jsonl log")
+
+    def _protected(self) -> list[Path]:
+        return [self.ratings.path, self.llm_calls.path, self.root / "runs", self.root / "cache"]
+
+
+def _is_under(path: Path, protected: list[Path]) -> bool:
+    """Whether ``path`` (as given, or with every link resolved) is one of ``protected`` or inside one."""
+    try:
+        candidates = {Path(os.path.abspath(path)), Path(os.path.realpath(path)),
+                      Path(os.path.realpath(path.parent)) / path.name}
+        roots = [Path(os.path.realpath(p)) for p in protected] + [Path(os.path.abspath(p)) for p in protected]
+    except (OSError, ValueError):
+        return False
+    return any(c == r or r in c.parents for c in candidates for r in roots)
+
+
+def _write_atomic(path: Path, content: bytes, *, durable: bool) -> Path:
+    """Write ``path`` whole: a temporary file beside it, fsynced if ``durable``, renamed over it."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:  # a parent is a file
+        raise NotADirectoryError(errno.ENOTDIR, "Not a directory", str(path.parent)) from None
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(content)
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def _write_aside_and_link(folder: Path, path: Path, records: list[BaseModel]) -> None:
+    """Write a run's records to a temporary file in ``folder``, fsync, and hard-link it to ``path`` (exclusive)."""
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.stem}.", suffix=".partial")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            for line in encode_all(records):
+                handle.write(line)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.link(tmp, path, follow_symlinks=False)  # fails if the name is taken, by a run or a link
+        fsync_dir(folder)
+    except FileExistsError:
+        raise
+    except OSError as exc:
+        raise LogError(f"could not write the run: {os_reason(exc)}", where=str(path),
+                       fix="free disk space or raise the file size limit, then run the command again; nothing was written") from None
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+
+
+def _sweep_partials(folder: Path, older_than_s: float = 3600.0) -> None:
+    """Remove what a killed writer left aside (``.<id>.*.partial``) more than an hour ago."""
+    now = time.time()
+    for leftover in folder.glob(".*.partial"):
+        try:
+            if now - leftover.lstat().st_mtime > older_than_s:
+                leftover.unlink()
+        except OSError:
+            pass
+
+
+def _taken(path: Path) -> HilbotError:
+    if os.path.islink(path):
+        return LogError("a symbolic link has the run's name, and hilbot never writes through one", where=str(path),
+                        fix="remove the link, or choose another --run-id")
+    return HilbotError(f"run {path.stem!r} already exists", where=str(path),
+                       fix="choose another --run-id; runs are never overwritten")
+
+
+def _with_run_id(record: BaseModel, run_id: str) -> BaseModel:
+    return record.model_copy(update={"run_id": run_id}) if hasattr(record, "run_id") else record

@@ -3,9 +3,14 @@
 - ``--target module:function``: a sync or async callable taking the query text and returning an
   answer (``str``), ranked results (a ``list`` of dicts or paths), or a ``dict`` with any of
   ``answer``, ``results``, ``quotes``, ``contexts``, ``usage``, ``cost_usd``, ``model``.
-- ``--target-cmd 'CMD'``: a shell command; ``{query}`` in it is replaced by the shell-quoted
-  query, otherwise the query is written to stdin. It prints that JSON (or plain text, an
-  answer) on stdout. A non-zero exit or a timeout is recorded on the item and the run goes on.
+- ``--target-cmd 'CMD'``: a command printing that JSON (or plain text, an answer) on stdout.
+  The query never becomes part of a command line a shell reads: with ``{query}`` the command is
+  split into arguments (``shlex``) and run *without a shell*, ``{query}`` replaced by the query as
+  data; shell syntax in such a template, or ``{query}`` where a program would run it as code
+  (``sh -c``, ``python -c``...), is refused up front. Without ``{query}`` the command runs
+  through the shell (pipes work) and reads the query from stdin. Either way the query is also
+  in the environment as ``HILBOT_QUERY``. A non-zero exit, a timeout or a query that cannot be
+  passed (a NUL byte, too long for one argument) is recorded on the item and the run goes on.
 - ``--outputs FILE``: precomputed outputs (JSONL or a JSON list), matched to cases by ``id``
   (or by the query text).
 
@@ -15,10 +20,14 @@ Every call is timed; the latency and the target's own cost are recorded on the i
 from __future__ import annotations
 
 import asyncio
+import codecs
 import importlib
 import inspect
 import json
+import os
+import re
 import shlex
+import shutil
 import sys
 import threading
 import time
@@ -27,6 +36,7 @@ from typing import Any, Callable, Protocol
 
 from pydantic import Field, ValidationError
 
+from ._json import JSONInputError, loads
 from .cases import Case
 from .errors import HilbotError
 from .records import SearchResult, _Model
@@ -79,6 +89,8 @@ def to_output(value: Any) -> TargetOutput:
         value = {"results": value}
     if not isinstance(value, dict):
         raise ValueError(f"a target must return str, list or dict, not {type(value).__name__}")
+    if not isinstance(value.get("results") or [], list):
+        raise ValueError(f"results must be a list, not {type(value['results']).__name__}")
     results = [r if isinstance(r, dict) else {"path": str(r)} for r in value.get("results") or []]
     for rank, result in enumerate(results, 1):
         result.setdefault("rank", rank)
@@ -154,23 +166,77 @@ def _import(spec: str) -> Callable[..., Any]:
 
 
 def _first_line(exc: BaseException) -> str:
-    return (str(exc).strip().splitlines() or [""])[-1][:200]
+    """The last line of an error (where Python puts the message), scrubbed of secrets, at most 200 characters."""
+    from .scrub import scrub
+
+    return (scrub(str(exc)).strip().splitlines() or [""])[-1][:200]
+
+
+PLACEHOLDER = "{query}"
+MAX_ARG_BYTES = 128 * 1024
+"""Longest single argument or environment entry, its terminating NUL included (Linux's MAX_ARG_STRLEN)."""
+
+_SHELL_FIX = ('to use pipes, ";", redirections or $VARIABLES, drop {query} and read the query from "$HILBOT_QUERY" '
+              "or stdin, e.g. --target-cmd 'mytool \"$HILBOT_QUERY\" | jq .'")
+_CODE_FIX = ("pass it as data: drop {query} and read the query from \"$HILBOT_QUERY\" or stdin, "
+             "e.g. sh -c 'mytool \"$HILBOT_QUERY\"'")
+_OPERATORS = {";": "';'", "|": "a pipe '|'", "&": "'&'", "<": "a redirection '<'", ">": "a redirection '>'",
+              "(": "a subshell '('", ")": "a subshell ')'", "\n": "a newline", "`": "a backtick substitution"}
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+
+
+class _Unpassable(Exception):
+    """This query cannot be handed to the command (recorded as the item's error)."""
 
 
 class CommandTarget:
-    """A shell command: the query as ``{query}`` or on stdin, JSON or plain text on stdout."""
+    """A command: the query as ``{query}`` (no shell) or on stdin (shell), and in ``$HILBOT_QUERY``."""
 
     def __init__(self, command: str, timeout_s: float):
         self.name, self.command, self.timeout_s = command, command, timeout_s
+        self.argv = _template(command) if PLACEHOLDER in command else None
+        """The command split into arguments when it holds ``{query}`` (run without a shell), else None."""
 
     async def __call__(self, case: Case) -> TargetOutput:
         started = time.perf_counter()
-        templated = "{query}" in self.command
-        command = self.command.replace("{query}", shlex.quote(case.query.query)) if templated else self.command
-        process = await asyncio.create_subprocess_shell(
-            command, stdin=asyncio.subprocess.DEVNULL if templated else asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True)
-        stdin = None if templated else case.query.query.encode("utf-8")
+        try:
+            argv, stdin, env = self._invocation(case.query.query)
+        except _Unpassable as exc:
+            return _failed(str(exc), started)
+        pipes = dict(stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+                     stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env, start_new_session=True)
+        try:
+            if argv is None:
+                process = await asyncio.create_subprocess_shell(self.command, **pipes)
+            else:
+                process = await asyncio.create_subprocess_exec(*argv, **pipes)
+        except OSError as exc:
+            return _failed(f"cannot start the command: {exc.strerror or exc}", started)
+        return await self._finish(process, stdin, started)
+
+    def _invocation(self, query: str) -> tuple[list[str] | None, bytes | None, dict[str, str]]:
+        """(argv or None for the shell, stdin bytes, environment) for one query."""
+        try:
+            data = query.encode("utf-8")
+        except UnicodeEncodeError:
+            raise _Unpassable("the query is not valid Unicode text (a lone surrogate), so it cannot be passed to a "
+                              "command — fix the query's text") from None
+        env = {k: v for k, v in os.environ.items() if k != "HILBOT_QUERY"}
+        if "\x00" not in query and len(data) + len("HILBOT_QUERY=") < MAX_ARG_BYTES:
+            env["HILBOT_QUERY"] = query
+        if self.argv is None:
+            return None, data, env
+        if "\x00" in query:
+            raise _Unpassable("the query holds a NUL byte, which cannot be passed as an argument — drop {query} from "
+                              "--target-cmd to get the query on stdin")
+        argv = [arg.replace(PLACEHOLDER, query) for arg in self.argv]
+        longest = max(len(arg.encode("utf-8")) for arg in argv)
+        if longest >= MAX_ARG_BYTES:
+            raise _Unpassable(f"the query makes an argument of {longest:,} bytes, too long for one argument (the limit "
+                              f"is {MAX_ARG_BYTES // 1024} KiB) — drop {{query}} from --target-cmd to get the query on stdin")
+        return argv, None, env
+
+    async def _finish(self, process: asyncio.subprocess.Process, stdin: bytes | None, started: float) -> TargetOutput:
         try:
             out, err = await asyncio.wait_for(process.communicate(stdin), self.timeout_s)
         except asyncio.TimeoutError:
@@ -185,8 +251,193 @@ class CommandTarget:
         return output
 
 
+def _template(command: str) -> list[str]:
+    """A ``{query}`` command split into arguments, or a one-line error saying why it cannot run without a shell."""
+    syntax = _shell_syntax(command)
+    if syntax:
+        raise TargetError(f"--target-cmd holds {syntax}, shell syntax, but a command with {{query}} runs without a shell",
+                          fix=_SHELL_FIX)
+    try:
+        argv = shlex.split(command)
+    except ValueError as exc:
+        raise TargetError(f"--target-cmd cannot be split into arguments ({str(exc).lower()})",
+                          fix="close the quotation, or quote the quote character") from None
+    if _ASSIGNMENT.match(argv[0]):
+        raise TargetError(f"--target-cmd starts with the variable assignment {argv[0].split('=')[0]}=..., shell syntax, but "
+                          "a command with {query} runs without a shell", fix=_SHELL_FIX + " (or use env NAME=value mytool)")
+    code = _runs_as_code(argv)
+    if code:
+        raise TargetError(f"--target-cmd puts {{query}} {code}, so the query would be run as code", fix=_CODE_FIX)
+    _check_program(argv[0])
+    return argv
+
+
+def _shell_syntax(command: str) -> str | None:
+    """The first piece of shell syntax a shell would act on (outside single quotes), described; else None."""
+    quote, word_start, i = None, True, 0
+    while i < len(command):
+        c = command[i]
+        if quote == "'":
+            quote = None if c == "'" else quote
+        elif c == "\\":
+            i += 1  # the next character is escaped
+        elif c == "$" and i + 1 < len(command) and not command[i + 1].isspace():
+            return f"an expansion {command[i:i + 2]!r}"
+        elif c == "`":
+            return _OPERATORS[c]
+        elif quote == '"':
+            quote = None if c == '"' else quote
+        elif c in "'\"":
+            quote = c
+        elif c in _OPERATORS:
+            return _OPERATORS[c]
+        elif word_start and c in "#~":
+            return "a comment '#'" if c == "#" else "a home directory '~'"
+        word_start = quote is None and c.isspace()
+        i += 1
+    return None
+
+
+_SHELLS = frozenset("sh bash dash zsh ksh mksh ash yash rbash fish csh tcsh".split())
+_SHELL_VALUED = ("-o", "+o", "-O", "+O", "--rcfile", "--init-file")
+_CODE_FLAGS: dict[str, tuple[str, tuple[str, ...], str, str]] = {
+    # program: (short flags whose value is code, long flags whose value is code, short flags taking another
+    # value, short flags after which the rest are the script's arguments)
+    "python": ("c", (), "WXm", "cm"), "perl": ("eEMm", (), "Ii", ""), "ruby": ("e", (), "IrCEFKT", ""),
+    "node": ("ep", ("--eval", "--print"), "r", ""), "php": ("rBRE", (), "cdfzF", ""), "lua": ("e", (), "l", ""),
+    "rscript": ("e", (), "", ""), "osascript": ("e", (), "l", ""), "script": ("c", ("--command",), "", ""),
+    "su": ("c", ("--command", "--session-command"), "gGsw", ""),
+}
+_ALIASES = {"nodejs": "node", "luajit": "lua", "pypy": "python", "gawk": "awk", "mawk": "awk", "nawk": "awk",
+            "gsed": "sed", "pwsh": "powershell"}
+_VERSIONED = ("python", "pypy", "ruby", "perl", "lua", "php")
+_WRAPPERS = frozenset("env sudo doas nice nohup timeout stdbuf xargs time exec command busybox setsid ionice taskset "
+                      "chrt strace ltrace unbuffer chroot".split())
+_WHOLE_COMMAND = frozenset(("ssh", "watch"))
+"""Programs that hand all their later arguments to a shell."""
+
+
+def _program(arg: str) -> str:
+    """The program an argument names, normalised: ``/usr/bin/python3.11`` → ``python``."""
+    name = os.path.basename(arg).lower().removesuffix(".exe")
+    if name.startswith(_VERSIONED):
+        name = re.sub(r"(?<=[a-z])[0-9.]+$", "", name)
+    return _ALIASES.get(name, name)
+
+
+def _at(args: list[str], index: int) -> str:
+    return args[index] if index < len(args) else ""
+
+
+def _runs_as_code(argv: list[str]) -> str | None:
+    """Where ``{query}`` would be run as code (e.g. ``in the code sh runs``), or None."""
+    for position in _program_positions(argv):
+        if PLACEHOLDER in argv[position]:
+            return "in the place of the program to run"
+    for index, arg in enumerate(argv):
+        name, rest = _program(arg), argv[index + 1:]
+        if name in _WHOLE_COMMAND and any(PLACEHOLDER in a for a in rest):
+            return f"in the command {arg} hands to a shell"
+        if any(PLACEHOLDER in code for code in _codes(name, rest)):
+            return f"in the code {arg} runs"
+    return None
+
+
+def _program_positions(argv: list[str]) -> list[int]:
+    """Where programs are named: the first argument, and what wrappers (``env``, ``timeout 5``...) run."""
+    positions = [0]
+    while _program(argv[positions[-1]]) in _WRAPPERS:
+        after = positions[-1] + 1
+        found = next((i for i in range(after, len(argv)) if not argv[i].startswith("-")
+                      and not _ASSIGNMENT.match(argv[i]) and not re.fullmatch(r"[0-9.]+[smhd]?", argv[i])), None)
+        if found is None:
+            break
+        positions.append(found)
+    return positions
+
+
+def _codes(name: str, args: list[str]) -> list[str]:
+    """The code strings a program would run, read from its arguments (none for other programs)."""
+    if name in _SHELLS:
+        return _shell_code(args)
+    if name == "powershell":
+        return _powershell_code(args)
+    if name in ("awk", "sed"):
+        codes, first, seen = _options(args, "e", ("--source", "--expression"), "Fvfil" if name == "awk" else "fl")
+        explicit = codes or "f" in seen or "--file" in seen
+        return codes if explicit else [_at(args, first)]
+    if name in _CODE_FLAGS:
+        return _options(args, *_CODE_FLAGS[name])[0]
+    return []
+
+
+def _shell_code(args: list[str]) -> list[str]:
+    """A shell's code: the first plain argument after options holding ``c``; fish's ``--command``/``-C`` values."""
+    codes, command, index = [], False, 0
+    while index < len(args) and args[index][:1] in "-+" and args[index] not in ("-", "--"):
+        option, index = args[index], index + 1
+        name, eq, value = option.partition("=")
+        if name in ("-C", "--command", "--init-command"):
+            codes.append(value if eq else _at(args, index))
+            index += not eq
+        elif option in _SHELL_VALUED:
+            index += 1
+        else:
+            command = command or (not option.startswith("--") and "c" in option[1:])
+    index += _at(args, index) == "--"
+    return codes + ([_at(args, index)] if command else [])
+
+
+def _powershell_code(args: list[str]) -> list[str]:
+    """PowerShell's code: everything after ``-Command`` (any prefix); Windows PowerShell's plain arguments too."""
+    for index, arg in enumerate(args):
+        flag = arg[1:].lower() if arg[:1] in "-/" and len(arg) > 1 else ""
+        if flag and "file".startswith(flag):
+            return []
+        if flag and ("command".startswith(flag) or "encodedcommand".startswith(flag) or flag == "ec"):
+            return [" ".join(args[index + 1:])]
+    return [" ".join(args)]
+
+
+def _options(args: list[str], short: str, long: tuple[str, ...], valued: str,
+             final: str = "") -> tuple[list[str], int, set[str]]:
+    """Walk an interpreter's options: (values of its code flags, index of the first plain argument, flags seen)."""
+    codes: list[str] = []
+    seen: set[str] = set()
+    index = 0
+    while index < len(args) and args[index] not in ("-", "--") and args[index].startswith("-") and not seen & set(final):
+        arg, index = args[index], index + 1
+        if arg.startswith("--"):
+            name, eq, value = arg.partition("=")
+            seen.add(name)
+            if name in long:
+                codes.append(value if eq else _at(args, index))
+                index += not eq
+            continue
+        for position, letter in enumerate(arg[1:], 2):
+            seen.add(letter)
+            if letter in short or letter in valued:
+                attached = arg[position:]
+                codes += [attached or _at(args, index)] if letter in short else []
+                index += not attached
+                break
+    return codes, index + (_at(args, index) == "--"), seen
+
+
+def _check_program(program: str) -> None:
+    """Refuse up front a program that cannot be run, rather than failing every item."""
+    if "/" not in program:
+        if shutil.which(program) is None:
+            raise TargetError(f"--target-cmd: program {program!r} not found on PATH",
+                              fix="check the spelling, or give its path (e.g. ./mytool)")
+        return
+    path = Path(program)
+    if not path.is_file() or not os.access(path, os.X_OK):
+        raise TargetError(f"--target-cmd: {program!r} is not an executable file",
+                          fix=f"chmod +x it, or name its interpreter (e.g. sh {program})")
+
+
 def _kill(process: asyncio.subprocess.Process) -> None:
-    import os
     import signal
 
     try:
@@ -200,8 +451,8 @@ def _parse_stdout(text: str) -> TargetOutput:
     if not stripped.startswith(("{", "[")):
         return TargetOutput(answer=stripped) if stripped else TargetOutput(error="no output on stdout")
     try:
-        return to_output(json.loads(stripped))
-    except (json.JSONDecodeError, ValueError, ValidationError) as exc:
+        return to_output(loads(stripped, duplicates=False))
+    except (ValueError, ValidationError) as exc:
         return TargetOutput(error=f"stdout is not the expected JSON: {_first_line(exc)}")
 
 
@@ -225,32 +476,67 @@ class OutputsTarget:
 
 def _load_outputs(path: Path) -> dict[str, dict[str, Any]]:
     try:
-        text = path.read_text("utf-8")
+        data = path.read_bytes().removeprefix(codecs.BOM_UTF8)
     except OSError as exc:
-        raise TargetError(f"cannot read outputs ({exc.strerror})", where=str(path), fix="check the --outputs path") from None
-    rows: list[tuple[int, Any]] = []
-    if text.lstrip().startswith("["):
-        try:
-            rows = [(0, r) for r in json.loads(text)]
-        except json.JSONDecodeError as exc:
-            raise TargetError(f"not valid JSON ({exc.msg})", where=f"{path}:{exc.lineno}", fix="fix the file") from None
-    else:
-        for number, line in enumerate(text.splitlines(), 1):
-            if line.strip():
-                try:
-                    rows.append((number, json.loads(line)))
-                except json.JSONDecodeError as exc:
-                    raise TargetError(f"not valid JSON ({exc.msg})", where=f"{path}:{number}", fix="fix or remove the line") from None
+        raise TargetError(f"cannot read outputs ({exc.strerror or exc})", where=str(path), fix="check the --outputs path") from None
+    if data.lstrip().startswith(b"["):
+        return _index_rows(path, _array_rows(path, data))
+    rows = [(number, _parse(path, line, number)) for number, line in enumerate(data.splitlines(), 1) if line.strip()]
     return _index_rows(path, rows)
+
+
+def _parse(path: Path, data: bytes, number: int = 0) -> Any:
+    """One JSON document (a line when ``number`` is given), or a one-line error naming ``file:line``."""
+    try:
+        return loads(data, duplicates=False)
+    except JSONInputError as exc:
+        line = number or exc.line
+        what, _, fix = exc.reason.partition(" — ")
+        raise TargetError(what, where=f"{path}:{line}" if line else str(path),
+                          fix=fix or ("fix or remove the line" if number else "fix the file")) from None
+
+
+_BETWEEN = re.compile(r"[ \t\r\n,]*")
+
+
+def _array_rows(path: Path, data: bytes) -> list[tuple[int, Any]]:
+    """A JSON array's elements, each with the line it starts on."""
+    rows = _parse(path, data)
+    if not isinstance(rows, list):  # e.g. "[1] [2]": not one array
+        raise TargetError("not one JSON array", where=str(path), fix="write one array of rows, or one row per line")
+    text, decoder, lines = data.decode("utf-8"), json.JSONDecoder(), []
+    index = text.index("[") + 1
+    line, counted = 1, 0
+    for _ in rows:  # the document is valid: walk it again for the line each element starts on
+        index = _BETWEEN.match(text, index).end()
+        line, counted = line + text.count("\n", counted, index), index
+        lines.append(line)
+        index = decoder.raw_decode(text, index)[1]
+    return list(zip(lines, rows))
+
+
+def _kind(value: Any) -> str:
+    names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
+    return names.get(type(value), "a number")
 
 
 def _index_rows(path: Path, rows: list[tuple[int, Any]]) -> dict[str, dict[str, Any]]:
     index: dict[str, dict[str, Any]] = {}
+    first: dict[str, int] = {}
     for number, row in rows:
-        key = row.get("id") or row.get("test_id") or row.get("query") if isinstance(row, dict) else None
-        if not key:
-            where = f"{path}:{number}" if number else str(path)
+        where = f"{path}:{number}"
+        if not isinstance(row, dict):
+            raise TargetError(f"an output row must be a JSON object, not {_kind(row)}", where=where,
+                              fix='write one object per row, e.g. {"id": "case-1", "answer": "..."}')
+        key = next((row[k] for k in ("id", "test_id", "query") if row.get(k) not in (None, "")), None)
+        if key is None:
             raise TargetError("an output row needs an id (or the query)", where=where, fix='add "id" matching the case or query id')
+        if isinstance(key, bool) or not isinstance(key, (str, int)):
+            raise TargetError(f"the row's id must be a string, not {_kind(key)}", where=where, fix='write e.g. "id": "case-1"')
+        if str(key) in index:
+            raise TargetError(f"a second output row for {str(key)!r} (the first is on line {first[str(key)]})", where=where,
+                              fix="keep one row per case")
+        first[str(key)] = number
         index[str(key)] = {k: v for k, v in row.items() if k not in ("id", "test_id", "query")}
     return index
 

@@ -9,7 +9,13 @@ reviewer reads. :func:`visible` replaces every such character with a printable s
   ``NUL`` → ``␀``, ``DEL`` → ``␡``); tab and newline are kept unless ``newlines=False``;
 - C1 controls (U+0080–U+009F, e.g. the one-byte CSI) become ``<U+009B>``;
 - bidi embeddings, overrides and isolates, and the line and paragraph separators, become
-  ``<U+202E>`` and so on.
+  ``<U+202E>`` and so on;
+- invisible characters that can hide text from the reader (zero-width space, word joiner,
+  byte order mark, interlinear annotations, the tag characters U+E0000–U+E007F) and lone
+  surrogates (which no terminal can be sent) become ``<U+200B>``, ``<U+E0041>``, ``<U+D800>``.
+
+Zero-width (non-)joiners and the soft hyphen are kept: emoji sequences and several scripts need
+them. A Windows line break (CR LF) is a line break when newlines are kept.
 """
 
 from __future__ import annotations
@@ -17,8 +23,10 @@ from __future__ import annotations
 import re
 
 _BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029"
-_UNSAFE = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}]")
-_UNSAFE_LINE = re.compile(f"[\x00-\x1f\x7f-\x9f{_BIDI}]")
+_INVISIBLE = ("\u180e\u200b\u2060-\u2064\u206a-\u206f\ufeff\ufff9-\ufffb\U0001bca0-\U0001bca3"
+              "\U0001d173-\U0001d17a\U000e0000-\U000e007f\ud800-\udfff")
+_UNSAFE = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}{_INVISIBLE}]")
+_UNSAFE_LINE = re.compile(f"[\x00-\x1f\x7f-\x9f{_BIDI}{_INVISIBLE}]")
 
 
 def _stand_in(match: re.Match[str]) -> str:
@@ -37,4 +45,6 @@ def visible(text: str, *, newlines: bool = True) -> str:
     replaced too.
     """
     pattern = _UNSAFE if newlines else _UNSAFE_LINE
-    return pattern.sub(_stand_in, text) if pattern.search(text) else text
+    if not pattern.search(text):
+        return text
+    return pattern.sub(_stand_in, text.replace("\r\n", "\n") if newlines else text)

@@ -12,11 +12,18 @@ Modes:
     Appends ``Note`` records with a TEXT_BYTES-long text in an endless loop, one sync
     ``append`` each; after each append returns it prints the seq and flushes stdout. It is
     meant to be killed with SIGKILL by the parent.
+
+``soak PATH WRITER``
+    Appends ``probe`` records (``writer``, ``seq``), single appends and batches of 2..5 mixed,
+    printing ``seq`` once each is acknowledged, until SIGTERM; then closes the log (which puts
+    back whatever a replacement of the file dropped) and prints ``closed``. Used by the soak in
+    tests/test_soak.py, which also kills writers with SIGKILL.
 """
 
 from __future__ import annotations
 
 import random
+import signal
 import sys
 from pathlib import Path
 
@@ -62,12 +69,32 @@ def crash(path: str, text_bytes: int) -> None:
         seq += 1
 
 
+def soak(path: str, writer: str) -> None:
+    log = EventLog(path)
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
+    rng = random.Random(writer)
+    seq = 0
+    while not stop:
+        size = 1 if rng.random() < 0.6 else rng.randint(2, 5)
+        records = [{"type": "probe", "writer": writer, "seq": seq + n, "pad": "x" * rng.choice((0, 50, 600))}
+                   for n in range(size)]
+        log.append_many(records)
+        sys.stdout.write("".join(f"{seq + n}\n" for n in range(size)))
+        sys.stdout.flush()
+        seq += size
+    log.close()
+    print("closed", flush=True)
+
+
 def main(argv: list[str]) -> None:
     mode = argv[1]
     if mode == "concurrent":
         concurrent(argv[2], argv[3], int(argv[4]), int(argv[5]))
     elif mode == "crash":
         crash(argv[2], int(argv[3]))
+    elif mode == "soak":
+        soak(argv[2], argv[3])
     else:
         raise SystemExit(f"unknown mode {mode!r}")
 

@@ -1,4 +1,4 @@
-"""Shared fixtures: a data directory with the demo runs imported, the CLI as a subprocess."""
+"""Shared fixtures: a data directory with the demo runs imported, the CLI in-process or as a subprocess."""
 
 from __future__ import annotations
 
@@ -48,7 +48,22 @@ def config():
 
 @pytest.fixture
 def run_cli(tmp_path: Path):
-    """Run ``hilbot`` in a subprocess with its data dir under tmp_path; returns CompletedProcess."""
+    """Run ``hilbot`` in-process, exactly as the console script does, with its data dir under tmp_path.
+
+    Returns the exit code and both streams (``returncode``, ``stdout``, ``stderr``).
+    """
+    from ._cli import invoke
+
+    def run(*args: str, input: str | None = None, cwd: Path | None = None, env: dict | None = None):
+        full_env = {"HILBOT_DATA_DIR": str(tmp_path / "results"), "USER": "tester", **(env or {})}
+        return invoke(*args, input=input, cwd=cwd or tmp_path, env=full_env)
+
+    return run
+
+
+@pytest.fixture
+def run_process(tmp_path: Path):
+    """Run the installed ``hilbot`` console script in a subprocess (for the few smoke tests that need one)."""
 
     def run(*args: str, input: str | None = None, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
         full_env = {**os.environ, "HILBOT_DATA_DIR": str(tmp_path / "results"), "USER": "tester", **(env or {})}

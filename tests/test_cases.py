@@ -258,3 +258,12 @@ def test_a_case_that_is_not_a_mapping(tmp_path):
     with pytest.raises(CaseError) as info:
         load_cases(path)
     assert info.value.where == f"{path}:1" and "mapping" in info.value.what
+
+
+@pytest.mark.parametrize("weight", ["1.0e+308", "-1", "1e7"])
+def test_a_metric_weight_outside_0_to_a_million_is_a_case_error(tmp_path: Path, weight: str):
+    """A weight of 1e308 made the weighted aggregate overflow to infinity and crash the run."""
+    path = tmp_path / "w.yaml"
+    path.write_text(f"test_id: w\nquery: q\nmetric_weights:\n  answer_correctness: {weight}\n")
+    with pytest.raises(CaseError, match="between 0 and 1,000,000"):
+        load_cases(path)

@@ -1,4 +1,4 @@
-"""The `hilbot` command line as a user runs it: a subprocess of the installed console script."""
+"""The `hilbot` command line as a user runs it: in-process through `main()`, and a few runs of the installed console script."""
 
 from __future__ import annotations
 
@@ -32,8 +32,8 @@ def test_every_help_has_an_example(run_cli, command):
 
 
 @pytest.mark.parametrize("bad", ["../../etc/passwd", "a/b", ".hidden"])
-def test_unsafe_run_id_is_a_one_line_error(run_cli, bad):
-    result = run_cli("review", bad)
+def test_unsafe_run_id_is_a_one_line_error(run_process, bad):
+    result = run_process("review", bad)
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: invalid run id") and "Traceback" not in result.stderr
@@ -47,8 +47,8 @@ def test_unknown_run_is_a_one_line_error(run_cli):
     assert "hilbot review --list" in result.stderr
 
 
-def test_demo_without_a_terminal_prints_the_runs_and_how_to_review(run_cli, tmp_path):
-    result = run_cli("demo")
+def test_demo_without_a_terminal_prints_the_runs_and_how_to_review(run_process, tmp_path):
+    result = run_process("demo")
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert re.search(r'^\[1/18\] "', out, re.M) and re.search(r'^\[1/12\] "', out, re.M)
@@ -57,7 +57,7 @@ def test_demo_without_a_terminal_prints_the_runs_and_how_to_review(run_cli, tmp_
     assert f"hilbot review {SEARCH_RUN}" in out
     run_file = tmp_path / "results" / "runs" / f"{SEARCH_RUN}.jsonl"
     before = run_file.read_bytes()
-    again = run_cli("demo")
+    again = run_process("demo")
     assert again.returncode == 0 and "already there" in again.stdout
     assert run_file.read_bytes() == before  # never rewritten
 

@@ -59,3 +59,13 @@ def test_bad_config_is_one_line_with_path(tmp_path, monkeypatch, text, expected)
 def test_unknown_dimension_names_the_known_ones(config):
     with pytest.raises(ConfigError, match="unknown dimension 'speed'.*overall"):
         config.scale_for("speed")
+
+
+@pytest.mark.parametrize("table", ["metric_weights", "priority_weights"])
+@pytest.mark.parametrize("weight", ["1e308", "-1"])
+def test_judge_weights_outside_0_to_a_million_are_config_errors(tmp_path, table, weight):
+    path = tmp_path / "hilbot.toml"
+    key = "answer_correctness" if table == "metric_weights" else "critical"
+    path.write_text(f"[judge.{table}]\n{key} = {weight}\n")
+    with pytest.raises(ConfigError, match="between 0 and 1,000,000"):
+        load_config(path)

@@ -190,3 +190,33 @@ async def test_review_fill_tops_up_to_the_original_size(fake, qdir, store):
     prompt = fake.requests[0]["messages"][0]["content"]
     assert "exactly 2" in prompt and "core query 1" in prompt and "core query 4" in prompt
     assert isinstance(core.queries[2], QueryItem)
+
+
+HOSTILE = "\x1b]0;T\x07\x1b[2J\x9b1m\u202e\rX"
+SHOWN = "␛]0;T␇␛[2J<U+009B>1m<U+202E>␍X"
+
+
+async def test_hostile_query_text_is_shown_with_control_characters_visible(tmp_path, store):
+    qdir = tmp_path / "queries"
+    write_set(qdir, "evil", [{"id": "e1", "text": f"t:{HOSTILE}", "category": f"c:{HOSTILE}", "intent": f"i:{HOSTILE}"},
+                             {"id": "e2", "text": "plain"}], name="evil")
+    script = Script("e", "edit 1", "", "", "", "list", "drop 1", "done", "q")
+    assert await _review(qdir, "evil", script, store).run() is State.QUIT
+    shown = "\n".join(script.said + script.prompts)
+    for raw in ("\x1b", "\x07", "\x9b", "\u202e", "\r"):
+        assert raw not in shown, f"{raw!r} reached the terminal"
+    assert f"  1. [c:{SHOWN}] t:{SHOWN}" in script.said and f"       intent: i:{SHOWN}" in script.said
+    assert f"text [t:{SHOWN}]: " in script.prompts and f"intent [i:{SHOWN}]: " in script.prompts
+    assert f'Dropped 1: 1. "t:{SHOWN}"' in script.said
+
+
+async def test_proposed_queries_and_llm_errors_are_shown_with_control_characters_visible(store):
+    async def propose(count, keep, avoid):
+        return [QueryItem(id="n1", text=f"t:{HOSTILE}", category=f"c:{HOSTILE}")]
+
+    script = Script("q")
+    session = generation(count=1, seed=None, propose=propose, save_to=lambda items: Path("unused"), ask=script.ask,
+                         say=script.say)
+    assert await session.run() is State.QUIT
+    assert f"  1. [c:{SHOWN}] t:{SHOWN}" in script.said
+    assert not any(raw in script.out for raw in ("\x1b", "\x9b", "\u202e"))

@@ -143,14 +143,14 @@ def test_demo_rag_file_imports_answers_contexts_ground_truth_and_tools(store: St
 
 
 def test_run_file_is_header_items_summary_and_options_are_recorded(store: Store):
-    import_outputs(store, DEMO_SEARCH, run_id="opts", set_name="nightly", dimensions=["relevance", "overall"],
+    import_outputs(store, DEMO_SEARCH, run_id="opts", set_name="nightly", dimensions=["quality", "overall"],
                    judge="ragas")
     lines = [json.loads(line) for line in store.run_path("opts").read_text("utf-8").splitlines()]
     assert [line["type"] for line in lines] == ["run_header"] + ["query_evaluation"] * 18 + ["run_summary"]
     assert all(line["run_id"] == "opts" for line in lines)
     header = store.load_run("opts").header
     assert isinstance(header, RunHeader)
-    assert header.dimensions == ["relevance", "overall"]
+    assert header.dimensions == ["quality", "overall"]
     assert header.set == "nightly"
     assert header.judge.name == "ragas"
     assert all(i.evaluation.judge == "ragas" for i in store.load_run("opts").items)

@@ -489,6 +489,41 @@ async def test_api_key_is_never_written_to_the_data_dir(fake, settings, store):
     assert all(FAKE_KEY not in e for e in errors)
 
 
+@pytest.mark.parametrize("status", [400, 500])
+async def test_a_server_error_that_echoes_the_key_is_scrubbed_before_it_is_stored(fake, settings, store, status):
+    fake.queue(error(status, "api_error", message="x" * 160, echo_key=True))  # a 200-character cut would split the key
+    llm = LLM(settings.model_copy(update={"max_retries": 0}), store)
+    with pytest.raises(LLMError) as info:
+        await llm.complete(ask())
+    [record] = calls_log(store)
+    assert f"answered {status}" in info.value.what and "[secret]" in info.value.what
+    for text in (info.value.one_line(), record["error"]):
+        assert FAKE_KEY[:10] not in text  # neither the key nor the part of it a cut would leave
+
+
+async def test_a_model_answer_that_quotes_the_key_is_scrubbed_before_it_is_stored(fake, settings, store):
+    fake.queue(Reply(text="y" * 68 + " " + FAKE_KEY))  # an 80-character cut would leave its first 11 characters
+    llm = LLM(settings, store)
+    with pytest.raises(LLMOutputError) as info:
+        await llm.complete(ask())
+    [record] = calls_log(store)
+    assert "[secret]" in info.value.what
+    assert FAKE_KEY[:10] not in info.value.one_line() and FAKE_KEY[:10] not in record["error"]
+
+
+@pytest.mark.parametrize("reply", [error(400, "invalid_request_error", message="bad\nrequest \x1b[2J\u202e\x9b"),
+                                   Reply(text="no tool \x1b]0;pwned\x07 \u202egnp.exe")], ids=["error", "text"])
+async def test_text_from_the_server_is_one_visible_line(fake, settings, store, reply):
+    fake.queue(reply)
+    llm = LLM(settings.model_copy(update={"max_retries": 0}), store)
+    with pytest.raises(LLMError) as info:
+        await llm.complete(ask())
+    [record] = calls_log(store)
+    for text in (info.value.one_line(), record["error"]):
+        assert not re.search("[\x00-\x1f\x7f-\x9f\u202e]", text), text
+        assert "␛" in text and "<U+202E>" in text
+
+
 # --------------------------------------------------------------------------- models of the 5 family
 
 

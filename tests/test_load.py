@@ -356,6 +356,57 @@ def test_without_orjson_the_fold_is_the_same(store, monkeypatch):
     assert _frames_view(load(store, issues=issues), issues) == _ledger_view(store)
 
 
+HOSTILE_LINES = [
+    {"timestamp": "2026-11-20"},                    # no time: midnight UTC
+    {"timestamp": "2026-11-20T10:00:00"},           # no zone: UTC
+    {"timestamp": "2026-11-20 10:00:00.5"},
+    {"timestamp": "1970-01-01T00:00:00Z"},          # the first time a record may carry
+    {"timestamp": "2200-12-31T23:59:59.999999Z"},   # the last
+    {"timestamp": "2201-01-01T04:00:00+05:00"},     # 2200-12-31 23:00 UTC: still in range
+    {"timestamp": "1969-12-31T23:59:59Z"},          # out of range: bad lines, in both readers
+    {"timestamp": "1970-01-01T00:30:00+01:00"},
+    {"timestamp": "2201-01-01T00:00:00Z"},
+    {"timestamp": "2250-06-01T00:00:00+05:00"},
+    {"timestamp": "9999-01-01T00:00:00Z"},
+    {"timestamp": "0001-01-01T00:00:00Z"},
+    {"timestamp": "1600-01-01T00:00:00"},
+    {"timestamp": 1e15},
+    {"timestamp": -1},
+]
+RAW_HOSTILE = [
+    '{"type": "note", "run_id": "alpha", "item_id": "a1", "reviewer": {"id": "x"}, "idempotency_key": "s", "text": "\\ud800"}',
+    '{"type": "note", "run_id": "alpha", "item_id": "a1", "reviewer": {"id": "x"}, "idempotency_key": "n", "text": NaN}',
+    '{"type": "rating", "run_id": "alpha", "item_id": "a1", "reviewer": {"id": "x"}, "idempotency_key": "i", '
+    '"judgment": "good", "score": Infinity}',
+    '{"type": "delivery", "run_id": "alpha", "item_id": "a1", "reviewer": {"id": "x"}, "channel": "telegram", '
+    '"chat_id": "1", "message_id": "2", "timestamp": "3000-01-01T00:00:00Z"}',
+    '{"type": "note", "run_id": "alpha", "item_id": "a1", "reviewer": {"id": "x"}, "idempotency_key": "d", "text": "a", '
+    '"text": "b"}',
+    '{"type": "rating", "run_id": "alpha", "item_id": "a1", "reviewer": {"id": "x"}, "idempotency_key": "big", '
+    '"judgment": "good", "score": 1, "v": 100000000000000000000000000000}',
+]
+
+
+def test_both_readers_agree_on_times_and_hostile_json(store):
+    make_runs(store)
+    base = {"type": "rating", "run_id": "alpha", "item_id": "a1", "dimension": "quality", "judgment": "good",
+            "score": 0.7}
+    lines = [json.dumps({**base, "reviewer": {"id": f"r{n}"}, "idempotency_key": f"t{n}", **fields})
+             for n, fields in enumerate(HOSTILE_LINES)]
+    _raw(store, "\n".join(lines + RAW_HOSTILE) + "\n")
+    issues: list = []
+    frames = load(store, issues=issues)
+    assert _frames_view(frames, issues) == _ledger_view(store)
+    bad = [i.line for i in issues]
+    assert bad == [7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19], [str(i) for i in issues]
+    assert all("timestamp" in i.reason for i in issues[:7])
+    stamps = frames.ratings.set_index("reviewer")["timestamp"]
+    assert stamps["terminal:r1"] == pd.Timestamp("2026-11-20T10:00:00Z")
+    assert stamps["terminal:r5"] == pd.Timestamp("2200-12-31T23:00:00Z")
+    ledger = Ledger.from_events(store.human_events())
+    assert all(r.timestamp.tzinfo is not None for r in ledger.ratings())
+
+
 def test_reading_in_several_processes_gives_the_same_scan(store):
     _random_log(store, 7, n=3000)
     one, two = scan_log(store.ratings.path, jobs=1), scan_log(store.ratings.path, jobs=2)

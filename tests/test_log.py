@@ -388,7 +388,7 @@ def test_torn_last_line_is_reported_then_isolated_by_next_append(tmp_path: Path)
     assert issues[0].line == 2
     assert issues[0].torn is False
     assert issues[0].reason.startswith("invalid JSON")
-    assert str(issues[0]) == f"{path}:2: {issues[0].reason}"
+    assert str(issues[0]) == f"{path}:2: {issues[0].reason} (to delete it while hilbot runs, edit under its lock: flock {path} sed -i '2d' {path})"
 
     # the fresh-line repair happens once: a further append adds no blank line
     log.append(note(4))
@@ -490,9 +490,9 @@ def _check_issue(issue: LogIssue, path: Path, line: int) -> None:
     assert issue.path == path
     assert issue.line == line
     assert issue.torn is False
-    assert str(issue) == f"{path}:{line}: {issue.reason}"
+    assert str(issue) == f"{path}:{line}: {issue.reason} (to delete it while hilbot runs, edit under its lock: flock {path} sed -i '{line}d' {path})"
     assert "\n" not in str(issue)
-    assert issue.reason.endswith("line left in place, fix or ignore it")
+    assert issue.reason.endswith("; skipped and left in place")
 
 
 def test_bad_lines_are_reported_with_line_numbers_and_left_in_place(tmp_path: Path) -> None:

@@ -70,3 +70,43 @@ def test_query_evaluation_keeps_seed_000_shape():
     dumped = json.loads(record.model_dump_json())
     assert dumped["data"]["query"]["query"] == "zod schema validation"
     assert dumped["data"]["evaluation"]["scores"]["overall"] == 0.76
+
+
+# --------------------------------------------------------------------------- times
+
+
+def _event(**fields) -> dict:
+    return {"type": "rating", "run_id": "r", "item_id": "i", "reviewer": {"id": "u"}, "idempotency_key": "k",
+            "judgment": "good", "score": 1.0, **fields}
+
+
+@pytest.mark.parametrize("written, utc", [
+    ("2026-01-31", "2026-01-31T00:00:00+00:00"),
+    ("2026-01-31T12:00:00", "2026-01-31T12:00:00+00:00"),
+    ("2026-01-31T12:00:00+05:00", "2026-01-31T07:00:00+00:00"),
+    ("1970-01-01T00:00:00Z", "1970-01-01T00:00:00+00:00"),
+    ("2200-12-31T23:59:59.999999Z", "2200-12-31T23:59:59.999999+00:00"),
+])
+def test_a_time_without_a_zone_is_utc(written, utc):
+    from datetime import timezone
+
+    stamp = parse_record(_event(timestamp=written)).timestamp
+    assert stamp.tzinfo is not None and stamp.astimezone(timezone.utc).isoformat() == utc
+
+
+@pytest.mark.parametrize("record", [
+    _event(timestamp="1969-12-31T23:59:59Z"),
+    _event(timestamp="2201-01-01T00:00:00Z"),
+    _event(timestamp="9999-12-31T23:59:59-05:00"),
+    _event(timestamp="0001-01-01T00:00:00"),
+    {"type": "run_header", "run_id": "r", "created_at": "2500-01-01T00:00:00Z"},
+    {"type": "run_summary", "run_id": "r", "finished_at": "1900-01-01"},
+    {"type": "review_summary", "run_id": "r", "reviewedAt": "3000-01-01T00:00:00Z"},
+    {"type": "delivery", "run_id": "r", "item_id": "i", "reviewer": {"id": "u"}, "channel": "telegram", "chat_id": "1",
+     "message_id": "2", "timestamp": "1066-10-14T00:00:00Z"},
+    {"type": "llm_call", "provider": "p", "model": "m", "purpose": "x", "cache_key": "k", "sent": "s",
+     "at": "2999-01-01T00:00:00Z"},
+])
+def test_a_time_outside_1970_to_2200_is_an_error_saying_so(record):
+    with pytest.raises(ValidationError, match="outside the years 1970–2200"):
+        parse_record(record)

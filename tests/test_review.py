@@ -243,3 +243,42 @@ def test_finishing_every_item_then_quitting_stores_the_summary(demo_store):
     assert step.state == State.QUIT and step.summary.queriesReviewed == 12
     assert _on_disk(demo_store)[-1].type == "review_summary"
     assert session.act(Action("rate", "good")).stored == 0
+
+
+def _corrupt_line(store: Store, run_id: str, number: int) -> None:
+    path = store.run_path(run_id)
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines[number - 1] = b'{"type": "query_evaluation", "oops\n'
+    path.write_bytes(b"".join(lines))
+
+
+def test_unreadable_run_lines_are_reported_through_the_engines_issues(demo_store):
+    _corrupt_line(demo_store, SEARCH_RUN, 5)
+    issues: list = []
+    engine = ReviewEngine(demo_store, load_config(None), issues)
+    session = engine.session(SEARCH_RUN, ALICE)
+    assert len(session.run.items) == 17
+    assert [(i.path, i.line) for i in issues] == [(demo_store.run_path(SEARCH_RUN), 5)]
+    with demo_store.run_path(SEARCH_RUN).open("ab") as handle:  # the run grows: re-read, the old issue not repeated
+        handle.write(b"\n")
+    engine.refresh(SEARCH_RUN)
+    assert [(i.path, i.line) for i in issues] == [(demo_store.run_path(SEARCH_RUN), 5)]
+
+
+def test_hilbot_review_warns_about_a_run_line_it_cannot_read(demo_store, tmp_path):
+    from tests._cli import invoke
+
+    _corrupt_line(demo_store, SEARCH_RUN, 5)
+    result = invoke("review", SEARCH_RUN, "--reviewer", "alice", input="q", env={"HILBOT_DATA_DIR": str(demo_store.root)},
+                    cwd=tmp_path)
+    assert result.exit_code == 0, result.stderr
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning: ")]
+    assert len(warnings) == 1 and warnings[0].startswith(f"warning: {demo_store.run_path(SEARCH_RUN)}:5: ")
+    assert "(17 queries" in result.stdout
+
+
+def test_an_empty_dimension_is_an_unknown_dimension_not_the_default(demo_store):
+    from evaluation import HilbotError
+
+    with pytest.raises(HilbotError, match="dimension ''"):
+        _session(demo_store, dimension="")

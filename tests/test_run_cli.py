@@ -232,7 +232,7 @@ def test_search_run_with_a_python_target(run_cli, tmp_path):
 
 def test_an_interrupted_run_keeps_what_it_judged(tmp_path):
     (tmp_path / "hilbot.toml").write_text("[targets]\nconcurrency = 1\n")
-    command = f"sleep 0.3; {shlex.quote(sys.executable)} {shlex.quote(str(ROOT / 'examples' / 'rules_bot.py'))} {{query}}"
+    command = f"sleep 0.3; {shlex.quote(sys.executable)} {shlex.quote(str(ROOT / 'examples' / 'rules_bot.py'))} \"$HILBOT_QUERY\""
     env = {**os.environ, "HILBOT_DATA_DIR": str(tmp_path / "results"), "ANTHROPIC_API_KEY": ""}
     proc = subprocess.Popen([str(HILBOT), "run", "--cases", str(CASES), "--target-cmd", command, "--run-id", "intr",
                              "--quiet"], cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -387,3 +387,52 @@ def test_compare_json_has_the_same_numbers(run_cli, three_runs):
 def test_compare_unknown_run_is_exit_2(run_cli):
     result = run_cli("compare", "nope")
     assert result.returncode == 2 and result.stderr.startswith("error: no run 'nope'")
+
+
+# --------------------------------------------------------------------------- hostile item text in the run output
+
+HOSTILE = "\x1b]0;T\x07\x1b[2J\x1b[31m\x1b[8m\x9b1m\u202e\rX"
+SHOWN = "␛]0;T␇␛[2J␛[31m␛[8m<U+009B>1m<U+202E>"
+
+
+def _no_raw_controls(text: str) -> None:
+    for raw in ("\x1b", "\x07", "\x9b", "\u202e", "\r"):
+        assert raw not in text, f"{raw!r} reached the terminal"
+
+
+def test_run_output_shows_hostile_item_text_visibly(tmp_path):
+    from tests._cli import invoke
+
+    from .test_queries import write_set
+
+    write_set(tmp_path / "q", "evil", [{"id": "e1", "text": f"q1:{HOSTILE}", "expected": ["/a.md"]},
+                                       {"id": "e2", "text": f"q2:{HOSTILE}"}], name="evil")
+    good, bad = tmp_path / "good.jsonl", tmp_path / "bad.jsonl"
+    good.write_text(json.dumps({"id": "e1", "results": [{"path": f"/a.md{HOSTILE}", "snippet": f"snip:{HOSTILE}"}]}) + "\n"
+                    + json.dumps({"id": "e2", "answer": f"ans:{HOSTILE}", "quotes": [f"quote:{HOSTILE}"]}) + "\n")
+    bad.write_text(json.dumps({"id": "e1", "results": [{"path": "/elsewhere.md"}]}) + "\n"
+                   + json.dumps({"id": "e2", "results": 5}) + "\n")
+    env = {"HILBOT_DATA_DIR": str(tmp_path / "results"), "ANTHROPIC_API_KEY": ""}
+    base = ("run", "--set", "evil", "--dir", str(tmp_path / "q"))
+    verbose = invoke(*base, "--outputs", str(good), "--run-id", "good", env=env, cwd=tmp_path)
+    assert verbose.exit_code == 0, verbose.stderr
+    _no_raw_controls(verbose.stdout + verbose.stderr)
+    for shown in (f'"q1:{SHOWN}', f"/a.md{SHOWN}", f'"snip:{SHOWN}', f'"q2:{SHOWN}', f'"ans:{SHOWN}', f'"quote:{SHOWN}'):
+        assert shown in verbose.stdout, shown
+    quiet = invoke(*base, "--outputs", str(bad), "--run-id", "bad", "--quiet", "--baseline", "good", env=env, cwd=tmp_path)
+    _no_raw_controls(quiet.stdout + quiet.stderr)
+    assert f'[1/2] "q1:{SHOWN}' in quiet.stdout and f'  ↓ "q1:{SHOWN}' in quiet.stdout  # the regression line too
+
+
+def test_a_failing_command_target_shows_its_stderr_visibly(tmp_path):
+    from tests._cli import invoke
+
+    from .test_queries import write_set
+
+    write_set(tmp_path / "q", "one", [{"id": "o1", "text": "plain"}], name="one")
+    command = "printf 'broke \\033]0;T\\007\\033[2J\\342\\200\\256 here\\n' >&2; exit 3"
+    result = invoke("run", "--set", "one", "--dir", str(tmp_path / "q"), "--target-cmd", command, "--run-id", "f",
+                    env={"HILBOT_DATA_DIR": str(tmp_path / "results"), "ANTHROPIC_API_KEY": ""}, cwd=tmp_path)
+    assert result.exit_code == 0, result.stderr
+    _no_raw_controls(result.stdout + result.stderr)
+    assert "  ✗ target failed: exit 3: broke ␛]0;T␇␛[2J<U+202E> here" in result.stdout

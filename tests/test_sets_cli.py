@@ -267,3 +267,22 @@ def test_ctrl_d_in_a_pty_quits_without_writing(project):
     child.close()
     assert child.exitstatus == 0
     assert snapshot(project) == before
+
+
+def test_hostile_set_text_and_piped_input_reach_the_terminal_visibly(tmp_path):
+    from tests._cli import BUG, invoke
+
+    hostile = "\x1b]0;T\x07\x1b[2J\u202e"
+    qd = tmp_path / "q"
+    write_set(qd, "evil", [query(1, "evil", text=f"t:{hostile}")], name="evil", version=f"1.0{hostile}")
+    env = {"HILBOT_DATA_DIR": str(tmp_path / "results"), **NO_KEY}
+    listing = invoke("sets", "list", "--dir", str(qd), env=env, cwd=tmp_path)
+    review = invoke("sets", "review", "--set", "evil", "--dir", str(qd), input=f"e\nfrob{hostile}\ndone\nq\n", env=env,
+                    cwd=tmp_path)
+    for result in (listing, review):
+        assert result.exit_code == 0 and BUG not in result.stderr, result.stderr
+        for raw in ("\x1b", "\x07", "\u202e"):
+            assert raw not in result.stdout + result.stderr, f"{raw!r} reached the terminal"
+    assert "(curated, v1.0␛]0;T␇␛[2J<U+202E>)" in listing.stdout
+    assert "  1. [routing] t:␛]0;T␇␛[2J<U+202E>" in review.stdout
+    assert "frob␛]0;T␇␛[2J<U+202E>" in review.stdout  # the echoed input line

@@ -161,7 +161,7 @@ ECHO_STDIN = f"{PY} -c 'import sys, json; print(json.dumps({{\"answer\": sys.std
 NASTY = 'It\'s 8" away; "$(touch PWNED)" `touch PWNED2` $HOME \\ && touch PWNED3 \'quoted\''
 
 
-def test_query_placeholder_is_shell_quoted(tmp_path, monkeypatch):
+def test_query_placeholder_is_one_argument_of_data(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     out = call(CommandTarget(ECHO_ARGV, 10), case(NASTY))
     assert out.error is None, out.error
@@ -224,6 +224,202 @@ def test_a_failing_item_is_recorded_and_the_run_goes_on(tmp_path, monkeypatch, s
     assert {i.id: i.latency_ms for i in reread.items} == {i.id: i.latency_ms for i in run.items}
 
 
+# --------------------------------------------------------------------------- --target-cmd: hostile queries
+
+ARGV = f"{PY} -c 'import sys, json; print(json.dumps({{\"answer\": json.dumps(sys.argv[1:])}}))'"
+"""Prints the arguments it got as the answer (a JSON list)."""
+ENV_STDIN = (f"{PY} -c 'import os, sys, json; print(json.dumps({{\"answer\": json.dumps("
+             f"[os.environ.get(\"HILBOT_QUERY\"), sys.stdin.read()])}}))'")
+"""Prints $HILBOT_QUERY (null when unset) and stdin as the answer (a JSON list)."""
+HOSTILE = ["$(touch PWNED)", "`touch PWNED`", "; touch PWNED", "x | touch PWNED", "x && touch PWNED",
+           "x\ntouch PWNED", "'", '"', "\\", "' ; touch PWNED ; '", '" ; touch PWNED ; "', "$HOME", "*",
+           "--foo", "-c", "--version", "{query}", "  two  spaces  ", "ünï ✓ 🦀"]
+
+
+def args_of(out) -> list:
+    assert out.error is None, out.error
+    return json.loads(out.answer)
+
+
+def test_the_reported_repro_prints_the_query_and_runs_nothing(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    out = call(CommandTarget("echo '{query}'", 10), case("$(touch PWNED)"))
+    assert out.error is None and out.answer == "$(touch PWNED)"
+    assert not (tmp_path / "PWNED").exists()
+
+
+@pytest.mark.parametrize("template", ["{query}", "'{query}'", '"{query}"', "--q={query}", "'--q={query}'", '"--q="{query}'])
+def test_the_query_is_data_whatever_quotes_the_template_puts_around_it(tmp_path, monkeypatch, template):
+    monkeypatch.chdir(tmp_path)
+    target = CommandTarget(f"{ARGV} {template}", 10)
+    for query in HOSTILE:
+        expected = f"--q={query}" if "--q=" in template else query
+        assert args_of(call(target, case(query))) == [expected], (template, query)
+    assert not list(tmp_path.glob("PWNED*"))
+
+
+def test_the_placeholder_twice_and_inside_a_word(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    query = "a'b\"c $(touch PWNED)"
+    assert args_of(call(CommandTarget(f"{ARGV} {{query}} {{query}}", 10), case(query))) == [query, query]
+    assert args_of(call(CommandTarget(f"{ARGV} x{{query}}-{{query}}y", 10), case(query))) == [f"x{query}-{query}y"]
+    assert not list(tmp_path.glob("PWNED*"))
+
+
+def test_quoted_shell_syntax_in_the_template_is_passed_literally(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    out = call(CommandTarget(f"{ARGV} 'a; b | c && $(touch PWNED)' {{query}}", 10), case("q"))
+    assert args_of(out) == ["a; b | c && $(touch PWNED)", "q"]
+    assert not list(tmp_path.glob("PWNED*"))
+
+
+def test_a_placeholder_command_gets_the_query_in_hilbot_query_too(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    out = call(CommandTarget(f"{ENV_STDIN} {{query}}", 10), case("it's $(x)"))
+    assert args_of(out) == ["it's $(x)", ""]  # stdin is empty in this mode
+
+
+@pytest.mark.parametrize("template", [
+    "sleep 0.3; CMD {query}", "CMD {query} | jq .", "CMD {query} && true", "CMD {query} || true",
+    "CMD {query} > out.txt", "CMD {query} >> out.txt", "CMD {query} < in.txt", "CMD {query} &", "CMD {query}\nrm x",
+    "CMD $(cat token) {query}", "CMD `cat token` {query}", 'CMD "$(cat token)" {query}', 'CMD "`id`" {query}',
+    "CMD $HOME {query}", 'CMD "${HOME}" {query}', "CMD {query} 2>/dev/null", "(CMD {query})",
+    "FOO=1 CMD {query}", "CMD {query} # a comment",
+])
+def test_shell_syntax_with_the_placeholder_is_refused_up_front(template):
+    with pytest.raises(TargetError) as info:
+        CommandTarget(template.replace("CMD", PY), 10)
+    message = info.value.one_line()
+    assert "without a shell" in message and "$HILBOT_QUERY" in message and "\n" not in message
+
+
+@pytest.mark.parametrize("template", [
+    "sh -c 'echo {query}'", "bash -c \"mytool {query}\"", "bash -lc 'mytool {query}'", "bash -ec 'mytool {query}'",
+    "bash -o pipefail -c 'mytool {query}'", "zsh -c {query}", "dash -c x{query}", "ksh -c '{query}'",
+    "fish -c 'echo {query}'", "fish --command='echo {query}'", "/bin/sh -c 'echo {query}'", "env sh -c 'echo {query}'",
+    "env FOO=1 /usr/bin/bash -c 'echo {query}'", "timeout 5 sh -c 'echo {query}'", "busybox sh -c 'echo {query}'",
+    "python -c 'print(\"{query}\")'", "python3 -c '{query}'", "python3.11 -I -c '{query}'", "python3 -Ic '{query}'",
+    "python3 -c{query}", "perl -e 'print \"{query}\"'", "perl -ne 'print if /{query}/'", "perl -E '{query}'",
+    "ruby -e 'puts \"{query}\"'", "node -e 'console.log(\"{query}\")'", "node --eval '{query}'", "node -p '{query}'",
+    "node --eval='{query}'", "pwsh -c 'echo {query}'", "pwsh -Command 'echo {query}'", "powershell -command '{query}'",
+    "php -r 'echo \"{query}\";'", "awk '/{query}/'", "gawk -F, '{{print \"{query}\"}}'", "sed 's/x/{query}/'",
+    "sed -n -e 's/x/{query}/p'", "ssh host mytool {query}", "docker exec box sh -c 'mytool {query}'",
+    "su -c 'mytool {query}'", "watch mytool {query}", "{query}", "env {query}", "timeout 5 {query} arg", "nice -n 5 {query}",
+    "xargs {query}", "sudo {query}",
+])
+def test_the_placeholder_where_a_program_would_run_it_as_code_is_refused(template):
+    with pytest.raises(TargetError) as info:
+        CommandTarget(template, 10)
+    message = info.value.one_line()
+    assert "as code" in message and "$HILBOT_QUERY" in message and "\n" not in message
+
+
+@pytest.mark.parametrize("template", [
+    "sh -c 'grep -c \"$1\" /dev/null' sh {query}", "sh script.sh {query}", "bash -e script.sh {query}",
+    "env FOO=1 grep -e {query} /dev/null", "timeout 5 grep -e {query} /dev/null", "nice -n 5 grep {query} /dev/null",
+    "awk -v q={query} 'BEGIN { print q }'", "awk '{ print }' {query}", "sed -e 's/a/b/' {query}",
+    "sed -n p {query}", "python3 -c 'import sys; print(sys.argv[1])' {query}", "python3 -m json.tool {query}",
+    "python3 -c 'import sys' -c {query}", "perl -ne 'print' {query}", "perl script.pl -e {query}",
+    "node app.js {query}", "jq -n --arg q {query} '$q'", "curl -s --data-urlencode q={query} http://localhost:9",
+    "grep -- {query} /dev/null", "grep time {query}",
+])
+def test_the_placeholder_as_data_is_accepted(template):
+    assert CommandTarget(template, 10).argv  # no refusal: {query} is an argument a program reads as data
+
+
+def test_the_safe_forms_the_refusals_suggest_do_work(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    query = "it's `touch PWNED` $(touch PWNED2); \"q\""
+    (tmp_path / "args.py").write_text('import sys, json\nprint(json.dumps({"answer": json.dumps(sys.argv[1:])}))\n')
+    positional = CommandTarget(f"sh -c '{PY} args.py \"$1\"' sh {{query}}", 10)  # the query as $1: data
+    assert args_of(call(positional, case(query))) == [query]
+    from_env = CommandTarget(f"sh -c '{PY} args.py \"$HILBOT_QUERY\"'", 10)
+    assert args_of(call(from_env, case(query))) == [query]
+    assert args_of(call(CommandTarget(f"{PY} args.py \"$HILBOT_QUERY\" | cat", 10), case(query))) == [query]
+    piped = CommandTarget(f"printf '%s' \"$HILBOT_QUERY\" | {PY} -c 'import sys; print(sys.stdin.read())'", 10)
+    assert call(piped, case(query)).answer == query
+    assert args_of(call(CommandTarget(f"{PY} -c 'import sys, json; print(json.dumps({{\"answer\": json.dumps(sys.argv[1:])}}))' {{query}} --x", 10),
+                        case("-c"))) == ["-c", "--x"]
+    assert not list(tmp_path.glob("PWNED*"))
+
+
+def test_without_placeholder_the_query_is_on_stdin_and_in_hilbot_query(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert args_of(call(CommandTarget(ENV_STDIN, 10), case(NASTY))) == [NASTY, NASTY]
+    assert not list(tmp_path.glob("PWNED*"))
+
+
+def test_a_nul_in_the_query_is_an_item_error_and_the_run_goes_on(tmp_path, monkeypatch, store, config):
+    monkeypatch.chdir(tmp_path)
+    cases = [case("a\x00b", "nul"), case("plain", "ok")]
+    plan = RunPlan("nul-run", "t", "answer", cases, CommandTarget(f"{ARGV} {{query}}", 10), get_judge("lexical", config, store))
+    items = {i.id: i for i in asyncio.run(execute(store, plan)).items}
+    assert items["nul"].error.startswith("the query holds a NUL byte, which cannot be passed as an argument")
+    assert items["nul"].answer is None and items["nul"].latency_ms is not None
+    assert json.loads(items["ok"].answer) == ["plain"]
+    # without {query} it still goes on stdin; HILBOT_QUERY cannot hold it and is left out
+    assert args_of(call(CommandTarget(ENV_STDIN, 10), case("a\x00b"))) == [None, "a\x00b"]
+
+
+def test_a_query_too_long_for_one_argument_is_an_item_error(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    long = "x" * (200 * 1024)
+    out = call(CommandTarget(f"{ARGV} {{query}}", 10), case(long))
+    assert out.answer is None and "too long" in out.error and "stdin" in out.error
+    assert args_of(call(CommandTarget(f"{ARGV} {{query}}", 10), case("x" * 1000))) == ["x" * 1000]
+    # on stdin it fits; the environment cannot hold it either, so HILBOT_QUERY is left out
+    assert args_of(call(CommandTarget(ENV_STDIN, 10), case(long))) == [None, long]
+
+
+def test_a_query_that_is_not_valid_unicode_is_an_item_error(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for command in (f"{ARGV} {{query}}", ENV_STDIN):
+        out = call(CommandTarget(command, 10), case("bad \ud800 surrogate"))
+        assert out.answer is None and "not valid Unicode" in out.error
+
+
+def test_a_template_that_cannot_be_split_or_run_is_refused_up_front(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(TargetError, match="quotation"):
+        CommandTarget("mytool '{query}", 10)
+    with pytest.raises(TargetError, match="no-such-program-xyz.*not found"):
+        CommandTarget("no-such-program-xyz {query}", 10)
+    (tmp_path / "notexec").write_text("#!/bin/sh\n")
+    with pytest.raises(TargetError, match="not an executable"):
+        CommandTarget("./notexec {query}", 10)
+
+
+def test_hostile_stdout_is_an_item_error(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for text, reason in (("[" * 100_000, "nested"), ('{"answer": NaN}', "NaN"), ('{"answer": "a", "answer": "b"}', "duplicate"),
+                         ('{"results": 5}', "results"), ('{"results": [{"path": "/a", "score": 1' + "0" * 5000 + "}]}", "digits")):
+        (tmp_path / "out.txt").write_text(text)
+        out = call(CommandTarget("cat out.txt", 10), case("q"))
+        assert out.answer is None and out.error.startswith("stdout is not the expected JSON") and reason in out.error, out.error
+
+
+def test_the_cli_never_runs_the_query_and_refuses_shell_syntax_in_one_line(tmp_path):
+    from tests._cli import BUG, invoke
+
+    from .test_queries import write_set
+
+    write_set(tmp_path / "q", "evil", [{"id": "e1", "text": "$(touch PWNED)"}, {"id": "e2", "text": "`touch PWNED2`; x"}],
+              name="evil")
+    env = {"HILBOT_DATA_DIR": str(tmp_path / "results"), "ANTHROPIC_API_KEY": ""}
+    ok = invoke("run", "--set", "evil", "--dir", str(tmp_path / "q"), "--target-cmd", "echo '{query}'", "--run-id", "ok",
+                env=env, cwd=tmp_path)
+    assert ok.exit_code == 0, ok.stderr
+    assert '  → "$(touch PWNED)"' in ok.stdout and '  → "`touch PWNED2`; x"' in ok.stdout
+    assert not list(tmp_path.glob("PWNED*"))
+    bad = invoke("run", "--set", "evil", "--dir", str(tmp_path / "q"), "--target-cmd", "sleep 0; echo {query}",
+                 "--run-id", "bad", env=env, cwd=tmp_path)
+    assert bad.exit_code == 2 and len(bad.stderr.strip().splitlines()) == 1
+    assert bad.stderr.startswith("error: ") and "Traceback" not in bad.stderr and BUG not in bad.stderr
+    assert "$HILBOT_QUERY" in bad.stderr
+    assert not (tmp_path / "results" / "runs" / "bad.jsonl").exists()
+
+
+
 # --------------------------------------------------------------------------- --outputs
 
 
@@ -263,3 +459,51 @@ def test_fixture_outputs_carry_latency_cost_and_model():
     out = call(target, case("ignored", "banner-carrier-dies"))
     assert out.model == "grok-3" and out.latency_ms == 7922 and out.cost_usd == 0.0238
     assert out.usage == {"input_tokens": 5355, "output_tokens": 513} and len(out.quotes) == 3
+
+
+@pytest.mark.parametrize("content, line, reason", [
+    (b'{"id": "a", "answer": "x"}\n{"id": "b", "answer": "\xff\xfe"}\n', 2, "not UTF-8"),
+    (b'{"id": "a", "answer": "x"}\n' + b"[" * 5000 + b"\n", 2, "nested more than"),
+    (b'{"id": "a", "answer": "x", "answer": "y"}\n', 1, "duplicate key 'answer'"),
+    (b'{"id": "a", "cost_usd": 1' + b"0" * 5000 + b"}\n", 1, "4,300 digits"),
+    (b'{"id": "a", "cost_usd": NaN}\n', 1, "NaN is not a JSON number"),
+    (b'{"id": "a"}\n[1, 2]\n', 2, "must be a JSON object, not an array"),
+    (b'{"id": "a"}\n\n"text"\n', 3, "must be a JSON object, not a string"),
+    (b'{"id": {"nested": 1}, "answer": "x"}\n', 1, "id must be a string"),
+    (b'{"id": "a", "answer": "x"}\n{"id": "a", "answer": "y"}\n', 2, "a second output row for 'a' (the first is on line 1)"),
+    (b'[{"id": "a"},\n 5]\n', 2, "must be a JSON object, not a number"),
+    (b'[{"id": "a"},\n\n  {"answer": "no id"}]\n', 3, "needs an id"),
+    (b'[{"id": "a"}, {"id": "b", "x": Infinity}]', None, "Infinity is not a JSON number"),  # no position known
+    (b'[{"id": "a"},\n{"id": "b"', 2, "invalid JSON"),
+])
+def test_hostile_outputs_files_are_one_line_errors_with_file_and_line(tmp_path, content, line, reason):
+    path = tmp_path / "out.jsonl"
+    path.write_bytes(content)
+    with pytest.raises(TargetError) as info:
+        OutputsTarget(path)
+    assert info.value.where == (f"{path}:{line}" if line else str(path)) and reason in info.value.what, info.value.one_line()
+    assert "\n" not in info.value.one_line() and info.value.one_line().count(" — ") == 1
+
+
+def test_an_outputs_path_that_is_not_a_readable_file(tmp_path):
+    for path in (tmp_path, tmp_path / "missing.jsonl", tmp_path / "file.txt" / "below"):
+        (tmp_path / "file.txt").write_text("x")
+        with pytest.raises(TargetError) as info:
+            OutputsTarget(path)
+        assert info.value.where == str(path) and "cannot read outputs" in info.value.what
+
+
+def test_outputs_with_a_bom_and_crlf_read_fine(tmp_path):
+    path = tmp_path / "out.jsonl"
+    path.write_bytes(b'\xef\xbb\xbf{"id": "a", "answer": "x"}\r\n{"id": "b", "answer": "y"}\r\n')
+    target = OutputsTarget(path)
+    assert call(target, case("q", "a")).answer == "x" and call(target, case("q", "b")).answer == "y"
+
+
+def test_a_bad_row_value_is_an_item_error_not_a_crash(tmp_path):
+    path = tmp_path / "out.jsonl"
+    path.write_text('{"id": "a", "results": 5}\n{"id": "b", "results": [{"rank": "first"}]}\n{"id": "c", "answer": "ok"}\n')
+    target = OutputsTarget(path)
+    assert call(target, case("q", "a")).error.startswith("bad output row: results must be a list")
+    assert call(target, case("q", "b")).error.startswith("bad output row")
+    assert call(target, case("q", "c")).answer == "ok"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -16,11 +17,13 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 
 from bot.demo import RAG_RUN
 from evaluation import ItemData, Query, QueryEvaluation, RunHeader
+from tests._cli import BUG, invoke
 from tests.conftest import HILBOT
 from tests.fakes.telegram_api import FakeTelegram, Limits
 
@@ -33,11 +36,11 @@ def write_config(tmp_path: Path, extra: str = "", reviewers: list[int] | None = 
     return path
 
 
-def serve(fake: FakeTelegram, tmp_path: Path, env: dict | None = None) -> subprocess.Popen:
-    """Start the bot; wait until it has registered its commands."""
+def serve(fake: FakeTelegram, tmp_path: Path, env: dict | None = None, args: tuple[str, ...] = ()) -> subprocess.Popen:
+    """Start the bot (``args``: more options, such as ``-v``); wait until it has registered its commands."""
     full = {**os.environ, **fake.env(), "HILBOT_DATA_DIR": str(tmp_path / "results"),
             "HILBOT_CONFIG": str(tmp_path / "hilbot.toml"), **(env or {})}
-    proc = subprocess.Popen([str(HILBOT), "serve", "telegram"], env=full, cwd=tmp_path,
+    proc = subprocess.Popen([str(HILBOT), "serve", "telegram", *args], env=full, cwd=tmp_path,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     fake.wait(lambda: fake.commands or proc.poll() is not None, timeout=30, what="the bot to start")
     assert proc.poll() is None, proc.stdout.read()
@@ -71,6 +74,111 @@ def test_startup_problems_are_one_line_with_the_fix_and_exit_2(case, run_cli, tm
                 "unreachable": "cannot reach the Bot API", "bad config": "hilbot.toml:5"}[case]
     assert expected in lines[0] and " — " in lines[0]
     assert "123:abc" not in result.stderr  # the token is never printed
+
+
+def _deactivated(fake: FakeTelegram) -> None:
+    fake.fail_next("getMe", 403, description=f"Forbidden: bot{fake.token} was deactivated")  # echoes the token
+
+
+REFUSALS = {
+    "getMe 403": (_deactivated, "", "the Bot API refused getMe (403"),
+    "getMe 409": (lambda f: f.fail_next("getMe", 409, description="Conflict: terminated by other getUpdates request"),
+                  "", "another program is using this bot token"),
+    "getMe 500": (lambda f: f.fail_next("getMe", 500), "", "the Bot API failed on getMe (Internal Server Error"),
+    "getMe 429": (lambda f: f.fail_next("getMe", 429, retry_after=30), "", "rate-limiting this bot"),
+    "getMe not JSON": (lambda f: f.garble_next("getMe"), "", "getMe: the answer is not the Bot API's"),
+    "getMe error page": (lambda f: f.garble_next("getMe", b"<h1>\x1b[2J" + f.token.encode() + b"</h1>\n" * 5000, status=502), "",
+                         "the Bot API failed on getMe (Bad Gateway"),
+    "getMe timeout": (lambda f: f.stall_next("getMe", 0.9), "", "the Bot API did not answer getMe within 0.5 s"),
+    "setMyCommands 400": (lambda f: f.fail_next("setMyCommands", 400, description="Bad Request: BOT_COMMAND_INVALID"), "",
+                          "the Bot API refused setMyCommands (400: Bot_command_invalid)"),
+    "deleteWebhook 403": (lambda f: f.fail_next("deleteWebhook", 403, description=f"Forbidden: {f.token}"), "",
+                          "the Bot API refused deleteWebhook (403"),
+    "deleteWebhook 409": (lambda f: f.fail_next("deleteWebhook", 409, description="Conflict: busy"), "",
+                          "another program is using this bot token"),
+    "setWebhook 400": (lambda f: f.fail_next("setWebhook", 400, description="Bad Request: bad webhook: An HTTPS URL must be provided"),
+                       'mode = "webhook"\nwebhook_url = "http://127.0.0.1:{port}/hook"\nport = {port}',
+                       "the Bot API refused setWebhook (400: Bad webhook: an https url must be provided"),
+}
+
+
+@pytest.mark.parametrize("case", list(REFUSALS))
+def test_a_bot_api_that_refuses_the_start_is_one_line_with_the_fix(case, tmp_path):
+    fault, extra, expected = REFUSALS[case]
+    write_config(tmp_path, "read_timeout_s = 0.5\n" + extra.format(port=_free_port()))
+    with FakeTelegram() as fake:
+        fault(fake)
+        env = {**fake.env(), "HILBOT_DATA_DIR": str(tmp_path / "results"), "HILBOT_CONFIG": str(tmp_path / "hilbot.toml")}
+        result = invoke("serve", "telegram", env=env, cwd=tmp_path)
+    lines = result.stderr.strip().splitlines()
+    assert result.exit_code == 2 and len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    assert "Traceback" not in result.stderr and BUG not in result.stderr
+    assert expected in lines[0] and " — " in lines[0], lines[0]
+    assert fake.token not in result.stderr + result.stdout and fake.token.split(":")[1] not in result.stderr
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f]", result.stderr) and len(lines[0]) < 600
+
+
+@pytest.mark.parametrize("url", ["http://hilbot:pr0xy-pa55word@127.0.0.1:9", "http://127.0.0.1:9/\x1b[2J", "http://[::1"])
+def test_a_bad_api_url_is_one_visible_line_without_its_password(url, tmp_path):
+    write_config(tmp_path, "read_timeout_s = 0.5")
+    env = {"TELEGRAM_BOT_TOKEN": "123456:TEST-TOKEN", "TELEGRAM_API_URL": url, "HILBOT_DATA_DIR": str(tmp_path / "results"),
+           "HILBOT_CONFIG": str(tmp_path / "hilbot.toml")}
+    result = invoke("serve", "telegram", env=env, cwd=tmp_path)
+    lines = result.stderr.strip().splitlines()
+    assert result.exit_code == 2 and len(lines) == 1 and "cannot reach the Bot API" in lines[0] and BUG not in lines[0]
+    assert "pr0xy-pa55word" not in result.stderr and "\x1b" not in result.stderr and "TEST-TOKEN" not in result.stderr
+
+
+def test_a_busy_webhook_port_is_one_line(tmp_path):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        write_config(tmp_path, f'mode = "webhook"\nwebhook_url = "http://127.0.0.1:{port}/hook"\nport = {port}')
+        with FakeTelegram() as fake:
+            env = {**fake.env(), "HILBOT_DATA_DIR": str(tmp_path / "results"), "HILBOT_CONFIG": str(tmp_path / "hilbot.toml")}
+            result = invoke("serve", "telegram", env=env, cwd=tmp_path)
+    lines = result.stderr.strip().splitlines()
+    assert result.exit_code == 2 and len(lines) == 1 and BUG not in lines[0], result.stderr
+    assert f"cannot listen for webhook updates on 127.0.0.1:{port}" in lines[0] and " — " in lines[0]
+
+
+@pytest.mark.parametrize("mode", ["polling", "webhook"])
+def test_verbose_output_logs_every_request_and_never_a_secret(mode, demo_store, tmp_path):
+    port = _free_port()
+    write_config(tmp_path, f'mode = "webhook"\nwebhook_url = "http://127.0.0.1:{port}/hook"\nport = {port}' if mode == "webhook" else "")
+    with FakeTelegram() as fake:
+        fake.user(ALICE, first_name="Alice")
+        proc = serve(fake, tmp_path, env={"TELEGRAM_WEBHOOK_SECRET": "s3cret-webhook-value"}, args=("-v",))
+        try:
+            if mode == "polling":
+                fake.send_text(ALICE, "/start")
+                fake.wait(lambda: fake.messages(ALICE), timeout=10, what="the reply to /start")
+            else:
+                fake.wait(lambda: fake.calls_to("setWebhook"), timeout=10, what="setWebhook")
+        finally:
+            out = stop(proc)
+    assert re.search(r"DEBUG .*getMe", out) and "HTTP Request: POST" in out  # every request is logged...
+    for secret in (fake.token, quote(fake.token, safe=""), fake.token.split(":")[1], "s3cret-webhook-value"):
+        assert secret not in out, secret  # ...without a secret
+    assert "[secret]" in out
+
+
+def test_a_secret_in_a_traceback_logged_by_the_error_handler_is_scrubbed(demo_store, tmp_path):
+    write_config(tmp_path)
+    with FakeTelegram() as fake:
+        fake.user(ALICE, first_name="Alice")
+        proc = serve(fake, tmp_path)
+        try:
+            fake.fail_next("sendMessage", 400, description=f"Bad Request: chat not found for bot{fake.token}")
+            fake.send_text(ALICE, "/start")
+            fake.wait(lambda: any(c.status == 400 for c in fake.calls_to("sendMessage")), timeout=10, what="the refused reply")
+            fake.send_text(ALICE, "/help")
+            fake.wait(lambda: fake.messages(ALICE), timeout=10, what="the reply to /help")
+        finally:
+            out = stop(proc)
+    assert "Traceback" in out and "telegram.error.BadRequest: Chat not found for bot[secret]" in out  # the error was logged...
+    assert fake.token not in out and fake.token.split(":")[1] not in out  # ...without the token
 
 
 def test_a_reviewer_taps_through_a_run_and_every_tap_is_in_the_log(demo_store, tmp_path):
@@ -134,6 +242,7 @@ def test_webhook_mode_checks_the_secret_token(demo_store, tmp_path):
         proc = serve(fake, tmp_path, env={"TELEGRAM_WEBHOOK_SECRET": "s3cret-token"})
         try:
             fake.wait(lambda: fake.calls_to("setWebhook"), timeout=10, what="setWebhook")
+            fake.wait(lambda: _accepting(port), timeout=10, what="the webhook server")  # it starts after setWebhook
             params = fake.calls_to("setWebhook")[-1].params
             assert params["url"] == f"http://127.0.0.1:{port}/hook" and params["secret_token"] == "s3cret-token"
             update = {"update_id": 1, "message": {"message_id": 1, "date": int(time.time()), "text": "/start",
@@ -146,6 +255,11 @@ def test_webhook_mode_checks_the_secret_token(demo_store, tmp_path):
         finally:
             out = stop(proc)
     assert "s3cret-token" not in out
+
+
+def _accepting(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
 
 
 def _post(url: str, body: dict, secret: str) -> int:

@@ -130,3 +130,76 @@ def test_rag_answers_use_seed_002_buttons_and_show_tool_captures(tmp_path):
     child.expect(pexpect.EOF)
     events = [json.loads(line) for line in (data_dir / "ratings.jsonl").read_text().splitlines()]
     assert [(e["judgment"], e["concerns"]) for e in events if e["type"] == "rating"] == [("miss", []), ("miss", ["hallucination"])]
+
+
+# --------------------------------------------------------------------------- hostile item text
+
+HOSTILE = "\x1b]0;T\x07\x1b[2J\x1b[31m\x1b[8m\x9b1m\u202e\u2066\rX[b]B[/b][link=http://x]L[/link]"
+"""Set the title, clear, recolour, hide, a one-byte CSI, bidi overrides, an overwrite, rich markup."""
+SHOWN = "␛]0;T␇␛[2J␛[31m␛[8m<U+009B>1m<U+202E><U+2066>"
+"""How the start of HOSTILE must reach the reviewer."""
+FIELDS = ["query", "intent", "category", "expected", "path", "title", "snippet", "answer", "context", "truth", "tool",
+          "tool_input", "tool_output", "rationale", "verdict", "judge", "score", "confidence"]
+
+
+def hostile_run(store: Store, run_id: str = "evil") -> None:
+    from evaluation import Evaluation, ItemData, Query, QueryEvaluation, RunHeader, SearchResult
+
+    h = {name: f"{name}:{HOSTILE}" for name in FIELDS}
+    item = ItemData(
+        id="i1", query=Query(query=h["query"], intent=h["intent"], category=h["category"], expected=[h["expected"]]),
+        results=[SearchResult(rank=1, path=h["path"], title=h["title"], snippet=h["snippet"], score=0.5)],
+        answer=h["answer"], contexts=[h["context"]], ground_truth=[h["truth"]],
+        tool_captures=[{"tool": h["tool"], "input": h["tool_input"], "output": h["tool_output"]}],
+        evaluation=Evaluation(scores={h["score"]: 0.5, "overall": 0.5}, verdict=h["verdict"], confidence=h["confidence"],
+                              rationale=h["rationale"], judge=h["judge"].replace("/", "")),  # "a/b" would read as "AI"
+    )
+    plain = ItemData(id="i2", query=Query(query="plain"), answer="fine")
+    store.create_run(RunHeader(run_id=run_id, kind="search"), [QueryEvaluation(run_id=run_id, data=d) for d in (item, plain)])
+
+
+def assert_nothing_raw(output: str, fields: list[str] = FIELDS) -> None:
+    for raw in ("\x1b", "\x07", "\x9b", "\u202e", "\u2066"):
+        assert raw not in output, f"{raw!r} reached the terminal"
+    missing = [name for name in fields if f"{name}:{SHOWN}" not in output]
+    assert not missing, f"not shown (visibly): {missing}"
+    assert "X[b]B[/b][link=http://x]L[/link]" in output  # markup in item text is text, never interpreted
+
+
+def test_control_sequences_in_item_text_never_reach_the_terminal_raw(tmp_path):
+    from tests._cli import invoke
+
+    hostile_run(Store(tmp_path / "results"))
+    keys = "vxo1\rq"  # view full, view tools, rate okay (the AI is revealed), toggle a tag, next, quit
+    result = invoke("review", "evil", "--reviewer", "mallory\x1b[2J\u202e", input=keys,
+                    env={"HILBOT_DATA_DIR": str(tmp_path / "results"), "COLUMNS": "1000"}, cwd=tmp_path)
+    assert result.exit_code == 0, result.stderr
+    assert_nothing_raw(result.stdout + result.stderr)
+    assert "\r" not in result.stdout  # the overwrite is shown as ␍, or folded into a space on a clipped card line
+    assert "X␍X" not in result.stdout and "␍X[b]" in result.stdout
+    assert "reviewer: mallory␛[2J<U+202E>" in result.stdout
+
+
+def test_control_sequences_in_a_real_terminal(tmp_path):
+    import io
+
+    data_dir = tmp_path / "results"
+    hostile_run(Store(data_dir))
+    env = {**os.environ, "HILBOT_DATA_DIR": str(data_dir), "TERM": "dumb", "NO_COLOR": "1"}
+    child = pexpect.spawn(str(HILBOT), ["review", "evil", "--reviewer", "alice"], env=env, encoding="utf-8",
+                          timeout=20, dimensions=(60, 1000))
+    child.logfile_read = transcript = io.StringIO()
+    child.expect(QUESTION)
+    child.send("o")                    # okay: the AI verdict and rationale are revealed
+    child.expect("Concerns")
+    child.send("v")                    # the full view
+    child.expect("REFERENCE:")
+    child.expect("Concerns")
+    child.send("x")                    # the tool captures
+    child.expect("TOOL CAPTURES:")
+    child.expect("Concerns")
+    child.send("q")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert_nothing_raw(transcript.getvalue())

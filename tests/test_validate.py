@@ -92,7 +92,8 @@ def test_one_line_per_flag(flagged, config):
     ]
     assert report.counts == {"excellent_with_concern": 2, "skip_with_score": 0, "unknown_item": 2,
                              "unknown_dimension": 1, "unknown_judgment": 1, "score_mismatch": 1,
-                             "rated_twice_in_session": 1, "duplicate_delivery": 1}
+                             "rated_twice_in_session": 1, "duplicate_delivery": 1, "duplicate_run_header": 0,
+                             "duplicate_item": 0}
     assert set(report.counts) == set(FLAGS)
     assert report.schema_errors == [] and report.exit_code == 0  # flags never fail validation
     assert report.line_count == 13 and report.records == {"rating": 11, "note": 1, "skip": 1}
@@ -127,10 +128,11 @@ def test_schema_errors_fail_and_a_skip_with_a_score_is_both(store, config):
         (2, "score: Extra inputs are not permitted"), (3, "invalid JSON (Expecting property name enclosed in "
                                                              "double quotes at column 2)")]
     assert report.lines() == [
-        f"{path}:2: score: Extra inputs are not permitted; line left in place, fix or ignore it",
+        f"{path}:2: score: Extra inputs are not permitted; skipped and left in place (to delete it while hilbot runs, "
+        f"edit under its lock: flock {path} sed -i '2d' {path})",
         f"{path}:2: skip_with_score: a skip carrying judgment, score; the line is not a valid skip and counts nowhere",
-        f"{path}:3: invalid JSON (Expecting property name enclosed in double quotes at column 2); line left in place, "
-        "fix or ignore it",
+        f"{path}:3: invalid JSON (Expecting property name enclosed in double quotes at column 2); skipped and left in "
+        f"place (to delete it while hilbot runs, edit under its lock: flock {path} sed -i '3d' {path})",
     ]
     assert report.counts["skip_with_score"] == 1 and sum(report.counts.values()) == 1
     assert report.exit_code == 1
@@ -142,8 +144,10 @@ def test_a_bad_run_file_line_is_a_schema_error_too(store, config):
     with open(store.run_path("beta"), "ab") as handle:
         handle.write(b"[]\n")
     report = validate(store, config)
+    beta = store.run_path("beta")
     assert [str(i) for i in report.schema_errors] == [
-        f"{store.run_path('beta')}:3: a record must be a JSON object; line left in place, fix or ignore it"]
+        f"{beta}:3: a record must be a JSON object; skipped and left in place (to delete it while hilbot runs, edit under "
+        f"its lock: flock {beta} sed -i '3d' {beta})"]
     assert report.exit_code == 1 and report.line_count == 0
 
 
@@ -151,3 +155,22 @@ def test_empty_store(store, config):
     report = validate(store, config)
     assert isinstance(report, ValidationReport)
     assert report.lines() == [] and report.exit_code == 0 and set(report.counts.values()) == {0}
+
+
+def test_two_runs_in_one_file_are_flagged(store, config):
+    """What two runs started in the same second used to make: two headers, the items of both."""
+    _runs(store)
+    store.ratings.append(_rating("alice", "alpha", "a1", "quality", "good", 0.7, 1))
+    path = store.run_path("beta")
+    with open(path, "ab") as handle:
+        handle.write(RunHeader(run_id="beta").model_dump_json().encode() + b"\n")
+        handle.write(QueryEvaluation(run_id="beta", data=ItemData(id="b1", query=Query(query="again"))).model_dump_json()
+                     .encode() + b"\n")
+    before = _digest(store)
+    report = validate(store, config)
+    assert [str(f) for f in report.flags] == [
+        f"{path}:3: duplicate_run_header: a second run_header (the first is on line 1): two runs share this file",
+        f"{path}:4: duplicate_item: item 'b1' again (first on line 2); reviewers see the last one",
+    ]
+    assert report.counts["duplicate_run_header"] == 1 and report.counts["duplicate_item"] == 1
+    assert report.exit_code == 0 and _digest(store) == before

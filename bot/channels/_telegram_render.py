@@ -12,6 +12,7 @@ import textwrap
 from html import escape
 
 from evaluation.output import judge_label
+from evaluation.text import visible
 
 from ..cards import Action, Button, Card
 
@@ -35,6 +36,7 @@ def units(text: str) -> int:
 
 
 def _line(text: str, style: str | None = None) -> tuple[str, str]:
+    text = visible(text)  # bidi overrides and control characters from item text, made visible
     html = escape(text, quote=False)
     return text, f"<{style}>{html}</{style}>" if style else html
 
@@ -132,7 +134,8 @@ def _split_long(line: str, limit: int) -> list[str]:
 
 
 def clip(text: str, limit: int = ANSWER_LIMIT) -> str:
-    """Text cut to a limit in UTF-16 units (callback answers and alerts)."""
+    """Text cut to a limit in UTF-16 units (callback answers and alerts), control characters made visible."""
+    text = visible(text)
     if units(text) <= limit:
         return text
     while units(text) > limit - 1:

@@ -2,6 +2,9 @@
 
 Every key that records a judgment is stored (fsynced) by the engine before the next card is
 drawn. Ctrl-C or ``q`` quits, saves the session summary and prints it.
+
+Everything printed goes through :func:`_text`: control characters made visible
+(:func:`evaluation.text.visible`), and a rich ``Text``, so item text is never parsed as markup.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from rich.text import Text
 
 from evaluation import HilbotConfig, LogIssue, Reviewer, ReviewSummary, Store, validate_run_id
 from evaluation.output import judge_label
+from evaluation.text import visible
 
 from ..cards import Action, Button, Card
 from ..review import ReviewEngine, ReviewSession, State, Step
@@ -72,6 +76,11 @@ class Keys:
         return self.stream.readline().rstrip("\n")
 
 
+def _text(text: str, style: str = "", *, newlines: bool = False) -> Text:
+    """What the terminal prints: ``text`` with control characters made visible, as rich text (never markup)."""
+    return Text(visible(text, newlines=newlines), style=style)
+
+
 def _button_text(button: Button) -> str:
     if button.key and button.label.lower().startswith(button.key):
         return f"[{button.key}]{button.label[1:]}"
@@ -91,25 +100,25 @@ class TerminalView:
     def header(self, session: ReviewSession) -> None:
         run, overall = session.run, session.run.overall
         score = f", overall={overall:.2f}" if overall is not None else ""
-        self.console.print(Text(f"Reviewing run: {run.run_id} ({len(run.items)} queries{score})", style="bold"))
-        self.console.print(Text(f"dimension: {session.dimension} · reviewer: {session.reviewer.name or session.reviewer.id} · "
-                                "AI scores stay hidden until you rate (blind review)", style="dim"))
+        self.console.print(_text(f"Reviewing run: {run.run_id} ({len(run.items)} queries{score})", "bold"))
+        self.console.print(_text(f"dimension: {session.dimension} · reviewer: {session.reviewer.name or session.reviewer.id} · "
+                                 "AI scores stay hidden until you rate (blind review)", "dim"))
 
     def card(self, card: Card, state: State) -> None:
         out = self.console
         if state != State.RATING:
             self.recorded(card)
-            out.print(Text("  Concerns? press a key to toggle", style="bold"))
+            out.print(_text("  Concerns? press a key to toggle", "bold"))
             self.keys(card, enter="next")
             return
         out.print()
-        out.print(Text(card.title, style="bold cyan"))
+        out.print(_text(card.title, "bold cyan"))
         for section in card.sections:
             if section.title:
-                out.print(Text(f"\n  {section.title}:", style="bold"))
+                out.print(_text(f"\n  {section.title}:", "bold", newlines=True))
             for line in section.lines:
-                out.print(Text("  " + line), soft_wrap=True)
-        out.print(Text(f"\n  {card.question}", style="bold"))
+                out.print(_text("  " + line), soft_wrap=True)
+        out.print(_text(f"\n  {card.question}", "bold", newlines=True))
         self.keys(card, enter="skip")
 
     def keys(self, card: Card, enter: str) -> None:
@@ -120,25 +129,25 @@ class TerminalView:
             if number == 1:
                 parts.append(f"[enter] {enter}")
             if parts:
-                self.console.print(Text("  " + "  ".join(parts), style="yellow"))
+                self.console.print(_text("  " + "  ".join(parts), "yellow"))
 
     def recorded(self, card: Card) -> None:
         tags = f"  concerns: {', '.join(card.concerns)}" if card.concerns else ""
-        self.console.print(Text(f"  ✓ recorded: {card.recorded}{tags}", style="green"))
+        self.console.print(_text(f"  ✓ recorded: {card.recorded}{tags}", "green"))
         if card.reveal:
             r = card.reveal
             scores = " ".join(f"{k}={_fmt_score(v)}" for k, v in r.scores.items())
             conf = f" (confidence {_fmt_score(r.confidence)})" if r.confidence is not None else ""
             judge = judge_label(r.judge)
-            self.console.print(Text(f"  {judge}: {r.verdict or '-'} {scores}{conf}", style="magenta"))
+            self.console.print(_text(f"  {judge}: {r.verdict or '-'} {scores}{conf}", "magenta"))
             if r.rationale:
-                self.console.print(Text(f"     \"{r.rationale}\"", style="magenta"), soft_wrap=True)
+                self.console.print(_text(f"     \"{r.rationale}\"", "magenta", newlines=True), soft_wrap=True)
 
     def summary(self, summary: ReviewSummary) -> None:
         human = f"{summary.humanAverageScore:.2f}" if summary.humanAverageScore is not None else "-"
         delta = f"{summary.aiVsHumanDelta:+.2f}" if summary.aiVsHumanDelta is not None else "-"
-        self.console.print(Text("\nSession summary", style="bold"))
-        self.console.print(Text(f"  reviewed {summary.queriesReviewed} · skipped {summary.queriesSkipped} · "
+        self.console.print(_text("\nSession summary", "bold", newlines=True))
+        self.console.print(_text(f"  reviewed {summary.queriesReviewed} · skipped {summary.queriesSkipped} · "
                                 f"flagged {summary.queriesFlagged} · human average {human} · AI-vs-human delta {delta}"))
 
 
@@ -164,7 +173,7 @@ class TerminalChannel:
             except KeyboardInterrupt:
                 step = session.act(Action("quit"))
         if step.state == State.DONE:
-            self.view.console.print(Text("\nAll items in this run are reviewed for this dimension. 🎉", style="green"))
+            self.view.console.print(_text("\nAll items in this run are reviewed for this dimension. 🎉", "green", newlines=True))
             step = session.act(Action("quit"))
         self.view.summary(step.summary)
         return step.summary
@@ -176,15 +185,15 @@ class TerminalChannel:
         key = self.input.key()
         action = self._action(step.card, step.state, key)
         if action is None:
-            self.view.console.print(Text(f"  (key {key!r} does nothing here)", style="dim"))
+            self.view.console.print(_text(f"  (key {key!r} does nothing here)", "dim"))
             return step, False
         result = session.act(action)
         if result.finished is not None:
             self.view.recorded(result.finished)
         if result.alert:
-            self.view.console.print(Text(f"  {result.alert}", style="red"))
+            self.view.console.print(_text(f"  {result.alert}", "red"))
         if result.detail:
-            self.view.console.print(Text(result.detail), soft_wrap=True)
+            self.view.console.print(_text(result.detail, newlines=True), soft_wrap=True)
         return result, True
 
     @staticmethod

@@ -38,17 +38,26 @@ app.add_typer(_analyze.app, name="analyze")
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console-script entry point: a :class:`HilbotError` is one line on stderr and exit 2.
+    """Console-script entry point: every failure is one line on stderr (``error: …``), exit 2.
 
-    Anything else that escapes a command is a bug in hilbot; it too is one line and exit 2
-    (``HILBOT_DEBUG=1`` prints the traceback), so a user never sees a traceback.
+    A :class:`HilbotError` says what, where and how to fix it; a bad option or argument says
+    which and where the help is. Anything else that escapes a command is a bug in hilbot: it too
+    is one line and exit 2 (``HILBOT_DEBUG=1`` shows the traceback), so a user never sees one.
     """
-    from evaluation.errors import HilbotError
+    import logging
 
+    from evaluation.errors import HilbotError
+    from evaluation.scrub import CommandFormatter, install_logging
+
+    undo = install_logging(logging.WARNING, formatter=CommandFormatter())  # `serve` sets its own
     try:
-        app(args=argv)
+        code = app(args=argv, standalone_mode=False)
     except HilbotError as exc:
         _fail(exc.one_line(), exc.exit_code)
+    except typer.TyperException as exc:  # the command line's own usage errors
+        _usage(exc)
+    except typer.Abort:
+        _fail("aborted: the input ended", 1)
     except KeyboardInterrupt:
         sys.exit(130)
     except Exception as exc:  # the backstop: a bug, reported without a traceback
@@ -56,15 +65,34 @@ def main(argv: list[str] | None = None) -> None:
             raise
         _fail(f"unexpected failure ({type(exc).__name__}: {_first_line(exc)}) — this is a bug in hilbot; "
               "please report it with the command you ran (HILBOT_DEBUG=1 shows the traceback)", 2)
+    finally:
+        undo()
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _usage(exc: "typer.TyperException") -> None:
+    ctx = getattr(exc, "ctx", None)
+    if type(exc).__name__ == "NoArgsIsHelpError":  # a bare group: its help, as a user expects
+        exc.show()  # type: ignore[attr-defined]
+        sys.exit(2)
+    message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+    where = f" — see '{ctx.command_path} --help'" if ctx is not None else ""
+    _fail(f"{message.rstrip('.')}{where}", getattr(exc, "exit_code", 2))
 
 
 def _first_line(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
+    from evaluation.scrub import scrub
+
+    lines = scrub(str(exc)).strip().splitlines()
     return lines[0][:300] if lines else "no message"
 
 
 def _fail(message: str, code: int) -> None:
-    print(f"error: {message}", file=sys.stderr)
+    """The one line: secrets scrubbed, control characters made visible."""
+    from evaluation.scrub import scrub
+    from evaluation.text import visible
+
+    print(f"error: {visible(scrub(message), newlines=False)}", file=sys.stderr)
     sys.exit(code)
 
 

@@ -22,9 +22,34 @@ Format = Annotated[str, typer.Option("--format", "-f", help="markdown or json.")
 Out = Annotated[Optional[str], typer.Option("--out", "-o", help="Also write the report (.md, .json) and its charts (.png) here.")]
 
 
+BOOTSTRAP_MAX = 100_000
+SEED_MAX = 2**32 - 1
+BUCKETS_MAX = 100
+
+
+def in_range(option: str, value: float, low: float, high: float) -> None:
+    """A numeric option outside [low, high] (NaN, ±inf included) is a one-line error naming it and the range."""
+    from evaluation import HilbotError
+
+    if not low <= value <= high:  # False for NaN
+        kind = "a whole number" if isinstance(value, int) else "a number"
+        raise HilbotError(f"{option} {value} is out of range", fix=f"use {kind} from {_plain(low)} to {_plain(high)}")
+
+
+def _plain(number: float) -> str:
+    return str(number) if isinstance(number, int) else f"{number:g}"
+
+
+def warn(lines) -> None:
+    """``warning: …`` on stderr per line; text quoted from a log is made visible."""
+    from evaluation.text import visible
+
+    for line in lines:
+        print(f"warning: {visible(str(line), newlines=False)}", file=sys.stderr)
+
+
 def _emit(output) -> None:
-    for warning in output.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+    warn(output.warnings)
     typer.echo(output.text.rstrip("\n"))
     for path in output.files:
         print(f"wrote {path}", file=sys.stderr)
@@ -55,8 +80,8 @@ def validate(ctx: typer.Context, fmt: Format = "markdown", out: Out = None) -> N
 
 @app.command("agreement")
 def agreement(ctx: typer.Context, run: Run = None, dimension: Dim = None, fmt: Format = "markdown", out: Out = None,
-              n_boot: Annotated[int, typer.Option("--bootstrap", help="Bootstrap replicates for the 95% CIs.")] = 1000,
-              seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0) -> None:
+              n_boot: Annotated[int, typer.Option("--bootstrap", help="Bootstrap replicates for the 95% CIs (0–100000).")] = 1000,
+              seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed (0–4294967295).")] = 0) -> None:
     """Inter-rater agreement: Cohen's κ per pair, Fleiss' κ, Krippendorff's α (4 levels), with CIs and bands.
 
     Example: hilbot analyze agreement --run demo-docs-search
@@ -64,6 +89,8 @@ def agreement(ctx: typer.Context, run: Run = None, dimension: Dim = None, fmt: F
     from analysis import commands
 
     _check_format(fmt)
+    in_range("--bootstrap", n_boot, 0, BOOTSTRAP_MAX)
+    in_range("--seed", seed, 0, SEED_MAX)
     context: Context = ctx.obj
     _emit(commands.agreement(context.store(), context.config(), run=run, dimension=dimension, fmt=fmt, out=out,
                              n_boot=n_boot, seed=seed))
@@ -87,7 +114,7 @@ def calibration(ctx: typer.Context, run: Run = None, dimension: Dim = None, fmt:
 @app.command("correlate")
 def correlate(ctx: typer.Context, feature: Annotated[str, typer.Option("--feature", help="A numeric item feature, e.g. leap_distance.")],
               run: Run = None, dimension: Dim = None, fmt: Format = "markdown", out: Out = None,
-              buckets: Annotated[Optional[int], typer.Option("--buckets", help="Quantile buckets (default: distinct values if ≤ 10, else 5).")] = None,
+              buckets: Annotated[Optional[int], typer.Option("--buckets", help="Quantile buckets, 1–100 (default: distinct values if ≤ 10, else 5).")] = None,
               expect: Annotated[str, typer.Option("--expect", help="decreasing (larger values rate worse) or increasing.")] = "decreasing") -> None:
     """Ratings against a numeric feature: success rate per bucket with Wilson CIs, monotonicity, Spearman ρ.
 
@@ -96,6 +123,8 @@ def correlate(ctx: typer.Context, feature: Annotated[str, typer.Option("--featur
     from analysis import commands
 
     _check_format(fmt)
+    if buckets is not None:
+        in_range("--buckets", buckets, 1, BUCKETS_MAX)
     context: Context = ctx.obj
     _emit(commands.correlate(context.store(), context.config(), feature=feature, run=run, dimension=dimension, buckets=buckets,
                              expect=expect, fmt=fmt, out=out))
@@ -103,14 +132,16 @@ def correlate(ctx: typer.Context, feature: Annotated[str, typer.Option("--featur
 
 @app.command("patterns")
 def patterns(ctx: typer.Context, run: Run = None, dimension: Dim = None, fmt: Format = "markdown", out: Out = None,
-             window_days: Annotated[int, typer.Option("--window-days", help="Days per drift window.")] = 7) -> None:
+             window_days: Annotated[int, typer.Option("--window-days", help="Days per drift window (1–3650).")] = 7) -> None:
     """Patterns by quality, source type, category and concern tag; drift; patterns that regressed.
 
     Example: hilbot analyze patterns --window-days 7
     """
     from analysis import commands
+    from analysis.patterns import MAX_WINDOW_DAYS
 
     _check_format(fmt)
+    in_range("--window-days", window_days, 1, MAX_WINDOW_DAYS)
     context: Context = ctx.obj
     _emit(commands.patterns(context.store(), context.config(), run=run, dimension=dimension, window_days=window_days,
                             fmt=fmt, out=out))

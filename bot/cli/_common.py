@@ -45,9 +45,11 @@ def global_options(
 
 
 def warn_issues(issues: "list[LogIssue]") -> None:
-    """Print unreadable log lines as ``warning: file:line: reason`` on stderr."""
+    """Print unreadable log lines as ``warning: file:line: reason`` on stderr (control characters made visible)."""
+    from evaluation.text import visible
+
     for issue in issues:
-        print(f"warning: {issue}", file=sys.stderr)
+        print(f"warning: {visible(str(issue), newlines=False)}", file=sys.stderr)
 
 
 def default_reviewer() -> str:

@@ -34,8 +34,10 @@ def import_(
     """
     from evaluation.imports import import_outputs
 
-    report = import_outputs(ctx.obj.store(), file, run_id=run_id, set_name=set_name, skip_bad=skip_bad,
-                            dimensions=dimensions.split(",") if dimensions else None)
+    context: Context = ctx.obj
+    names = [name.strip() for name in dimensions.split(",")] if dimensions is not None else None
+    report = import_outputs(context.store(), file, run_id=run_id, set_name=set_name, skip_bad=skip_bad,
+                            dimensions=names, config=context.config())
     for error in report.errors:
         typer.echo(f"skipped: {error}", err=True)
     typer.echo(f"imported {report.imported} items into run {report.run_id} ({report.skipped} bad rows skipped)")
@@ -56,9 +58,13 @@ def export(
     """
     from evaluation.exports import export_run
 
+    from ._analyze import warn
+
     context: Context = ctx.obj
     store = context.store()
-    text = export_run(store, run_id, fmt.value, dimension=dimension, reviewer=reviewer)
+    issues: list = []
+    text = export_run(store, run_id, fmt.value, dimension=dimension, reviewer=reviewer, issues=issues)
+    warn(issues)
     if out is None:
         typer.echo(text, nl=False)
     else:

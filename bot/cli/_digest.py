@@ -12,7 +12,7 @@ from ._common import Context
 def digest(
     ctx: typer.Context,
     post: Annotated[str, typer.Option("--post", help="Where to: stdout, or telegram ([telegram.digest] chats).")] = "stdout",
-    since_hours: Annotated[float, typer.Option("--since-hours", help="Count ratings newer than this as new.")] = 24.0,
+    since_hours: Annotated[float, typer.Option("--since-hours", help="Count ratings newer than this as new (0–876000).")] = 24.0,
     out: Annotated[Optional[str], typer.Option("--out", help="Also write digest.md and digest.png into this directory.")] = None,
 ) -> None:
     """Progress per run, new ratings, human average, AI-vs-human delta, top concerns and a chart.
@@ -21,5 +21,10 @@ def digest(
     """
     from bot.digests import make_digest
 
+    from ._analyze import warn
+
     context: Context = ctx.obj
-    typer.echo(make_digest(context.store(), context.config(), post=post, since_hours=since_hours, out=out))
+    issues: list = []
+    text = make_digest(context.store(), context.config(), post=post, since_hours=since_hours, out=out, issues=issues)
+    warn(issues)
+    typer.echo(text)

@@ -35,9 +35,10 @@ class _Printer:
 
     def __init__(self, mode: str, total: int):
         from evaluation.output import quiet_item, verbose_item
+        from evaluation.text import visible
 
         self.mode, self.total = mode, total
-        self.verbose_item, self.quiet_item = verbose_item, quiet_item
+        self.verbose_item, self.quiet_item, self.visible = verbose_item, quiet_item, visible
         self.progress = None
         if sys.stderr.isatty():
             from rich.console import Console
@@ -56,7 +57,7 @@ class _Printer:
         else:
             lines = []
         for line in lines:
-            typer.echo(line)  # with a live bar, rich redirects stdout above it
+            typer.echo(self.visible(line, newlines=False))  # with a live bar, rich redirects stdout above it
         if self.progress:
             self.progress.advance(self.task)
 
@@ -68,13 +69,14 @@ class _Printer:
 def _report(outcome, mode: str, store: "Store") -> None:
     """The average, the regression verdict (and detail), where the run is; exit 1 for CI on a regression."""
     from evaluation.output import silent_lines
+    from evaluation.text import visible
 
     report, run_id = outcome.regressions, outcome.run.run_id
     for line in silent_lines(outcome.run, report.count):
         typer.echo(line)
     if mode != "silent":
         for line in report.lines():
-            typer.echo(line)
+            typer.echo(visible(line, newlines=False))  # the regressed queries' text
         typer.echo(f"run {run_id}: {store.run_path(run_id)}  ·  review it: hilbot review {run_id}")
     elif report.count:
         raise typer.Exit(1)
@@ -85,7 +87,8 @@ def run(
     set_spec: Annotated[str, typer.Option("--set", help="Query set: a name, all (curated sets), generated/*, generated/<date>.")] = "core",
     cases: Annotated[Optional[str], typer.Option("--cases", help="YAML test cases (a file or a directory) instead of a query set.")] = None,
     target: Annotated[Optional[str], typer.Option("--target", help="module:function called with each query.")] = None,
-    target_cmd: Annotated[Optional[str], typer.Option("--target-cmd", help="Shell command; {query} or stdin in, JSON out.")] = None,
+    target_cmd: Annotated[Optional[str], typer.Option("--target-cmd", help="Command printing JSON or text. With {query} (one argument, as data) it runs without a shell; "
+                                                                    "without, in the shell, the query on stdin. $HILBOT_QUERY holds it either way.")] = None,
     outputs: Annotated[Optional[str], typer.Option("--outputs", help="Precomputed outputs (JSONL/JSON, by id).")] = None,
     judge: Annotated[Optional[str], typer.Option("--judge", help="lexical (default, local methods) or llm (opt-in: sends items to [llm]).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="One line per query.")] = False,
@@ -112,7 +115,8 @@ def run(
     set_name, kind, case_list = plan_cases(config, set_spec=set_spec, cases_path=cases, queries_dir=queries_dir)
     the_target = make_target(target=target, command=target_cmd, outputs=outputs, timeout_s=config.targets.timeout_s)
     plan = RunPlan(run_id or default_run_id(store), set_name, kind, case_list, the_target, _judge(judge, config, store),
-                   label=label, dimensions=DEFAULT_DIMENSIONS[kind], concurrency=config.targets.concurrency)
+                   label=label, dimensions=DEFAULT_DIMENSIONS[kind], concurrency=config.targets.concurrency,
+                   generated_id=run_id is None)
     mode = "silent" if silent else "quiet" if quiet else "verbose"
     printer = _Printer(mode, len(case_list))
     try:
@@ -137,6 +141,10 @@ def compare(
     """
     from evaluation.comparison import compare as build
 
+    from ._analyze import warn
+
     store = ctx.obj.store()
-    comparison = build([store.load_run(r) for r in run_ids])
+    issues: list = []
+    comparison = build([store.load_run(r, issues) for r in run_ids])
+    warn(issues)
     typer.echo(comparison.to_json() if fmt is CompareFormat.json else comparison.to_markdown())

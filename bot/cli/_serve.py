@@ -24,10 +24,13 @@ def serve(
     import logging
 
     from bot.channels import chat_channel
+    from evaluation.scrub import install_logging
 
-    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    for noisy in ("httpx", "apscheduler"):
-        logging.getLogger(noisy).setLevel(logging.DEBUG if verbose else logging.WARNING)
-    context: Context = ctx.obj
-    channel = chat_channel(name)
-    channel.serve(context.store(), context.config())
+    # Every line, from any library, at any level, is scrubbed of secrets (httpx logs each URL with the bot token in it).
+    undo = install_logging(logging.DEBUG if verbose else logging.INFO, quiet=("httpx", "apscheduler"))
+    try:
+        context: Context = ctx.obj
+        channel = chat_channel(name)
+        channel.serve(context.store(), context.config())
+    finally:
+        undo()

@@ -28,10 +28,12 @@ def _sets(context: Context, directory: str | None) -> "QuerySets":
 
 
 def _ask(prompt: str) -> str:
-    """A line from stdin; piped input is echoed so a transcript reads like a session."""
+    """A line from stdin; piped input is echoed (control characters made visible) so a transcript reads like a session."""
+    from evaluation.text import visible
+
     line = input(prompt)
     if not sys.stdin.isatty():
-        typer.echo(line)
+        typer.echo(visible(line, newlines=False))
     return line
 
 
@@ -60,7 +62,9 @@ def list_(ctx: typer.Context, directory: DirOption = None) -> None:
 
     Example: hilbot sets list
     """
-    typer.echo("\n".join(_sets(ctx.obj, directory).listing()))
+    from evaluation.text import visible
+
+    typer.echo("\n".join(visible(line, newlines=False) for line in _sets(ctx.obj, directory).listing()))
 
 
 @app.command("generate")

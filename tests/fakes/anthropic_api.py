@@ -36,6 +36,10 @@ class Reply:
     """``error.type`` of an error body (rate_limit_error, overloaded_error, …)."""
     retry_after: float | None = None
     """``retry-after`` header (seconds) on an error."""
+    message: str | None = None
+    """``error.message`` of an error body (default ``fake <error_type>``)."""
+    echo_key: bool = False
+    """Append the request's key header (``x-api-key``, or ``authorization``) to the error message, as careless servers do."""
     delay: float = 0.0
     """Seconds to wait before answering (a delay past the client's timeout is a timeout)."""
     input_tokens: int = 120
@@ -47,9 +51,10 @@ def tool(**fields: Any) -> Reply:
     return Reply(tool_input=fields)
 
 
-def error(status: int, error_type: str = "api_error", retry_after: float | None = None) -> Reply:
-    """An error answer (429 rate_limit_error, 529 overloaded_error, 500 api_error…)."""
-    return Reply(status=status, error_type=error_type, retry_after=retry_after)
+def error(status: int, error_type: str = "api_error", retry_after: float | None = None, message: str | None = None,
+          echo_key: bool = False) -> Reply:
+    """An error answer (429 rate_limit_error, 529 overloaded_error, 500 api_error…); ``echo_key``: its message quotes the key."""
+    return Reply(status=status, error_type=error_type, retry_after=retry_after, message=message, echo_key=echo_key)
 
 
 def _value_for(schema: dict[str, Any], defs: dict[str, Any]) -> Any:
@@ -132,16 +137,19 @@ class FakeAnthropic:
         try:
             reply = self._next(body)
             await asyncio.sleep(self.latency + reply.delay)
-            return self._response(body, reply)
+            return self._response(body, reply, request.headers.get("x-api-key") or request.headers.get("authorization", ""))
         finally:
             with self._lock:
                 self._in_flight -= 1
 
-    def _response(self, body: dict[str, Any], reply: Reply) -> web.Response:
+    def _response(self, body: dict[str, Any], reply: Reply, key: str = "") -> web.Response:
         if reply.status != 200:
             headers = {"retry-after": str(reply.retry_after)} if reply.retry_after is not None else {}
             headers["x-should-retry"] = "true" if reply.status in (429, 529) or reply.status >= 500 else "false"
-            payload = {"type": "error", "error": {"type": reply.error_type, "message": f"fake {reply.error_type}"}}
+            message = reply.message if reply.message is not None else f"fake {reply.error_type}"
+            if reply.echo_key:
+                message += f" (bad key header: {key})"
+            payload = {"type": "error", "error": {"type": reply.error_type, "message": message}}
             return web.json_response(payload, status=reply.status, headers=headers)
         if reply.text is not None:
             content = [{"type": "text", "text": reply.text}]

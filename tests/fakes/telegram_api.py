@@ -263,6 +263,16 @@ class _Fault:
     retry_after: int = 1
     delay: float = 0.0
     process: bool = False
+    body: bytes | None = None
+    """Answer these raw bytes (not JSON) with ``status`` (200 when None)."""
+
+
+class _Raw(Exception):
+    """A raw (non-JSON) answer; the dispatcher sends it as it is."""
+
+    def __init__(self, status: int, body: bytes) -> None:
+        super().__init__(status)
+        self.status, self.body = status, body
 
 
 @dataclass
@@ -363,6 +373,11 @@ class FakeTelegram:
     def fail_next(self, method: str, status: int = 429, retry_after: int = 1, count: int = 1, description: str | None = None) -> None:
         """The next ``count`` calls to ``method`` get this error (and are not carried out)."""
         self._add_faults(method, count, _Fault(status, description, retry_after))
+
+    def garble_next(self, method: str, body: bytes = b"<html><body>502 Bad Gateway</body></html>", status: int = 200,
+                    count: int = 1) -> None:
+        """The next ``count`` calls to ``method`` get ``body`` (not JSON, as a proxy's error page) with ``status``."""
+        self._add_faults(method, count, _Fault(status, body=body))
 
     def stall_next(self, method: str, seconds: float, process: bool = False, count: int = 1) -> None:
         """The next calls to ``method`` answer ``seconds`` late; ``process=False``: never carried out (502)."""
@@ -516,6 +531,9 @@ class FakeTelegram:
             call.status, body = 200, {"ok": True, "result": result}
         except ApiError as error:
             call.status, body = error.status, error.body()
+        except _Raw as raw:
+            call.status = raw.status
+            return web.Response(body=raw.body, status=raw.status, content_type="text/html")
         return web.json_response(body, status=call.status)
 
     async def _run(self, method: str, call: Call) -> Any:
@@ -524,6 +542,8 @@ class FakeTelegram:
             raise ApiError(404, "Not Found")
         with self._lock:
             fault = self._faults[method].popleft() if self._faults[method] else None
+        if fault and fault.body is not None:
+            raise _Raw(fault.status or 200, fault.body)
         if fault and fault.status:
             raise _fault_error(fault)
         if fault and not fault.process:
