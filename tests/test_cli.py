@@ -94,3 +94,14 @@ def test_unknown_dimension_via_cli(run_cli):
     run_cli("demo")
     result = run_cli("review", SEARCH_RUN, "--dimension", "vibes")
     assert result.returncode == 2 and "unknown dimension 'vibes'" in result.stderr
+
+
+def test_a_failing_command_says_one_line_even_when_the_log_has_bad_lines(run_cli, tmp_path):
+    """Warnings about bad lines are shown when the command succeeds; a failure is its one error line."""
+    run_cli("demo")
+    (tmp_path / "results" / "ratings.jsonl").write_bytes(b"{oops\n[]\n\xff\n")
+    (tmp_path / "adir").mkdir()
+    failed = run_cli("export", SEARCH_RUN, "--out", str(tmp_path / "adir"))
+    assert failed.returncode == 2 and failed.stderr.count("\n") == 1 and failed.stderr.startswith("error: "), failed.stderr
+    listed = run_cli("review", "--list")
+    assert listed.returncode == 0 and listed.stderr.count("warning: ") == 3, listed.stderr

@@ -156,14 +156,14 @@ def _snapshot(root: Path) -> dict[str, bytes]:
 
 
 def check(result, *, allowed: tuple[int, ...] = (0, 2)) -> None:
-    """One line on stderr and exit 2, or success; never a traceback or the backstop."""
+    """Exactly one line on stderr and exit 2, or success (warnings allowed); never a traceback or the backstop."""
     assert "Traceback" not in result.stderr and BUG not in result.stderr, result.stderr[-2000:]
     assert result.exit_code in allowed, (result.exit_code, result.stderr[-2000:])
     lines = result.stderr.splitlines()
     errors = [line for line in lines if line.startswith("error: ")]
     assert all(line.startswith(PREFIXES) or not line.strip() for line in lines), lines[:5]
     if result.exit_code == 2:
-        assert len(errors) == 1 and lines[-1] == errors[0], lines[-5:]
+        assert lines == errors and len(errors) == 1, lines[-5:]
     else:
         assert errors == [], errors
 

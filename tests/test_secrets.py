@@ -139,7 +139,6 @@ def test_every_logger_at_every_level_is_scrubbed_messages_arguments_and_tracebac
 def test_install_logging_twice_keeps_one_handler_and_the_undo_restores_what_was_there(install):
     install, logs = install
     root, chatty = logging.getLogger(), logging.getLogger("vendor.chatty")
-    before = root.handlers[:], root.level, chatty.level
     install(logging.INFO, quiet=["vendor.chatty"])
     install(logging.INFO, quiet=["vendor.chatty"])
     logging.getLogger("vendor.lib").info("once")

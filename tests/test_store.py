@@ -15,7 +15,6 @@ import os
 import re
 import resource
 import subprocess
-import sys
 import threading
 from datetime import datetime, timezone
 from pathlib import Path

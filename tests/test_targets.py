@@ -8,7 +8,6 @@ import json
 import shlex
 import sys
 import textwrap
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout

@@ -12,7 +12,7 @@ import sys
 import typer
 
 from . import _analyze, _data, _demo, _digest, _review, _run, _serve, _sets
-from ._common import global_options
+from ._common import global_options, hold_warnings, release_warnings
 
 app = typer.Typer(
     name="hilbot",
@@ -50,6 +50,7 @@ def main(argv: list[str] | None = None) -> None:
     from evaluation.scrub import CommandFormatter, install_logging
 
     undo = install_logging(logging.WARNING, formatter=CommandFormatter())  # `serve` sets its own
+    hold_warnings()
     try:
         code = app(args=argv, standalone_mode=False)
     except HilbotError as exc:
@@ -67,6 +68,7 @@ def main(argv: list[str] | None = None) -> None:
               "please report it with the command you ran (HILBOT_DEBUG=1 shows the traceback)", 2)
     finally:
         undo()
+    release_warnings(show=True)
     sys.exit(code if isinstance(code, int) else 0)
 
 
@@ -92,6 +94,7 @@ def _fail(message: str, code: int) -> None:
     from evaluation.scrub import scrub
     from evaluation.text import visible
 
+    release_warnings(show=False)  # a failing command says one thing: this line
     print(f"error: {visible(scrub(message), newlines=False)}", file=sys.stderr)
     sys.exit(code)
 

@@ -11,7 +11,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from ._common import Context
+from ._common import Context, warn
 
 app = typer.Typer(help="Analyse the ratings: validate, agreement, calibration, correlate, patterns, synthesize.",
                   no_args_is_help=True, rich_markup_mode=None)
@@ -38,14 +38,6 @@ def in_range(option: str, value: float, low: float, high: float) -> None:
 
 def _plain(number: float) -> str:
     return str(number) if isinstance(number, int) else f"{number:g}"
-
-
-def warn(lines) -> None:
-    """``warning: …`` on stderr per line; text quoted from a log is made visible."""
-    from evaluation.text import visible
-
-    for line in lines:
-        print(f"warning: {visible(str(line), newlines=False)}", file=sys.stderr)
 
 
 def _emit(output) -> None:

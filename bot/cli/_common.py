@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Iterable, Optional
 
 import typer
 
@@ -44,12 +44,43 @@ def global_options(
     ctx.obj = Context(data_dir, config)
 
 
-def warn_issues(issues: "list[LogIssue]") -> None:
-    """Print unreadable log lines as ``warning: file:line: reason`` on stderr (control characters made visible)."""
+_held: list[str] | None = None
+"""Warnings kept back until the command has succeeded (when stderr is not a terminal), else None."""
+
+
+def warn(lines: Iterable[object]) -> None:
+    """``warning: …`` on stderr per line, control characters made visible.
+
+    When stderr is not a terminal they are held until the command succeeds, so that a command
+    that fails says one thing on stderr: its one error line.
+    """
     from evaluation.text import visible
 
-    for issue in issues:
-        print(f"warning: {visible(str(issue), newlines=False)}", file=sys.stderr)
+    for line in lines:
+        text = f"warning: {visible(str(line), newlines=False)}"
+        if _held is None:
+            print(text, file=sys.stderr)
+        else:
+            _held.append(text)
+
+
+def warn_issues(issues: "list[LogIssue]") -> None:
+    """Print unreadable log lines as ``warning: file:line: reason`` (see :func:`warn`)."""
+    warn(issues)
+
+
+def hold_warnings() -> None:
+    """From now on, hold warnings back if stderr is not a terminal (a command starts)."""
+    global _held
+    _held = None if sys.stderr.isatty() else []
+
+
+def release_warnings(*, show: bool) -> None:
+    """Print the held warnings (the command succeeded) or drop them (it failed); print at once from now on."""
+    global _held
+    held, _held = _held or [], None
+    for text in held if show else ():
+        print(text, file=sys.stderr)
 
 
 def default_reviewer() -> str:

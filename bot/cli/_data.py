@@ -58,7 +58,7 @@ def export(
     """
     from evaluation.exports import export_run
 
-    from ._analyze import warn
+    from ._common import warn
 
     context: Context = ctx.obj
     store = context.store()

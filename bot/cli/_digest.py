@@ -21,7 +21,7 @@ def digest(
     """
     from bot.digests import make_digest
 
-    from ._analyze import warn
+    from ._common import warn
 
     context: Context = ctx.obj
     issues: list = []

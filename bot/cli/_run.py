@@ -141,7 +141,7 @@ def compare(
     """
     from evaluation.comparison import compare as build
 
-    from ._analyze import warn
+    from ._common import warn
 
     store = ctx.obj.store()
     issues: list = []
