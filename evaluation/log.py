@@ -114,6 +114,7 @@ class EventLog:
         self.restored = 0
         """Records appended again because a replacement of the file had dropped them."""
         self._fd: int | None = None
+        self._identity: tuple[int, int] = (-1, -1)
         self._end = 0
         self._recent: deque[tuple[float, bytes]] = deque()
         self._recent_bytes = 0
@@ -189,10 +190,10 @@ class EventLog:
         """Write ``lines`` to the file the path names, fsync, and check it still names it afterwards."""
         try:
             for _ in range(_ATTEMPTS):
-                fd, restore = self._lock()
+                fd, restore, size = self._lock()
                 try:
                     missing = self._missing(fd) if restore else []
-                    self._append_locked(fd, missing + lines)
+                    self._append_locked(fd, missing + lines, size)
                 finally:
                     fcntl.flock(fd, fcntl.LOCK_UN)
                 if missing or lines:
@@ -201,21 +202,21 @@ class EventLog:
                 self._note_restored(len(missing))
                 self._remember(lines)
                 lines = []
-                if self._state(fd) == "same":
+                if self._state()[0] in ("same", "shrunk"):  # a shrink is put right at the next write
                     return None
             raise OSError(errno.EAGAIN, "the file kept being replaced while hilbot wrote to it")
         except OSError as exc:
             return exc
 
-    def _lock(self) -> tuple[int, bool]:
-        """The locked descriptor of the file the path names now, and whether it may lack records of ours."""
+    def _lock(self) -> tuple[int, bool, int]:
+        """The locked descriptor of the file the path names now, whether it may lack records of ours, and its size."""
         restore = False
         for _ in range(_ATTEMPTS):
             fd = self._open()
             fcntl.flock(fd, fcntl.LOCK_EX)
-            state = self._state(fd)
+            state, size = self._state()
             if state in ("same", "shrunk"):
-                return fd, restore or state == "shrunk"
+                return fd, restore or state == "shrunk", size
             fcntl.flock(fd, fcntl.LOCK_UN)
             self._drop()
             if state == "gone":  # deleted or moved away: what was in it went with it
@@ -224,24 +225,25 @@ class EventLog:
             restore = state == "replaced"
         raise OSError(errno.EAGAIN, "the file kept being replaced while hilbot wrote to it")
 
-    def _state(self, fd: int) -> str:
-        """``same``; ``replaced`` or ``gone`` (the path names another file, or none); ``shrunk`` (rewritten in place)."""
+    def _state(self) -> tuple[str, int]:
+        """What the path names now, and its size: ``same``; ``shrunk`` (rewritten in place); ``replaced`` or
+        ``gone`` (another file, or none). One ``stat``: the file held open is known by its device and inode."""
         try:
             named = os.stat(self.path, follow_symlinks=False)
         except (FileNotFoundError, NotADirectoryError):
-            return "gone"
-        held = os.fstat(fd)
-        if (named.st_dev, named.st_ino) != (held.st_dev, held.st_ino):
-            return "replaced"
-        return "shrunk" if held.st_size < self._end else "same"
+            return "gone", 0
+        if (named.st_dev, named.st_ino) != self._identity:
+            return "replaced", 0
+        return ("shrunk" if named.st_size < self._end else "same"), named.st_size
 
-    def _append_locked(self, fd: int, lines: list[bytes]) -> None:
-        size = os.fstat(fd).st_size
+    def _append_locked(self, fd: int, lines: list[bytes], size: int) -> None:
+        """Append ``lines`` at the end of a file of ``size`` bytes (locked), on a fresh line."""
         if lines and size and os.pread(fd, 1, size - 1) != b"\n":
-            os.write(fd, b"\n")  # a torn last line: start a fresh one
+            size += os.write(fd, b"\n")  # a torn last line: start a fresh one
         for line in lines:
             _write_all(fd, line)
-        self._end = os.fstat(fd).st_size
+            size += len(line)
+        self._end = size
 
     def _missing(self, fd: int) -> list[bytes]:
         """Our recent records the file does not hold (it replaced the one they were written to)."""
@@ -285,7 +287,7 @@ class EventLog:
                 raise OSError(errno.EINVAL, "not a regular file")
             if created:  # make the new directory entry durable too
                 fsync_dir(self.path.parent)
-            self._fd, self._end = fd, info.st_size
+            self._fd, self._end, self._identity = fd, info.st_size, (info.st_dev, info.st_ino)
         return self._fd
 
     def _drop(self) -> None:
