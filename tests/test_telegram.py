@@ -262,6 +262,23 @@ async def test_skip_records_and_deals_the_next_card(bot):
         assert nxt["text"].startswith("[2/18]") and labels(nxt)[0] == "good"
 
 
+async def test_taps_answered_after_sed_i_on_the_log_are_in_the_file(bot):
+    """The reported bug: after `sed -i` on ratings.jsonl, taps were answered "Recorded" and written to the deleted file."""
+    import subprocess
+
+    async with bot:
+        _, card = await bot.say(ALICE, f"/review {SEARCH_RUN}", replies=2)
+        await bot.tap(ALICE, card, "good")
+        await bot.fake.until(lambda: len(bot.fake.messages(ALICE)) == 3, what="the next card")
+        path = bot.store.ratings.path
+        subprocess.run(["sed", "-i", "s/x/x/", str(path)], check=True)  # an edit that saves by rename
+        for n in range(3):
+            card = bot.fake.messages(ALICE)[-1]
+            await bot.tap(ALICE, card, "poor")
+            await bot.fake.until(lambda: len(bot.fake.messages(ALICE)) == 4 + n, what="the next card")
+        assert [r["judgment"] for r in bot.records("rating")] == ["good", "poor", "poor", "poor"]
+
+
 async def test_view_full_sends_everything_the_card_cut(tg, store, tmp_path):
     long_answer = "<b>not a tag</b> & " + "word " * 3000
     header = RunHeader(run_id="long", kind="answer", dimensions=["answer"])
