@@ -127,7 +127,7 @@ def agreement(report: Any) -> list[str]:
     scope = f"run {report.run}" if report.run else "all runs"
     lines = [f"# Inter-rater agreement ({scope})", "",
              f"95% CIs: percentile bootstrap over items, {report.n_boot} replicates, seed {report.seed}. "
-             "Bands (seed 003): κ ≥ 0.60 acceptable, ≥ 0.75 good, ≥ 0.85 excellent; α ≥ 0.67 / 0.80 / 0.90."]
+             "Bands: κ ≥ 0.60 acceptable, ≥ 0.75 good, ≥ 0.85 excellent; α ≥ 0.67 / 0.80 / 0.90."]
     for dim in report.dimensions:
         lines += _dimension_agreement(dim, report.min_shared)
     return lines

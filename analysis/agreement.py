@@ -1,8 +1,8 @@
-"""Inter-rater reliability (seed 003): do reviewers agree with each other?
+"""Inter-rater reliability: do reviewers agree with each other?
 
 Cohen's κ for every reviewer pair, Fleiss' κ over all reviewers, Krippendorff's α at the four levels of
-measurement, each with a bootstrap CI and seed 003's target band, plus the items reviewers disagree on
-(seed 003 "Disagreement Resolution", step 1). Everything returns values; nothing prints or renders
+measurement, each with a bootstrap CI and its target band, plus the items reviewers disagree on
+(the ones to resolve first). Everything returns values; nothing prints or renders
 (markdown lives in :mod:`analysis.report`). Conventions:
 
 * **Undefined, never NaN, never an exception.** A statistic that has no value is ``Undefined(reason)``:
@@ -31,7 +31,7 @@ measurement, each with a bootstrap CI and seed 003's target band, plus the items
   Undefined. A percentile CI need not be centred on its estimate; with few items and a statistic at the edge
   of its range (e.g. κ when reviewers systematically disagree) resampling biases the replicates to one side and
   the CI can even exclude the estimate. It is reported as computed, never widened to include it.
-* **Bands** (seed 003 "Target Agreement"): κ (Cohen's and Fleiss') ≥ 0.85 excellent, ≥ 0.75 good, ≥ 0.60
+* **Bands** (target agreement): κ (Cohen's and Fleiss') ≥ 0.85 excellent, ≥ 0.75 good, ≥ 0.60
   acceptable, else below acceptable; Krippendorff's α ≥ 0.90 / ≥ 0.80 / ≥ 0.67. Undefined → ``"undefined"``.
 * **Disagreements**: items with ≥ 2 ratings whose judgments are not all the same, by spread (max − min
   score) descending, then number of raters descending, then run id and item id.
@@ -65,9 +65,9 @@ LEVELS: tuple[Level, ...] = ("nominal", "ordinal", "interval", "ratio")
 KAPPA_WEIGHTS: tuple[Weights, ...] = (None, "linear", "quadratic")
 """Cohen's κ variants a report gives per reviewer pair."""
 KAPPA_BANDS = ((0.85, "excellent"), (0.75, "good"), (0.60, "acceptable"))
-"""Seed 003's targets for Cohen's (and Fleiss') κ."""
+"""Target bands for Cohen's (and Fleiss') κ."""
 ALPHA_BANDS = ((0.90, "excellent"), (0.80, "good"), (0.67, "acceptable"))
-"""Seed 003's targets for Krippendorff's α."""
+"""Target bands for Krippendorff's α."""
 BELOW = "below acceptable"
 UNDEFINED_BAND = "undefined"
 CONFIDENCE = 0.95
@@ -85,7 +85,7 @@ units draws the same resamples for the same seed."""
 
 
 def band(value: Number | None, metric: str | Callable[..., Any]) -> str:
-    """Seed 003's band for ``value`` of ``metric``: excellent / good / acceptable / below acceptable.
+    """The target band for ``value`` of ``metric``: excellent / good / acceptable / below acceptable.
 
     ``metric`` is ``"cohen"`` or ``"fleiss"`` (κ thresholds 0.85 / 0.75 / 0.60) or ``"krippendorff"`` / ``"alpha"``
     (α thresholds 0.90 / 0.80 / 0.67); the function names (``"cohen_kappa"``, …) or the functions themselves also
@@ -557,7 +557,7 @@ def _bootstrap(statistic: Callable[..., Number], estimate: Number, args: tuple, 
 
 @dataclass(frozen=True)
 class AgreementEstimate(Jsonable):
-    """One agreement statistic: its value, 95% bootstrap CI, seed 003 band and the items it rests on."""
+    """One agreement statistic: its value, 95% bootstrap CI, target band and the items it rests on."""
 
     value: Number
     ci: tuple[float, float] | Undefined

@@ -1,4 +1,4 @@
-"""The AI judge against humans (seed 003 "Purpose", seed 001 §3.1): how well do the judge's scores track ratings?
+"""The AI judge against humans: how well do the judge's scores track ratings?
 
 Everything returns values; nothing prints. Conventions:
 

@@ -1,4 +1,4 @@
-"""Ratings against a numeric item feature (seed 002 §4 "correlate-leap-distance", §8 "Monotonic Expectation").
+"""Ratings against a numeric item feature, and whether success follows the expected trend.
 
 Does a feature (e.g. ``leap_distance``) calibrate to human ratings? Everything returns values. Conventions:
 
@@ -15,10 +15,10 @@ Does a feature (e.g. ``leap_distance``) calibrate to human ratings? Everything r
   ``missing_feature``.
 * **Wilson score interval** (no continuity correction; Wilson 1927, Newcombe 1998 method 3) for each bucket's
   success rate.
-* **Monotonicity**: with ``expect="decreasing"`` (seed 002: larger leaps should do worse) a pair of adjacent
+* **Monotonicity**: with ``expect="decreasing"`` (larger leaps should do worse) a pair of adjacent
   non-empty buckets (empty ones are skipped) breaks the order when the larger-feature bucket has a strictly
   higher success rate (``"increasing"``: strictly lower). A break is ``beyond_ci`` when the two Wilson
-  intervals do not overlap. ``ends_as_expected`` is seed 002's check: the last bucket against the first.
+  intervals do not overlap. ``ends_as_expected`` is the end-to-end check: the last bucket against the first.
 * **Spearman ρ** between the feature and the human score, over (run, item, dimension) with the human score =
   mean of the item's current ratings (so several reviewers of one item do not count as independent pairs);
   CI as in :func:`analysis.calibration.spearman`.

@@ -761,7 +761,7 @@ _LABEL_KINDS = {
     "missing_elements": "list",
 }
 _RATING_ONLY = ("judgment", "score", "concerns", "confidence", "labels")
-"""Rating fields a skip record may wrongly carry (seed 002 §9's skip_with_score)."""
+"""Rating fields a skip record may wrongly carry (the skip_with_score flag)."""
 _CATEGORICAL = ("run_id", "item_id", "dimension", "reviewer", "channel", "judgment", "source_type", "session_date")
 _INTERNED = _CATEGORICAL + ("tag",)
 
@@ -1068,7 +1068,7 @@ def _metadata(col: list, interner: _Interner) -> tuple[list[int], list[int], lis
 
 
 def _labels_ok(labels: dict) -> bool:
-    """Whether seed 003's label fields are plainly valid (``Labels``)."""
+    """Whether the label fields are plainly valid (``Labels``)."""
     for name, value in labels.items():
         kind = _LABEL_KINDS.get(name)
         if kind is None:

@@ -1,11 +1,11 @@
-"""Pattern discovery over ratings (seed 002 §4 "analyze-results", §6, Future Extensions "regression detection").
+"""Pattern discovery over ratings.
 
 Per dimension: the distribution of judgments, success rate and mean score by source type, by category and by
 concern tag, drift over time, and regressed patterns. Everything returns values. Conventions:
 
 * **Success** of a rating: its option's ``success`` flag, else score ≥ 0.5; rates carry Wilson 95% intervals
   (:func:`analysis.correlate.wilson_interval`). Every figure counts current ratings.
-* **Source type** of a rating: the rating's own ``source_type`` (seed 002 §6 metadata), else its item's.
+* **Source type** of a rating: the rating's own ``source_type`` (rating metadata), else its item's.
   **Category**: the item's. Missing values form their own group, keyed None.
 * **Concern tags**: ``count`` = ratings carrying the tag, ``share`` = count / ratings of the dimension, and the
   mean score and success rate of those ratings. Every tag the dimension offers is listed, unused ones with

@@ -1,4 +1,4 @@
-"""Seed 000 §4's synthesis: the reviewers' scores and notes turned into prose and action items.
+"""The review synthesis: the reviewers' scores and notes turned into prose and action items.
 
 The evidence is gathered from the loaded log (:mod:`analysis.load`: current ratings, notes,
 concern tags, AI scores). With ``llm`` the LLM writes the synthesis from that evidence (through the one LLM

@@ -21,7 +21,7 @@
   taps (a line repeated verbatim, same idempotency key), 0.3 % chat ``delivery`` records.
   Options with ``ask_concerns`` carry 1–3 tags of the dimension's concern set (75 % of the time;
   ``leap_unjustified`` / ``conviction_too_high`` grow likelier with the leap); 0.3 % of the other
-  ratings carry one tag anyway (seed 002 §9's "excellent with a concern").
+  ratings carry one tag anyway ("excellent with a concern").
 * **Time**: runs are created over the first 20 days of a 30-day window starting 2026-01-05 UTC;
   a run's ratings fall between its creation and the window's end. The log is in time order.
   ``metadata.session_date`` is the UTC date of the event, ``metadata.source_type`` the item's.

@@ -1,4 +1,4 @@
-"""Seed 002 §4/§9: validate the ratings log — schema errors, and contradictions flagged, never rejected.
+"""Validate the ratings log — schema errors, and contradictions flagged, never rejected.
 
 :func:`validate` streams every event of ``ratings.jsonl`` (not only the latest per key) with the
 fast reader of :mod:`analysis.load`, resolves items against the run files, and returns a

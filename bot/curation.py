@@ -1,4 +1,4 @@
-"""The human-in-the-loop edit loop over a list of queries (seed 000 §1): generate and review.
+"""The human-in-the-loop edit loop over a list of queries: generate and review.
 
 A :class:`Curation` moves between named states; each handler returns the next one::
 

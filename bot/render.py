@@ -33,7 +33,7 @@ def _shown(text: str, full: bool, limit: int) -> str:
 
 
 def result_lines(item: ItemData, *, full: bool = False) -> list[str]:
-    """Seed 000's ranked list: ``→ 1. [0.82] /path`` then the quoted snippet."""
+    """The ranked result list: ``→ 1. [0.82] /path`` then the quoted snippet."""
     lines = []
     for position, result in enumerate(item.results, 1):
         score = f"[{result.score:.2f}] " if result.score is not None else ""

@@ -219,7 +219,7 @@ class ReviewSession:
         return self._apply(transition)
 
     def summary(self) -> ReviewSummary:
-        """Seed 000's hilReview for this reviewer's work on the run so far."""
+        """The hilReview for this reviewer's work on the run so far."""
         return summarize(self.ledger, self.run, self.dimension, self.reviewer)
 
     # ------------------------------------------------------------------ handlers
@@ -270,7 +270,7 @@ class ReviewSession:
         if not text:
             return Transition(self._note_from, alert="No note added.")
         note = Note(**self._event_fields(action), text=text)
-        if self._note_from == State.RATING:  # seed 000's "note only": a note instead of a score
+        if self._note_from == State.RATING:  # "note only": a note instead of a score
             return Transition(State.RATING, [note, self._skip(action, "note only", suffix=":skip")], advance=True)
         return Transition(State.FOLLOW_UP, [note])
 

@@ -1,4 +1,4 @@
-"""What a run evaluates: cases, from query sets or from seed 001's YAML test cases.
+"""What a run evaluates: cases, from query sets or from YAML test cases.
 
 A YAML file holds one test case, a list of them, or several ``---`` documents::
 
@@ -61,7 +61,7 @@ class Case:
 
 
 class TestCase(BaseModel):
-    """One seed 001 test case as written in YAML."""
+    """One test case as written in YAML."""
 
     __test__ = False  # not a pytest class
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, allow_inf_nan=False)

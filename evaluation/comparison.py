@@ -1,7 +1,7 @@
-"""Seed 001 §2's model comparison: a profile per run and a quote coverage matrix per test case.
+"""The model comparison: a profile per run and a quote coverage matrix per test case.
 
 Overall is the mean of the items' weighted aggregates; Quote Quality, Reasoning and Correctness
-are seed 001's dimensions computed per item and averaged (items where a dimension is undefined
+are computed per item and averaged (items where a dimension is undefined
 are left out of its mean); Speed is the mean latency and Cost the mean cost per item (the
 system's own cost plus judging). Items whose judgment failed count in no column but ``failed``.
 """

@@ -53,11 +53,11 @@ class ScaleOption(_Config):
     meaning: str | None = None
     """One-line guidance shown in help."""
     ask_concerns: bool = False
-    """Offer concern tags after this option (seed 002's conditional follow-ups)."""
+    """Offer concern tags after this option (conditional follow-ups)."""
     success: bool | None = None
     """Counts as a success in success-rate analyses (default: score ≥ 0.5)."""
     labels: dict[str, Any] = Field(default_factory=dict)
-    """Seed 003 label fields this option sets, e.g. ``{trigger_correct = true}``."""
+    """Label fields this option sets, e.g. ``{trigger_correct = true}``."""
 
 
 class Scale(_Config):

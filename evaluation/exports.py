@@ -1,7 +1,7 @@
-"""Exports of a run's human review: seed 003's label export and seed 000's inline ``hil`` view.
+"""Exports of a run's human review: the label export and the inline ``hil`` view.
 
 ``json``: ``{exportedAt, runId, dimension, labelerId, labels: [...], queries: [...], hilReview}``;
-``jsonl``: the run file as seed 000 stores it, each ``query_evaluation`` with its ``data.hil``
+``jsonl``: the run file as stored, each ``query_evaluation`` with its ``data.hil``
 block and the ``run_summary`` with ``hilReview``; ``csv``: one row per label.
 """
 
@@ -33,7 +33,7 @@ def _camel(name: str) -> str:
 
 
 def label(judgment: Rating | Skip, ledger: Ledger, run: Run) -> dict[str, Any]:
-    """One human judgment as a seed 003 label (camelCase, empty fields left out)."""
+    """One human judgment as a label (camelCase, empty fields left out)."""
     key = (judgment.run_id, judgment.item_id, judgment.dimension, judgment.reviewer.key)
     note = ledger.notes.get(key)
     item = run.item(judgment.item_id)

@@ -1,7 +1,7 @@
 """Judges: one async call per item, registered by name.
 
 - ``llm``: an LLM judge through the configured provider (Anthropic by default). Search items get
-  seed 000's relevance / ranking / coverage / snippet / overall; answers get seed 001's three
+  relevance / ranking / coverage / snippet / overall; answers get three
   judges (quote faithfulness, explanation faithfulness, answer correctness), each a prompt
   template in an editable file with a verdict and a one-sentence reason.
 - ``lexical``: local methods only, no key and nothing sent anywhere. Its scores are labelled
@@ -9,7 +9,7 @@
 
 Both add the local metrics: nDCG@k and recall@k where expected results exist, quote precision
 and priority-weighted quote recall where ground-truth contexts exist. An answer's ``overall`` is
-seed 001's weighted aggregate (0–100, stored as 0–1), renormalised over the metrics present.
+the weighted aggregate (0–100, stored as 0–1), renormalised over the metrics present.
 A failed judgment is recorded on its item (the error, no scores); it never aborts a run.
 """
 
@@ -227,7 +227,7 @@ class CorrectnessVerdict(BaseModel):
 
 
 class SearchVerdict(BaseModel):
-    """Seed 000's search scores, a verdict, a confidence and a reason."""
+    """The search scores, a verdict, a confidence and a reason."""
 
     relevance: float = Field(ge=0, le=1)
     ranking: float = Field(ge=0, le=1)
@@ -243,7 +243,7 @@ _POSITIVE = {"YES", "CORRECT"}
 
 
 class LLMJudge:
-    """Seed 000's search judge and seed 001's three answer judges, through the LLM client."""
+    """The search judge and the three answer judges, through the LLM client."""
 
     name = "llm"
 

@@ -1,5 +1,5 @@
 """Local metrics, no LLM: quote precision and priority-weighted recall, nDCG@k and recall@k,
-token overlap, and seed 001's weighted aggregate and dimension profile.
+token overlap, and the weighted aggregate and dimension profile.
 
 Conventions (also in the README):
 
@@ -25,7 +25,7 @@ MIN_FRAGMENT = 20
 """Shortest quote (normalised characters) that counts as relevant by being part of a context."""
 
 ANSWER_METRICS = ("answer_correctness", "quote_recall", "explanation_faithfulness", "quote_faithfulness", "quote_precision")
-"""Seed 001's five answer metrics."""
+"""The five answer metrics."""
 
 _MARKDOWN = [
     (re.compile(r"!?\[([^\]]*)\]\([^)]*\)"), r"\1"),  # links and images keep their text
@@ -60,14 +60,14 @@ def coverage(contexts: Sequence[GroundTruthContext], quotes: Sequence[str]) -> l
 
 
 def recall_weights(contexts: Sequence[GroundTruthContext], quotes: Sequence[str], weights: Mapping[str, float]) -> tuple[float, float]:
-    """(found weight, total weight): seed 001's example gives (23, 23), (20, 23) and (13, 23)."""
+    """(found weight, total weight): the worked example gives (23, 23), (20, 23) and (13, 23)."""
     total = sum(weights[c.priority] for c in contexts)
     hit = sum(weights[c.priority] for c, ok in zip(contexts, coverage(contexts, quotes)) if ok)
     return hit, total
 
 
 def quote_recall(contexts: Sequence[GroundTruthContext], quotes: Sequence[str], weights: Mapping[str, float]) -> float | None:
-    """Priority-weighted share of ground-truth contexts found in the quotes (seed 001 §1.2).
+    """Priority-weighted share of ground-truth contexts found in the quotes.
 
     ``weights`` maps a priority to its weight (critical 10, supporting 3); ``None`` without contexts.
     """
@@ -149,7 +149,7 @@ def token_f1(prediction: str, reference: str) -> float:
 
 
 def aggregate(scores: Mapping[str, float | None], weights: Mapping[str, float]) -> float | None:
-    """Weighted mean on 0–100 over the weighted metrics present (seed 001 §1.1)."""
+    """Weighted mean on 0–100 over the weighted metrics present."""
     present = [(weights[name], value) for name, value in scores.items()
                if name in weights and value is not None and not math.isnan(value)]
     total = sum(w for w, _ in present)
@@ -157,11 +157,11 @@ def aggregate(scores: Mapping[str, float | None], weights: Mapping[str, float]) 
 
 
 QUOTE_QUALITY = {"quote_recall": 0.5, "quote_faithfulness": 0.3, "quote_precision": 0.2}
-"""Seed 001 §2.1: Quote Quality = 0.5·recall + 0.3·faithfulness + 0.2·precision."""
+"""Quote Quality = 0.5·recall + 0.3·faithfulness + 0.2·precision."""
 
 
 def profile(scores: Mapping[str, float | None]) -> dict[str, float | None]:
-    """Seed 001's dimensions on 0–100: quote_quality, reasoning, correctness (None when absent)."""
+    """The dimension profile on 0–100: quote_quality, reasoning, correctness (None when absent)."""
     def pct(name: str) -> float | None:
         value = scores.get(name)
         return None if value is None else 100 * value

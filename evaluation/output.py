@@ -1,4 +1,4 @@
-"""Seed 000 §2's run output: verbose (default), quiet and silent lines, as plain strings.
+"""The run output: verbose (default), quiet and silent lines, as plain strings.
 
 Queries, results, answers, quotes and error details come from outside; every line is made safe
 for a terminal with :func:`evaluation.text.visible` (one line each, control characters visible).

@@ -1,4 +1,4 @@
-"""Query sets: the JSON files of queries a search or RAG system is evaluated on (seed 000 §1).
+"""Query sets: the JSON files of queries a search or RAG system is evaluated on.
 
 A directory (default ``tests/fixtures/queries``, ``[queries] dir``) holds curated sets as
 ``<name>.json`` and AI-generated ones as ``generated/<YYYY-MM-DD>.json``. A set is named by its
@@ -369,7 +369,7 @@ class QuerySets:
         return [self.load(name) for name in names]
 
     def listing(self) -> list[str]:
-        """Seed 000's listing: ``Available query sets:`` then ``  core  15 queries  (curated, v1.0.0)`` lines."""
+        """The query set listing: ``Available query sets:`` then ``  core  15 queries  (curated, v1.0.0)`` lines."""
         sets = [self.load(name) for name in self.names()]
         if not sets:
             return ["Available query sets:", f"  (none in {self.directory})"]

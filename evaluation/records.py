@@ -116,7 +116,7 @@ class RunHeader(_Model):
 
 
 class Query(_Model):
-    """The query or scenario an item answers (seed 000's ``data.query``)."""
+    """The query or scenario an item answers (``data.query``)."""
 
     query: str
     """The query text or scenario prompt."""
@@ -146,7 +146,7 @@ class SearchResult(_Model):
 
 
 class Evaluation(_Model):
-    """The AI judge's view of an item (seed 000's ``data.evaluation``)."""
+    """The AI judge's view of an item (``data.evaluation``)."""
 
     scores: dict[str, float] = Field(default_factory=dict)
     """Scores in 0–1 per metric; ``overall`` is the headline."""
@@ -161,7 +161,7 @@ class Evaluation(_Model):
     error: str | None = None
     """Why judging failed, if it did (then there are no scores)."""
     reasons: dict[str, str] = Field(default_factory=dict)
-    """One-sentence reason per judged metric (seed 001's judges)."""
+    """One-sentence reason per judged metric."""
     coverage: list[bool] = Field(default_factory=list)
     """Per ground-truth context (in order): whether a quote contains it."""
     cost_usd: float | None = None
@@ -169,7 +169,7 @@ class Evaluation(_Model):
 
 
 class GroundTruthContext(_Strict):
-    """A context a correct answer should quote, with its priority (seed 001 §1.2)."""
+    """A context a correct answer should quote, with its priority."""
 
     text: str = Field(min_length=1)
     """The passage, matched as a substring ignoring markdown and whitespace."""
@@ -193,7 +193,7 @@ class ItemData(_Model):
     ground_truth: list[str] = Field(default_factory=list)
     """Reference answers or critical contexts, when known."""
     ground_truth_contexts: list[GroundTruthContext] = Field(default_factory=list)
-    """Contexts a good answer quotes, with priorities (seed 001 test cases)."""
+    """Contexts a good answer quotes, with priorities (from the test cases)."""
     quotes: list[str] = Field(default_factory=list)
     """Passages the answer cites verbatim."""
     tool_captures: list[dict[str, Any]] = Field(default_factory=list)
@@ -215,7 +215,7 @@ class ItemData(_Model):
 
 
 class QueryEvaluation(_Model):
-    """One evaluated item of a run (seed 000 §4 shape: ``data.query`` and ``data.evaluation.scores``)."""
+    """One evaluated item of a run (``data.query`` and ``data.evaluation.scores``)."""
 
     type: Literal["query_evaluation"] = "query_evaluation"
     """Record type."""
@@ -264,7 +264,7 @@ class Reviewer(_Strict):
 
 
 class Labels(_Strict):
-    """Seed 003's per-dimension label fields, filled from the chosen scale option."""
+    """Per-dimension label fields, filled from the chosen scale option."""
 
     trigger_correct: bool | None = None
     """Trigger accuracy: did the correct component trigger?"""
@@ -287,7 +287,7 @@ class Labels(_Strict):
 
 
 class RatingMetadata(_Strict):
-    """Seed 002's metadata kept with each rating."""
+    """Metadata kept with each rating."""
 
     source_type: str | None = None
     """Input format of the item: chat, transcript, article, tweet, docs…"""
@@ -338,9 +338,9 @@ class Rating(_HumanEvent):
     ai_verdict_shown: bool = False
     """Whether the AI verdict had been shown before this judgment (False = blind)."""
     labels: Labels = Field(default_factory=Labels)
-    """Seed 003's per-dimension label fields."""
+    """Per-dimension label fields."""
     metadata: RatingMetadata = Field(default_factory=RatingMetadata)
-    """Seed 002's metadata."""
+    """Rating metadata."""
 
 
 class Skip(_HumanEvent):
@@ -349,7 +349,7 @@ class Skip(_HumanEvent):
     type: Literal["skip"] = "skip"
     """Record type."""
     skip_reason: str | None = None
-    """Why (seed 003's skipReason), e.g. "unclear"."""
+    """Why (skipReason in the label export), e.g. "unclear"."""
 
 
 class Note(_HumanEvent):
@@ -391,7 +391,7 @@ class Delivery(_Strict):
 
 
 class ReviewSummary(_Strict):
-    """Seed 000's ``hilReview``: one review session's (or the synthesis') summary of a run."""
+    """The ``hilReview``: one review session's (or the synthesis') summary of a run."""
 
     type: Literal["review_summary"] = "review_summary"
     """Record type."""

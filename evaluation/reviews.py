@@ -176,7 +176,7 @@ class Ledger:
 
 
 def summarize(ledger: Ledger, run: Run, dimension: str, reviewer: Reviewer | None = None) -> ReviewSummary:
-    """Seed 000's ``hilReview`` for one reviewer (or everyone, with ``reviewer=None``).
+    """The ``hilReview`` for one reviewer (or everyone, with ``reviewer=None``).
 
     ``queriesFlagged`` counts rated items that carry a concern tag or a note.
     ``aiVsHumanDelta`` is mean(human score − AI score) over rated items the AI scored;
@@ -208,7 +208,7 @@ def summarize(ledger: Ledger, run: Run, dimension: str, reviewer: Reviewer | Non
 
 
 def hil_view(ledger: Ledger, run_id: str, item_id: str, dimension: str, reviewer: Reviewer | None = None) -> dict | None:
-    """Seed 000's per-query ``hil`` block: the latest rating of the item (by anyone, or one reviewer)."""
+    """The per-query ``hil`` block: the latest rating of the item (by anyone, or one reviewer)."""
     latest: Rating | Skip | None = None
     for who, judgment in ledger.item_judgments(run_id, item_id, dimension):
         if (reviewer is None or who == reviewer.key) and (latest is None or judgment.timestamp >= latest.timestamp):

@@ -185,8 +185,8 @@ class Store:
             return None
 
     def cache_put(self, key: str, value: dict) -> None:
-        """Store an LLM answer under its key (atomically)."""
-        _write_atomic(self._cache_path(key), json.dumps(value, ensure_ascii=False).encode("utf-8"), durable=False)
+        """Store an LLM answer under its key (atomically, scrubbed of secrets)."""
+        _write_atomic(self._cache_path(key), scrub(json.dumps(value)).encode("utf-8"), durable=False)
 
     # ------------------------------------------------------------------ other files
 

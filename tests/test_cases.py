@@ -1,4 +1,4 @@
-"""Seed 001's YAML test cases: formats, priorities, per-test weights, and bad input reported as
+"""YAML test cases: formats, priorities, per-test weights, and bad input reported as
 ``file:line: field.path`` (exit 2 from the CLI, the file left untouched, nothing run)."""
 
 from __future__ import annotations

@@ -62,7 +62,7 @@ def test_demo_without_a_terminal_prints_the_runs_and_how_to_review(run_process, 
     assert run_file.read_bytes() == before  # never rewritten
 
 
-def test_review_list_shows_runs_as_in_seed_000(run_cli):
+def test_review_list_shows_id_set_size_overall_and_review_state(run_cli):
     run_cli("demo")
     run_cli("review", SEARCH_RUN, "--reviewer", "zoe", input="g")
     out = run_cli("review", "--list").stdout.splitlines()

@@ -1,4 +1,4 @@
-"""hilbot.toml: defaults for the three seeds' scales, validation with key paths."""
+"""hilbot.toml: defaults for the built-in scales, validation with key paths."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from evaluation import ConfigError, load_config
 
 
-def test_defaults_ship_the_three_seeds_scales(config):
+def test_defaults_ship_the_search_quality_and_scenario_scales(config):
     search = config.scale_for("overall")
     assert [(o.value, o.key, o.score) for o in search.options] == [
         ("good", "g", 1.0), ("okay", "o", 0.7), ("poor", "p", 0.4), ("terrible", "t", 0.1)]

@@ -1,6 +1,6 @@
 """`analysis.correlate`: success rate by bucket of a feature, Wilson intervals, monotonicity, Spearman ρ.
 
-The quality scale (seed 002): excellent 1.0 and good .7 are successes (``success = true``); okay .4 and miss .1
+The quality scale: excellent 1.0 and good .7 are successes (``success = true``); okay .4 and miss .1
 are not (no flag, score < .5).
 """
 

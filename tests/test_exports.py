@@ -1,4 +1,4 @@
-"""`hilbot export`: a run's human review as seed 003 labels (json/csv) or seed 000's run file with ``hil``.
+"""`hilbot export`: a run's human review as labels (json/csv) or the run file with ``hil``.
 
 Ratings, skips and notes are appended to ``store.ratings`` by hand, so every expected value
 below is computed from the demo file's AI scores (q01 .87, q02 .91, q03 .69, q04 .66, q05 .23,
@@ -95,7 +95,7 @@ def _by_item(doc: dict) -> dict:
 # --------------------------------------------------------------------------- json
 
 
-def test_json_export_has_seed_003_labels(reviewed: Store):
+def test_json_export_has_one_label_per_judgment(reviewed: Store):
     doc = _json(reviewed)
 
     assert doc["runId"] == RUN
@@ -143,7 +143,7 @@ def test_json_export_queries_carry_the_hil_view(reviewed: Store):
     assert [q["data"]["id"] for q in queries] == [i.id for i in run.items]
     assert all(q["type"] == "query_evaluation" and q["run_id"] == RUN for q in queries)
     data = _by_item(doc)
-    # the item itself is kept in seed 000's shape
+    # the item itself is kept in the run file's shape
     assert data["q01"]["query"]["query"] == "ferret middleware error handling"
     assert data["q01"]["evaluation"]["scores"]["overall"] == 0.87
     assert data["q01"]["results"][0]["path"] == "/docs/ferret/middleware/errors.md"

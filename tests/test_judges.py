@@ -93,7 +93,7 @@ SEARCH_NDCG = round((1 + 0.5) / (1 + 1 / math.log2(3)), 4)
 
 
 def test_ai_review_is_opt_in(monkeypatch, config):
-    """Seed 004 §11: a key in the environment alone never sends items to the LLM."""
+    """A key in the environment alone never sends items to the LLM."""
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     assert default_judge(config) == "lexical"
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-x")
@@ -144,7 +144,7 @@ def test_lexical_search_over_the_example_target(store, config):
 # --------------------------------------------------------------------------- LLM: search
 
 
-def test_llm_search_item_is_one_call_with_seed_000_scores(monkeypatch, tmp_path, store):
+def test_llm_search_item_is_one_call_with_relevance_ranking_coverage_snippet_scores(monkeypatch, tmp_path, store):
     config = make_config(tmp_path)
     case, item = search_case()
     with serve(monkeypatch) as fake:

@@ -1,5 +1,5 @@
 """Local metrics (no LLM): quote recall/precision, nDCG@k, recall@k, the weighted aggregate and
-seed 001's dimensions. Every expected value is worked out by hand in the test."""
+the dimension profile. Every expected value is worked out by hand in the test."""
 
 from __future__ import annotations
 
@@ -15,12 +15,12 @@ from evaluation.records import GroundTruthContext
 ROOT = Path(__file__).resolve().parents[1]
 ELIMINATOR = ROOT / "tests" / "fixtures" / "cases" / "eliminator-concealed-counteract.yaml"
 
-# Seed 001 §1.1 defaults, written out here so a changed default shows up as a failure.
-SEED_WEIGHTS = {"answer_correctness": 0.30, "quote_recall": 0.30, "explanation_faithfulness": 0.20,
+# The default weights, written out here so a changed default shows up as a failure.
+DOCUMENTED_WEIGHTS = {"answer_correctness": 0.30, "quote_recall": 0.30, "explanation_faithfulness": 0.20,
                 "quote_faithfulness": 0.15, "quote_precision": 0.05}
-EQUAL_WEIGHTS = {name: 1.0 for name in SEED_WEIGHTS}
+EQUAL_WEIGHTS = {name: 1.0 for name in DOCUMENTED_WEIGHTS}
 
-# The three contexts of seed 001's eliminator example, quoted with markdown and odd whitespace:
+# The three contexts of the worked eliminator example, quoted with markdown and odd whitespace:
 # bold, italics, code ticks, a line break inside the sentence, doubled spaces, a link and a
 # list marker. Matching must ignore all of it.
 ASTARTES = "Astartes: Each friendly **ANGEL OF DEATH** operative can counteract   regardless of its order."
@@ -34,7 +34,7 @@ def eliminator():
     return case.ground_truth_contexts
 
 
-def test_the_fixture_is_seed_001s_example(eliminator, config):
+def test_the_fixture_is_the_eliminator_example(eliminator, config):
     assert [c.priority for c in eliminator] == ["critical", "critical", "supporting"]
     assert config.judge.priority_weights == {"critical": 10, "supporting": 3}
 
@@ -44,13 +44,13 @@ def test_the_fixture_is_seed_001s_example(eliminator, config):
     ([ASTARTES, SILENT], (20, 23)),           # scenario 2: only the critical ones → 20/23
     ([ASTARTES, CONCEAL], (13, 23)),          # scenario 3: Silent (critical) missing → 13/23
 ], ids=["all", "critical-only", "missing-silent"])
-def test_seed_001_recall_example_exactly(eliminator, config, quotes, expected):
+def test_the_worked_recall_example_exactly(eliminator, config, quotes, expected):
     weights = config.judge.priority_weights
     assert metrics.recall_weights(eliminator, quotes, weights) == expected
     assert metrics.quote_recall(eliminator, quotes, weights) == expected[0] / expected[1]
 
 
-def test_seed_001_old_equal_weight_recall_was_100_67_67(eliminator):
+def test_the_equal_weight_recall_would_be_100_67_67(eliminator):
     # "Old system: All scenarios would be 100%, 67%, 67% respectively"
     equal = {"critical": 1, "supporting": 1}
     assert metrics.recall_weights(eliminator, [ASTARTES, SILENT, CONCEAL], equal) == (3, 3)
@@ -158,25 +158,25 @@ MODEL_A = {"answer_correctness": 1.0, "quote_recall": 0.4, "explanation_faithful
            "quote_faithfulness": 1.0, "quote_precision": 1.0}
 
 
-def test_seed_001_model_a_is_82_weighted_and_88_equal():
+def test_worked_model_a_is_82_weighted_and_88_equal():
     # Weighted: .30·1 + .30·.4 + .20·1 + .15·1 + .05·1 = .82 → 82. Equal: (1+.4+1+1+1)/5 = .88 → 88.
-    assert metrics.aggregate(MODEL_A, SEED_WEIGHTS) == pytest.approx(82.0)
+    assert metrics.aggregate(MODEL_A, DOCUMENTED_WEIGHTS) == pytest.approx(82.0)
     assert metrics.aggregate(MODEL_A, EQUAL_WEIGHTS) == pytest.approx(88.0)
 
 
-def test_default_config_weights_are_seed_001s(config):
-    assert config.judge.metric_weights == SEED_WEIGHTS
+def test_default_config_weights_are_the_documented_ones(config):
+    assert config.judge.metric_weights == DOCUMENTED_WEIGHTS
     assert metrics.aggregate(MODEL_A, config.judge.metric_weights) == pytest.approx(82.0)
 
 
 def test_aggregate_renormalises_over_the_metrics_present():
     # Without the two quote-faithfulness/precision metrics: (.3·1 + .3·.4 + .2·1) / (.3+.3+.2) = .62/.8 = 77.5
     scores = {**MODEL_A, "quote_faithfulness": None, "quote_precision": float("nan")}
-    assert metrics.aggregate(scores, SEED_WEIGHTS) == pytest.approx(77.5)
+    assert metrics.aggregate(scores, DOCUMENTED_WEIGHTS) == pytest.approx(77.5)
     # Names without a weight (overall, ndcg@5) are ignored, not averaged in.
-    assert metrics.aggregate({**MODEL_A, "overall": 0.0, "ndcg@5": 0.0}, SEED_WEIGHTS) == pytest.approx(82.0)
-    assert metrics.aggregate({"answer_correctness": None}, SEED_WEIGHTS) is None
-    assert metrics.aggregate({"answer_correctness": 0.5}, SEED_WEIGHTS) == pytest.approx(50.0)
+    assert metrics.aggregate({**MODEL_A, "overall": 0.0, "ndcg@5": 0.0}, DOCUMENTED_WEIGHTS) == pytest.approx(82.0)
+    assert metrics.aggregate({"answer_correctness": None}, DOCUMENTED_WEIGHTS) is None
+    assert metrics.aggregate({"answer_correctness": 0.5}, DOCUMENTED_WEIGHTS) == pytest.approx(50.0)
 
 
 def test_quote_quality_is_half_recall_three_tenths_faithfulness_one_fifth_precision():

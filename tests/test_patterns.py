@@ -1,6 +1,6 @@
 """`analysis.patterns`: distribution, success by source type / category / concern, drift and regressed patterns.
 
-The quality scale (seed 002): excellent 1.0 and good .7 are successes; okay .4 and miss .1 are not.
+The quality scale: excellent 1.0 and good .7 are successes; okay .4 and miss .1 are not.
 """
 
 from __future__ import annotations

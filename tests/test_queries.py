@@ -42,7 +42,7 @@ def qdir(tmp_path: Path) -> Path:
 # --------------------------------------------------------------------------- listing and specs
 
 
-def test_listing_is_seed_000s_format(qdir):
+def test_listing_shows_name_count_and_origin(qdir):
     assert QuerySets(qdir).listing() == [
         "Available query sets:",
         "  core         15 queries  (curated, v1.0.0)",

@@ -64,7 +64,7 @@ def test_rating_round_trips_and_rejects_unknown_fields():
         parse_record({**json.loads(rating.model_dump_json()), "confidence": "certain"})
 
 
-def test_query_evaluation_keeps_seed_000_shape():
+def test_query_evaluation_keeps_the_data_query_evaluation_shape():
     record = parse_record({"type": "query_evaluation", "run_id": "r", "data": {
         "id": "q1", "query": {"query": "zod schema validation", "intent": "x"}, "evaluation": {"scores": {"overall": 0.76}}}})
     dumped = json.loads(record.model_dump_json())

@@ -79,7 +79,7 @@ def test_each_judgment_is_on_disk_before_act_returns(demo_store):
 
 
 def test_follow_up_only_after_okay_or_miss(demo_store):
-    session = _session(demo_store, run=RAG_RUN)  # the RAG run is rated on seed 002's scale
+    session = _session(demo_store, run=RAG_RUN)  # the RAG run is rated on the four-button quality scale
     session.start()
     assert [b.label for b in session.start().card.buttons[0]] == ["⭐ Excellent", "✓ Good", "⚠️ Okay", "✗ Miss"]
     assert session.act(Action("rate", "excellent")).state == State.RATING
@@ -204,7 +204,7 @@ def test_redelivered_action_counts_once_and_stale_buttons_write_nothing(demo_sto
     assert len(_on_disk(demo_store)) == 1
 
 
-def test_seed_003_labels_are_filled_from_the_scale(demo_store):
+def test_scenario_labels_are_filled_from_the_scale(demo_store):
     session = _session(demo_store, dimension="trigger-accuracy")
     card = session.start().card
     assert [b.key for b in card.buttons[0]] == ["y", "n"]

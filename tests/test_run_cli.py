@@ -1,6 +1,6 @@
 """``hilbot run`` and ``hilbot compare`` as a user runs them (the console script in a subprocess):
-seed 000's output modes, the run file, regressions and baselines, Ctrl-C, the LLM judge through
-the fake Messages API, and seed 001's comparison table and coverage matrix."""
+the output modes, the run file, regressions and baselines, Ctrl-C, the LLM judge through
+the fake Messages API, and the comparison table and coverage matrix."""
 
 from __future__ import annotations
 
@@ -68,7 +68,7 @@ def cli_run(run_cli, outputs: str, *extra: str, env: dict | None = None, **kw):
 ITEM_LINE = re.compile(r"^  ([✓✗]) lexical: (?:[a-z_@0-9]+=\d\.\d\d )+overall=(\d\.\d\d)$")
 
 
-def test_verbose_run_prints_seed_000_blocks_and_writes_the_run_file(run_cli, tmp_path):
+def test_verbose_run_prints_one_block_per_case_and_writes_the_run_file(run_cli, tmp_path):
     result = cli_run(run_cli, CLAUDE, "--run-id", "claude")
     assert result.returncode == 0, result.stderr
     records = run_file(tmp_path, "claude")
@@ -87,7 +87,7 @@ def test_verbose_run_prints_seed_000_blocks_and_writes_the_run_file(run_cli, tmp
         assert item["model"] == "claude-sonnet-4-5"
     assert summary["averageScores"]["overall"] == pytest.approx(mean(overall(i) for i in items.values()), abs=1e-4)
 
-    # stdout: one block per case, in case order, seed 000's shape
+    # stdout: one block per case, in case order, in the verbose format
     blocks = result.stdout.split("\n\n")
     for n, (item_id, query) in enumerate(zip(IDS, QUERIES), 1):
         lines = blocks[n - 1].strip("\n").splitlines()

@@ -109,7 +109,7 @@ def test_review_reads_keys_from_a_pipe_too(data_dir, run_cli):
     assert "Session summary" in result.stdout
 
 
-def test_rag_answers_use_seed_002_buttons_and_show_tool_captures(tmp_path):
+def test_rag_answers_use_the_four_buttons_and_show_tool_captures(tmp_path):
     data_dir = tmp_path / "results"
     build_demo(Store(data_dir))
     env = {**os.environ, "HILBOT_DATA_DIR": str(data_dir), "TERM": "dumb"}

@@ -1,4 +1,4 @@
-"""analysis.validate: seed 002 §4/§9 — schema errors fail, contradictions are flagged, nothing is rewritten.
+"""analysis.validate: schema errors fail, contradictions are flagged, nothing is rewritten.
 
 The ``flagged`` store: runs alpha (quality; a1, a2) and beta (overall; b1). One line per flag:
 

@@ -159,7 +159,7 @@ class ReviewBot:
         return "\n".join(lines)
 
     async def on_runs(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-        """/runs: the seed 000 listing."""
+        """/runs: the run listing."""
         if self.reviewer(update) is None:
             return await self._refuse(update)
         from ..listing import run_listing

@@ -1,4 +1,4 @@
-"""The terminal reviewer, the embedded default: seed 000's and seed 003's single-key flow.
+"""The terminal reviewer, the embedded default: the single-key flow.
 
 Every key that records a judgment is stored (fsynced) by the engine before the next card is
 drawn. Ctrl-C or ``q`` quits, saves the session summary and prints it.

@@ -47,7 +47,7 @@ def import_(
 def export(
     ctx: typer.Context,
     run_id: Annotated[str, typer.Argument(help="Run to export.")],
-    fmt: Annotated[ExportFormat, typer.Option("--format", "-f", help="json (seed 003 labels + hil view), jsonl (run with inline hil) or csv.")] = ExportFormat.json,
+    fmt: Annotated[ExportFormat, typer.Option("--format", "-f", help="json (labels + hil view), jsonl (run with inline hil) or csv.")] = ExportFormat.json,
     out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Write to this file instead of stdout.")] = None,
     dimension: Annotated[Optional[str], typer.Option("--dimension", "-d", help="Only this dimension.")] = None,
     reviewer: Annotated[Optional[str], typer.Option("--reviewer", help="Only this reviewer (platform:id).")] = None,

@@ -100,7 +100,7 @@ def run(
 ) -> None:
     """Evaluate a query set or YAML test cases against the system under test and judge every item.
 
-    Verbose by default (seed 000's format); the run is written to results/runs/<run-id>.jsonl as
+    Verbose by default; the run is written to results/runs/<run-id>.jsonl as
     it goes, so an interrupted run keeps what it judged. Reviewers then rate it: hilbot review RUN.
 
     Example: hilbot run --set core --target examples.docs_search:search
@@ -134,7 +134,7 @@ def compare(
     run_ids: Annotated[list[str], typer.Argument(help="Runs to compare (e.g. one per model over the same test cases).")],
     fmt: Annotated[CompareFormat, typer.Option("--format", "-f", help="markdown or json.")] = CompareFormat.markdown,
 ) -> None:
-    """Compare runs: seed 001's table (Overall, Quote Quality, Reasoning, Correctness, Speed, Cost)
+    """Compare runs: the comparison table (Overall, Quote Quality, Reasoning, Correctness, Speed, Cost)
     and the quote coverage matrix of each test case.
 
     Example: hilbot compare claude gpt41 grok3 --format markdown

@@ -50,7 +50,7 @@ def build_demo(store: Store) -> DemoRuns:
 
 def run_demo(store: Store, config: "HilbotConfig", *, reviewer: str, interactive: bool,
              on_issues: Callable[[list], None] | None = None, echo: Callable[[str], None] = print) -> DemoRuns:
-    """Build the demo runs, print seed 000's verbose output, then review in the terminal or say how to."""
+    """Build the demo runs, print the verbose run output, then review in the terminal or say how to."""
     from evaluation.output import run_lines
 
     from ..channels.terminal import review_run
