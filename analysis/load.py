@@ -794,23 +794,23 @@ class _Plan:
 
 
 _EVENT = frozenset({"type", "v", "run_id", "item_id", "dimension", "reviewer", "channel", "idempotency_key",
-                    "timestamp"})
+                    "action", "timestamp"})
 _EVENT_CORE = ("v", "run_id", "item_id", "dimension", "reviewer", "channel", "idempotency_key", "timestamp")
 _EVENT_CATS = (("run_id", None), ("item_id", None), ("dimension", "overall"), ("channel", "terminal"))
-_EVENT_CHECKS = (("v", _INT_OPT, None),)
+_EVENT_CHECKS = (("v", _INT_OPT, None), ("action", _OPTSTR, None))
 _PLANS: dict[str, _Plan] = {
     "rating": _Plan(
         _EVENT | {"judgment", "score", "concerns", "note", "confidence", "ai_verdict_shown", "labels", "metadata"},
         _EVENT_CORE + ("judgment", "score", "concerns", "ai_verdict_shown", "labels", "metadata"),
-        ("note", "confidence"),
+        ("note", "confidence", "action"),
         _EVENT_CATS + (("judgment", None),),
         _EVENT_CHECKS + (("confidence", _OPTSTR, frozenset({"high", "medium", "low"})),
                          ("ai_verdict_shown", _BOOL_OPT, None)),
         (("idempotency_key", frozenset(_STR)), ("note", _OPTSTR)),
         rating=True),
-    "skip": _Plan(_EVENT | {"skip_reason"}, _EVENT_CORE, ("skip_reason",), _EVENT_CATS, _EVENT_CHECKS,
+    "skip": _Plan(_EVENT | {"skip_reason"}, _EVENT_CORE, ("skip_reason", "action"), _EVENT_CATS, _EVENT_CHECKS,
                   (("idempotency_key", frozenset(_STR)), ("skip_reason", _OPTSTR))),
-    "note": _Plan(_EVENT | {"text"}, _EVENT_CORE + ("text",), (), _EVENT_CATS, _EVENT_CHECKS,
+    "note": _Plan(_EVENT | {"text"}, _EVENT_CORE + ("text",), ("action",), _EVENT_CATS, _EVENT_CHECKS,
                   (("idempotency_key", frozenset(_STR)), ("text", frozenset(_STR)))),
     "delivery": _Plan(
         frozenset({"type", "v", "run_id", "item_id", "dimension", "reviewer", "channel", "kind", "chat_id",
@@ -819,7 +819,7 @@ _PLANS: dict[str, _Plan] = {
          "timestamp"), (), (),
         (("v", _INT_OPT, None), ("run_id", frozenset(_STR), None), ("item_id", frozenset(_STR), None),
          ("dimension", _STR_OPT, None), ("channel", frozenset(_STR), None),
-         ("kind", _STR_OPT, frozenset({"card", "note_prompt"})), ("chat_id", frozenset(_STR), None),
+         ("kind", _STR_OPT, frozenset({"card", "note_prompt", "session"})), ("chat_id", frozenset(_STR), None),
          ("message_id", frozenset(_STR), None), ("group", _BOOL_OPT, None)),
         human=False),
 }

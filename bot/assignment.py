@@ -10,7 +10,7 @@ low confidence, UNSURE verdicts); within each confidence band, categories take t
 
 from __future__ import annotations
 
-from itertools import zip_longest
+from itertools import islice, zip_longest
 
 from evaluation import ItemData, Ledger, Reviewer, Run, ai_confidence
 
@@ -57,8 +57,10 @@ def queue(run: Run, ledger: Ledger, dimension: str, reviewer: Reviewer, k: int =
     ``ordered`` is :func:`order` of the run, when the caller keeps it.
     """
     found: list[ItemData] = []
-    full = ledger.full.setdefault((run.run_id, dimension, k), set())
-    for item in ordered if ordered is not None else order(run):
+    key = (run.run_id, dimension, k)
+    full = ledger.full.setdefault(key, set())
+    items = ordered if ordered is not None else order(run)
+    for item in islice(items, _full_prefix(ledger, key, items, full), None):
         if limit is not None and len(found) >= limit:
             break
         if item.id in full or _mine(run.run_id, item.id, ledger, dimension, reviewer):
@@ -70,9 +72,25 @@ def queue(run: Run, ledger: Ledger, dimension: str, reviewer: Reviewer, k: int =
     return found
 
 
+def _full_prefix(ledger: Ledger, key: tuple[str, str, int], items: list[ItemData], full: set[str]) -> int:
+    """How many of the first ``items`` are full (none is dealt again until the ledger reopens one)."""
+    seen, n = ledger.full_prefix.get(key, (None, 0))
+    if seen is not items:  # another order (the run grew): count again
+        n = 0
+    while n < len(items) and items[n].id in full:
+        n += 1
+    ledger.full_prefix[key] = (items, n)
+    return n
+
+
 def progress(run: Run, ledger: Ledger, dimension: str, reviewer: Reviewer, k: int = 1,
              ordered: list[ItemData] | None = None) -> Progress:
-    """Done / skipped / remaining (to deal, or dealt and open) for one reviewer on one run and dimension."""
+    """Done / skipped / remaining (to deal, or dealt and open) for one reviewer on one run and dimension.
+
+    Worked out from the ledger's running counts (no walk over the run); equal to the length of
+    :func:`queue` plus the reviewer's open cards.
+    """
+    if ledger.registered(run.run_id) != len(run.items):
+        ledger.register_run(run.run_id, (item.id for item in run.items))
     done, skipped = ledger.counts(run.run_id, dimension, reviewer)
-    held = len(ledger.open_cards(run.run_id, dimension, reviewer))
-    return Progress(done, skipped, len(queue(run, ledger, dimension, reviewer, k, ordered=ordered)) + held)
+    return Progress(done, skipped, ledger.left(run.run_id, dimension, reviewer, k))

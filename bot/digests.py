@@ -24,6 +24,10 @@ def make_digest(store: Store, config: HilbotConfig, *, post: str = "stdout", sin
         raise HilbotError(f"cannot post a digest to {post!r}", fix=f"use --post {' or '.join(POSTS)}")
     if not 0 <= since_hours <= SINCE_HOURS_MAX:  # False for NaN
         raise HilbotError(f"--since-hours {since_hours} is out of range", fix=f"use a number from 0 to {SINCE_HOURS_MAX}")
+    if post == "telegram":  # before the digest is built: a missing chat or token fails at once
+        from bot.channels.telegram import check_digest_target
+
+        check_digest_target(config)
     digest = build_digest(store, config, since=utcnow() - timedelta(hours=since_hours), figures=True, issues=issues)
     if out:
         store.write_file(Path(out) / "digest.md", digest.text() + "\n")

@@ -8,9 +8,13 @@ reviewer's terminal (or chat) raw.
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from evaluation import ItemData
 from evaluation.text import visible
+
+if TYPE_CHECKING:
+    from .cards import Card
 
 SNIPPET_CHARS = 160
 ANSWER_CHARS = 700
@@ -110,3 +114,27 @@ def item_sections(item: ItemData) -> list[tuple[str | None, list[str]]]:
     if not item.results and item.answer is None:
         sections.append(("Response", ["(no output recorded)"]))
     return sections
+
+
+RATIONALE_CHARS = 500
+"""How much of the judge's rationale a chat card reveals."""
+
+
+def reveal_lines(card: "Card") -> list[str]:
+    """The AI verdict (then its rationale, quoted), shown only once the reviewer's rating is stored."""
+    from evaluation.output import judge_label
+
+    if card.reveal is None:
+        return []
+    r = card.reveal
+    scores = " ".join(f"{k}={_number(v)}" for k, v in r.scores.items())
+    conf = f" (confidence {_number(r.confidence)})" if r.confidence is not None else ""
+    lines = [f"🤖 {judge_label(r.judge)}: {r.verdict or '–'} {scores}{conf}".rstrip()]
+    if r.rationale:
+        rationale = r.rationale if len(r.rationale) <= RATIONALE_CHARS else r.rationale[: RATIONALE_CHARS - 1] + "…"
+        lines.append(f"“{rationale}”")
+    return lines
+
+
+def _number(value: object) -> str:
+    return f"{value:.2f}" if isinstance(value, float) else str(value)

@@ -59,6 +59,7 @@ class Sessions:
         self._sessions: dict[tuple[str, str, str], ReviewSession] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._run_keys: dict[str, str] = {}
+        self._refused: set[tuple[str, str, str]] = set()
 
     @property
     def ledger(self):
@@ -81,8 +82,10 @@ class Sessions:
 
     def get(self, reviewer: Reviewer, run_id: str, dimension: str | None = None) -> ReviewSession:
         """The reviewer's session on a run and dimension (default: the run's first), made once."""
-        run_id, dimension = self.target(run_id, dimension)
         key = (reviewer.key, run_id, dimension)
+        if key not in self._sessions:  # checked once: a tap's session is found without touching the disk
+            run_id, dimension = self.target(run_id, dimension)
+            key = (reviewer.key, run_id, dimension)
         if key not in self._sessions:
             self._sessions[key] = self.engine.session(run_id, reviewer, dimension, channel=self.channel)
         session = self._sessions[key]
@@ -110,13 +113,25 @@ class Sessions:
         return items
 
     def deal(self, session: ReviewSession, *, group: bool = False) -> list[Card]:
-        """Blind cards for the next items, up to the window; each is reserved until delivered."""
+        """Blind cards for the next items, up to the window; each is reserved until delivered.
+
+        Items the platform refused to show (:meth:`unsendable`) are passed over in this process.
+        """
         room = self.window - len(self.open_cards(session, group=group))
+        if room <= 0:
+            return []
+        refused = {i for r, i, d in self._refused if (r, d) == (session.run_id, session.dimension)}
+        items = [i for i in session.pending(limit=room + len(refused)) if i.id not in refused][:room]
         cards = []
-        for item in session.pending(limit=max(room, 0)) if room > 0 else []:
+        for item in items:
             self.ledger.reserve((session.run_id, item.id, session.dimension), session.reviewer.key)
-            cards.append(session.card_for(item.id))
+            cards.append(session.card(item.id))
         return cards
+
+    def unsendable(self, session: ReviewSession, item_id: str) -> None:
+        """The platform refused an item's card (too long, say): free it, and deal it to nobody in this process."""
+        self.undelivered(session, item_id)
+        self._refused.add((session.run_id, item_id, session.dimension))
 
     def undelivered(self, session: ReviewSession, item_id: str) -> None:
         """A dealt card could not be sent: free it for dealing again."""
@@ -129,6 +144,27 @@ class Sessions:
                           channel=self.channel, kind=kind, chat_id=str(chat_id), message_id=str(message_id), group=group)
         await self.engine.store.ratings.aappend(record)
         self.ledger.add(record)
+
+    async def started(self, session: ReviewSession, chat_id: object, *, group: bool = False) -> None:
+        """Log that a session deals into a chat (once per change), so a restarted bot deals there too."""
+        stream = self.ledger.streams.get((session.reviewer.key, session.run_id, session.dimension))
+        if stream is not None and (stream.chat_id, stream.group) == (str(chat_id), group):
+            return
+        await self.delivered(session, "", chat_id, "", kind="session", group=group)
+
+    def stream(self, session: ReviewSession) -> tuple[str, bool] | None:
+        """The chat (id, group) a session deals into, from the log."""
+        stream = self.ledger.streams.get((session.reviewer.key, session.run_id, session.dimension))
+        return (stream.chat_id, stream.group) if stream is not None else None
+
+    def streams(self) -> list[tuple[Reviewer, str, str, str, bool]]:
+        """Every session with a chat to deal into: (reviewer, run, dimension, chat id, group)."""
+        return [(d.reviewer, run_id, dimension, d.chat_id, d.group)
+                for (_, run_id, dimension), d in self.ledger.streams.items() if d.channel == self.channel]
+
+    def card_at(self, session: ReviewSession, item_id: str) -> Delivery | None:
+        """The message that shows a reviewer's card of an item (the latest one sent)."""
+        return self.ledger.cards.get((session.run_id, item_id, session.dimension, session.reviewer.key))
 
     def owner(self, message: tuple[object, object]) -> Delivery | None:
         """The delivery a chat message was logged with, if any."""
@@ -211,9 +247,8 @@ class Sessions:
 
     # ------------------------------------------------------------------ acting
 
-    async def act(self, session: ReviewSession, item_id: str, action: Action, *, note: bool = False) -> Step:
-        """Focus the item and act; the records are fsynced before this returns."""
-        session.focus(item_id, note=note)
+    async def act(self, session: ReviewSession, action: Action) -> Step:
+        """Act on the action's item; the records are fsynced before this returns."""
         return await session.aact(action)
 
 

@@ -14,7 +14,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from ._input import decode, line_of, read_file, where
 from .errors import ConfigError
@@ -202,6 +202,17 @@ class TargetSettings(_Config):
     """Calls of the target in flight at once (judging is bounded by ``[llm] concurrency``)."""
 
 
+def _platform_id(value: Any) -> Any:
+    """A platform's id as a string; Telegram's numeric ids may be written as numbers."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return value
+
+
+PlatformId = Annotated[str, BeforeValidator(_platform_id), Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_@.:-]+$")]
+"""A user or chat id on a chat platform (opaque; Telegram's are numbers, Slack's ``U…``/``C…``)."""
+
+
 class FloodLimits(_Config):
     """Telegram's flood limits, which the bot keeps to on its side."""
 
@@ -218,7 +229,7 @@ class FloodLimits(_Config):
 class DigestSchedule(_Config):
     """When and where the bot posts digests."""
 
-    chats: list[int] = Field(default_factory=list)
+    chats: list[PlatformId] = Field(default_factory=list)
     """Chat ids the scheduled digest goes to (none: no schedule)."""
     time: str | None = Field(default=None, pattern=r"^([01]\d|2[0-3]):[0-5]\d$")
     """Daily at this time, ``HH:MM``."""
@@ -245,14 +256,16 @@ class TelegramSettings(_Config):
 
     api_url: str = "https://api.telegram.org"
     """Bot API server; ``TELEGRAM_API_URL`` overrides it (e.g. a self-hosted Bot API server)."""
-    reviewers: list[int] = Field(default_factory=list)
+    reviewers: list[PlatformId] = Field(default_factory=list)
     """Telegram user ids allowed to review; ``/push`` deals cards to each of them."""
-    admins: list[int] = Field(default_factory=list)
+    admins: list[PlatformId] = Field(default_factory=list)
     """User ids allowed to ``/push`` and ``/digest`` (admins may review too)."""
     mode: Literal["polling", "webhook"] = "polling"
     """Long polling, or a webhook (secret from ``TELEGRAM_WEBHOOK_SECRET``)."""
     poll_timeout_s: int = Field(default=10, ge=0)
     """Long-poll timeout of ``getUpdates``."""
+    poll_interval_s: float = Field(default=0.0, ge=0, le=60)
+    """Pause between one ``getUpdates`` answer and the next call (0: at once)."""
     webhook_url: str | None = None
     """Public HTTPS URL Telegram posts updates to (webhook mode)."""
     listen: str = "127.0.0.1"

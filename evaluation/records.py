@@ -315,7 +315,9 @@ class _HumanEvent(_Strict):
     channel: str = "terminal"
     """Channel the event came through: terminal, telegram, slack."""
     idempotency_key: str
-    """Unique per delivery (update id, action timestamp, keypress sequence); repeats are not counted."""
+    """Unique per platform event (a tap's callback id, a message's chat and id, a keypress); repeats are not counted."""
+    action: str | None = None
+    """What the reviewer did (``rate:good``, ``toggle:stale_content``, ``skip``): tells a repeat from a reused key."""
     timestamp: Timestamp = Field(default_factory=utcnow)
     """When the reviewer acted."""
 
@@ -378,8 +380,8 @@ class Delivery(_Strict):
     """Reviewer the card was dealt to."""
     channel: str
     """Channel that delivered it: ``telegram`` or ``slack``."""
-    kind: Literal["card", "note_prompt"] = "card"
-    """A rating card, or the prompt asking for a note's text."""
+    kind: Literal["card", "note_prompt", "session"] = "card"
+    """A rating card, the prompt for a note's text, or a session started in a chat (no item: where its cards go)."""
     chat_id: str
     """Platform chat (Telegram chat id, Slack channel id)."""
     message_id: str

@@ -4,10 +4,15 @@ A changed rating is a new event and the latest counts; a skip after a rating (or
 after a skip) replaces it. Events whose idempotency key was already seen are dropped, so a
 redelivered tap is never counted twice. Notes are kept per item; the latest is the item's note.
 
-Chat channels also log a ``delivery`` for every card and note prompt they send. Folded, those
-say which cards each reviewer has open (dealt, not yet judged), which message shows which item,
-and which note prompt awaits an answer, so a restarted bot picks up every session where it was.
-Cards being sent right now are *reserved* in memory until their delivery is logged.
+Chat channels also log a ``delivery`` for every card and note prompt they send, and for every
+session started in a chat. Folded, those say which cards each reviewer has open (dealt, not yet
+judged), which message shows which item, which note prompt awaits an answer and which chat
+each session deals into, so a restarted bot picks up every session where it was. Cards being
+sent right now are *reserved* in memory until their delivery is logged.
+
+An idempotency key seen before is a repeat only when it comes with the same action (reviewer,
+item, dimension and what was done, :func:`fingerprint`); the engine stores a different action
+that reuses a key under a key of its own.
 """
 
 from __future__ import annotations
@@ -34,6 +39,22 @@ def event_key(event: Rating | Skip | Note) -> Key:
     return (event.run_id, event.item_id, event.dimension, event.reviewer.key)
 
 
+def fingerprint(reviewer_key: str, run_id: str, item_id: str, dimension: str, action: str) -> str:
+    """Who did what to which item: what a repeated idempotency key must match to be a repeat."""
+    return f"{reviewer_key}|{run_id}|{item_id}|{dimension}|{action}"
+
+
+def _event_action(event: Rating | Skip | Note) -> str:
+    """The action an event records (older records, written before ``action``, by their content)."""
+    if event.action:
+        return event.action
+    if isinstance(event, Rating):
+        return f"legacy-rating:{event.judgment}:{','.join(event.concerns)}"
+    if isinstance(event, Skip):
+        return f"legacy-skip:{event.skip_reason}"
+    return f"legacy-note:{event.text}"
+
+
 @dataclass
 class Ledger:
     """ratings.jsonl folded into the current state of every review."""
@@ -42,8 +63,8 @@ class Ledger:
     """Latest rating or skip per key."""
     notes: dict[Key, Note] = field(default_factory=dict)
     """Latest note per key."""
-    seen_keys: set[str] = field(default_factory=set)
-    """Idempotency keys already counted."""
+    seen_keys: dict[str, str] = field(default_factory=dict)
+    """Idempotency keys already counted, each with the :func:`fingerprint` of the action it came with."""
     duplicates: int = 0
     """Events dropped because their idempotency key had been seen."""
     messages: dict[MessageKey, Delivery] = field(default_factory=dict)
@@ -54,6 +75,8 @@ class Ledger:
     """Per reviewer key: the note prompt still waiting for its text."""
     sessions: dict[str, Delivery] = field(default_factory=dict)
     """Per reviewer key: the latest card dealt to them (its run, dimension and chat)."""
+    streams: dict[tuple[str, str, str], Delivery] = field(default_factory=dict)
+    """Per (reviewer key, run, dimension): the chat its cards are dealt into (session started there, or latest card)."""
     _reviewers: dict[ItemKey, set[str]] = field(default_factory=dict, repr=False)
     """Index: reviewer keys with a judgment, per (run, item, dimension)."""
     _dealt: dict[ItemKey, set[str]] = field(default_factory=dict, repr=False)
@@ -61,10 +84,21 @@ class Ledger:
     full: dict[tuple[str, str, int], set[str]] = field(default_factory=dict, repr=False)
     """Cache for assignment: per (run, dimension, k), items with k ratings or open cards between them.
     Ratings and deals only ever fill items; a skip or a released card may reopen one, and clears it."""
+    full_prefix: dict[tuple[str, str, int], tuple[object, int]] = field(default_factory=dict, repr=False)
+    """With :attr:`full`: per (run, dimension, k), an assignment order and how many of its first items are full.
+    Dealing starts its walk there, so a tap costs the same late in a long run as early."""
     _mine: dict[tuple[str, str, str], set[str]] = field(default_factory=dict, repr=False)
     """Index: item ids each reviewer has judged, per (reviewer key, run, dimension)."""
     hands: dict[tuple[str, str, str], dict[str, None]] = field(default_factory=dict, repr=False)
     """Item ids dealt per (reviewer key, run, dimension), in dealing order."""
+    _load: dict[ItemKey, int] = field(default_factory=dict, repr=False)
+    """Per item: its ratings plus its open cards (what counts towards ``k``)."""
+    _runs: dict[str, set[str]] = field(default_factory=dict, repr=False)
+    """Item ids of each run the engine has read (:meth:`register_run`)."""
+    _levels: dict[tuple[str, str], dict[int, int]] = field(default_factory=dict, repr=False)
+    """Per (run, dimension): how many of the run's items have each load ≥ 1 (counts items taken, for any k)."""
+    _shown: dict[tuple[str, str, str], dict[str, None]] = field(default_factory=dict, repr=False)
+    """Item ids per (reviewer key, run, dimension) in the order the reviewer met them (dealt or judged): card numbers."""
 
     @classmethod
     def from_events(cls, events: Iterable[BaseModel]) -> "Ledger":
@@ -84,8 +118,8 @@ class Ledger:
         if event.idempotency_key in self.seen_keys:
             self.duplicates += 1
             return False
-        self.seen_keys.add(event.idempotency_key)
         key = event_key(event)
+        self.seen_keys[event.idempotency_key] = fingerprint(key[3], key[0], key[1], key[2], _event_action(event))
         prompt = self.prompts.get(key[3])
         if isinstance(event, (Note, Skip)) and prompt is not None and (prompt.run_id, prompt.item_id, prompt.dimension) == key[:3]:
             del self.prompts[key[3]]  # the note (or a skip) answers the prompt
@@ -97,10 +131,15 @@ class Ledger:
             self.judgments[key] = event
             self._reviewers.setdefault(key[:3], set()).add(key[3])
             self._mine.setdefault((key[3], key[0], key[2]), set()).add(key[1])
+            self._shown.setdefault((key[3], key[0], key[2]), {})[key[1]] = None
+            self._relevel(key[:3])
         return True
 
     def _deliver(self, event: Delivery) -> None:
         item, who = (event.run_id, event.item_id, event.dimension), event.reviewer.key
+        if event.kind == "session":
+            self.streams[(who, event.run_id, event.dimension)] = event
+            return
         self.messages[(event.channel, event.chat_id, event.message_id)] = event
         if event.kind == "note_prompt":
             self.prompts[who] = event
@@ -108,21 +147,84 @@ class Ledger:
         self.reserve(item, who)
         self.cards[(*item, who)] = event
         self.sessions[who] = event
+        self.streams[(who, event.run_id, event.dimension)] = event
 
     def reserve(self, item: ItemKey, reviewer_key: str) -> None:
         """Count a card being dealt to a reviewer as open (before its delivery is logged)."""
         self._dealt.setdefault(item, set()).add(reviewer_key)
         self.hands.setdefault((reviewer_key, item[0], item[2]), {})[item[1]] = None
+        self._shown.setdefault((reviewer_key, item[0], item[2]), {})[item[1]] = None
+        self._relevel(item)
 
     def _reopen(self, run_id: str, dimension: str) -> None:
         for key in [k for k in self.full if k[:2] == (run_id, dimension)]:
             del self.full[key]
+            self.full_prefix.pop(key, None)
 
     def release(self, item: ItemKey, reviewer_key: str) -> None:
         """Undo :meth:`reserve` for a card that could not be delivered."""
         self._reopen(item[0], item[2])
         self._dealt.get(item, set()).discard(reviewer_key)
         self.hands.get((reviewer_key, item[0], item[2]), {}).pop(item[1], None)
+        if (*item, reviewer_key) not in self.judgments:  # never shown: its number is free again
+            self._shown.get((reviewer_key, item[0], item[2]), {}).pop(item[1], None)
+        self._relevel(item)
+
+    # ------------------------------------------------------------------ how much is left
+
+    def register_run(self, run_id: str, item_ids: Iterable[str]) -> None:
+        """Tell the ledger which items a run has (the engine does, whenever it reads the run)."""
+        known = self._runs.setdefault(run_id, set())
+        new = set(item_ids) - known
+        known |= new
+        for (run, item, dimension), load in self._load.items():
+            if run == run_id and item in new and load:
+                levels = self._levels.setdefault((run, dimension), {})
+                levels[load] = levels.get(load, 0) + 1
+
+    def registered(self, run_id: str) -> int:
+        """How many items of a run the ledger knows of."""
+        return len(self._runs.get(run_id, ()))
+
+    def _relevel(self, item: ItemKey) -> None:
+        """Recount an item's load (ratings + open cards) and keep the run's levels in step."""
+        load = len(self.raters(*item)) + len(self.open_reviewers(*item))
+        old = self._load.get(item, 0)
+        if load == old:
+            return
+        self._load[item] = load
+        if item[1] not in self._runs.get(item[0], ()):
+            return
+        levels = self._levels.setdefault((item[0], item[2]), {})
+        if old:
+            levels[old] -= 1
+        if load:
+            levels[load] = levels.get(load, 0) + 1
+
+    def left(self, run_id: str, dimension: str, reviewer: Reviewer, k: int) -> int:
+        """How many of a registered run's items a reviewer may still be dealt, plus their open cards.
+
+        An item may be dealt to a reviewer unless it has ``k`` ratings and open cards between
+        them, or the reviewer has judged it or holds its card; computed from running counts, not
+        by walking the run.
+        """
+        known = self._runs.get(run_id, set())
+        taken = sum(n for load, n in self._levels.get((run_id, dimension), {}).items() if load >= k)
+        mine = self._shown.get((reviewer.key, run_id, dimension), {})
+        mine_free = sum(1 for i in mine if i in known and self._load.get((run_id, i, dimension), 0) < k)
+        return len(known) - taken - mine_free + len(self.open_cards(run_id, dimension, reviewer))
+
+    def number(self, run_id: str, item_id: str, dimension: str, reviewer: Reviewer) -> int:
+        """An item's card number for a reviewer: its place among the items they met (dealt or judged),
+        or the next number when they have not met it yet. A card keeps its number."""
+        shown = self._shown.get((reviewer.key, run_id, dimension), {})
+        if item_id in shown:
+            return list(shown).index(item_id) + 1
+        return len(shown) + 1
+
+    def repeat(self, idempotency_key: str) -> str | None:
+        """The fingerprint of the action a key was first stored with, or None for a new key."""
+        return self.seen_keys.get(idempotency_key)
 
     def open_reviewers(self, run_id: str, item_id: str, dimension: str) -> set[str]:
         """Reviewer keys holding an open (dealt, not yet judged) card of the item."""

@@ -346,3 +346,39 @@ async def test_application_polls_and_handles_a_review(tg: FakeTelegram) -> None:
         await app.stop()
     assert tg.answers[query_id]["text"] == "Saved" and tg.last_message(USER)["text"] == "Case 1: v:0"
     assert tg.last_message(USER)["history"] == ["Case 1", "Case 1: v:0"]
+
+
+async def test_fail_next_can_pick_the_call_it_fails(tg: FakeTelegram, bot: Bot) -> None:
+    tg.fail_next("sendMessage", 400, description="Bad Request: message is too long",
+                 match=lambda params: bool((params.get("reply_markup") or {}).get("inline_keyboard")))
+    await bot.send_message(USER, "plain")  # no keyboard: not this fault's call
+    with pytest.raises(BadRequest, match="too long"):
+        await bot.send_message(USER, "card", reply_markup=keyboard(("Yes", "y")))
+    await bot.send_message(USER, "card", reply_markup=keyboard(("Yes", "y")))
+    assert [m["text"] for m in tg.messages(USER)] == ["plain", "card"]
+
+
+async def test_an_outage_fails_every_call_but_get_updates_until_cleared(tg: FakeTelegram, bot: Bot) -> None:
+    tg.outage()
+    with pytest.raises(NetworkError):
+        await bot.send_message(USER, "lost")
+    assert await bot.get_updates(timeout=0) == ()
+    tg.clear_faults()
+    await bot.send_message(USER, "arrives")
+    assert [m["text"] for m in tg.messages(USER)] == ["arrives"]
+
+
+async def test_restart_ids_starts_update_and_callback_ids_again(tg: FakeTelegram, bot: Bot) -> None:
+    sent = await bot.send_message(USER, "card", reply_markup=keyboard(("Yes", "y")))
+    first, query = tg.send_text(USER, "/start"), tg.tap(USER, USER, sent.message_id, "y")
+    assert tg.last_update_id("callback_query") == first + 1 and tg.last_update_id("message") == first
+    [*_, last] = await bot.get_updates(timeout=0)
+    await bot.get_updates(offset=last.update_id + 1, timeout=0)  # confirmed
+    stale = asyncio.ensure_future(bot.get_updates(offset=last.update_id + 1, timeout=2))  # a poll made before the restart
+    await asyncio.sleep(0.1)
+    tg.restart_ids()
+    assert tg.send_text(USER, "/again") == 1 and tg.tap(USER, USER, sent.message_id, "y") == query
+    assert await stale == ()  # it says nothing, and confirms nothing
+    again = await bot.get_updates(timeout=0)
+    assert [u.update_id for u in again] == [1, 2] and again[1].callback_query.id == query
+    assert tg.last_update_id() == 2

@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bot import Action, ReviewEngine, State
-from bot.assignment import queue
+from bot.assignment import progress, queue
 from evaluation import Ledger, Note, Rating, Reviewer, Skip, Store, load_config
 
 from .conftest import RAG_RUN, SEARCH_RUN
@@ -282,3 +284,60 @@ def test_an_empty_dimension_is_an_unknown_dimension_not_the_default(demo_store):
 
     with pytest.raises(HilbotError, match="dimension ''"):
         _session(demo_store, dimension="")
+
+
+def _ledger_steps(data):
+    """A run, a ledger and reviewers, driven through any mix of deals, ratings, skips, released cards and
+    items added to a growing run; yields (run, ledger, reviewers, k, grew) after each step."""
+    from evaluation import ItemData, Query, RunHeader
+    from evaluation.runs import Run
+
+    items = [ItemData(id=f"i{n}", query=Query(query="q", category=f"c{n % 3}")) for n in range(data.draw(st.integers(1, 10)))]
+    run, ledger = Run("r", RunHeader(run_id="r"), items), Ledger()
+    reviewers = [Reviewer(id=f"u{n}") for n in range(data.draw(st.integers(1, 4)))]
+    k = data.draw(st.integers(1, 3))
+    for step in range(data.draw(st.integers(0, 30))):
+        who, item = data.draw(st.sampled_from(reviewers)), data.draw(st.sampled_from(items)).id
+        op = data.draw(st.sampled_from(["deal", "rate", "skip", "release", "grow"]))
+        if op == "deal":
+            ledger.reserve(("r", item, "overall"), who.key)
+        elif op == "rate":
+            ledger.add(Rating(run_id="r", item_id=item, reviewer=who, idempotency_key=f"k{step}", judgment="good", score=1.0))
+        elif op == "skip":
+            ledger.add(Skip(run_id="r", item_id=item, reviewer=who, idempotency_key=f"k{step}"))
+        elif op == "release":
+            ledger.release(("r", item, "overall"), who.key)
+        else:
+            items.insert(data.draw(st.integers(0, len(items))), ItemData(id=f"new{step}", query=Query(query="q")))
+        yield run, ledger, reviewers, k, op == "grow"
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_progress_from_running_counts_equals_walking_the_queue(data):
+    """`progress` counts what is left from the ledger's running counts; it must equal len(queue) + open cards
+    under any mix of deals, ratings, skips, released cards and items added to a growing run."""
+    for run, ledger, reviewers, k, _ in _ledger_steps(data):
+        for reviewer in reviewers:
+            left = progress(run, ledger, "overall", reviewer, k).remaining
+            assert left == len(queue(run, ledger, "overall", reviewer, k)) + len(ledger.open_cards("r", "overall", reviewer))
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_dealing_from_the_full_prefix_equals_a_fresh_walk(data):
+    """The queue starts its walk after the items already known to be full (kept per assignment order);
+    it must equal a walk from the first item with nothing cached, whatever reopens items or grows the run."""
+    from bot.assignment import order
+
+    ordered = None
+    for run, ledger, reviewers, k, grew in _ledger_steps(data):
+        if ordered is None or grew:
+            ordered = order(run)  # as the engine does: one order per reading of the run
+        for reviewer in reviewers:
+            cached = [i.id for i in queue(run, ledger, "overall", reviewer, k, ordered=ordered)]
+            kept = ledger.full, ledger.full_prefix
+            ledger.full, ledger.full_prefix = {}, {}
+            fresh = [i.id for i in queue(run, ledger, "overall", reviewer, k, ordered=ordered)]
+            ledger.full, ledger.full_prefix = kept
+            assert cached == fresh

@@ -1,8 +1,8 @@
 """``hilbot serve telegram`` as a user runs it: a subprocess against the local Bot API server.
 
 Covers the one-line errors (no token, rejected token, unreachable server, bad config), a whole
-review tapped through over long polling, flood limits kept with 429s enforced, and webhook mode
-with its secret token.
+review tapped through over long polling, flood limits kept with 429s enforced, webhook mode
+with its secret token, a clean stop whenever a signal comes, and ``hilbot digest --post telegram``.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import re
 import signal
 import socket
 import subprocess
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -22,7 +23,7 @@ from urllib.parse import quote
 import pytest
 
 from bot.demo import RAG_RUN
-from evaluation import ItemData, Query, QueryEvaluation, RunHeader
+from evaluation import ItemData, Query, QueryEvaluation, Rating, Reviewer, RunHeader, Store
 from tests._cli import BUG, invoke
 from tests.conftest import HILBOT
 from tests.fakes.telegram_api import FakeTelegram, Limits
@@ -162,6 +163,8 @@ def test_verbose_output_logs_every_request_and_never_a_secret(mode, demo_store, 
     for secret in (fake.token, quote(fake.token, safe=""), fake.token.split(":")[1], "s3cret-webhook-value"):
         assert secret not in out, secret  # ...without a secret
     assert "[secret]" in out
+    # -v is DEBUG for every library: python-telegram-bot's own DEBUG lines, which name the URL with the token, are there, scrubbed
+    assert re.search(r"^\S+ \S+ DEBUG telegram\.\S+: .*\[secret\]", out, re.M), out[:2000]
 
 
 def test_a_secret_in_a_traceback_logged_by_the_error_handler_is_scrubbed(demo_store, tmp_path):
@@ -270,3 +273,83 @@ def _post(url: str, body: dict, secret: str) -> int:
             return response.status
     except urllib.error.HTTPError as exc:
         return exc.code
+
+
+# ---------------------------------------------------------------------------------------------- flaws (issue 11)
+
+
+def _interrupted(tmp_path: Path, sig: signal.Signals, at_call: int) -> tuple[int, str, str]:
+    """Start ``serve telegram``; send ``sig`` as its ``at_call``-th call to the Bot API arrives (held 0.2 s)."""
+    tmp_path.mkdir()
+    write_config(tmp_path)
+    with FakeTelegram() as fake:
+        fake.user(ALICE, first_name="Alice")
+        proc: list[subprocess.Popen] = []
+        seen: list[str] = []
+
+        def interrupt(call) -> None:  # in the fake's thread: the bot waits on this call meanwhile
+            seen.append(call.method)
+            if len(seen) == at_call:
+                proc[0].send_signal(sig)
+                time.sleep(0.2)
+
+        fake.on_call = interrupt
+        env = {**os.environ, **fake.env(), "HILBOT_DATA_DIR": str(tmp_path / "results"), "HILBOT_CONFIG": str(tmp_path / "hilbot.toml")}
+        proc.append(subprocess.Popen([str(HILBOT), "serve", "telegram"], env=env, cwd=tmp_path,
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+        try:
+            out, _ = proc[0].communicate(timeout=30)
+        finally:
+            proc[0].kill()
+    return proc[0].returncode, out, seen[at_call - 1] if len(seen) >= at_call else "(never called)"
+
+
+def test_a_signal_at_any_moment_of_the_start_stops_cleanly_with_exit_0(tmp_path):
+    """§3.6: SIGTERM or Ctrl-C in the first moments exited 1 (or 2, 130, -15) with a traceback; stopping is always clean.
+
+    The signal lands while the bot waits on each of its first calls (check, initialise, commands, webhook, first polls).
+    """
+    cases = [(1, signal.SIGTERM), (2, signal.SIGINT), (3, signal.SIGTERM), (4, signal.SIGINT), (5, signal.SIGTERM), (6, signal.SIGINT)]
+    results: dict[tuple[int, signal.Signals], tuple[int, str, str]] = {}
+
+    def run(case: tuple[int, signal.Signals]) -> None:
+        at_call, sig = case
+        try:
+            results[case] = _interrupted(tmp_path / f"{at_call}-{sig.name}", sig, at_call)
+        except Exception as exc:  # reported below with the others
+            results[case] = (-1, f"{type(exc).__name__}: {exc}", "?")
+
+    threads = [threading.Thread(target=run, args=(case,)) for case in cases]
+    for n, thread in enumerate(threads):  # three at a time: each start is mostly CPU
+        thread.start()
+        if n % 3 == 2:
+            for started in threads[n - 2:n + 1]:
+                started.join()
+    for thread in threads:
+        thread.join()
+    unclean = [f"{sig.name} during call {at_call} ({method}): exit {code}: {out.strip().splitlines()[-1:]}"
+               for (at_call, sig), (code, out, method) in sorted(results.items()) if code != 0 or "Traceback" in out]
+    assert len(results) == len(cases) and not unclean, "\n".join(unclean)
+
+
+def test_digest_post_without_chats_fails_at_once(tmp_path):
+    """§3.5: `hilbot digest --post telegram` with no chats built the whole digest (about 10 s) before its config error."""
+    store = Store(tmp_path / "results")  # enough data that building a digest takes seconds
+    reviewers = [Reviewer(platform="telegram", id=str(n)) for n in (1, 2, 3)]
+    ratings = []
+    for r in range(60):
+        items = [QueryEvaluation(run_id=f"run{r}", data=ItemData(id=f"q{n}", query=Query(query=f"query {n}"), answer="a")) for n in range(50)]
+        store.create_run(RunHeader(run_id=f"run{r}", kind="answer", dimensions=["answer"]), items)
+        ratings += [Rating(run_id=f"run{r}", item_id=f"q{n}", dimension="answer", reviewer=who, channel="telegram",
+                           idempotency_key=f"telegram:{r}:{n}:{who.id}", judgment="good", score=0.75)
+                    for n in range(50) for who in reviewers]
+    store.ratings.append_many(ratings)
+    write_config(tmp_path)
+    env = {"HILBOT_DATA_DIR": str(tmp_path / "results"), "HILBOT_CONFIG": str(tmp_path / "hilbot.toml"),
+           "TELEGRAM_BOT_TOKEN": "123456:TEST-TOKEN", "TELEGRAM_API_URL": "http://127.0.0.1:9"}
+    start = time.monotonic()
+    result = invoke("digest", "--post", "telegram", env=env, cwd=tmp_path)
+    elapsed = time.monotonic() - start
+    lines = result.stderr.strip().splitlines()
+    assert result.exit_code == 2 and len(lines) == 1 and "chats" in lines[0], result.stderr
+    assert elapsed < 0.5, f"{elapsed:.2f} s before: {lines[0]}"

@@ -1,40 +1,14 @@
-"""The ``hilbot`` command line: this module only assembles the subcommands.
+"""The ``hilbot`` command line's entry point: every failure one line, and a clean stop on SIGINT or SIGTERM.
 
-Each command lives in its own module, parses its options and calls one library function.
-Heavy libraries are imported inside the commands, so ``hilbot --help`` stays fast.
+The subcommands are assembled in :mod:`bot.cli._app`, imported only once the stop signals are
+handled, so even a signal that arrives while hilbot is still starting ends it without a traceback.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import sys
-
-import typer
-
-from . import _analyze, _data, _demo, _digest, _review, _run, _serve, _sets
-from ._common import global_options, hold_warnings, release_warnings
-
-app = typer.Typer(
-    name="hilbot",
-    help="Human review of AI evaluations in the chat your reviewers already use.\n\n"
-    "Example: hilbot demo",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-)
-app.callback()(global_options)
-app.command("demo")(_demo.demo)
-app.command("review")(_review.review)
-app.command("import")(_data.import_)
-app.command("export")(_data.export)
-app.command("schema")(_data.schema)
-app.add_typer(_sets.app, name="sets")
-app.command("run")(_run.run)
-app.command("compare")(_run.compare)
-app.command("serve")(_serve.serve)
-app.command("digest")(_digest.digest)
-app.add_typer(_analyze.app, name="analyze")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -44,10 +18,29 @@ def main(argv: list[str] | None = None) -> None:
     which and where the help is. Anything else that escapes a command is a bug in hilbot: it too
     is one line and exit 2 (``HILBOT_DEBUG=1`` shows the traceback), so a user never sees one.
     """
+    argv = sys.argv[1:] if argv is None else list(argv)
+    serving = _command(argv) == "serve"
+    previous = _stop_on_sigterm()
+    try:
+        code = _execute(argv)
+    except KeyboardInterrupt:  # a signal before the command took it over
+        code = 130
+    finally:
+        _restore(previous)
+    sys.exit(0 if serving and code == 130 else code)  # stopping a bot is not a failure
+
+
+def _execute(argv: list[str]) -> int:
+    """Run the command; failures become their one line (``_fail`` exits)."""
     import logging
+
+    import typer
 
     from evaluation.errors import HilbotError
     from evaluation.scrub import CommandFormatter, install_logging
+
+    from ._app import app
+    from ._common import hold_warnings, release_warnings
 
     undo = install_logging(logging.WARNING, formatter=CommandFormatter())  # `serve` sets its own
     hold_warnings()
@@ -60,7 +53,7 @@ def main(argv: list[str] | None = None) -> None:
     except typer.Abort:
         _fail("aborted: the input ended", 1)
     except KeyboardInterrupt:
-        sys.exit(130)
+        return 130
     except Exception as exc:  # the backstop: a bug, reported without a traceback
         if os.environ.get("HILBOT_DEBUG"):
             raise
@@ -69,10 +62,39 @@ def main(argv: list[str] | None = None) -> None:
     finally:
         undo()
     release_warnings(show=True)
-    sys.exit(code if isinstance(code, int) else 0)
+    return code if isinstance(code, int) else 0
 
 
-def _usage(exc: "typer.TyperException") -> None:
+def _command(argv: list[str]) -> str | None:
+    """The subcommand's name: the first argument that is not a global option (or its value)."""
+    args = iter(argv)
+    for arg in args:
+        if arg in ("--data-dir", "--config"):
+            next(args, None)
+        elif not arg.startswith("-"):
+            return arg
+    return None
+
+
+def _stop_on_sigterm() -> object:
+    """SIGTERM stops hilbot as Ctrl-C does (cleanly); returns the handler it replaced."""
+    try:
+        return signal.signal(signal.SIGTERM, _interrupt)
+    except ValueError:  # not the main thread: leave signals alone
+        return None
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _restore(previous: object) -> None:
+    if previous is not None:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _usage(exc: Exception) -> None:
+    """A usage error of the command line itself (an unknown option, a bad value) as its one line."""
     ctx = getattr(exc, "ctx", None)
     if type(exc).__name__ == "NoArgsIsHelpError":  # a bare group: its help, as a user expects
         exc.show()  # type: ignore[attr-defined]
@@ -93,6 +115,8 @@ def _fail(message: str, code: int) -> None:
     """The one line: secrets scrubbed, control characters made visible."""
     from evaluation.scrub import scrub
     from evaluation.text import visible
+
+    from ._common import release_warnings
 
     release_warnings(show=False)  # a failing command says one thing: this line
     print(f"error: {visible(scrub(message), newlines=False)}", file=sys.stderr)

@@ -14,7 +14,7 @@ def serve(
     name: Annotated[str, typer.Argument(help="Chat channel to serve: telegram.")],
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log every call to the platform.")] = False,
 ) -> None:
-    """Run the reviewer bot on a chat platform until interrupted (Ctrl-C).
+    """Run the reviewer bot on a chat platform until stopped (Ctrl-C or SIGTERM: a clean stop, exit 0).
 
     Telegram: the token comes from TELEGRAM_BOT_TOKEN; TELEGRAM_API_URL (or [telegram] api_url)
     points at another Bot API server. Reviewers and admins are listed by user id in hilbot.toml.
@@ -26,11 +26,13 @@ def serve(
     from bot.channels import chat_channel
     from evaluation.scrub import install_logging
 
-    # Every line, from any library, at any level, is scrubbed of secrets (httpx logs each URL with the bot token in it).
+    # Every line, from any library, at any level, is scrubbed of secrets (an HTTP client logs each URL, the bot token in it).
     undo = install_logging(logging.DEBUG if verbose else logging.INFO, quiet=("httpx", "apscheduler"))
     try:
         context: Context = ctx.obj
         channel = chat_channel(name)
         channel.serve(context.store(), context.config())
+    except KeyboardInterrupt:  # stopped before the bot had taken the signals over: still a clean stop
+        pass
     finally:
         undo()

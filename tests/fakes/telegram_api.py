@@ -265,6 +265,8 @@ class _Fault:
     process: bool = False
     body: bytes | None = None
     """Answer these raw bytes (not JSON) with ``status`` (200 when None)."""
+    match: Callable[[Json], bool] | None = None
+    """Only a call whose params this accepts takes the fault (None: any call)."""
 
 
 class _Raw(Exception):
@@ -333,11 +335,15 @@ class FakeTelegram:
         self._message_ids: dict[int, itertools.count[int]] = defaultdict(lambda: itertools.count(1))
         self._update_ids, self._callback_ids, self._file_ids = itertools.count(1), itertools.count(1), itertools.count(1)
         self._updates: dict[int, Json] = {}
+        self._sent_order: list[tuple[str, int]] = []
         self._pending: list[Json] = []
         self._redeliveries: list[Json] = []
         self._allowed_updates: list[str] = []
         self._files: dict[str, bytes] = {}
         self._faults: dict[str, deque[_Fault]] = defaultdict(deque)
+        self._outage: ApiError | None = None
+        self._epoch = 0
+        """Counts :meth:`restart_ids`: a long poll from before one answers nothing (it was made to the old server)."""
         self._windows: dict[tuple[str, int | str], _Window] = {}
         self._handlers: dict[str, Callable[[Json], Any]] = {name.lower(): handler for name, handler in {
             "getMe": self._get_me, "logOut": self._true, "close": self._true, "setWebhook": self._set_webhook,
@@ -370,9 +376,40 @@ class FakeTelegram:
 
     # -- faults --------------------------------------------------------------------------------
 
-    def fail_next(self, method: str, status: int = 429, retry_after: int = 1, count: int = 1, description: str | None = None) -> None:
-        """The next ``count`` calls to ``method`` get this error (and are not carried out)."""
-        self._add_faults(method, count, _Fault(status, description, retry_after))
+    def fail_next(self, method: str, status: int = 429, retry_after: int = 1, count: int = 1, description: str | None = None,
+                  match: Callable[[Json], bool] | None = None) -> None:
+        """The next ``count`` calls to ``method`` get this error (and are not carried out).
+
+        ``match``: only calls whose (decoded) params it accepts count, e.g. a sendMessage with a keyboard.
+        """
+        self._add_faults(method, count, _Fault(status, description, retry_after, match=match))
+
+    def outage(self, status: int = 500, description: str = "Internal Server Error") -> None:
+        """From now on every call but getUpdates gets this error (and is not carried out), until :meth:`clear_faults`.
+
+        As if the bot's process died: whatever it still sends never arrives.
+        """
+        with self._lock:
+            self._outage = ApiError(status, description)
+
+    def clear_faults(self) -> None:
+        """End an outage and drop every fault not yet taken."""
+        with self._lock:
+            self._outage = None
+            self._faults.clear()
+
+    def restart_ids(self) -> None:
+        """Update ids and callback query ids start again from 1, as on a fresh Bot API server; chats and messages stay.
+
+        Telegram promises neither to keep update ids growing across a server change nor that they never jump.
+        Answers to the old callback queries are forgotten (their ids will be used again).
+        """
+        with self._lock:
+            self._update_ids, self._callback_ids = itertools.count(1), itertools.count(1)
+            self.answers.clear()
+            self.tapped_at.clear()
+            self._epoch += 1
+        self._wake()
 
     def garble_next(self, method: str, body: bytes = b"<html><body>502 Bad Gateway</body></html>", status: int = 200,
                     count: int = 1) -> None:
@@ -393,6 +430,11 @@ class FakeTelegram:
             assert update_id in self._updates, f"no update {update_id}"
             self._redeliveries.append(self._updates[update_id])
         self._wake()
+
+    def last_update_id(self, kind: str | None = None) -> int:
+        """The id of the latest update made (of ``kind``, such as ``callback_query``), in the order they were made."""
+        with self._lock:
+            return next(uid for k, uid in reversed(self._sent_order) if kind is None or k == kind)
 
     # -- the users' side -----------------------------------------------------------------------
 
@@ -455,6 +497,7 @@ class FakeTelegram:
     def _push(self, content: Json) -> int:
         update = {"update_id": next(self._update_ids), **content}
         self._updates[update["update_id"]] = update
+        self._sent_order.append((next(iter(content)), update["update_id"]))
         self._pending.append(update)
         self._wake()
         return update["update_id"]
@@ -541,7 +584,9 @@ class FakeTelegram:
         if method not in self._handlers and method != "getupdates":
             raise ApiError(404, "Not Found")
         with self._lock:
-            fault = self._faults[method].popleft() if self._faults[method] else None
+            if self._outage is not None and method != "getupdates":
+                raise self._outage
+            fault = self._take_fault(method, call.params)
         if fault and fault.body is not None:
             raise _Raw(fault.status or 200, fault.body)
         if fault and fault.status:
@@ -557,6 +602,15 @@ class FakeTelegram:
                 result = self._handlers[method](call.params)
         await asyncio.sleep(fault.delay if fault else 0)
         return result
+
+    def _take_fault(self, method: str, params: Json) -> _Fault | None:
+        """The first fault queued for ``method`` that this call matches, taken off the queue."""
+        queue = self._faults[method]
+        for index, fault in enumerate(queue):
+            if fault.match is None or fault.match(params):
+                del queue[index]
+                return fault
+        return None
 
     def _check_flood(self, method: str, call: Call) -> None:
         if self.limits is None or method not in MESSAGE_METHODS:
@@ -587,8 +641,11 @@ class FakeTelegram:
     async def _get_updates(self, params: Json) -> list[Json]:
         """Long poll: answer as soon as there are updates, or after ``timeout`` seconds."""
         deadline = time.monotonic() + params.get("timeout", 0)
+        epoch = self._epoch
         while True:
             with self._lock:
+                if self._epoch != epoch:
+                    return []  # a poll made to the server before its ids started again: its offset means nothing now
                 if self.webhook_url:
                     raise ApiError(409, "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first")
                 batch, arrived = self._take_updates(params), self._new_updates

@@ -1,0 +1,439 @@
+"""The chat review flow, once for every platform: commands, taps, notes, dealing, push, status.
+
+A tap is resolved and checked (:class:`~bot.sessions.Sessions`), the reviewer's lock is taken,
+the engine acts on the item — its records are fsynced — and only then is the tap answered.
+Editing the card and dealing the next one run in the background, so the handler is free for
+the next event at once. Everything the flow needs after a restart is in the log: open cards,
+which message shows which item, open note prompts, and the chat each session deals into.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Awaitable, Callable
+
+from evaluation import HilbotError, Reviewer
+
+from .. import render
+from ..cards import Action, Card
+from ..review import ReviewEngine, ReviewSession, State, Step
+from ..sessions import Refused, Sessions, Tap as Resolved
+from . import texts
+from .port import Chat, ChatPort, Choice, Command, Keyboard, PortError, Tap, Text
+
+_log = logging.getLogger("hilbot.chat")
+
+ROW = 4
+"""Scale buttons per keyboard row."""
+TAG_ROW = 2
+"""Concern-tag buttons per row (tag names are long)."""
+ANSWERS_FIRST_S = 0.5
+"""The longest a tap's card work waits for other taps to be answered first."""
+CHAT_LABELS = {"next": "✓ Done"}
+"""Engine labels that read differently in a chat (the next card is already there)."""
+
+ErrorHook = Callable[[BaseException, object], None]
+
+
+@dataclass(frozen=True)
+class Access:
+    """Who may use the bot: reviewer and admin ids of one platform (admins may review too)."""
+
+    reviewers: frozenset[str]
+    admins: frozenset[str]
+
+    def reviewer(self, platform: str, user: Any) -> Reviewer | None:
+        """The user as a reviewer, if allow-listed."""
+        if user.id not in self.reviewers | self.admins:
+            return None
+        return Reviewer(platform=platform, id=user.id, name=user.name)
+
+    def admin(self, user: Any) -> bool:
+        return user.id in self.admins
+
+
+class ChatFlow:
+    """Every reviewer of one bot on one platform, over one review engine."""
+
+    def __init__(self, engine: ReviewEngine, port: ChatPort, access: Access, *, on_error: ErrorHook | None = None):
+        self.engine = engine
+        self.port = port
+        self.access = access
+        self.sessions = Sessions(engine, port.platform)
+        self.on_error = on_error or _log_error
+        self._out: dict[str, asyncio.Lock] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._primed: set[str] = set()
+        self._answering = 0
+        """Taps received and not yet answered."""
+        self._all_answered = asyncio.Event()
+        self._all_answered.set()
+        """Growing runs already dealt into their sessions since start (see :meth:`refresh`)."""
+        self._commands: dict[str, Callable[[Command, Reviewer], Awaitable[None]]] = {
+            "start": self._start, "help": self._help, "runs": self._runs, "review": self._review, "next": self._next,
+            "status": self._status, "push": self._push, "digest": self._digest,
+        }
+
+    @property
+    def prefix(self) -> str:
+        return self.port.prefix
+
+    # ------------------------------------------------------------------ background work
+
+    def spawn(self, work: Awaitable[Any], context: object = None) -> None:
+        """Run ``work`` in the background; a failure goes to the error hook."""
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(lambda t: self._finished(t, context))
+
+    def _finished(self, task: asyncio.Task[Any], context: object) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            self.on_error(task.exception(), context)
+
+    async def close(self) -> None:
+        """Let background work finish (edits and cards already under way)."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    # ------------------------------------------------------------------ commands
+
+    async def on_command(self, command: Command) -> None:
+        """A command from a user (strangers are told their id and how to be added; nothing else)."""
+        reviewer = self.access.reviewer(self.port.platform, command.user)
+        if reviewer is None:
+            _log.warning("refused %s%s from user %s (not allow-listed)", self.prefix, command.name, command.user.id)
+            return await self._say(command.chat, texts.refusal(self.port.title, self.port.platform, command.user.id))
+        handler = self._commands.get(command.name)
+        if handler is None:
+            return await self._say(command.chat, f"Unknown command — see {self.prefix}help")
+        if dict((n, a) for n, _, a in texts.COMMANDS).get(command.name) and not self.access.admin(command.user):
+            return await self._say(command.chat, f"Only admins can {self.prefix}{command.name}.")
+        await handler(command, reviewer)
+
+    async def _say(self, chat: Chat, text: str, **kw: Any) -> str:
+        return await self.port.send_text(chat, text, **kw)
+
+    async def _start(self, command: Command, reviewer: Reviewer) -> None:
+        await self._say(command.chat, texts.welcome(self.prefix, self.port.title, command.user.id))
+
+    async def _help(self, command: Command, reviewer: Reviewer) -> None:
+        await self._say(command.chat, texts.help_text(self.prefix))
+
+    async def _runs(self, command: Command, reviewer: Reviewer) -> None:
+        from ..listing import run_listing
+
+        await self._say(command.chat, run_listing(self.engine.store, []), code=True)
+
+    async def _review(self, command: Command, reviewer: Reviewer) -> None:
+        if not command.args:
+            return await self._say(command.chat, texts.usage(self.prefix, "review"))
+        try:
+            session = self.sessions.get(reviewer, command.args[0], command.args[1] if len(command.args) > 1 else None)
+        except HilbotError as exc:
+            return await self._say(command.chat, texts.error(exc, self.prefix))
+        await self.sessions.started(session, command.chat.id, group=command.chat.group)
+        await self._say(command.chat, self._progress_line(session, "Reviewing"))
+        if not await self.fill(session, command.chat):
+            await self._nothing_new(session, command.chat)
+
+    async def _next(self, command: Command, reviewer: Reviewer) -> None:
+        session = self.sessions.active(reviewer)
+        if session is None:
+            return await self._say(command.chat, f"Start with {self.prefix}review <run-id> — see {self.prefix}runs")
+        async with self.sessions.lock(reviewer):
+            held = self.sessions.open_cards(session, group=command.chat.group)
+            card = session.card(held[0]) if held else None
+        if card is not None:
+            await self._send_card(session, card, command.chat)
+        elif not await self.fill(session, command.chat):
+            await self._nothing_new(session, command.chat)
+
+    async def _status(self, command: Command, reviewer: Reviewer) -> None:
+        lines = [self._progress_line(s) for s in self.sessions.reviewed(reviewer)]
+        await self._say(command.chat, "\n".join(lines) or f"Nothing reviewed yet — see {self.prefix}runs")
+
+    @staticmethod
+    def _progress_line(session: ReviewSession, lead: str | None = None) -> str:
+        return texts.progress_line(session.run_id, session.dimension, session.progress(), lead)
+
+    async def _push(self, command: Command, reviewer: Reviewer) -> None:
+        if not command.args:
+            return await self._say(command.chat, texts.usage(self.prefix, "push"))
+        run_id, dimension = command.args[0], (command.args[1] if len(command.args) > 1 else None)
+        try:
+            run_id, dimension = self.sessions.target(run_id, dimension)
+        except HilbotError as exc:
+            return await self._say(command.chat, texts.error(exc, self.prefix))
+        reviewers = sorted(self.access.reviewers)
+        await self._say(command.chat, f"Pushing {run_id} to {len(reviewers)} reviewers…")
+        self.spawn(self.push(run_id, dimension, reviewers, command.chat), command)
+
+    async def push(self, run_id: str, dimension: str, reviewers: list[str], report_to: Chat) -> None:
+        """Deal first cards to every listed reviewer, in their private chats, and report."""
+        sent = await asyncio.gather(*(self._push_one(r, run_id, dimension) for r in reviewers))
+        failed = [r for r, n in zip(reviewers, sent) if n is None]
+        text = f"Pushed {run_id}: {sum(n or 0 for n in sent)} cards to {sum(1 for n in sent if n)} reviewers."
+        if failed:
+            text += f" Could not reach {', '.join(failed)} (they must start the bot first)."
+        await self._say(report_to, text)
+
+    async def _push_one(self, user_id: str, run_id: str, dimension: str) -> int | None:
+        reviewer = Reviewer(platform=self.port.platform, id=user_id)
+        session = self.sessions.get(reviewer, run_id, dimension)
+        try:
+            chat = await self.port.private_chat(user_id)
+            await self.sessions.started(session, chat.id, group=False)
+            return await self.fill(session, chat, strict=True)
+        except PortError as exc:
+            _log.warning("could not push %s to %s: %s", run_id, user_id, exc)
+            return None
+
+    async def _digest(self, command: Command, reviewer: Reviewer) -> None:
+        await self.post_digest([command.chat])
+
+    # ------------------------------------------------------------------ taps
+
+    async def on_tap(self, tap: Tap) -> None:
+        """A button: check it, store what it does, answer; then, in the background, edit the card and deal."""
+        self._answering += 1
+        self._all_answered.clear()
+        try:
+            await self._on_tap(tap)
+        finally:
+            self._answering -= 1
+            if not self._answering:
+                self._all_answered.set()
+
+    async def _on_tap(self, tap: Tap) -> None:
+        reviewer = self.access.reviewer(self.port.platform, tap.user)
+        if reviewer is None:
+            _log.warning("refused a tap from user %s (not allow-listed)", tap.user.id)
+            return await self.port.answer(tap, texts.REFUSED_TAP, alert=True)
+        try:
+            resolved = self.sessions.resolve(tap.data, reviewer, (tap.chat.id, tap.message_id), f"cq:{tap.event_id}",
+                                             group=tap.chat.group)
+        except Refused as exc:
+            _log.warning("refused tap from %s: %s", reviewer.key, exc)
+            return await self.port.answer(tap, texts.STALE_BUTTON, alert=True)
+        async with self.sessions.lock(reviewer):
+            was_open = resolved.item_id in self.sessions.open_cards(resolved.session)
+            step = await self.sessions.act(resolved.session, resolved.action)
+        text, alert = self._answer(step, resolved, tap.chat.group)
+        await self.port.answer(tap, text, alert=alert)  # the records are on disk by now
+        self.spawn(self._after_tap(step, resolved, tap, was_open), tap)
+
+    async def _answers_first(self) -> None:
+        """Wait (at most ``ANSWERS_FIRST_S``) until every tap received has been answered.
+
+        Answering is what a reviewer waits for; editing the card and dealing the next one can
+        wait a moment (they queue behind the platform's flood limits anyway). When hundreds of
+        taps arrive at once, their card work would otherwise take the CPU the answers need.
+        """
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self._all_answered.wait(), ANSWERS_FIRST_S)
+
+    def _answer(self, step: Step, tap: Resolved, group: bool) -> tuple[str, bool]:
+        if step.alert:
+            return step.alert, True
+        if tap.action.kind == "rate" and step.repeated:
+            text = f"Already recorded: {tap.action.value}"
+        else:
+            text = texts.action_label(tap.action)
+        if tap.action.kind == "toggle" and step.card is not None:
+            text = f"{tap.action.value}: {'on' if tap.action.value in step.card.concerns else 'off'}"
+        shown = step.finished or step.card
+        if group and step.effective and shown is not None and shown.item_id == tap.item_id:
+            return " · ".join([text, *render.reveal_lines(shown)]), True  # only the tapper sees it
+        return text, False
+
+    async def _after_tap(self, step: Step, tap: Resolved, event: Tap, was_open: bool) -> None:
+        await self._answers_first()
+        async with self._output(tap.session.reviewer):
+            await self._show(step, tap, event)
+        if step.effective:
+            session, chat = self._dealer(tap, event)
+            if not await self.fill(session, chat) and was_open and self.sessions.finished(session):
+                await self._done(session, chat)
+
+    async def _show(self, step: Step, tap: Resolved, event: Tap) -> None:
+        if step.detail:
+            await self._say(event.chat, step.detail, reply_to=event.message_id)
+        if step.state == State.NOTE:
+            return await self._ask_note(tap.session, tap.item_id, event.chat, event.message_id)
+        if event.chat.group or not (step.effective or tap.action.kind == "next"):
+            return  # a group's card stays blind for everyone else
+        card = step.finished if step.finished is not None else step.card
+        if card is not None and card.item_id == tap.item_id:
+            await self.port.edit_card(event.chat, event.message_id, card, self.keyboard(card, group=False),
+                                      final=step.finished is not None)
+
+    def _dealer(self, tap: Resolved, event: Tap) -> tuple[ReviewSession, Chat]:
+        """Whose window a judgment frees, and where the next card goes (in a group: the group's stream)."""
+        session = tap.session
+        if event.chat.group:
+            shown = self.sessions.owner((event.chat.id, event.message_id))
+            owner = shown.reviewer if shown is not None else session.reviewer
+            return self.sessions.get(owner, session.run_id, session.dimension), event.chat
+        stream = self.sessions.stream(session)
+        return session, Chat(*stream) if stream else event.chat
+
+    async def _ask_note(self, session: ReviewSession, item_id: str, chat: Chat, reply_to: str) -> None:
+        """Ask for the note's text; the prompt is logged before the reviewer's answer is looked at."""
+        item = session.run.item(item_id)
+        async with self.sessions.lock(session.reviewer):
+            text = f"✍️ Note on “{texts.clip(item.query.query, 200)}”: reply to this message with your note."
+            message_id = await self._say(chat, text, reply_to=reply_to, ask=True)
+            await self.sessions.delivered(session, item_id, chat.id, message_id, kind="note_prompt", group=chat.group)
+
+    # ------------------------------------------------------------------ notes
+
+    async def on_text(self, text: Text) -> None:
+        """A text: the answer to a note prompt, stored as that item's note."""
+        reviewer = self.access.reviewer(self.port.platform, text.user)
+        if reviewer is None:
+            if not text.chat.group:
+                await self._say(text.chat, texts.refusal(self.port.title, self.port.platform, text.user.id))
+            return
+        async with self.sessions.lock(reviewer):
+            prompt = self.sessions.note_target(reviewer, text.chat.id, text.reply_to)
+            if prompt is not None:
+                session = self.sessions.get(reviewer, prompt.run_id, prompt.dimension)
+                was_open = prompt.item_id in self.sessions.open_cards(session)
+                action = Action("text", text.text, prompt.item_id, f"msg:{text.chat.id}:{text.message_id}")
+                step = await self.sessions.act(session, action)
+        if prompt is None:
+            if not text.chat.group:
+                await self._say(text.chat, "Tap a card's buttons to rate; for a note tap “Add note” first.")
+            return
+        await self._say(text.chat, "📝 Note saved." if step.stored else step.alert or "Already saved.")
+        self.spawn(self._after_note(session, prompt, step, was_open), text)
+
+    async def _after_note(self, session: ReviewSession, prompt: Any, step: Step, was_open: bool) -> None:
+        card_at = self.sessions.card_at(session, prompt.item_id)
+        card = step.finished if step.finished is not None else step.card
+        if card_at is not None and card is not None and not card_at.group and step.effective:
+            async with self._output(session.reviewer):
+                await self.port.edit_card(Chat(card_at.chat_id), card_at.message_id, card, self.keyboard(card, group=False),
+                                          final=step.finished is not None)
+        chat = Chat(prompt.chat_id, prompt.group)
+        if step.effective and not await self.fill(session, chat) and was_open and self.sessions.finished(session):
+            await self._done(session, chat)
+
+    # ------------------------------------------------------------------ dealing
+
+    def keyboard(self, card: Card, *, group: bool) -> Keyboard:
+        """The card's buttons in phone-sized rows, each carrying its checked token (no Quit in a chat)."""
+        rows: Keyboard = []
+        for row in card.buttons:
+            buttons = [b for b in row if b.action.kind != "quit"]
+            if group:
+                buttons = [b for b in buttons if b.action.kind not in ("toggle", "next")]
+            size = TAG_ROW if buttons and buttons[0].action.kind == "toggle" else ROW
+            choices = [Choice(CHAT_LABELS.get(b.action.kind, b.label), self.sessions.token(card, b.action)) for b in buttons]
+            rows.extend(choices[i:i + size] for i in range(0, len(choices), size))
+        return [row for row in rows if row]
+
+    async def fill(self, session: ReviewSession, chat: Chat, *, strict: bool = False) -> int:
+        """Deal and send cards up to the window; returns how many were sent.
+
+        A card the platform refuses is reported to the reviewer in one line and left out; the
+        next item is dealt in its place. A card that cannot go out now (the network, the chat)
+        is freed to be dealt again later; ``strict`` raises its :class:`PortError` (push reports it).
+        """
+        sent = 0
+        while True:
+            async with self.sessions.lock(session.reviewer):
+                cards = self.sessions.deal(session, group=chat.group)
+            if not cards:
+                return sent
+            for n, card in enumerate(cards):
+                try:
+                    sent += await self._deliver(session, card, chat)
+                except PortError as exc:
+                    for left in cards[n:]:
+                        self.sessions.undelivered(session, left.item_id)
+                    _log.warning("could not deliver %s/%s to chat %s: %s", session.run_id, card.item_id, chat.id, exc)
+                    if strict:
+                        raise
+                    return sent
+
+    async def _deliver(self, session: ReviewSession, card: Card, chat: Chat) -> int:
+        """Send one card: 1 when sent, 0 when the platform refused it for good (and the reviewer is told)."""
+        try:
+            await self._send_card(session, card, chat)
+            return 1
+        except PortError as exc:
+            if exc.kind != "content":
+                raise
+            self.sessions.unsendable(session, card.item_id)
+            _log.warning("%s refused the card of %s/%s: %s", self.port.title, session.run_id, card.item_id, exc)
+            await self._say(chat, texts.unsendable(self.port.title, card.title, str(exc)))
+            return 0
+
+    async def _send_card(self, session: ReviewSession, card: Card, chat: Chat) -> None:
+        async with self._output(session.reviewer):
+            message_id = await self.port.send_card(chat, card, self.keyboard(card, group=chat.group))
+        await self.sessions.delivered(session, card.item_id, chat.id, message_id, group=chat.group)
+
+    async def _nothing_new(self, session: ReviewSession, chat: Chat) -> None:
+        held = self.sessions.open_cards(session, group=chat.group)
+        await self._say(chat, texts.nothing_new(len(held), self.prefix))
+
+    async def _done(self, session: ReviewSession, chat: Chat) -> None:
+        async with self.sessions.lock(session.reviewer):
+            step = await session.aact(Action("quit"))  # stores the session's hilReview summary
+        await self._say(chat, texts.done(session.run_id, session.dimension, step.summary))
+
+    def _output(self, reviewer: Reviewer) -> asyncio.Lock:
+        """Keeps one reviewer's sends and edits in order."""
+        return self._out.setdefault(reviewer.key, asyncio.Lock())
+
+    # ------------------------------------------------------------------ background
+
+    async def refresh(self) -> None:
+        """Deal the new items of runs still being evaluated into each session's chat (from the log).
+
+        The first refresh deals into every such session, so items that arrived while the bot was
+        down are dealt without a command too; later ones only where the run grew.
+        """
+        streams = self.sessions.streams()
+        growing = {run_id for _, run_id, _, _, _ in streams
+                   if self.engine.store.run_exists(run_id) and self.engine.run(run_id).summary is None}
+        due = {run_id for run_id in growing if self.engine.refresh(run_id) or run_id not in self._primed}
+        self._primed |= growing
+        for reviewer, run_id, dimension, chat_id, group in streams:
+            if run_id in due:
+                await self.fill(self.sessions.get(reviewer, run_id, dimension), Chat(chat_id, group))
+
+    async def post_digest(self, chats: list[Chat], since: datetime | None = None) -> None:
+        """Build the digest (off the event loop) and post its text and chart to each chat."""
+        from datetime import timedelta, timezone
+
+        from analysis.digest import build_digest
+
+        since = since or datetime.now(timezone.utc) - timedelta(days=1)
+        digest = await asyncio.to_thread(build_digest, self.engine.store, self.engine.config, since=since, figures=True)
+        await send_digest(self.port, chats, digest)
+
+
+async def send_digest(port: ChatPort, chats: list[Chat], digest: Any) -> None:
+    """A digest's text and chart, to each chat."""
+    for chat in chats:
+        await port.send_text(chat, digest.text())
+        if digest.chart_png:
+            await port.send_file(chat, digest.chart_png, "digest.png", "Human vs AI average per run")
+
+
+def _log_error(exc: BaseException, context: object) -> None:
+    import traceback
+
+    trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    _log.error("%s\nwhile handling %s", trace, context)
+
+
+__all__ = ["Access", "ChatFlow", "send_digest"]

@@ -1,0 +1,34 @@
+"""The ``hilbot`` command line: this module only assembles the subcommands.
+
+Each command lives in its own module, parses its options and calls one library function.
+Heavy libraries are imported inside the commands, so ``hilbot --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from . import _analyze, _data, _demo, _digest, _review, _run, _serve, _sets
+from ._common import global_options
+
+app = typer.Typer(
+    name="hilbot",
+    help="Human review of AI evaluations in the chat your reviewers already use.\n\n"
+    "Example: hilbot demo",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+app.callback()(global_options)
+app.command("demo")(_demo.demo)
+app.command("review")(_review.review)
+app.command("import")(_data.import_)
+app.command("export")(_data.export)
+app.command("schema")(_data.schema)
+app.add_typer(_sets.app, name="sets")
+app.command("run")(_run.run)
+app.command("compare")(_run.compare)
+app.command("serve")(_serve.serve)
+app.command("digest")(_digest.digest)
+app.add_typer(_analyze.app, name="analyze")

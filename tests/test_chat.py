@@ -1,0 +1,517 @@
+"""The chat review flow, once for every chat platform: each test runs for each driver (tests/chat_drivers).
+
+The suite does not know which platform it runs on. It plays users (ALICE and BOB review, ADMIN
+pushes and posts digests, EVE is on no list) and asserts only what they see — messages, buttons,
+the answers to their taps — and what is in the log (ratings.jsonl).
+
+The tests after "flaws" each pin a flaw of issue 11 §3 (and §1: growing runs after a restart).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import subprocess
+from datetime import datetime, timezone
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from bot.demo import RAG_RUN, SEARCH_RUN
+from evaluation import ItemData, Query, QueryEvaluation, RunHeader, Store
+from tests.chat_drivers import ADMIN, ALICE, BOB, CAROL, EVE, GROUP, Message, drivers
+
+SCALE = ["good", "okay", "poor", "terrible"]
+"""The demo search run's scale."""
+
+
+@pytest.fixture(params=["telegram"])
+def driver(request, tmp_path):
+    """A platform with its users, ready to start the bot (``async with driver.bot(store):``)."""
+    with drivers()[request.param](tmp_path) as platform:
+        yield platform
+
+
+def title_number(card: Message) -> tuple[int, int]:
+    """A card's ``[n/total]``."""
+    found = re.match(r"\[(\d+)/(\d+)\]", card.text)
+    assert found, f"no [n/total] at the start of {card.text[:80]!r}"
+    return int(found[1]), int(found[2])
+
+
+def shown(driver, *kinds: str) -> list[dict]:
+    """The log's deliveries of cards (and of ``kinds``): every card and note prompt sent is logged as one."""
+    return [d for d in driver.records("delivery") if d["kind"] in (kinds or ("card",))]
+
+
+def growing_run(store: Store, run_id: str = "live") -> None:
+    """A run still being evaluated: a header, no items yet."""
+    store.create_run(RunHeader(run_id=run_id, kind="answer", dimensions=["answer"]), [])
+
+
+def add_item(store: Store, run_id: str, item_id: str, query: str) -> None:
+    item = ItemData(id=item_id, query=Query(query=query), answer="42")
+    store.run_log(run_id).append(QueryEvaluation(run_id=run_id, data=item))
+
+
+# ---------------------------------------------------------------------------------------------- commands
+
+
+async def test_start_welcomes_reviewers_and_runs_lists_the_runs(driver, demo_store):
+    async with driver.bot(demo_store):
+        [reply] = await driver.command(ALICE, "start")
+        assert "Welcome" in reply.text and driver.command_text("review") in reply.text
+        [runs] = await driver.command(ALICE, "runs")
+        assert SEARCH_RUN in runs.text and RAG_RUN in runs.text and "queries" in runs.text
+
+
+async def test_a_stranger_is_refused_and_nothing_is_written(driver, demo_store):
+    async with driver.bot(demo_store):
+        [reply] = await driver.command(EVE, "start")
+        assert "not on this bot's reviewer list" in reply.text and driver.user_id(EVE) in reply.text
+        [reply] = await driver.command(EVE, "review", SEARCH_RUN)
+        assert "not on" in reply.text
+        _, card = await driver.command(ALICE, "review", SEARCH_RUN, replies=2)
+        answer = await driver.tap(EVE, card, "good")  # a stranger tapping Alice's card (e.g. a forwarded message)
+        assert answer.alert and "not on" in answer.text
+        assert driver.records("rating") == []
+
+
+async def test_review_unknown_run_is_one_line_with_the_fix(driver, demo_store):
+    async with driver.bot(demo_store):
+        [reply] = await driver.command(ALICE, "review", "no-such-run")
+        assert "no run 'no-such-run'" in reply.text and driver.command_text("runs") in reply.text
+        [reply] = await driver.command(ALICE, "review", SEARCH_RUN, "nonsense")
+        assert "unknown dimension 'nonsense'" in reply.text
+
+
+async def test_status_shows_progress_per_run(driver, demo_store):
+    async with driver.bot(demo_store):
+        _, card = await driver.command(ALICE, "review", SEARCH_RUN, replies=2)
+        await driver.tap(ALICE, card, "good")
+        await driver.until(lambda: len(driver.messages(ALICE)) == 3, what="the next card")
+        [status] = await driver.command(ALICE, "status")
+        assert f"{SEARCH_RUN} · overall: 1 rated, 0 skipped, 17 left of 18" in status.text
+
+
+# ---------------------------------------------------------------------------------------------- the flow
+
+
+async def test_a_tap_is_on_disk_before_it_is_answered(driver, demo_store):
+    seen: list[int] = []
+    driver.on_answer(lambda: seen.append(len(driver.records("rating"))))  # the moment the answer reaches the platform
+    async with driver.bot(demo_store):
+        progress, card = await driver.command(ALICE, "review", SEARCH_RUN, replies=2)
+        assert "Reviewing" in progress.text and "0 rated" in progress.text
+        assert "ferret middleware error handling" in card.text or card.text.startswith("[1/")
+        await driver.tap(ALICE, card, "good")
+        assert seen == [1]
+        [rating] = driver.records("rating")
+        assert rating["judgment"] == "good" and rating["reviewer"]["id"] == driver.user_id(ALICE)
+        assert rating["channel"] == driver.platform and rating["idempotency_key"].startswith(f"{driver.platform}:")
+
+
+async def test_the_card_is_blind_until_rated_then_shows_the_ai_verdict(driver, demo_store):
+    async with driver.bot(demo_store):
+        _, card = await driver.command(ALICE, "review", SEARCH_RUN, replies=2)
+        await driver.until(lambda: shown(driver), what="the delivery in the log")
+        [dealt] = shown(driver)
+        item = demo_store.load_run(SEARCH_RUN).item(dealt["item_id"])
+        assert item.evaluation.verdict not in card.text and "🤖" not in card.text
+        assert item.evaluation.rationale[:40] not in card.text
+        assert card.labels[:4] == SCALE
+        assert "Note only" in card.labels and "Skip" in card.labels and "View full" in card.labels
+        assert all(len(data.encode()) <= driver.data_limit for data in card.datas)
+        await driver.tap(ALICE, card, "good")
+        edited = await driver.shows(card, "✓ Recorded: good")
+        assert "✓ Recorded: good" in edited.text and "🤖" in edited.text and item.evaluation.verdict in edited.text
+        assert edited.labels == SCALE  # change the rating; no tags after good
+
+
+async def test_okay_offers_concern_tags_that_toggle_and_the_next_card_comes(driver, demo_store):
+    async with driver.bot(demo_store):
+        _, card = await driver.command(ALICE, "review", SEARCH_RUN, replies=2)
+        await driver.tap(ALICE, card, "okay")
+        follow_up = await driver.labelled(card, "bad_ranking")
+        assert "bad_ranking" in follow_up.labels and "Add note" in follow_up.labels
+        await driver.until(lambda: len(driver.messages(ALICE)) == 3, what="the next card")
+        answer = await driver.tap(ALICE, follow_up, "bad_ranking")
+        assert answer.text == "bad_ranking: on"
+        await driver.labelled(card, "✓ bad_ranking")
+        assert "concerns: bad_ranking" in driver.now(card).text
+        await driver.tap(ALICE, driver.now(card), "weak_snippet")
+        await driver.tap(ALICE, await driver.labelled(card, "✓ weak_snippet"), "✓ bad_ranking")
+        await driver.labelled(card, "bad_ranking")
+        ratings = driver.records("rating")
+        assert [r["concerns"] for r in ratings] == [[], ["bad_ranking"], ["bad_ranking", "weak_snippet"], ["weak_snippet"]]
+        assert len(driver.messages(ALICE)) == 3  # toggles deal nothing new
+        await driver.tap(ALICE, driver.now(card), "✓ Done")
+        await driver.until(lambda: driver.labels(card) == SCALE, what="the final card")
+
+
+async def test_a_rating_can_be_changed_and_the_latest_counts(driver, demo_store):
+    async with driver.bot(demo_store):
+        _, card = await driver.command(ALICE, "review", SEARCH_RUN, replies=2)
+        await driver.tap(ALICE, card, "good")
+        await driver.tap(ALICE, await driver.shows(card, "✓ Recorded: good"), "poor")
+        assert [r["judgment"] for r in driver.records("rating")] == ["good", "poor"]
+        await driver.shows(card, "✓ Recorded: poor")
+        assert len(driver.messages(ALICE)) == 3  # one next card, not two
+
+
+async def _note_prompt_open(driver):
+    """Alice rates her first card "okay", taps "Add note" on it and gets the note prompt; returns that card."""
+    _, card = await driver.command(ALICE, "review", SEARCH_RUN, replies=2)
+    await driver.tap(ALICE, card, "okay")
+    await driver.until(lambda: len(driver.messages(ALICE)) == 3, what="the next card")
+    await driver.tap(ALICE, await driver.labelled(card, "Add note"), "Add note")
+    await driver.until(lambda: len(driver.messages(ALICE)) == 4, what="the note prompt")
+    return card
+
+
+async def test_add_note_asks_for_a_reply_and_stores_it(driver, demo_store):
+    async with driver.bot(demo_store):
+        card = await _note_prompt_open(driver)
+        prompt = driver.messages(ALICE)[-1]
+        assert driver.asks_for_reply(prompt) and "reply to this message" in prompt.text
+        [saved] = await driver.say(ALICE, "Ranks the <script> page & misses errors.md", reply_to=prompt)
+        assert saved.text == "📝 Note saved."
+        [note] = driver.records("note")
+        assert note["text"] == "Ranks the <script> page & misses errors.md" and note["item_id"] == driver.records("rating")[0]["item_id"]
+        [reply] = await driver.say(ALICE, "just chatting")
+        assert "Tap a card" in reply.text and len(driver.records("note")) == 1
+
+
+async def test_note_only_before_rating_skips_with_the_note(driver, demo_store):
+    async with driver.bot(demo_store):
+        _, card = await driver.command(ALICE, "review", SEARCH_RUN, replies=2)
+        await driver.tap(ALICE, card, "Note only")
+        await driver.until(lambda: len(driver.messages(ALICE)) == 3, what="the note prompt")
+        await driver.say(ALICE, "Can't judge without the source", replies=2)  # no reply_to: the open prompt takes it
+        [skip] = driver.records("skip")
+        assert skip["skip_reason"] == "note only" and driver.records("note")[0]["text"] == "Can't judge without the source"
+        await driver.shows(card, "Skipped")
+
+
+async def test_skip_records_and_deals_the_next_card(driver, demo_store):
+    async with driver.bot(demo_store):
+        _, card = await driver.command(ALICE, "review", SEARCH_RUN, replies=2)
+        await driver.tap(ALICE, card, "Skip")
+        await driver.until(lambda: len(driver.messages(ALICE)) == 3, what="the next card")
+        assert len(driver.records("skip")) == 1
+        await driver.shows(card, "Skipped")
+        nxt = driver.messages(ALICE)[-1]
+        assert nxt.text.startswith("[2/18]") and nxt.labels[0] == "good"
+
+
+async def test_taps_answered_after_sed_i_on_the_log_are_in_the_file(driver, demo_store):
+    """The reported bug: after `sed -i` on ratings.jsonl, taps were answered "Recorded" and written to the deleted file."""
+    async with driver.bot(demo_store):
+        _, card = await driver.command(ALICE, "review", SEARCH_RUN, replies=2)
+        await driver.tap(ALICE, card, "good")
+        await driver.until(lambda: len(driver.messages(ALICE)) == 3, what="the next card")
+        subprocess.run(["sed", "-i", "s/x/x/", str(demo_store.ratings.path)], check=True)  # an edit that saves by rename
+        for n in range(3):
+            card = driver.messages(ALICE)[-1]
+            await driver.tap(ALICE, card, "poor")
+            await driver.until(lambda: len(driver.messages(ALICE)) == 4 + n, what="the next card")
+        assert [r["judgment"] for r in driver.records("rating")] == ["good", "poor", "poor", "poor"]
+
+
+async def test_window_deals_at_most_w_unanswered_cards(driver, demo_store):
+    async with driver.bot(demo_store, "[review]\nwindow = 3"):
+        await driver.command(ALICE, "review", SEARCH_RUN, replies=4)
+        await driver.command(ALICE, "review", SEARCH_RUN, replies=2)  # resuming deals nothing more
+        assert "3 open card(s) above" in driver.messages(ALICE)[-1].text
+        cards = driver.cards(ALICE)
+        assert len(cards) == 3 and len({m.text for m in cards}) == 3
+        await driver.tap(ALICE, cards[1], "good")
+        await driver.until(lambda: len(driver.cards(ALICE)) == 4, what="one more card")
+
+
+# ---------------------------------------------------------------------------------------------- safety
+
+
+async def test_forged_and_stale_button_data_is_refused_and_logged(driver, demo_store, caplog):
+    async with driver.bot(demo_store):
+        _, card = await driver.command(ALICE, "review", SEARCH_RUN, replies=2)
+        good = card.datas[0]
+        op, key, index, dim = good.split("|")
+        forged = ["garbage", f"{op}|{key}|999|{dim}", f"r9|{key}|{index}|{dim}", f"{op}|deadbeef|{index}|{dim}",
+                  f"{op}|{key}|{int(index) + 1}|{dim}"]  # the last: a real item, never dealt to Alice
+        with caplog.at_level(logging.WARNING, logger="hilbot"):
+            for data in forged:
+                answer = await driver.tap_data(ALICE, card, data)
+                assert answer.alert and "not valid" in answer.text
+        assert driver.records("rating") == [] and driver.records("skip") == []
+        assert sum("refused tap" in r.message for r in caplog.records) == len(forged)
+        _, bob_card = await driver.command(BOB, "review", SEARCH_RUN, replies=2)
+        answer = await driver.tap_data(BOB, bob_card, good)  # Alice's item, Bob's message
+        assert answer.alert and driver.records("rating") == []
+
+
+async def test_a_redelivered_tap_and_a_double_tap_count_once(driver, demo_store):
+    async with driver.bot(demo_store):
+        _, card = await driver.command(ALICE, "review", SEARCH_RUN, replies=2)
+        await driver.tap(ALICE, card, "good")
+        await driver.redeliver_last_tap()
+        await driver.tap(ALICE, driver.now(card), "good")  # the double tap
+        await driver.settle()
+        assert len(driver.records("rating")) == 1
+        assert len(driver.cards(ALICE)) == 2  # one next card
+
+
+async def test_a_restart_finds_open_sessions_and_old_buttons_still_work(driver, demo_store):
+    async with driver.bot(demo_store):
+        card = await _note_prompt_open(driver)
+        await driver.restart()  # a new process: everything from the log
+        await driver.tap(ALICE, driver.now(card), "bad_ranking")  # a button on a message from before
+        assert driver.records("rating")[-1]["concerns"] == ["bad_ranking"]
+        await driver.say(ALICE, "Second page is stale", replies=1)  # the open prompt survived too
+        assert driver.records("note")[0]["text"] == "Second page is stale"
+        [again] = await driver.command(ALICE, "next")
+        open_card = driver.messages(ALICE)[2]
+        assert again.text == open_card.text and again.labels[0] == "good"
+        await driver.tap(ALICE, open_card, "good")  # the open card from before the restart
+        assert [r["judgment"] for r in driver.records("rating")][-1] == "good"
+        await driver.until(lambda: len(driver.cards(ALICE)) == 4, what="the re-shown card + one new")
+        # 2 cards + the prompt before; the re-shown card + the new one after
+        await driver.until(lambda: len(shown(driver, "card", "note_prompt")) == 5, what="every delivery logged")
+
+
+async def test_in_a_group_the_tapper_counts_and_the_card_stays_blind(driver, demo_store):
+    async with driver.bot(demo_store):
+        _, card = await driver.command(ALICE, "review", SEARCH_RUN, chat=GROUP, replies=2)
+        answer = await driver.tap(BOB, card, "poor", chat=GROUP)
+        assert answer.alert and "Recorded: poor" in answer.text and "🤖" in answer.text
+        [rating] = driver.records("rating")
+        assert rating["reviewer"]["id"] == driver.user_id(BOB)
+        assert "🤖" not in driver.now(card).text and driver.now(card).edits == 0
+        await driver.until(lambda: len(driver.messages(GROUP)) == 3, what="the group's next card")
+        answer = await driver.tap(EVE, driver.messages(GROUP)[-1], "good", chat=GROUP)
+        assert "not on" in answer.text and len(driver.records("rating")) == 1
+
+
+# ---------------------------------------------------------------------------------------------- admins
+
+
+async def test_push_deals_first_cards_to_every_reviewer_admins_only(driver, demo_store):
+    async with driver.bot(demo_store):
+        [reply] = await driver.command(ALICE, "push", SEARCH_RUN)
+        assert "Only admins" in reply.text
+        await driver.command(ADMIN, "push", SEARCH_RUN, replies=2)
+        assert "Pushed demo-docs-search: 2 cards to 2 reviewers" in driver.messages(ADMIN)[-1].text
+        alice, bob = driver.cards(ALICE), driver.messages(BOB)
+        assert len(alice) == len(bob) == 1 and alice[0].text != bob[0].text  # k = 1: different items
+
+
+async def test_push_reports_reviewers_it_cannot_reach(driver, demo_store):
+    async with driver.bot(demo_store, reviewers=(ALICE, BOB, CAROL)):  # Carol has blocked the bot
+        await driver.command(ADMIN, "push", SEARCH_RUN, replies=2)
+        assert f"Could not reach {driver.user_id(CAROL)}" in driver.messages(ADMIN)[-1].text
+        assert len(shown(driver)) == 2
+
+
+async def test_digest_posts_text_and_a_chart(driver, demo_store):
+    async with driver.bot(demo_store):
+        _, card = await driver.command(ALICE, "review", SEARCH_RUN, replies=2)
+        await driver.tap(ALICE, card, "poor")
+        await driver.tap(ALICE, await driver.labelled(card, "bad_ranking"), "bad_ranking")
+        [digest] = await driver.command(ADMIN, "digest")
+        assert "hilbot digest" in digest.text and SEARCH_RUN in digest.text and "bad_ranking 1" in digest.text
+        await driver.until(lambda: driver.uploads(), what="the chart")
+        chat, png = driver.uploads()[0]
+        assert chat == ADMIN and png.startswith(b"\x89PNG")
+
+
+async def test_scheduled_digest_is_registered_and_posts_to_its_chats(driver, demo_store):
+    async with driver.bot(demo_store, driver.digest_config([GROUP], time="09:30", timezone="Europe/Berlin")):
+        fire = driver.next_digest(datetime.now(timezone.utc))
+        assert fire is not None
+        fire = fire.astimezone(ZoneInfo("Europe/Berlin"))
+        assert (fire.hour, fire.minute) == (9, 30)
+        _, card = await driver.command(ALICE, "review", SEARCH_RUN, replies=2)
+        await driver.tap(ALICE, card, "good")
+        await driver.digest_now()
+        await driver.until(lambda: driver.uploads(), what="the scheduled chart")
+        assert "hilbot digest" in driver.messages(GROUP)[0].text
+
+
+async def test_items_of_a_run_still_being_evaluated_are_dealt_as_they_come(driver, store):
+    growing_run(store)
+    async with driver.bot(store):
+        await driver.command(ALICE, "review", "live", replies=2)
+        assert "Nothing left" in driver.messages(ALICE)[-1].text
+        add_item(store, "live", "q1", "fresh item")
+        await driver.until(lambda: any("fresh item" in m.text for m in driver.messages(ALICE)), what="the new item's card")
+
+
+# ---------------------------------------------------------------------------------------------- flaws (issue 11)
+
+
+async def test_items_of_a_growing_run_are_dealt_after_a_restart_without_a_command(driver, store):
+    """§1: which chat a reviewer's session deals into lived only in memory."""
+    growing_run(store)
+    async with driver.bot(store):
+        await driver.command(ALICE, "review", "live", replies=2)
+        assert "Nothing left" in driver.messages(ALICE)[-1].text
+        await driver.restart()
+        add_item(store, "live", "q1", "fresh item")
+        await driver.until(lambda: any("fresh item" in m.text for m in driver.messages(ALICE)),
+                           what="the new item's card after a restart")
+
+
+async def test_a_new_tap_is_stored_when_the_platforms_event_ids_start_again(driver, demo_store):
+    """§3.1: the key was the update id, so a new tap reusing an old id was "Already recorded." and dropped."""
+    async with driver.bot(demo_store):
+        _, first = await driver.command(ALICE, "review", SEARCH_RUN, replies=2)
+        await driver.tap(ALICE, first, "good")
+        await driver.until(lambda: len(driver.cards(ALICE)) == 2, what="the second card")
+        second = driver.cards(ALICE)[1]
+        await driver.restart(fresh_ids=True)
+        await driver.command(ALICE, "status")  # the same events as before the restart: a command, then a tap
+        answer = await driver.tap(ALICE, second, "poor")
+        assert answer.text != "Already recorded."
+        dealt = [d["item_id"] for d in shown(driver)]
+        ratings = [(r["item_id"], r["judgment"]) for r in driver.records("rating")]
+        assert ratings == [(dealt[0], "good"), (dealt[1], "poor")]
+        await driver.shows(second, "✓ Recorded: poor")
+        await driver.redeliver_last_tap()  # the same tap again: still counted once
+        assert len(driver.records("rating")) == 2
+
+
+@pytest.mark.parametrize("label", ["terrible", "good"])
+async def test_a_tap_stored_before_a_crash_is_finished_by_tapping_again(driver, demo_store, label):
+    """§3.2: after a crash between storing a tap and answering it, a re-tap said "Already recorded." and did nothing else."""
+    async with driver.bot(demo_store):
+        _, card = await driver.command(ALICE, "review", SEARCH_RUN, replies=2)
+        await driver.tap_and_crash(ALICE, card, label)
+        assert [r["judgment"] for r in driver.records("rating")] == [label]  # stored before the crash...
+        assert "✓ Recorded" not in driver.now(card).text and len(driver.cards(ALICE)) == 1  # ...and nothing after it
+        await driver.tap(ALICE, card, label)
+        shown = await driver.shows(card, f"✓ Recorded: {label}")
+        assert "🤖" in shown.text  # revealed
+        if label == "terrible":
+            await driver.labelled(card, "bad_ranking")  # the concern tags offered
+        await driver.until(lambda: len(driver.cards(ALICE)) == 2, what="the next card")
+        await driver.settle()
+        assert len(driver.records("rating")) == 1 and len(driver.cards(ALICE)) == 2  # nothing written or dealt twice
+
+
+async def test_a_card_keeps_its_number_when_it_is_edited(driver, demo_store):
+    """§3.4: a [1/18] card became [2/18] when edited after a rating."""
+    async with driver.bot(demo_store):
+        _, card = await driver.command(ALICE, "review", SEARCH_RUN, replies=2)
+        assert title_number(card) == (1, 18)
+        await driver.tap(ALICE, card, "okay")
+        edited = await driver.labelled(card, "bad_ranking")
+        assert title_number(edited) == (1, 18)
+        await driver.until(lambda: len(driver.cards(ALICE)) == 2, what="the next card")
+        second = driver.cards(ALICE)[1]
+        assert title_number(second) == (2, 18)
+        await driver.tap(ALICE, driver.now(card), "bad_ranking")
+        assert title_number(await driver.labelled(card, "✓ bad_ranking")) == (1, 18)
+        await driver.tap(ALICE, second, "poor")
+        assert title_number(await driver.labelled(second, "bad_ranking")) == (2, 18)
+
+
+async def test_no_two_open_cards_show_the_same_number(driver, demo_store):
+    """§3.4: every card dealt into a window of three said [1/18]."""
+    async with driver.bot(demo_store, "[review]\nwindow = 3"):
+        await driver.command(ALICE, "review", SEARCH_RUN, replies=4)
+        numbers = [title_number(card) for card in driver.cards(ALICE)]
+        assert numbers == [(1, 18), (2, 18), (3, 18)]
+
+
+async def test_a_second_reviewers_card_numbers_agree_with_their_progress(driver, demo_store):
+    """§3.4: Bob's first card said [1/18] while his progress said "15 left of 15"."""
+    async with driver.bot(demo_store, "[review]\nwindow = 3"):
+        await driver.command(ALICE, "review", SEARCH_RUN, replies=4)  # Alice holds three items (k = 1)
+        progress, *cards = await driver.command(BOB, "review", SEARCH_RUN, replies=4)
+        total = int(re.search(r"left of (\d+)", progress.text)[1])
+        assert [title_number(card) for card in cards] == [(1, total), (2, total), (3, total)]
+        [status] = await driver.command(BOB, "status")
+        assert f"0 rated, 0 skipped, {total} left of {total}" in status.text
+
+
+async def test_status_names_each_run_once(driver, demo_store):
+    """§3.5: /status said "demo-docs-search demo-docs-search · …"."""
+    async with driver.bot(demo_store):
+        _, card = await driver.command(ALICE, "review", SEARCH_RUN, replies=2)
+        await driver.tap(ALICE, card, "good")
+        await driver.until(lambda: len(driver.messages(ALICE)) == 3, what="the next card")
+        [status] = await driver.command(ALICE, "status")
+        assert status.text.count(SEARCH_RUN) == 1, status.text
+
+
+async def test_start_tells_a_reviewer_their_user_id(driver, demo_store):
+    """§3.5: /start promised the user id and did not show it."""
+    async with driver.bot(demo_store):
+        [reply] = await driver.command(ALICE, "start")
+        assert driver.user_id(ALICE) in reply.text, reply.text
+
+
+async def test_help_names_each_command_once(driver, demo_store):
+    """§3.5: /help named /review (and /push) twice."""
+    async with driver.bot(demo_store):
+        for user in (ALICE, ADMIN):
+            [reply] = await driver.command(user, "help")
+            named = {name: len(re.findall(re.escape(driver.command_text(name)) + r"(?![\w-])", reply.text))
+                     for name in ("start", "help", "runs", "review", "next", "status", "push", "digest")}
+            assert all(n <= 1 for n in named.values()) and all(named[n] == 1 for n in ("runs", "review", "next", "status")), named
+
+
+async def test_a_strangers_help_is_their_id_and_how_to_be_added(driver, demo_store):
+    """§3.5: a stranger's /help got the full help."""
+    async with driver.bot(demo_store):
+        [reply] = await driver.command(EVE, "help")
+        assert driver.user_id(EVE) in reply.text and "not on" in reply.text and "admin" in reply.text, reply.text
+        assert driver.command_text("review") not in reply.text and driver.command_text("next") not in reply.text
+
+
+@pytest.mark.parametrize("user, name", [(ALICE, "review"), (ADMIN, "push")])
+async def test_a_chat_error_never_names_a_terminal_command(driver, demo_store, user, name):
+    """§3.5: an invalid run id told the reviewer to run `hilbot review --list`."""
+    async with driver.bot(demo_store):
+        [reply] = await driver.command(user, name, "../etc")
+        assert "hilbot review" not in reply.text and "--list" not in reply.text, reply.text
+        assert "\n" not in reply.text.strip()
+
+
+async def test_a_huge_query_gets_a_card_within_the_limit_and_the_review_goes_on(driver, store):
+    """§3.7: a 5,000-character (or 3,000-emoji) query made a card the platform refused; the review ended."""
+    queries = {"long": "word " * 1000, "emoji": "😀" * 3000, "short": "a short query"}
+    items = [QueryEvaluation(run_id="huge", data=ItemData(id=item_id, query=Query(query=q), answer="42")) for item_id, q in queries.items()]
+    store.create_run(RunHeader(run_id="huge", kind="answer", dimensions=["answer"]), items)
+    async with driver.bot(store):
+        await driver.command(ALICE, "review", "huge", replies=2)
+        for n in range(3):
+            await driver.until(lambda: len(driver.cards(ALICE)) == n + 1, what=f"card {n + 1}")
+            card = driver.cards(ALICE)[-1]
+            assert any(q[:20].strip() in card.text for q in queries.values()), card.text[:200]
+            await driver.tap(ALICE, card, card.labels[0])
+        await driver.until(lambda: "All done" in driver.messages(ALICE)[-1].text, what="the end of the run")
+        assert len(driver.records("rating")) == 3
+
+
+async def test_a_card_the_platform_refuses_is_reported_in_one_line_and_the_next_is_dealt(driver, demo_store, caplog):
+    """§3.7: one refused card ended the review with "Nothing left for you in this run." while items were left."""
+    async with driver.bot(demo_store):
+        driver.refuse_next_card()
+        with caplog.at_level(logging.WARNING, logger="hilbot"):
+            await driver.command(ALICE, "review", SEARCH_RUN)
+            await driver.until(lambda: driver.cards(ALICE), what="the next item's card")
+            await driver.settle()
+        reports = [m for m in driver.messages(ALICE)[1:] if not m.buttons]
+        assert len(reports) == 1 and "\n" not in reports[0].text.strip() and "Nothing left" not in reports[0].text, reports
+        assert any(r.levelno >= logging.WARNING and r.name.startswith("hilbot") for r in caplog.records)
+        [card] = driver.cards(ALICE)
+        await driver.tap(ALICE, card, "good")
+        await driver.until(lambda: len(driver.cards(ALICE)) == 2, what="the card after that")
+
+
+async def test_a_huge_command_argument_gets_a_one_line_reply(driver, demo_store):
+    """§3.7: `/review` followed by 5,000 characters got no reply at all."""
+    async with driver.bot(demo_store):
+        [reply] = await driver.command(ALICE, "review", "x" * 5000)
+        assert "\n" not in reply.text.strip() and len(reply.text) < 1000, reply.text[:300]

@@ -1,0 +1,157 @@
+"""The chat core on its own: a review driven through an in-memory port, no platform SDK at all.
+
+The port here is a small fake that records what the core sends (and can refuse a card, as a
+platform would); everything else — sessions, the engine, the log — is real. The platform
+behaviour suite (tests/test_chat.py) runs the same flow through each real adapter.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from dataclasses import dataclass, field
+
+from bot.cards import Action, Card
+from bot.chat import Access, Chat, ChatFlow, Command, Keyboard, PortError, Tap, Text, User
+from bot.review import ReviewEngine
+from evaluation import Rating, Reviewer, Store, load_config
+
+from .conftest import SEARCH_RUN
+
+ALICE, BOB = User("a-1", "alice"), User("b-2", "bob")
+DM = Chat("dm-a")
+
+
+@dataclass
+class Sent:
+    chat: str
+    id: str
+    text: str
+    card: Card | None = None
+    keyboard: Keyboard = field(default_factory=list)
+
+
+class MemoryPort:
+    """A chat platform in memory: messages by chat, answers by tap; ``refuse`` item ids are refused as too long."""
+
+    platform, title, prefix = "memory", "Memory", "/"
+
+    def __init__(self) -> None:
+        self.sent: list[Sent] = []
+        self.edits: dict[str, Card] = {}
+        self.answers: dict[str, tuple[str, bool]] = {}
+        self.refuse: set[str] = set()
+        self._ids = itertools.count(1)
+
+    async def send_card(self, chat: Chat, card: Card, keyboard: Keyboard) -> str:
+        if card.item_id in self.refuse:
+            raise PortError("Bad Request: message is too long", kind="content")
+        self.sent.append(Sent(chat.id, str(next(self._ids)), card.title, card, keyboard))
+        return self.sent[-1].id
+
+    async def edit_card(self, chat: Chat, message_id: str, card: Card, keyboard: Keyboard, *, final: bool) -> None:
+        self.edits[message_id] = card
+
+    async def send_text(self, chat: Chat, text: str, *, reply_to: str | None = None, ask: bool = False,
+                        code: bool = False) -> str:
+        self.sent.append(Sent(chat.id, str(next(self._ids)), text))
+        return self.sent[-1].id
+
+    async def answer(self, tap: Tap, text: str, *, alert: bool) -> None:
+        self.answers[tap.event_id] = (text, alert)
+
+    async def send_file(self, chat: Chat, data: bytes, name: str, caption: str) -> None:
+        self.sent.append(Sent(chat.id, str(next(self._ids)), f"[file {name}]"))
+
+    async def private_chat(self, user_id: str) -> Chat:
+        return Chat(f"dm-{user_id}")
+
+    def cards(self) -> list[Sent]:
+        return [s for s in self.sent if s.card is not None]
+
+    def token(self, sent: Sent, label: str) -> str:
+        return next(c.data for row in sent.keyboard for c in row if c.label == label)
+
+
+def _flow(store: Store, port: MemoryPort) -> ChatFlow:
+    return ChatFlow(ReviewEngine(store, load_config(None), []), port, Access(frozenset({ALICE.id, BOB.id}), frozenset()))
+
+
+async def _tap(flow: ChatFlow, port: MemoryPort, sent: Sent, label: str, event: str, user: User = ALICE) -> tuple[str, bool]:
+    await flow.on_tap(Tap(user, Chat(sent.chat), sent.id, port.token(sent, label), event))
+    await flow.close()
+    return port.answers[event]
+
+
+async def test_a_review_runs_through_the_port_alone(demo_store: Store) -> None:
+    port = MemoryPort()
+    flow = _flow(demo_store, port)
+    await flow.on_command(Command(ALICE, DM, "review", (SEARCH_RUN,)))
+    [card] = port.cards()
+    assert card.text.startswith("[1/18]") and card.card.reveal is None
+    assert await _tap(flow, port, card, "good", "e1") == ("Recorded: good", False)
+    assert port.edits[card.id].recorded == "good" and port.edits[card.id].reveal is not None
+    assert port.edits[card.id].title == card.card.title  # the card keeps its number
+    assert [c.text[:6] for c in port.cards()] == ["[1/18]", "[2/18]"]
+    [rating] = [r for r in demo_store.human_events() if isinstance(r, Rating)]
+    assert rating.idempotency_key == "memory:cq:e1" and rating.action == "rate:good"
+
+
+async def test_a_card_the_platform_refuses_is_reported_and_the_next_one_dealt(demo_store: Store) -> None:
+    port = MemoryPort()
+    flow = _flow(demo_store, port)
+    first = ReviewEngine(demo_store, load_config(None)).session(SEARCH_RUN, Reviewer(platform="memory", id=ALICE.id))
+    port.refuse.add(first.pending(limit=1)[0].id)
+    await flow.on_command(Command(ALICE, DM, "review", (SEARCH_RUN,)))
+    texts = [s.text for s in port.sent]
+    assert any("Memory refused the card" in t and "message is too long" in t for t in texts), texts
+    [card] = port.cards()
+    assert card.card.item_id not in port.refuse
+
+
+async def test_a_reused_event_id_with_another_action_is_stored_not_swallowed(demo_store: Store, caplog) -> None:
+    """A platform that starts its event ids again (a fresh server) must not make a new tap "already recorded"."""
+    port = MemoryPort()
+    flow = _flow(demo_store, port)
+    await flow.on_command(Command(ALICE, DM, "review", (SEARCH_RUN,)))
+    first = port.cards()[0]
+    await _tap(flow, port, first, "good", "1")
+    second = port.cards()[1]
+    with caplog.at_level(logging.WARNING, logger="hilbot.review"):
+        answer = await _tap(flow, port, second, "poor", "1")  # the same event id, another item and value
+    assert answer == ("Recorded: poor", False)
+    ratings = [r for r in demo_store.human_events() if isinstance(r, Rating)]
+    assert [(r.item_id, r.judgment) for r in ratings] == [(first.card.item_id, "good"), (second.card.item_id, "poor")]
+    assert ratings[1].idempotency_key.startswith("memory:cq:1~")
+    assert any("came again with a different action" in r.message for r in caplog.records)
+    await _tap(flow, port, second, "poor", "1")  # and that tap, redelivered, still counts once
+    assert len([r for r in demo_store.human_events() if isinstance(r, Rating)]) == 2
+
+
+async def test_a_note_answers_its_prompt_and_a_stranger_is_told_their_id(demo_store: Store) -> None:
+    port = MemoryPort()
+    flow = _flow(demo_store, port)
+    await flow.on_command(Command(ALICE, DM, "review", (SEARCH_RUN,)))
+    card = port.cards()[0]
+    await _tap(flow, port, card, "Note only", "n1")
+    prompt = port.sent[-1]
+    assert "reply to this message" in prompt.text
+    await flow.on_text(Text(ALICE, DM, "m9", "the page is stale", reply_to=prompt.id))
+    await flow.close()
+    assert "📝 Note saved." in [s.text for s in port.sent]
+    kinds = [type(r).__name__ for r in demo_store.human_events()]
+    assert kinds.count("Note") == 1 and kinds.count("Skip") == 1
+    await flow.on_command(Command(User("x-9"), Chat("dm-x"), "help"))
+    assert port.sent[-1].text.startswith("You are not on this bot's reviewer list. Your Memory user id is x-9")
+
+
+async def test_engine_repeat_of_a_stored_rating_moves_on_without_writing(demo_store: Store) -> None:
+    """After a crash between storing and answering, the repeat redoes the effects (reveal, next) and writes nothing."""
+    engine = ReviewEngine(demo_store, load_config(None))
+    session = engine.session(SEARCH_RUN, Reviewer(platform="memory", id="z"), channel="memory")
+    item = session.pending(limit=1)[0].id
+    session.act(Action("rate", "good", item, "cq:7"))
+    again = ReviewEngine(Store(demo_store.root), load_config(None)).session(
+        SEARCH_RUN, Reviewer(platform="memory", id="z"), channel="memory").act(Action("rate", "good", item, "cq:7"))
+    assert again.repeated and again.stored == 0 and again.finished is not None and again.finished.reveal is not None
+    assert len([r for r in demo_store.human_events() if isinstance(r, Rating)]) == 1
