@@ -24,6 +24,7 @@ import hashlib
 import logging
 import uuid
 from dataclasses import dataclass, field
+from functools import cached_property, partial
 from datetime import date
 from enum import Enum
 from typing import Callable
@@ -91,10 +92,10 @@ class Step:
     """What a channel shows after an action."""
 
     state: State
-    card: Card | None = None
-    """The card to show now: the item acted on (chat), or the current item (terminal)."""
-    finished: Card | None = None
-    """When the action finished an item: its final card (recorded judgment, AI revealed)."""
+    make_card: Callable[[], Card | None] | None = field(default=None, repr=False)
+    """Builds :attr:`card` when it is first asked for."""
+    make_finished: Callable[[], Card | None] | None = field(default=None, repr=False)
+    """Builds :attr:`finished` when it is first asked for."""
     detail: str | None = None
     """Full response or tool captures to show."""
     alert: str | None = None
@@ -108,6 +109,18 @@ class Step:
     item_id: str | None = None
     """The item the action was about."""
     _progress: Callable[[], Progress] | None = field(default=None, repr=False)
+
+    @cached_property
+    def card(self) -> Card | None:
+        """The card to show now: the item acted on (chat), or the current item (terminal).
+
+        A chat builds it when it shows it, after the tap is answered (the latest state of the item then)."""
+        return self.make_card() if self.make_card else None
+
+    @cached_property
+    def finished(self) -> Card | None:
+        """When the action finished an item: its final card (recorded judgment, AI revealed)."""
+        return self.make_finished() if self.make_finished else None
 
     @property
     def progress(self) -> Progress | None:
@@ -404,14 +417,15 @@ class ReviewSession:
 
     def _step(self, transition: Transition, *, linear: bool) -> Step:
         item = transition.item
-        finished = self._card(item, final=True) if transition.advance and item is not None else None
-        if linear:
+        finished = partial(self._card, item, final=True) if transition.advance and item is not None else None
+        if linear:  # the terminal: the card of the session's current item, as it is now
             state = self.state
             ended = state in (State.DONE, State.QUIT)
-            card = None if ended or self.item is None else self._card(self.item, state=state)
-        else:
+            shown = None if ended or self.item is None else self._card(self.item, state=state)
+            card = (lambda: shown) if shown is not None else None
+        else:  # a chat: the acted-on item's card, built when the chat shows it
             state = transition.state
-            card = None if transition.advance or item is None else self._card(item)
+            card = None if transition.advance or item is None else partial(self._card, item)
         summary = next((r for r in transition.records if isinstance(r, ReviewSummary)), None)
         if state == State.DONE and summary is None:
             summary = self.summary()

@@ -41,6 +41,8 @@ class MemoryPort:
         self.edits: dict[str, Card] = {}
         self.answers: dict[str, tuple[str, bool]] = {}
         self.refuse: set[str] = set()
+        self.asked: list[tuple[str, str]] = []
+        """(message tapped, what the note is about) of every note prompt."""
         self._ids = itertools.count(1)
 
     async def send_card(self, chat: Chat, card: Card, keyboard: Keyboard) -> str:
@@ -65,6 +67,13 @@ class MemoryPort:
 
     async def private_chat(self, user_id: str) -> Chat:
         return Chat(f"dm-{user_id}")
+
+    async def show_full(self, tap: Tap, text: str) -> None:
+        await self.send_text(tap.chat, text, reply_to=tap.message_id)
+
+    async def ask_note(self, tap: Tap, about: str) -> str:
+        self.asked.append((tap.message_id, about))
+        return await self.send_text(tap.chat, f"Note on {about}?", reply_to=tap.message_id, ask=True)
 
     def cards(self) -> list[Sent]:
         return [s for s in self.sent if s.card is not None]
@@ -135,7 +144,8 @@ async def test_a_note_answers_its_prompt_and_a_stranger_is_told_their_id(demo_st
     card = port.cards()[0]
     await _tap(flow, port, card, "Note only", "n1")
     prompt = port.sent[-1]
-    assert "reply to this message" in prompt.text
+    item = demo_store.load_run(SEARCH_RUN).item(card.card.item_id)
+    assert port.asked == [(card.id, item.query.query)] and prompt.text == f"Note on {item.query.query}?"
     await flow.on_text(Text(ALICE, DM, "m9", "the page is stale", reply_to=prompt.id))
     await flow.close()
     assert "📝 Note saved." in [s.text for s in port.sent]

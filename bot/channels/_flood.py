@@ -21,29 +21,16 @@ from typing import Any, Callable, Coroutine
 from telegram.error import RetryAfter, TimedOut
 from telegram.ext import BaseRateLimiter
 
+from ._pacing import Slots as _Slots
+
 _log = logging.getLogger("hilbot.telegram")
-
-
-class _Slots:
-    """At most ``count`` calls in any ``period`` seconds, as the server counts them."""
-
-    def __init__(self, count: int, period: float):
-        self.period = period
-        self._free = asyncio.Semaphore(count)
-
-    async def take(self) -> None:
-        await self._free.acquire()
-
-    def give_back(self) -> None:
-        """The call has been answered: its slot is free again one period from now."""
-        asyncio.get_running_loop().call_later(self.period, self._free.release)
 
 
 class FloodLimiter(BaseRateLimiter[int]):
     """Paces chat calls to Telegram's limits and retries after 429s and timeouts."""
 
     def __init__(self, overall_per_s: float = 30, chat_per_s: float = 1, group_per_min: float = 20, max_retries: int = 8):
-        self._overall = _Slots(max(1, int(overall_per_s)), max(1, int(overall_per_s)) / overall_per_s)
+        self._overall = _Slots.per_second(overall_per_s)
         self._chat = (1, 1 / chat_per_s)
         self._group = (max(1, int(group_per_min)), 60.0 * max(1, int(group_per_min)) / group_per_min)
         self._chats: dict[int | str, _Slots] = {}

@@ -111,5 +111,14 @@ class TelegramPort:
         """On Telegram a user's private chat with the bot has the user's id."""
         return Chat(user_id, group=False)
 
+    async def show_full(self, tap: Tap, text: str) -> None:
+        """The whole item, in as many messages as it takes, replying to the card."""
+        await self.send_text(tap.chat, text, reply_to=tap.message_id)
+
+    async def ask_note(self, tap: Tap, about: str) -> str:
+        """A message asking for a reply (force_reply) under the card; the reply is the note."""
+        return await self.send_text(tap.chat, f"✍️ Note on “{about}”: reply to this message with your note.",
+                                    reply_to=tap.message_id, ask=True)
+
 
 __all__ = ["TelegramPort", "markup"]

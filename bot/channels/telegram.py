@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import signal
 import traceback
 from typing import Any
 
@@ -30,6 +29,7 @@ from ..review import ReviewEngine
 from . import channel
 from ._aiohttp_request import TAPPED_ON, AiohttpRequest, PollRequest
 from ._flood import FloodLimiter
+from ._serving import serve, stop_signal
 from ._telegram_port import TelegramPort
 from ._telegram_start import QuietStart, api_url, call_of, cannot_listen, check, refusal, token
 
@@ -196,18 +196,11 @@ class TelegramChannel:
         asyncio.run(self._serve(store, config))
 
     async def _serve(self, store: Store, config: HilbotConfig) -> None:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(signum, stop.set)
+        stop = stop_signal()
         url = api_url(config)
         bot = TelegramBot(store, config, token=token(), api_url=url)
-        try:
-            with QuietStart(bot.app):
-                if await _until_stopped(stop, self._start(bot, url)):
-                    await stop.wait()
-        finally:
-            await bot.stop()
+        with QuietStart(bot.app):
+            await serve(stop, self._start(bot, url), bot.stop)
 
     @staticmethod
     async def _start(bot: TelegramBot, url: str) -> None:
@@ -222,20 +215,6 @@ class TelegramChannel:
                 raise
             raise HilbotError(f"cannot listen for webhook updates on {settings.listen}:{settings.port} ({exc.strerror or exc})",
                               fix="set [telegram] listen and port to a free address, or stop what is using it") from None
-
-
-async def _until_stopped(stop: asyncio.Event, work: Any) -> bool:
-    """Run ``work`` unless ``stop`` is set first (then cancel it); whether it finished."""
-    task = asyncio.ensure_future(work)
-    waiter = asyncio.ensure_future(stop.wait())
-    done, _ = await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
-    waiter.cancel()
-    if task in done:
-        task.result()
-        return True
-    task.cancel()
-    await asyncio.gather(task, return_exceptions=True)
-    return False
 
 
 channel("telegram")(TelegramChannel)

@@ -31,6 +31,8 @@ ROW = 4
 """Scale buttons per keyboard row."""
 TAG_ROW = 2
 """Concern-tag buttons per row (tag names are long)."""
+HOME_RUNS = 20
+"""Runs a reviewer's overview lists (the newest)."""
 ANSWERS_FIRST_S = 0.5
 """The longest a tap's card work waits for other taps to be answered first."""
 CHAT_LABELS = {"next": "✓ Done"}
@@ -196,6 +198,24 @@ class ChatFlow:
     async def _digest(self, command: Command, reviewer: Reviewer) -> None:
         await self.post_digest([command.chat])
 
+    def home(self, user: Any) -> tuple[str, list[tuple[str, str, str]]]:
+        """A reviewer's overview: a line of introduction, then for each recent run its progress line,
+        "Start" or "Resume", and ``run|dimension`` to start it with. A stranger gets the refusal and no runs."""
+        reviewer = self.access.reviewer(self.port.platform, user)
+        if reviewer is None:
+            return texts.refusal(self.port.title, self.port.platform, user.id), []
+        rows = []
+        for run_id in self.engine.store.run_ids()[:HOME_RUNS]:
+            try:
+                session = self.sessions.get(reviewer, run_id)
+            except HilbotError:
+                continue  # a run that cannot be read is listed by `runs`, with its problem
+            progress = session.progress()
+            started = progress.done or progress.skipped or self.sessions.open_cards(session)
+            rows.append((self._progress_line(session), "Resume" if started else "Start", f"{run_id}|{session.dimension}"))
+        intro = f"Runs to review, newest first. Cards arrive in your private chat with the bot; see {self.prefix}help."
+        return intro if rows else f"No runs yet — see {self.prefix}runs", rows
+
     # ------------------------------------------------------------------ taps
 
     async def on_tap(self, tap: Tap) -> None:
@@ -246,12 +266,18 @@ class ChatFlow:
             text = texts.action_label(tap.action)
         if tap.action.kind == "toggle" and step.card is not None:
             text = f"{tap.action.value}: {'on' if tap.action.value in step.card.concerns else 'off'}"
+        if not (group and step.effective):
+            return text, False  # no card is built here: answering waits for nothing
         shown = step.finished or step.card
-        if group and step.effective and shown is not None and shown.item_id == tap.item_id:
+        if shown is not None and shown.item_id == tap.item_id:
             return " · ".join([text, *render.reveal_lines(shown)]), True  # only the tapper sees it
         return text, False
 
     async def _after_tap(self, step: Step, tap: Resolved, event: Tap, was_open: bool) -> None:
+        if step.detail:  # at once: a modal must open within seconds of the tap
+            await self.port.show_full(event, step.detail)
+        if step.state == State.NOTE:
+            return await self._ask_note(tap.session, tap.item_id, event)
         await self._answers_first()
         async with self._output(tap.session.reviewer):
             await self._show(step, tap, event)
@@ -261,10 +287,6 @@ class ChatFlow:
                 await self._done(session, chat)
 
     async def _show(self, step: Step, tap: Resolved, event: Tap) -> None:
-        if step.detail:
-            await self._say(event.chat, step.detail, reply_to=event.message_id)
-        if step.state == State.NOTE:
-            return await self._ask_note(tap.session, tap.item_id, event.chat, event.message_id)
         if event.chat.group or not (step.effective or tap.action.kind == "next"):
             return  # a group's card stays blind for everyone else
         card = step.finished if step.finished is not None else step.card
@@ -282,13 +304,13 @@ class ChatFlow:
         stream = self.sessions.stream(session)
         return session, Chat(*stream) if stream else event.chat
 
-    async def _ask_note(self, session: ReviewSession, item_id: str, chat: Chat, reply_to: str) -> None:
+    async def _ask_note(self, session: ReviewSession, item_id: str, event: Tap) -> None:
         """Ask for the note's text; the prompt is logged before the reviewer's answer is looked at."""
         item = session.run.item(item_id)
         async with self.sessions.lock(session.reviewer):
-            text = f"✍️ Note on “{texts.clip(item.query.query, 200)}”: reply to this message with your note."
-            message_id = await self._say(chat, text, reply_to=reply_to, ask=True)
-            await self.sessions.delivered(session, item_id, chat.id, message_id, kind="note_prompt", group=chat.group)
+            prompt_id = await self.port.ask_note(event, texts.clip(item.query.query, 200))
+            await self.sessions.delivered(session, item_id, event.chat.id, prompt_id, kind="note_prompt",
+                                          group=event.chat.group)
 
     # ------------------------------------------------------------------ notes
 
@@ -310,10 +332,11 @@ class ChatFlow:
             if not text.chat.group:
                 await self._say(text.chat, "Tap a card's buttons to rate; for a note tap “Add note” first.")
             return
-        await self._say(text.chat, "📝 Note saved." if step.stored else step.alert or "Already saved.")
-        self.spawn(self._after_note(session, prompt, step, was_open), text)
+        self.spawn(self._after_note(session, prompt, step, was_open, text.chat), text)
 
-    async def _after_note(self, session: ReviewSession, prompt: Any, step: Step, was_open: bool) -> None:
+    async def _after_note(self, session: ReviewSession, prompt: Any, step: Step, was_open: bool, said_in: Chat) -> None:
+        """Say the note is saved, show it on the card, deal (the note is on disk: the platform may be acknowledged)."""
+        await self._say(said_in, "📝 Note saved." if step.stored else step.alert or "Already saved.")
         card_at = self.sessions.card_at(session, prompt.item_id)
         card = step.finished if step.finished is not None else step.card
         if card_at is not None and card is not None and not card_at.group and step.effective:

@@ -131,5 +131,14 @@ class ChatPort(Protocol):
         """The private chat (DM) with a user, where ``push`` deals their cards."""
         ...
 
+    async def show_full(self, tap: Tap, text: str) -> None:
+        """Show a tapped card's whole item (Telegram: replies under the card; Slack: a modal)."""
+        ...
+
+    async def ask_note(self, tap: Tap, about: str) -> str:
+        """Ask the tapper for a note on the item ``about`` names; returns the prompt's id, which the
+        answering :class:`Text` names in ``reply_to`` (Telegram: a reply-to message; Slack: a modal)."""
+        ...
+
 
 __all__ = ["Chat", "ChatPort", "Choice", "Command", "Keyboard", "PortError", "Tap", "Text", "User"]
