@@ -23,6 +23,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/ingest.py
 	$(BIN)/python bench/judge.py
 	$(BIN)/python bench/push.py
+	$(BIN)/python bench/push_slack.py
 	$(BIN)/python bench/load.py
 	$(BIN)/python bench/agreement.py
 

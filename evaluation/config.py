@@ -288,6 +288,46 @@ class TelegramSettings(_Config):
         return self
 
 
+class SlackLimits(_Config):
+    """Slack's posting limits, which the bot keeps to on its side (429s are retried as well)."""
+
+    channel_per_s: float = Field(default=1, gt=0)
+    """Messages (posts, updates, ephemerals) per second to one channel or DM."""
+    overall_per_s: float = Field(default=10, gt=0)
+    """Messages per second across the workspace (Slack allows "several hundred a minute")."""
+    max_retries: int = Field(default=8, ge=0)
+    """Retries of one call after a 429 (waiting the ``Retry-After`` it names) or a network error."""
+
+
+class SlackSettings(_Config):
+    """The Slack bot (tokens only from ``SLACK_BOT_TOKEN``, ``SLACK_APP_TOKEN``, ``SLACK_SIGNING_SECRET``)."""
+
+    api_url: str = "https://slack.com/api/"
+    """Web API base URL; ``SLACK_API_URL`` overrides it (a proxy, or a local server in tests)."""
+    reviewers: list[PlatformId] = Field(default_factory=list)
+    """Slack user ids (``U…``) allowed to review; ``/hilbot push`` deals cards to each of them."""
+    admins: list[PlatformId] = Field(default_factory=list)
+    """User ids allowed to ``/hilbot push`` and ``/hilbot digest`` (admins may review too)."""
+    mode: Literal["socket", "http"] = "socket"
+    """Socket Mode (``SLACK_APP_TOKEN``; no public URL needed) or signed HTTP requests (``SLACK_SIGNING_SECRET``)."""
+    command: str = Field(default="/hilbot", pattern=r"^/[a-z0-9_-]{1,31}$")
+    """The slash command, as created in the Slack app."""
+    listen: str = "127.0.0.1"
+    """Address the HTTP server binds (HTTP mode)."""
+    port: int = Field(default=3000, ge=1, le=65535)
+    """Port the HTTP server binds (HTTP mode)."""
+    path: str = Field(default="/slack/events", pattern=r"^/[\w/.-]*$")
+    """The one request URL path for slash commands, interactivity and events (HTTP mode)."""
+    read_timeout_s: float = Field(default=10, gt=0)
+    """Seconds to wait for the Web API's answer to one call."""
+    refresh_s: float = Field(default=2, gt=0)
+    """How often runs still being evaluated are re-read, so new items are pushed as they come."""
+    limits: SlackLimits = Field(default_factory=SlackLimits)
+    """Posting limits."""
+    digest: DigestSchedule = Field(default_factory=DigestSchedule)
+    """Scheduled digests (``chats``: channel ids ``C…``)."""
+
+
 class HilbotConfig(_Config):
     """The whole of ``hilbot.toml``."""
 
@@ -313,6 +353,8 @@ class HilbotConfig(_Config):
     """The system under test."""
     telegram: TelegramSettings = Field(default_factory=TelegramSettings)
     """The Telegram reviewer bot."""
+    slack: SlackSettings = Field(default_factory=SlackSettings)
+    """The Slack reviewer bot."""
 
     @model_validator(mode="after")
     def _references(self) -> "HilbotConfig":

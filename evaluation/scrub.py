@@ -175,7 +175,17 @@ class ScrubbingFormatter(logging.Formatter):
         self.inner = inner or logging.Formatter()
 
     def format(self, record: logging.LogRecord) -> str:
-        return visible(scrub(self.inner.format(record)))
+        return visible(scrub_fields(scrub(self.inner.format(record))))
+
+
+_TOKEN_FIELD = re.compile(r"""(\b(?:verification_)?token["']?\s*[:=]\s*["']?)([A-Za-z0-9_.-]{8,})""")
+"""A ``token`` field of a JSON body, a dict's repr or a form, with its value (a platform's payloads carry
+the app's verification token, which no variable of this process holds)."""
+
+
+def scrub_fields(text: str) -> str:
+    """``text`` with the value of every ``token`` field (JSON, repr or form) replaced by :data:`MARK`."""
+    return _TOKEN_FIELD.sub(lambda m: m[1] + MARK, text) if "token" in text else text
 
 
 class CommandFormatter(logging.Formatter):

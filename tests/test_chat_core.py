@@ -165,3 +165,25 @@ async def test_engine_repeat_of_a_stored_rating_moves_on_without_writing(demo_st
         SEARCH_RUN, Reviewer(platform="memory", id="z"), channel="memory").act(Action("rate", "good", item, "cq:7"))
     assert again.repeated and again.stored == 0 and again.finished is not None and again.finished.reveal is not None
     assert len([r for r in demo_store.human_events() if isinstance(r, Rating)]) == 1
+
+
+async def test_a_stop_waits_for_cards_under_way_only_as_long_as_its_grace(demo_store: Store) -> None:
+    """A push still queued behind the platform's rate must not hold a stopping bot for minutes."""
+    import asyncio
+    import time
+
+    class StuckPort(MemoryPort):
+        async def send_card(self, chat: Chat, card: Card, keyboard: Keyboard) -> str:
+            if chat.id == "dm-b-2":
+                await asyncio.Event().wait()  # this platform never answers
+            return await super().send_card(chat, card, keyboard)
+
+    port = StuckPort()
+    flow = ChatFlow(ReviewEngine(demo_store, load_config(None), []), port,
+                    Access(frozenset({ALICE.id, BOB.id}), frozenset({ALICE.id})))
+    await flow.on_command(Command(ALICE, DM, "push", (SEARCH_RUN,)))
+    started = time.monotonic()
+    await flow.close(grace=0.3)
+    assert 0.25 <= time.monotonic() - started < 2 and not flow._tasks
+    cards = [d for d in demo_store.human_events() if type(d).__name__ == "Delivery" and d.kind == "card"]
+    assert [d.reviewer.id for d in cards] == [ALICE.id]  # Bob's card never went out, and is not logged as dealt

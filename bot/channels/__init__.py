@@ -36,7 +36,7 @@ class ChatChannel(Protocol):
 
 
 _REGISTRY: dict[str, Callable[[], Channel | ChatChannel]] = {}
-_BUILTINS = {"terminal": "bot.channels.terminal", "telegram": "bot.channels.telegram"}
+_BUILTINS = {"terminal": "bot.channels.terminal", "telegram": "bot.channels.telegram", "slack": "bot.channels.slack"}
 
 
 def channel(name: str) -> Callable[[Callable[[], Channel | ChatChannel]], Callable[[], Channel | ChatChannel]]:
@@ -62,7 +62,7 @@ def chat_channel(name: str) -> ChatChannel:
     """A chat channel by name; the terminal is not one (it reviews one session, see ``hilbot review``)."""
     found = get_channel(name)
     if not hasattr(found, "serve"):
-        raise HilbotError(f"{name!r} is not a chat channel", fix="use `hilbot review` for the terminal; serve telegram")
+        raise HilbotError(f"{name!r} is not a chat channel", fix="use `hilbot review` for the terminal; serve telegram or slack")
     return found
 
 

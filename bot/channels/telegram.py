@@ -24,6 +24,7 @@ from telegram.ext import (Application, CallbackQueryHandler, CommandHandler, Con
 from evaluation import HilbotConfig, HilbotError, LogIssue, Store
 
 from ..chat import Access, Chat, ChatFlow, Command, Scheduler, Tap, Text, User
+from ..chat.flow import STOP_GRACE_S
 from ..chat.texts import COMMANDS
 from ..review import ReviewEngine
 from . import channel
@@ -117,7 +118,7 @@ class TelegramBot:
         await self.scheduler.stop()
         if self.app.updater is not None and self.app.updater.running:
             await self.app.updater.stop()
-        await self.flow.close()
+        await self.flow.close(STOP_GRACE_S)
         if self.app.running:
             await self.app.stop()
         await self.app.shutdown()

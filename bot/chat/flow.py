@@ -31,6 +31,8 @@ ROW = 4
 """Scale buttons per keyboard row."""
 TAG_ROW = 2
 """Concern-tag buttons per row (tag names are long)."""
+STOP_GRACE_S = 5.0
+"""How long a stopping bot lets cards and edits under way go out before it drops the rest."""
 HOME_RUNS = 20
 """Runs a reviewer's overview lists (the newest)."""
 ANSWERS_FIRST_S = 0.5
@@ -97,10 +99,26 @@ class ChatFlow:
         if not task.cancelled() and task.exception() is not None:
             self.on_error(task.exception(), context)
 
-    async def close(self) -> None:
-        """Let background work finish (edits and cards already under way)."""
+    async def close(self, grace: float | None = None) -> None:
+        """Let background work finish (edits and cards already under way), for at most ``grace`` seconds.
+
+        What is left then is cancelled: a card not sent is not in the log as delivered, so it is
+        dealt again when its reviewer next asks (or the run next grows). A stop never waits for a
+        whole push to drain at the platform's rate.
+        """
+        deadline = None if grace is None else asyncio.get_running_loop().time() + grace
         while self._tasks:
-            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+            left = None if deadline is None else deadline - asyncio.get_running_loop().time()
+            if left is not None and left <= 0:
+                return await self._cancel()
+            await asyncio.wait(list(self._tasks), timeout=left)
+
+    async def _cancel(self) -> None:
+        tasks = list(self._tasks)
+        _log.info("stopping: %d card(s) or edit(s) not sent yet are dropped; they are dealt again later", len(tasks))
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     # ------------------------------------------------------------------ commands
 
@@ -459,4 +477,4 @@ def _log_error(exc: BaseException, context: object) -> None:
     _log.error("%s\nwhile handling %s", trace, context)
 
 
-__all__ = ["Access", "ChatFlow", "send_digest"]
+__all__ = ["Access", "ChatFlow", "STOP_GRACE_S", "send_digest"]

@@ -11,13 +11,13 @@ from ._common import Context
 
 def digest(
     ctx: typer.Context,
-    post: Annotated[str, typer.Option("--post", help="Where to: stdout, or telegram ([telegram.digest] chats).")] = "stdout",
+    post: Annotated[str, typer.Option("--post", help="Where to: stdout, telegram ([telegram.digest] chats) or slack ([slack.digest] chats).")] = "stdout",
     since_hours: Annotated[float, typer.Option("--since-hours", help="Count ratings newer than this as new (0–876000).")] = 24.0,
     out: Annotated[Optional[str], typer.Option("--out", help="Also write digest.md and digest.png into this directory.")] = None,
 ) -> None:
     """Progress per run, new ratings, human average, AI-vs-human delta, top concerns and a chart.
 
-    Example: hilbot digest ; hilbot digest --post telegram
+    Example: hilbot digest ; hilbot digest --post slack
     """
     from bot.digests import make_digest
 

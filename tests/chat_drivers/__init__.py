@@ -78,6 +78,9 @@ class Driver(Protocol):
     """The channel name records carry (``"telegram"``), and the prefix of their idempotency keys."""
     data_limit: int
     """The most bytes a button may carry on this platform."""
+    toasts: bool
+    """Whether a tap that is not an alert is answered with a short text (Telegram's toast; Slack has none:
+    the card's own update shows what the click did)."""
 
     # -- the bot
     def bot(self, store: Store, extra: str = "", *, reviewers: Sequence[str] = (ALICE, BOB),
@@ -123,7 +126,8 @@ class Driver(Protocol):
     async def labelled(self, message: Message, label: str) -> Message:
         """Wait until the message has a button labelled ``label``."""
     def asks_for_reply(self, message: Message) -> bool:
-        """Whether the message asks its reader to reply to it (Telegram: force_reply)."""
+        """Whether the message asks its reader for a note (Telegram: force_reply and "reply to this message";
+        Slack: a modal with a text input)."""
     def uploads(self) -> list[tuple[str, bytes]]:
         """(chat, bytes) of every file the bot uploaded, in order."""
     async def until(self, predicate: Callable[[], Any], what: str, timeout: float = 5.0) -> None:
@@ -150,11 +154,14 @@ class Driver(Protocol):
         """Post the scheduled digest now, as the schedule would."""
 
 
-def drivers() -> dict[str, type]:
-    """Every platform's driver, by name."""
+def drivers() -> dict[str, Callable[..., Any]]:
+    """Every platform's driver, by name (Slack twice: in Socket Mode, and over signed HTTP requests)."""
+    from functools import partial
+
+    from .slack import SlackDriver
     from .telegram import TelegramDriver
 
-    return {"telegram": TelegramDriver}
+    return {"telegram": TelegramDriver, "slack": SlackDriver, "slack-http": partial(SlackDriver, mode="http")}
 
 
 __all__ = ["ADMIN", "ALICE", "Answer", "BOB", "Button", "CAROL", "Driver", "EVE", "GROUP", "Message", "drivers"]

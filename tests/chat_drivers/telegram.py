@@ -1,26 +1,22 @@
 """The Telegram driver: the real python-telegram-bot bot long-polling the local fake Bot API server.
 
-This module holds the only code in the tests that builds, starts and stops the bot
-(:meth:`TelegramDriver._start`, :meth:`TelegramDriver._stop`, and the digest trigger): with
-``bot.channels.telegram.TelegramBot`` (the chat core's adapter) when there is one, else today's
-``ReviewBot`` and its PTB ``Application``.
+This module holds the only code in the tests that builds and starts the Telegram bot
+(:meth:`TelegramDriver._start`: ``bot.channels.telegram.TelegramBot``, the chat core's adapter).
 """
 
 from __future__ import annotations
 
-import contextlib
-import importlib
 import json
 import threading
 import time
-from datetime import datetime
 from pathlib import Path
-from typing import Any, AsyncIterator, Callable, Sequence
+from typing import Any, Callable, Sequence
 
-from evaluation import Store, load_config
+from evaluation import Store
 from tests.fakes.telegram_api import FakeTelegram, parse_text
 
 from . import ADMIN, ALICE, BOB, CAROL, EVE, GROUP, Answer, Button, Message
+from ._base import BaseDriver
 
 IDS = {ALICE: 101, BOB: 102, ADMIN: 900, EVE: 666, CAROL: 103, GROUP: -1001}
 NAMES = {chat_id: name for name, chat_id in IDS.items()}
@@ -28,20 +24,16 @@ FAST = "[telegram.limits]\noverall_per_s = 1000\nchat_per_s = 100\ngroup_per_min
 """Flood limits high enough not to slow the tests."""
 
 
-class TelegramDriver:
+class TelegramDriver(BaseDriver):
     """Plays Telegram users against the bot (see :class:`tests.chat_drivers.Driver`)."""
 
     platform = "telegram"
     data_limit = 64
+    toasts = True
 
     def __init__(self, tmp_path: Path, fake: FakeTelegram | None = None):
         self.tmp_path = tmp_path
         self.fake = fake or FakeTelegram(limits=None)
-        self.store: Store | None = None
-        self.config: Any = None
-        self.bot_object: Any = None
-        """The running bot (Telegram-only tests may look at its Application; the suite never does)."""
-        self._stop_bot: Callable[[], Any] | None = None
 
     # ------------------------------------------------------------------ the fake platform
 
@@ -66,66 +58,20 @@ class TelegramDriver:
                         f"refresh_s = 0.2\n{poll}{extra}\n{FAST}")
         return path
 
-    @contextlib.asynccontextmanager
-    async def bot(self, store: Store, extra: str = "", *, reviewers: Sequence[str] = (ALICE, BOB),
-                  admins: Sequence[str] = (ADMIN,)) -> AsyncIterator["TelegramDriver"]:
-        self.store, self.config = store, load_config(self.write_config(extra, reviewers, admins))
-        await self._start(store)
-        try:
-            yield self
-        finally:
-            await self._stop()
-
     async def restart(self, *, fresh_ids: bool = False) -> None:
         await self._stop()
         if fresh_ids:
             self.fake.restart_ids()
         await self._start(Store(self.store.root))
 
-    # -- the coupling point: the only code that knows how the bot is built, started and stopped
+    # -- the coupling point: the only code that knows how the bot is built and started
 
     async def _start(self, store: Store) -> None:
-        telegram = importlib.import_module("bot.channels.telegram")
-        if hasattr(telegram, "TelegramBot"):  # the chat core's adapter
-            bot = telegram.TelegramBot(store, self.config, token=self.fake.token, api_url=self.fake.api_url)
-            await bot.start()  # initialise, register commands, long polling ([telegram] poll settings), the scheduler
-            self.bot_object, self._stop_bot = bot, bot.stop
-            return
-        bot = telegram.ReviewBot(store, self.config)  # before the chat core
-        app = bot.application(self.fake.token, self.fake.api_url)
-        await app.initialize()
-        await app.start()
-        await bot.setup(app)
-        await app.updater.start_polling(poll_interval=0, timeout=1)
+        from bot.channels.telegram import TelegramBot
 
-        async def stop() -> None:
-            await app.updater.stop()
-            await app.stop()
-            await app.shutdown()
-
-        self.bot_object, self._stop_bot = bot, stop
-
-    async def _stop(self) -> None:
-        if self._stop_bot is not None:
-            stop, self._stop_bot = self._stop_bot, None
-            await stop()
-
-    def next_digest(self, after: datetime) -> datetime | None:
-        bot = self.bot_object
-        if hasattr(bot, "scheduler"):
-            return bot.scheduler.next_digest(after)
-        jobs = [job for job in bot.app.job_queue.jobs() if job.callback == bot._scheduled_digest]
-        if not jobs:
-            return None
-        [job] = jobs
-        return job.next_t
-
-    async def digest_now(self) -> None:
-        bot = self.bot_object
-        if hasattr(bot, "scheduler"):
-            return await bot.scheduler.digest()
-        [job] = [job for job in bot.app.job_queue.jobs() if job.callback == bot._scheduled_digest]
-        await job.run(bot.app)
+        bot = TelegramBot(store, self.config, token=self.fake.token, api_url=self.fake.api_url)
+        await bot.start()  # initialise, register commands, long polling ([telegram] poll settings), the scheduler
+        self.bot_object = bot
 
     # ------------------------------------------------------------------ users acting
 
@@ -145,13 +91,6 @@ class TelegramDriver:
 
     async def command(self, user: str, name: str, *args: str, chat: str | None = None, replies: int = 1) -> list[Message]:
         return await self.say(user, self.command_text(name, *args), chat=chat, replies=replies)
-
-    async def tap(self, user: str, message: Message, label: str, chat: str | None = None) -> Answer:
-        shown = self.now(message)
-        exact = [b for b in shown.buttons if b.label == label]
-        near = exact or [b for b in shown.buttons if b.label.startswith(label)]
-        assert len(near) == 1, f"no single button {label!r}; buttons: {shown.labels}"
-        return await self.tap_data(user, message, near[0].data, chat=chat)
 
     async def tap_data(self, user: str, message: Message, data: str, chat: str | None = None) -> Answer:
         query = self.fake.tap(IDS[user], IDS[chat or message.chat], int(message.id), data)
@@ -200,33 +139,17 @@ class TelegramDriver:
     def messages(self, chat: str) -> list[Message]:
         return [self._message(m) for m in self.fake.messages(IDS[chat])]
 
-    def cards(self, chat: str) -> list[Message]:
-        return [m for m in self.messages(chat) if m.buttons]
-
     def now(self, message: Message) -> Message:
         return self._message(self.fake.message(IDS[message.chat], int(message.id)))
-
-    def labels(self, message: Message) -> list[str]:
-        return self.now(message).labels
-
-    async def shows(self, message: Message, text: str) -> Message:
-        await self.until(lambda: text in self.now(message).text, what=f"{text!r} in the message")
-        return self.now(message)
-
-    async def labelled(self, message: Message, label: str) -> Message:
-        await self.until(lambda: label in self.labels(message), what=f"a {label!r} button")
-        return self.now(message)
 
     def asks_for_reply(self, message: Message) -> bool:
         sent = [c for c in self.fake.calls_to("sendMessage") if c.status == 200 and c.params.get("chat_id") == IDS[message.chat]
                 and _shown(c.params) == message.text]
-        return bool(sent) and (sent[-1].params.get("reply_markup") or {}).get("force_reply") is True
+        forced = bool(sent) and (sent[-1].params.get("reply_markup") or {}).get("force_reply") is True
+        return forced and "reply to this message" in message.text
 
     def uploads(self) -> list[tuple[str, bytes]]:
         return [(NAMES[chat], data) for chat, data, _ in self.fake.photos]
-
-    async def until(self, predicate: Callable[[], Any], what: str = "condition", timeout: float = 5.0) -> None:
-        await self.fake.until(predicate, timeout=timeout, what=what)
 
     async def settle(self, quiet: float = 0.2, timeout: float = 5.0) -> None:
         """Wait until no call but getUpdates has arrived for ``quiet`` seconds."""
@@ -235,13 +158,6 @@ class TelegramDriver:
             return max(busy, default=0.0)
 
         await self.until(lambda: time.monotonic() - last() >= quiet, what="the bot to go quiet", timeout=timeout)
-
-    # ------------------------------------------------------------------ the log
-
-    def records(self, kind: str | None = None) -> list[dict]:
-        path = self.store.ratings.path
-        rows = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
-        return [r for r in rows if kind is None or r["type"] == kind]
 
     # ------------------------------------------------------------------ the platform misbehaving
 

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from typing import Callable
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Callable
 
 from aiohttp import web
 
@@ -58,3 +61,65 @@ class ThreadedApp:
         self._ready.set()
         await self._stopped.wait()
         await runner.cleanup()
+
+
+class Waits:
+    """Waiting for a fake's state from a test: in the test's event loop, or blocking."""
+
+    async def until(self, predicate: Callable[[], Any], timeout: float = 5.0, what: str = "condition") -> None:
+        """Wait (in a test's event loop) until ``predicate()`` is true."""
+        deadline = time.monotonic() + timeout
+        while not predicate():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out waiting for {what}")
+            await asyncio.sleep(0.01)
+
+    def wait(self, predicate: Callable[[], Any], timeout: float = 5.0, what: str = "condition") -> None:
+        """Wait (blocking) until ``predicate()`` is true."""
+        deadline = time.monotonic() + timeout
+        while not predicate():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out waiting for {what}")
+            time.sleep(0.01)
+
+
+@dataclass
+class Window:
+    """A sliding window: at most ``limit`` calls in any ``period`` seconds (as a platform counts them)."""
+
+    limit: int
+    period: float
+    times: deque[float] = field(default_factory=deque)
+
+    @classmethod
+    def per_second(cls, rate: float) -> "Window":
+        """A window allowing ``rate`` calls a second (one call per 1/rate seconds below one a second)."""
+        period = max(1.0, 1.0 / rate)
+        return cls(max(1, round(rate * period)), period)
+
+    def wait(self, now: float) -> float:
+        """Seconds until a call arriving now would fit (0 when it fits)."""
+        while self.times and self.times[0] <= now - self.period:
+            self.times.popleft()
+        return 0.0 if len(self.times) < self.limit else self.times[-self.limit] + self.period - now
+
+
+def take_fault(queue: deque[Any], params: dict) -> Any:
+    """The first fault of ``queue`` whose ``match`` accepts a call's params (or that matches any), taken off it."""
+    for index, fault in enumerate(queue):
+        if fault.match is None or fault.match(params):
+            del queue[index]
+            return fault
+    return None
+
+
+@dataclass
+class Call:
+    """One request a fake received."""
+
+    method: str
+    params: dict
+    at: float
+    """``time.monotonic()`` at arrival."""
+    status: int | None = None
+    """HTTP status of the answer; None while it is still being answered."""

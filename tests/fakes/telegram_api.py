@@ -31,7 +31,7 @@ from typing import Any, Callable
 
 from aiohttp import web
 
-from ._server import ThreadedApp
+from ._server import Call, ThreadedApp, Waits, Window, take_fault
 
 TOKEN = "123456:TEST-TOKEN"
 MESSAGE_METHODS = frozenset({"sendmessage", "sendphoto", "editmessagetext", "editmessagereplymarkup", "editmessagecaption"})
@@ -245,18 +245,6 @@ class Limits:
 
 
 @dataclass
-class Call:
-    """One request the fake received."""
-
-    method: str
-    params: Json
-    at: float
-    """``time.monotonic()`` at arrival."""
-    status: int | None = None
-    """HTTP status of the answer; None while it is still being answered."""
-
-
-@dataclass
 class _Fault:
     status: int | None
     description: str | None = None
@@ -277,25 +265,12 @@ class _Raw(Exception):
         self.status, self.body = status, body
 
 
-@dataclass
-class _Window:
-    limit: int
-    period: float
-    times: deque[float] = field(default_factory=deque)
-
-    def wait(self, now: float) -> float:
-        """Seconds until a call arriving now would fit (0 when it fits)."""
-        while self.times and self.times[0] <= now - self.period:
-            self.times.popleft()
-        return 0.0 if len(self.times) < self.limit else self.times[-self.limit] + self.period - now
-
-
 # ---------------------------------------------------------------------------------------------
 # The server
 
 
 @dataclass
-class FakeTelegram:
+class FakeTelegram(Waits):
     """The server. Use as a context manager; give PTB ``base_url``, or a subprocess ``env()``."""
 
     token: str = TOKEN
@@ -344,7 +319,7 @@ class FakeTelegram:
         self._outage: ApiError | None = None
         self._epoch = 0
         """Counts :meth:`restart_ids`: a long poll from before one answers nothing (it was made to the old server)."""
-        self._windows: dict[tuple[str, int | str], _Window] = {}
+        self._windows: dict[tuple[str, int | str], Window] = {}
         self._handlers: dict[str, Callable[[Json], Any]] = {name.lower(): handler for name, handler in {
             "getMe": self._get_me, "logOut": self._true, "close": self._true, "setWebhook": self._set_webhook,
             "deleteWebhook": self._delete_webhook, "getWebhookInfo": self._webhook_info,
@@ -541,22 +516,6 @@ class FakeTelegram:
         history = self._history[message["chat"]["id"], message["message_id"]]
         return copy.deepcopy(message) | {"edits": max(len(history) - 1, 0), "history": list(history)}
 
-    async def until(self, predicate: Callable[[], Any], timeout: float = 5.0, what: str = "condition") -> None:
-        """Wait (in a test's event loop) until ``predicate()`` is true."""
-        deadline = time.monotonic() + timeout
-        while not predicate():
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out waiting for {what}")
-            await asyncio.sleep(0.01)
-
-    def wait(self, predicate: Callable[[], Any], timeout: float = 5.0, what: str = "condition") -> None:
-        """Wait (blocking) until ``predicate()`` is true."""
-        deadline = time.monotonic() + timeout
-        while not predicate():
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out waiting for {what}")
-            time.sleep(0.01)
-
     # -- requests ------------------------------------------------------------------------------
 
     async def _request(self, request: web.Request) -> web.Response:
@@ -605,12 +564,7 @@ class FakeTelegram:
 
     def _take_fault(self, method: str, params: Json) -> _Fault | None:
         """The first fault queued for ``method`` that this call matches, taken off the queue."""
-        queue = self._faults[method]
-        for index, fault in enumerate(queue):
-            if fault.match is None or fault.match(params):
-                del queue[index]
-                return fault
-        return None
+        return take_fault(self._faults[method], params)
 
     def _check_flood(self, method: str, call: Call) -> None:
         if self.limits is None or method not in MESSAGE_METHODS:
@@ -625,7 +579,7 @@ class FakeTelegram:
             window.times.append(call.at)
         self.accepted.append((call.at, call.method, chat_id))
 
-    def _windows_for(self, chat_id: int | str) -> list[tuple[str, _Window]]:
+    def _windows_for(self, chat_id: int | str) -> list[tuple[str, Window]]:
         """The windows a message call to this chat counts in."""
         limits = self.limits
         assert limits is not None
@@ -634,7 +588,7 @@ class FakeTelegram:
             keys.append(("chat", chat_id, limits.chat, limits.chat_period))
         elif isinstance(chat_id, int) and chat_id < 0:
             keys.append(("group", chat_id, limits.group, limits.group_period))
-        return [(reason, self._windows.setdefault((reason, key), _Window(limit, period))) for reason, key, limit, period in keys]
+        return [(reason, self._windows.setdefault((reason, key), Window(limit, period))) for reason, key, limit, period in keys]
 
     # -- updates -------------------------------------------------------------------------------
 

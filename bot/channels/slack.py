@@ -1,0 +1,298 @@
+"""The Slack reviewer bot: slack-bolt wiring around the chat core.
+
+This module only turns Slack's deliveries — the ``/hilbot`` slash command, button clicks, note
+modal submissions, direct messages, the App Home tab — into the chat core's events, and starts
+and stops the bot; the review flow is :class:`~bot.chat.ChatFlow`'s, rendering and sending are
+:class:`~._slack_port.SlackPort`'s.
+
+Socket Mode is the default (``SLACK_APP_TOKEN``: no public URL needed); HTTP mode serves one
+request URL for slash commands, interactivity and events, and slack-bolt refuses (401) a
+request whose signature is wrong or whose timestamp is more than five minutes off. Bolt runs
+each listener to its end before acknowledging (``process_before_response``): a click is
+acknowledged only once its records are on disk, and a listener returns as soon as that is
+done. A delivery Slack retries carries the same ids, so it counts once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import traceback
+from typing import Any
+
+from slack_bolt.async_app import AsyncApp
+
+from evaluation import HilbotConfig, HilbotError, LogIssue, Store
+
+from ..chat import Access, Chat, ChatFlow, Command, PortError, Scheduler, Tap, Text, User
+from ..chat.flow import STOP_GRACE_S
+from ..review import ReviewEngine
+from . import channel
+from . import _slack_render as render
+from ._slack_port import Delivered, SlackPort, metadata
+from ._serving import serve, stop_signal
+from ._slack_start import Secrets, api_url, bot_token, check, refusal, secrets, web_client
+
+_log = logging.getLogger("hilbot.slack")
+NOT_IN_CHANNEL = ("Invite the bot to this channel first (/invite @hilbot), or use {command} in your direct messages "
+                  "with it.")
+
+
+def unescape(text: str) -> str:
+    """A message's text as the user typed it (Slack escapes ``&``, ``<`` and ``>``)."""
+    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+
+
+def _chat(channel_id: str) -> Chat:
+    """A conversation by its id: ``D…`` is a direct message, anything else a channel."""
+    return Chat(channel_id, group=not channel_id.startswith("D"))
+
+
+def _user(raw: dict[str, Any]) -> User:
+    return User(str(raw.get("id") or raw.get("user_id") or "?"), raw.get("username") or raw.get("name") or raw.get("user_name"))
+
+
+class SlackBot:
+    """hilbot's Slack bot over one data directory: start it, and it serves every reviewer until stopped."""
+
+    def __init__(self, store: Store, config: HilbotConfig, *, secrets: Secrets, api_url: str,
+                 issues: list[LogIssue] | None = None):
+        self.settings = settings = config.slack
+        self.secrets, self.api_url = secrets, api_url
+        self.client = web_client(secrets.bot_token, api_url, timeout=settings.read_timeout_s,
+                                 retries=settings.limits.max_retries)
+        self.port = SlackPort(self.client, settings.limits, settings.command)
+        self.engine = ReviewEngine(store, config, issues if issues is not None else [])
+        self.flow = ChatFlow(self.engine, self.port, Access(frozenset(settings.reviewers), frozenset(settings.admins)),
+                             on_error=self.report)
+        self.scheduler = Scheduler(self.flow, refresh_s=settings.refresh_s, digest=settings.digest,
+                                   chats=[_chat(c) for c in settings.digest.chats])
+        self.app = self._app()
+        self._socket: Any = None
+        self._runner: Any = None
+
+    def _app(self) -> AsyncApp:
+        http = self.settings.mode == "http"
+        logging.getLogger("hilbot.slack.bolt").addFilter(_no_token_warning)
+        app = AsyncApp(client=self.client, signing_secret=self.secrets.signing_secret if http else "socket-mode",
+                       request_verification_enabled=http, process_before_response=True,
+                       logger=logging.getLogger("hilbot.slack.bolt"))
+        app.command(self.settings.command)(self._on_command)
+        app.action(re.compile(rf"^{render.ACTION}:"))(self._on_click)
+        app.action(re.compile(rf"^{render.HOME_ACTION}:"))(self._on_home_click)
+        app.view(render.NOTE_VIEW)(self._on_note)
+        app.view_closed(render.NOTE_VIEW)(self._ignore)
+        app.event("message")(self._on_message)
+        app.event("app_home_opened")(self._on_home)
+        app.error(self._on_error)
+        return app
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def start(self) -> None:
+        """Check the token (auth.test), connect (Socket Mode) or listen (HTTP), start the scheduler."""
+        await check(self.client, self.api_url)
+        if self.settings.mode == "socket":
+            await self._connect()
+        else:
+            await self._listen()
+        self.scheduler.start()
+
+    async def _connect(self) -> None:
+        from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
+
+        settings = self.settings
+        opener = web_client(None, self.api_url, timeout=settings.read_timeout_s, retries=settings.limits.max_retries,
+                            connections=2)
+        try:  # the app token checked once, here: the Socket Mode client itself retries a refusal for ever
+            await opener.apps_connections_open(app_token=self.secrets.app_token)
+        except Exception as exc:  # noqa: BLE001 — every failure to connect becomes the one line
+            await opener.session.close()
+            raise refusal(exc, "apps.connections.open", self.api_url) from None
+        self._socket = AsyncSocketModeHandler(self.app, self.secrets.app_token, web_client=opener,
+                                              proxy=opener.proxy, logger=logging.getLogger("hilbot.slack.socket"))
+        await self._socket.connect_async()
+
+    async def _listen(self) -> None:
+        from aiohttp import web
+
+        settings = self.settings
+        self._runner = web.AppRunner(self.app.web_app(path=settings.path, port=settings.port), access_log=None)
+        await self._runner.setup()
+        try:
+            await web.TCPSite(self._runner, settings.listen, settings.port).start()
+        except OSError as exc:
+            raise HilbotError(f"cannot listen for Slack requests on {settings.listen}:{settings.port} "
+                              f"({exc.strerror or exc})", fix="set [slack] listen and port to a free address, or stop "
+                              "what is using it") from None
+
+    async def stop(self) -> None:
+        """Stop receiving, let work under way finish, close the connections (each step only if it was started)."""
+        await self.scheduler.stop()
+        if self._socket is not None:
+            await self._socket.close_async()
+            await self._socket.client.web_client.session.close()
+        if self._runner is not None:
+            await self._runner.cleanup()
+        await self.flow.close(STOP_GRACE_S)
+        await self.client.session.close()
+
+    # ------------------------------------------------------------------ deliveries → events
+
+    async def _on_command(self, ack: Any, command: dict[str, Any], respond: Any) -> None:
+        """``/hilbot <subcommand> …``: acknowledged at once, handled in the background."""
+        await ack()
+        self.flow.spawn(self._command(command, respond), f"{self.settings.command} from {command.get('user_id')}")
+
+    async def _command(self, body: dict[str, Any], respond: Any) -> None:
+        words = str(body.get("text") or "").split()
+        name, args = (words[0].lower(), tuple(words[1:])) if words else ("help", ())
+        user = _user(body)
+        chat = await self._conversation(str(body.get("channel_id") or ""), user.id)
+        try:
+            await self.flow.on_command(Command(user, chat, name, args, handle=body))
+        except PortError as exc:
+            if exc.kind != "chat":
+                raise
+            await respond(text=NOT_IN_CHANNEL.format(command=self.settings.command), response_type="ephemeral")
+
+    async def _conversation(self, channel_id: str, user_id: str) -> Chat:
+        """Where to answer: a DM means the user's DM with the app (a command may come from any DM)."""
+        if channel_id.startswith("D") or not channel_id:
+            return await self.port.private_chat(user_id)
+        return _chat(channel_id)
+
+    async def _on_click(self, ack: Any, body: dict[str, Any], action: dict[str, Any]) -> None:
+        """A card's button: stored, then acknowledged (by the chat core, through the port's ``answer``)."""
+        container = body.get("container") or {}
+        channel_id = str(container.get("channel_id") or (body.get("channel") or {}).get("id") or "")
+        ts = container.get("message_ts")
+        user = _user(body.get("user") or {})
+        if not channel_id or not ts:  # a button on a modal or an ephemeral message: none of hilbot's cards
+            return await ack()
+        chat = _chat(channel_id)
+        click = f"{user.id}:{action.get('action_ts') or body.get('trigger_id')}"  # the same in a retried delivery
+        await self.flow.on_tap(Tap(user, chat, str(ts), str(action.get("value") or ""), click,
+                                   handle=Delivered(ack, body.get("trigger_id"))))
+
+    async def _on_home_click(self, ack: Any, body: dict[str, Any], action: dict[str, Any]) -> None:
+        """Start or Resume on the App Home: ``/hilbot review <run> <dimension>`` in the user's DM."""
+        await ack()
+        run_id, _, dimension = str(action.get("value") or "").partition("|")
+        user = _user(body.get("user") or {})
+        self.flow.spawn(self._review(user, run_id, dimension), f"home click from {user.id}")
+
+    async def _review(self, user: User, run_id: str, dimension: str) -> None:
+        chat = await self.port.private_chat(user.id)
+        await self.flow.on_command(Command(user, chat, "review", tuple(a for a in (run_id, dimension) if a)))
+
+    async def _on_note(self, ack: Any, body: dict[str, Any], view: dict[str, Any]) -> None:
+        """A submitted note modal: the note is stored, then the modal is closed (the acknowledgement)."""
+        where = metadata(view)
+        if where.get("chat"):
+            text = render.note_text(view.get("state") or {})
+            await self.flow.on_text(Text(_user(body.get("user") or {}), Chat(str(where["chat"]), bool(where.get("group"))),
+                                         str(view.get("id")), text, reply_to=str(view.get("id")), handle=body))
+        await ack()
+
+    async def _on_message(self, event: dict[str, Any]) -> None:
+        """A direct message: a note when it answers a note prompt (a thread reply, or the open prompt)."""
+        if event.get("subtype") or event.get("bot_id") or event.get("channel_type") != "im" or not event.get("user"):
+            return
+        channel_id, user = str(event["channel"]), User(str(event["user"]))
+        self.port.knows_dm(user.id, channel_id)
+        thread = event.get("thread_ts")
+        await self.flow.on_text(Text(user, Chat(channel_id), str(event.get("ts")), unescape(str(event.get("text") or "")),
+                                     reply_to=str(thread) if thread and thread != event.get("ts") else None, handle=event))
+
+    async def _on_home(self, event: dict[str, Any]) -> None:
+        """The App Home tab: the reviewer's runs with their progress, each with a Start or Resume button."""
+        if event.get("tab") != "home" or not event.get("user"):
+            return
+        intro, rows = await asyncio.to_thread(self.flow.home, User(str(event["user"])))
+        await self.port.publish_home(str(event["user"]), render.home_view(rows, intro))
+
+    async def _ignore(self, ack: Any) -> None:
+        await ack()
+
+    # ------------------------------------------------------------------ the one error handler
+
+    async def _on_error(self, error: BaseException, body: dict[str, Any]) -> None:
+        self.report(error, _summary(body))
+
+    def report(self, error: BaseException, context: object) -> None:
+        """Log an error with its traceback first, then what was being handled (never a delivery's token)."""
+        trace = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+        context = getattr(context, "handle", context)
+        _log.error("%s\nwhile handling %s", trace, _summary(context) if isinstance(context, dict) else context)
+
+
+def _no_token_warning(record: logging.LogRecord) -> bool:
+    """Bolt reads ``SLACK_BOT_TOKEN`` itself and warns that the client's token wins: they are the same token."""
+    return not str(record.msg).startswith("As you gave `client` as well")
+
+
+def _summary(body: Any) -> str:
+    """A delivery as a log line names it: its type, user, channel and action ids (no token, no text)."""
+    if not isinstance(body, dict):
+        return str(body)
+    user = body.get("user") if isinstance(body.get("user"), dict) else {"id": body.get("user_id") or body.get("user")}
+    actions = [a.get("action_id") for a in body.get("actions") or [] if isinstance(a, dict)]
+    kind = body.get("type") or ("slash command " + str(body.get("command")) if body.get("command") else "delivery")
+    return f"{kind} from {user.get('id')} in {body.get('channel_id') or (body.get('channel') or {}).get('id')} {actions or ''}".strip()
+
+
+async def post_digest_now(config: HilbotConfig, digest: Any) -> list[str]:
+    """Post a built digest to ``[slack.digest] chats`` once (``hilbot digest --post slack``)."""
+    from ..chat.flow import send_digest
+
+    chats = _digest_chats(config)
+    url = api_url(config)
+    client = web_client(bot_token(), url, timeout=config.slack.read_timeout_s, retries=config.slack.limits.max_retries)
+    try:
+        await check(client, url)
+        await send_digest(SlackPort(client, config.slack.limits, config.slack.command), [_chat(c) for c in chats], digest)
+    except PortError as exc:
+        raise HilbotError(f"Slack refused the digest ({exc})", fix="invite the bot to each channel in [slack.digest] chats "
+                          "(/invite @hilbot) and check its scopes (chat:write, files:write)") from None
+    finally:
+        await client.session.close()
+    return chats
+
+
+def _digest_chats(config: HilbotConfig) -> list[str]:
+    if not config.slack.digest.chats:
+        raise HilbotError("no channels to post the digest to", fix="set [slack.digest] chats = [\"C…\"] in hilbot.toml")
+    return config.slack.digest.chats
+
+
+def post_digest(config: HilbotConfig, digest: Any) -> list[str]:
+    """:func:`post_digest_now`, from synchronous code."""
+    return asyncio.run(post_digest_now(config, digest))
+
+
+def check_digest_target(config: HilbotConfig) -> None:
+    """Before a digest is built: is there a channel to post it to, and a token?"""
+    _digest_chats(config)
+    bot_token()
+
+
+class SlackChannel:
+    """``hilbot serve slack``."""
+
+    name = "slack"
+
+    def serve(self, store: Store, config: HilbotConfig) -> None:
+        """Run the bot until SIGINT or SIGTERM (exit 0, also while starting); a failed start is one error."""
+        asyncio.run(self._serve(store, config))
+
+    async def _serve(self, store: Store, config: HilbotConfig) -> None:
+        stop = stop_signal()
+        bot = SlackBot(store, config, secrets=secrets(config), api_url=api_url(config))
+        await serve(stop, bot.start(), bot.stop)
+
+
+channel("slack")(SlackChannel)
+
+__all__ = ["SlackBot", "SlackChannel", "SlackPort", "check_digest_target", "post_digest", "unescape"]
