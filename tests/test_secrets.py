@@ -175,3 +175,15 @@ def test_a_messages_api_that_echoes_the_key_leaks_it_nowhere(tmp_path):
         assert key[:10].encode() not in data, path  # not the key, nor a prefix left by a cut
     assert b"[secret]" in (tmp_path / "results" / "llm-calls.jsonl").read_bytes()
     assert key[:10] not in result.stdout and key[:10] not in result.stderr
+
+
+def test_a_logged_token_field_loses_its_value_in_every_form():
+    """A platform's payload carries the app's verification token, which no variable of this process holds."""
+    from evaluation.scrub import scrub_fields
+
+    assert scrub_fields('{"payload": {"token": "Zx9verificationTOKEN", "team_id": "T1"}}') == \
+        '{"payload": {"token": "[secret]", "team_id": "T1"}}'
+    assert scrub_fields("{'token': 'Zx9verificationTOKEN'}") == "{'token': '[secret]'}"
+    assert scrub_fields("token=Zx9verificationTOKEN&user_id=U1") == "token=[secret]&user_id=U1"
+    assert scrub_fields('"verification_token": "Zx9verificationTOKEN"') == '"verification_token": "[secret]"'
+    assert scrub_fields("next_token=abcdefghijk, a token: short") == "next_token=abcdefghijk, a token: short"

@@ -324,3 +324,39 @@ def test_serve_slack_as_a_user_runs_it_reviews_and_logs_no_secret(tmp_path, demo
         for secret in (fake.bot_token, fake.app_token, fake.signing_secret, fake.verification_token):
             assert secret not in out  # ...and no token or secret, at any level
         assert re.search(r"\[secret\]", out)
+
+
+# ---------------------------------------------------------------------------------------------- trying it without Slack
+
+
+@pytest.mark.parametrize("mode", [[], ["--http"]])
+def test_the_console_runs_serve_slack_against_the_fake_and_every_click_is_logged(demo_store, mode):
+    """What the README's "try it without a workspace" does: a review with a tag and a note, typed as a user would."""
+    import sys
+
+    import pexpect
+
+    child = pexpect.spawn(sys.executable, ["-m", "tests.fakes.slack_console", "--data-dir", str(demo_store.root), *mode],
+                          cwd=str(Path(__file__).resolve().parents[1]), encoding="utf-8", timeout=30)
+    try:
+        child.expect("is running")
+        child.sendline(f"/hilbot review {SEARCH_RUN}")
+        child.expect(r"card 1\r?\n\[1/18\]")
+        child.sendline("okay")
+        child.expect(r"\[bad_ranking\]")
+        child.sendline("1:bad_ranking")
+        child.expect(r"\[✓ bad_ranking\]")
+        child.sendline("1:Add note")
+        child.expect("type: note")
+        child.sendline("note Ranks the <changelog> first & misses errors.md")
+        child.expect("Note saved")
+        child.sendline("2:good")
+        child.expect("Recorded: good")
+        child.sendline("quit")
+        child.expect(r"bot stopped \(exit 0\)")
+    finally:
+        child.close(force=True)
+    judged = [(r["judgment"], r["concerns"]) for r in ratings(demo_store)]
+    assert judged == [("okay", []), ("okay", ["bad_ranking"]), ("good", [])]
+    [note] = [json.loads(line) for line in demo_store.ratings.path.read_text().splitlines() if '"type":"note"' in line]
+    assert note["text"] == "Ranks the <changelog> first & misses errors.md"
