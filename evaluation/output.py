@@ -68,12 +68,11 @@ def verbose_item(item: ItemData, position: int, total: int, *, max_results: int 
 
 
 def quiet_item(item: ItemData, position: int, total: int) -> str:
-    """``[1/15] "query" - overall: 0.76``."""
+    """``[1/15] "query" - overall: 0.76 (AI)``: the label says which judge scored it (``lexical``, ``AI``…)."""
     overall = item.evaluation.scores.get("overall")
     value = f"{overall:.2f}" if overall is not None else "n/a"
     line = f'[{position}/{total}] "{_line(item.query.query)}" - overall: {value}'
-    if item.evaluation.judge == "lexical":
-        line += " (lexical)"
+    line += f" ({judge_label(item.evaluation.judge)})"
     return line if not (item.error or item.evaluation.error) else f"{line} ({'target' if item.error else 'judging'} failed)"
 
 

@@ -310,7 +310,11 @@ def summarize(ledger: Ledger, run: Run, dimension: str, reviewer: Reviewer | Non
 
 
 def hil_view(ledger: Ledger, run_id: str, item_id: str, dimension: str, reviewer: Reviewer | None = None) -> dict | None:
-    """The per-query ``hil`` block: the latest rating of the item (by anyone, or one reviewer)."""
+    """The per-query ``hil`` block: the latest rating or skip of the item (by anyone, or one reviewer).
+
+    The reviewer's note on the item rides along either way, as the label export's ``notes`` does: a
+    "Note only" review is a skip (``skipReason`` "note only") whose only content is that note.
+    """
     latest: Rating | Skip | None = None
     for who, judgment in ledger.item_judgments(run_id, item_id, dimension):
         if (reviewer is None or who == reviewer.key) and (latest is None or judgment.timestamp >= latest.timestamp):
@@ -320,6 +324,7 @@ def hil_view(ledger: Ledger, run_id: str, item_id: str, dimension: str, reviewer
     note = ledger.notes.get(event_key(latest))
     if isinstance(latest, Skip):
         return {"reviewed": False, "skipped": True, "skipReason": latest.skip_reason,
+                "note": note.text if note else None, "reviewer": latest.reviewer.key,
                 "reviewedAt": latest.timestamp.isoformat()}
     return {"reviewed": True, "judgment": latest.judgment, "humanScore": latest.score,
             "note": latest.note or (note.text if note else None), "concerns": latest.concerns,

@@ -258,6 +258,94 @@ def test_dimension_label_fields_are_exported_in_camel_case(search: Store):
     assert rows["completeness"]["blocked_by"] == "missing docs"
 
 
+def test_a_note_only_item_keeps_its_note_in_every_format(search: Store):
+    """"Note only" stores a note and a skip with skip_reason "note only": every format carries the note."""
+    note(search, "q04", "cannot judge without the v2 docs", minutes=1)     # Alice: note only (note, then skip)
+    skip(search, "q04", "note only", minutes=1)
+    rate(search, "q03", 0.25, "poor", reviewer=BOB, minutes=2)           # Bob: a rating with a separate note
+    note(search, "q03", "typo in snippet", reviewer=BOB, minutes=3)
+
+    doc = _json(search)
+    labels = {l["scenarioId"]: l for l in doc["labels"]}
+    assert (labels["q04"]["skipped"], labels["q04"]["skipReason"], labels["q04"]["notes"]) == (
+        True, "note only", "cannot judge without the v2 docs")
+    assert labels["q03"]["notes"] == "typo in snippet"
+
+    rows = {r["scenarioId"]: r for r in csv.DictReader(io.StringIO(export_run(search, RUN, "csv")))}
+    assert (rows["q04"]["skipReason"], rows["q04"]["notes"]) == ("note only", "cannot judge without the v2 docs")
+    assert rows["q03"]["notes"] == "typo in snippet"
+
+    lines = [json.loads(line) for line in export_run(search, RUN, "jsonl").splitlines()]
+    for data in (_by_item(doc), {q["data"]["id"]: q["data"] for q in lines[1:-1]}):
+        # the rated item's hil view, as before
+        assert (data["q03"]["hil"]["reviewed"], data["q03"]["hil"]["note"]) == (True, "typo in snippet")
+        assert data["q03"]["hil"]["reviewer"] == "telegram:42"
+        # the note-only item's hil view: skipped with a note, and the note carried as a rated item's is
+        assert data["q04"]["hil"] == {"reviewed": False, "skipped": True, "skipReason": "note only",
+                                      "note": "cannot judge without the v2 docs", "reviewer": "terminal:alice",
+                                      "reviewedAt": _t(1).isoformat()}
+
+    # filtered to the reviewer who wrote the note, the view still carries it; filtered to the other, nothing shows
+    assert _by_item(_json(search, reviewer="terminal:alice"))["q04"]["hil"]["note"] == "cannot judge without the v2 docs"
+    assert _by_item(_json(search, reviewer="telegram:42"))["q04"]["hil"] == {"reviewed": False}
+    review = doc["hilReview"]
+    assert (review["queriesReviewed"], review["queriesSkipped"], review["queriesFlagged"]) == (1, 1, 1)
+
+
+def test_a_plain_skip_hil_view_has_no_note(reviewed: Store):
+    hil = _by_item(_json(reviewed))["q02"]["hil"]
+    assert (hil["reviewed"], hil["skipped"], hil["skipReason"], hil["note"]) == (False, True, "unclear", None)
+    assert hil["reviewer"] == "terminal:alice" and hil["reviewedAt"] == _t(2).isoformat()
+
+
+def test_note_only_from_a_review_session_is_in_every_export(demo_store: Store, run_cli):
+    """End to end: the review engine's "Note only" flow, then `hilbot export` in each format.
+
+    Assignment may deal both reviewers the same item, so each reviewer's hil view is read with --reviewer.
+    """
+    from bot import Action, ReviewEngine
+    from evaluation import load_config
+
+    from .conftest import SEARCH_RUN
+
+    engine = ReviewEngine(demo_store, load_config(None))
+    alice = engine.session(SEARCH_RUN, ALICE, None)
+    alice.start()
+    noted = alice.item.id
+    alice.act(Action("note"))
+    alice.act(Action("text", "cannot judge without the v2 docs"))
+    bob = engine.session(SEARCH_RUN, BOB, None)
+    bob.start()
+    rated = bob.item.id
+    bob.act(Action("rate", "poor"))
+    bob.act(Action("note"))
+    bob.act(Action("text", "stale v1 page on top"))
+
+    def export(fmt: str, *args: str) -> str:
+        proc = run_cli("export", SEARCH_RUN, "--format", fmt, *args)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout
+
+    for fmt in ("json", "jsonl", "csv"):
+        assert "cannot judge without the v2 docs" in export(fmt, "--reviewer", ALICE.key)
+        assert "stale v1 page on top" in export(fmt, "--reviewer", BOB.key)
+
+    rows = list(csv.DictReader(io.StringIO(export("csv", "--reviewer", ALICE.key))))
+    assert [(r["scenarioId"], r["skipReason"], r["notes"]) for r in rows] == [
+        (noted, "note only", "cannot judge without the v2 docs")]
+    for who, item in ((ALICE, noted), (BOB, rated)):
+        doc = json.loads(export("json", "--reviewer", who.key))
+        queries = [json.loads(line) for line in export("jsonl", "--reviewer", who.key).splitlines()][1:-1]
+        for data in (_by_item(doc), {q["data"]["id"]: q["data"] for q in queries}):
+            hil = data[item]["hil"]
+            assert hil["reviewer"] == who.key
+            if who is ALICE:
+                assert (hil["reviewed"], hil["skipped"], hil["skipReason"], hil["note"]) == (
+                    False, True, "note only", "cannot judge without the v2 docs")
+            else:
+                assert (hil["reviewed"], hil["judgment"], hil["note"]) == (True, "poor", "stale v1 page on top")
+
+
 # --------------------------------------------------------------------------- filters
 
 

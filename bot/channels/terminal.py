@@ -127,11 +127,21 @@ class TerminalView:
             if enter == "next" and number == 2:
                 parts.insert(0, "change:")
             if number == 1:
-                parts.append(f"[enter] {enter}")
+                parts += [f"[enter] {enter}", "[?] guide"]
             if parts:
                 self.console.print(_text("  " + "  ".join(parts), "yellow"))
 
+    def guide(self, session: ReviewSession) -> None:
+        """What the question asks and what each option of the scale means (the ``?`` key)."""
+        self.console.print(_text(f"  {session.dimension}: {session.question or ''}", "bold", newlines=True))
+        for option in session.scale.options:
+            meaning = f" — {option.meaning}" if option.meaning else ""
+            self.console.print(_text(f"    {option.key}  {option.label:<10}{meaning}", newlines=True))
+
     def recorded(self, card: Card) -> None:
+        if card.recorded is None:
+            self.console.print(_text("  ⏭ skipped", "yellow"))
+            return
         tags = f"  concerns: {', '.join(card.concerns)}" if card.concerns else ""
         self.console.print(_text(f"  ✓ recorded: {card.recorded}{tags}", "green"))
         if card.reveal:
@@ -183,6 +193,9 @@ class TerminalChannel:
         if step.state == State.NOTE:
             return session.act(Action("text", self.input.line(self.view.console, "  note> "))), True
         key = self.input.key()
+        if key == "?":
+            self.view.guide(session)
+            return step, False
         action = self._action(step.card, step.state, key)
         if action is None:
             self.view.console.print(_text(f"  (key {key!r} does nothing here)", "dim"))

@@ -103,8 +103,11 @@ def run(
     Verbose by default; the run is written to results/runs/<run-id>.jsonl as
     it goes, so an interrupted run keeps what it judged. Reviewers then rate it: hilbot review RUN.
 
-    Example: hilbot run --set core --target examples.docs_search:search
-    Example: hilbot run --cases tests/fixtures/cases --outputs tests/fixtures/outputs/rules-gpt-4.1.jsonl --silent
+    Examples:
+
+    \b
+    hilbot run --set core --target examples.docs_search:search
+    hilbot run --cases tests/fixtures/cases --outputs tests/fixtures/outputs/rules-gpt-4.1.jsonl --silent
     """
     from evaluation.imports import DEFAULT_DIMENSIONS, default_run_id
     from evaluation.runner import RunPlan, evaluate, plan_cases

@@ -1,0 +1,41 @@
+"""What the terminal and the command line say: each text a new user met that was wrong or missing."""
+
+from __future__ import annotations
+
+import re
+
+from evaluation import Evaluation, ItemData, Query
+from evaluation.output import quiet_item
+from tests.conftest import SEARCH_RUN
+
+
+def test_a_skip_says_skipped_not_recorded_none(demo_store, run_cli):
+    result = run_cli("review", SEARCH_RUN, "--reviewer", "bob", input="\rg", env={"HILBOT_DATA_DIR": str(demo_store.root)})
+    assert result.returncode == 0, result.stderr
+    assert "recorded: None" not in result.stdout
+    assert "⏭ skipped" in result.stdout
+
+
+def test_question_mark_shows_what_each_scale_option_means(demo_store, run_cli):
+    result = run_cli("review", SEARCH_RUN, "--reviewer", "bob", input="?q", env={"HILBOT_DATA_DIR": str(demo_store.root)})
+    assert result.returncode == 0, result.stderr
+    assert "[?] guide" in result.stdout  # the key is offered on the card
+    assert re.search(r"g +good +— Results nail it", result.stdout), result.stdout[-1500:]
+    assert "does nothing here" not in result.stdout
+
+
+def test_the_quiet_line_names_every_judge_not_only_the_lexical_one():
+    def line(judge: str) -> str:
+        item = ItemData(id="q1", query=Query(query="zod"), evaluation=Evaluation(judge=judge, scores={"overall": 0.5}))
+        return quiet_item(item, 1, 1)
+
+    assert line("lexical").endswith("overall: 0.50 (lexical)")
+    assert line("anthropic/claude-sonnet-4").endswith("overall: 0.50 (AI)")
+    assert line("recorded-judge").endswith("overall: 0.50 (AI [recorded-judge])")
+
+
+def test_run_help_shows_each_example_on_its_own_line(run_cli):
+    result = run_cli("run", "--help")
+    lines = [line.strip() for line in result.stdout.splitlines()]
+    assert "hilbot run --set core --target examples.docs_search:search" in lines, result.stdout
+    assert any(line.startswith("hilbot run --cases tests/fixtures/cases") for line in lines), result.stdout
