@@ -8,8 +8,11 @@ Everything here returns values; nothing prints or posts (the bot's channels rend
   skip after a rating replaces it. Records that are not ratings or skips are ignored.
 * An average is None when there is nothing to average; :meth:`Digest.lines` shows it as "–".
 * Stored figures are never rounded; only :meth:`Digest.lines` rounds, to 2 decimals.
-* Δ is mean(human − AI) over ratings whose item the AI scored (as in
-  :func:`evaluation.reviews.summarize`): negative means humans score lower than the AI.
+* Δ is human − AI: negative means humans score lower than the AI. On a run's line it is taken
+  over the same items as the human and AI figures beside it (items with their ``k`` ratings and
+  an AI score: the mean of each item's human mean minus its AI score), so it is the difference
+  of the two figures shown, and "–" when they are; on the "All runs" line, over every current
+  rating whose item the AI scored (as in :func:`evaluation.reviews.summarize`).
 * Runs are ordered by their most recent current rating (newest first), then by run id;
   a run's dimensions stay together, by name. Runs without ratings come last, by run id.
 * ``matplotlib`` is imported only inside :func:`chart_png`.
@@ -68,7 +71,9 @@ class RunProgress:
     ai_average: float | None
     """Mean AI score (``ai_score``) over rated items the AI scored; None when there are none."""
     ai_vs_human_delta: float | None
-    """Mean (human − AI) over current ratings whose item the AI scored; None when there are none."""
+    """Human − AI over the rated items the AI scored (each item's human mean minus its AI score, averaged):
+    the difference of :attr:`human_average` and :attr:`ai_average` when every rated item is scored; None
+    when no rated item is."""
 
     @property
     def label(self) -> str:
@@ -301,7 +306,7 @@ def _progress(s: _Slice, k: int) -> RunProgress:
         reviewers=len({j.reviewer for j in s.judgments}),
         human_average=_mean(mean(by_item[item]) for item in rated),
         ai_average=_mean(ai for item in rated if (ai := s.ai.get(item)) is not None),
-        ai_vs_human_delta=_mean(s.deltas()),
+        ai_vs_human_delta=_mean(mean(by_item[item]) - ai for item in rated if (ai := s.ai.get(item)) is not None),
     )
 
 

@@ -15,6 +15,19 @@ counted (``duplicate_delivery``) and not checked again.
 
 Decided, not flagged: a note with no rating of the same item (``note_without_rating``): hilbot
 lets a reviewer leave a note without rating (the terminal's ``n`` key), so it is no contradiction.
+
+``rated_twice_in_session`` means the judgment changed within a session. Toggling a concern tag
+stores a whole new rating event, so one reviewer's ratings of one (run, item, dimension) in one
+session are read in file order, and a rating is flagged only when its judgment differs from the
+rating just before it in that sequence (the message names that line). Hence:
+
+- same judgment, other concern tags, note or confidence (or nothing else changed): not flagged;
+- okay, okay + a tag, miss: one flag, on the miss, against the okay + a tag line;
+- okay, miss, okay: two flags (each change counts, even back to the first judgment);
+- score is not compared (a score that disagrees with its judgment is ``score_mismatch``);
+- ratings in other sessions, by other reviewers, or of another item or dimension do not count as
+  "before"; a redelivered event (``duplicate_delivery``) is not seen at all; a rating with no
+  session date and no timestamp is not checked.
 """
 
 from __future__ import annotations
@@ -39,9 +52,11 @@ FLAGS: dict[str, str] = {
     "unknown_dimension": "a rating is on a dimension hilbot.toml does not define (so its judgment cannot be checked)",
     "unknown_judgment": "a rating's judgment is not an option of its dimension's scale",
     "score_mismatch": "a rating's score differs from the score of the option it names",
-    "rated_twice_in_session": "the same reviewer rated the same item and dimension again in the same session "
-                              "(metadata.session_date, else the UTC date of the rating): a change or a repeat; "
-                              "the later ratings are flagged, the latest counts",
+    "rated_twice_in_session": "the judgment changed within a session: the same reviewer rated the same item and "
+                              "dimension in the same session (metadata.session_date, else the UTC date of the "
+                              "rating) with a judgment other than their rating just before; each change is "
+                              "flagged, the latest rating counts. A new rating with the same judgment (a concern tag "
+                              "toggled, a note or confidence changed, or the same judgment again) is not flagged",
     "duplicate_delivery": "an event whose idempotency key was seen before (a redelivered tap); counted once, "
                           "only counted here (no line listed)",
     "duplicate_run_header": "a run file holds a second run_header: two runs were written into one file",
@@ -219,7 +234,8 @@ def validate(store: "Store", config: "HilbotConfig", *, jobs: int | None = None)
         flag(line[i], "excellent_with_concern", f"{judgments[i]!r} ({why[inverse[n]]}) carries concerns "
                                                 f"{', '.join(tags_of.get(k, []))}")
 
-    # rated_twice_in_session
+    # rated_twice_in_session: a judgment other than the one the same reviewer gave the same key just before,
+    # in the same session (a tag or note toggle stores a rating with the same judgment: not flagged)
     if len(rated):
         session = strings("session_date")[rated]
         dates = _dates(events["ts"][rated])
@@ -231,13 +247,14 @@ def validate(store: "Store", config: "HilbotConfig", *, jobs: int | None = None)
         again = (combined.duplicated(keep="first") & has).to_numpy()
         if again.any():
             previous = pd.Series(np.arange(len(rated))).groupby(combined.to_numpy()).shift(1).to_numpy()
-            for n in np.flatnonzero(again).tolist():
-                i, j = rated[n], rated[int(previous[n])]
-                change = f"changed {judgments[j]!r} to {judgments[i]!r}" if judgments[i] != judgments[j] \
-                    else f"{judgments[i]!r} again"
+            before = np.where(again, previous, 0).astype(np.int64)  # the rating just before (where there is one)
+            verdict = events["judgment"].codes[rated]
+            changed = again & (verdict != verdict[before])
+            for n in np.flatnonzero(changed).tolist():
+                i, j = rated[n], rated[int(before[n])]
                 flag(line[i], "rated_twice_in_session",
                      f"{reviewers[i]} rated {run_ids[i]}/{item_ids[i]} on {dimensions[i]!r} before in session "
-                     f"{session[n]} (line {int(line[j])}): {change}")
+                     f"{session[n]} (line {int(line[j])}): changed {judgments[j]!r} to {judgments[i]!r}")
 
     flags.sort(key=lambda f: (f.line, f.flag))
     report.flags = flags + run_flags

@@ -113,14 +113,16 @@ def test_run_progress_figures(reviewed, k2):
     alpha, relevance = digest.runs
     # alpha: current ratings a1 {1.0, .75}, a2 {.5, 0, .75}, a3 {.25}, a4 {1.0}; skips: alice a3, dave a4.
     # Rated (>= 2 ratings): a1 mean .875, a2 mean 1.25/3; human = (.875 + 1.25/3) / 2; AI = (.8 + .6) / 2.
-    # Δ over the 6 ratings of AI-scored items: .2 - .05 - .1 - .6 + .15 - .15 = -.55 -> -.55 / 6.
+    # Δ (human − AI) over the same two items: ((.875 - .8) + (1.25/3 - .6)) / 2 = human − AI exactly.
     assert alpha == RunProgress(run_id="alpha", dimension="overall", items=4, rated_items=2, ratings=7, skips=2,
                                 reviewers=4, human_average=pytest.approx((0.875 + 1.25 / 3) / 2),
-                                ai_average=pytest.approx(0.7), ai_vs_human_delta=pytest.approx(-0.55 / 6))
-    # beta relevance: one rating per item, so nothing rated; Δ = ((.5 - .9) + (1.0 - .3)) / 2 = .15.
+                                ai_average=pytest.approx(0.7),
+                                ai_vs_human_delta=pytest.approx((0.875 - 0.8 + 1.25 / 3 - 0.6) / 2))
+    assert alpha.ai_vs_human_delta == pytest.approx(alpha.human_average - alpha.ai_average)
+    # beta relevance: one rating per item, so nothing rated: no human figure, and no Δ beside it either
+    # (before, Δ = .15 from the single ratings stood next to "human –").
     assert relevance == RunProgress(run_id="beta", dimension="relevance", items=2, rated_items=0, ratings=2, skips=0,
-                                    reviewers=2, human_average=None, ai_average=None,
-                                    ai_vs_human_delta=pytest.approx(0.15))
+                                    reviewers=2, human_average=None, ai_average=None, ai_vs_human_delta=None)
 
 
 def test_digest_totals(reviewed, k2):
@@ -155,7 +157,8 @@ def test_k_changes_rated_items_and_averages(reviewed, config):
     assert alpha.human_average == pytest.approx((0.875 + 1.25 / 3 + 0.25 + 1.0) / 4)
     assert alpha.ai_average == pytest.approx((0.8 + 0.6 + 0.4) / 3)
     assert relevance.human_average == pytest.approx(0.75) and relevance.ai_average == pytest.approx(0.6)
-    assert alpha.ai_vs_human_delta == pytest.approx(-0.55 / 6)  # Δ does not depend on k
+    # Δ over the rated items the AI scored (a1..a3; a4 is unscored): with k = 1 every rated item counts
+    assert alpha.ai_vs_human_delta == pytest.approx((0.875 - 0.8 + 1.25 / 3 - 0.6 + 0.25 - 0.4) / 3)
 
 
 def test_listed_runs_only_and_unrated_ones_get_a_line(reviewed, k2):
@@ -173,7 +176,7 @@ def test_listed_runs_only_and_unrated_ones_get_a_line(reviewed, k2):
     assert digest.top_concerns == [("vague", 1)]
     assert digest.lines()[1:4] == [
         "beta · overall: 0/2 rated · 0 ratings · human – · AI – · Δ –",
-        "beta · relevance: 0/2 rated · 2 ratings · human – · AI – · Δ +0.15",
+        "beta · relevance: 0/2 rated · 2 ratings · human – · AI – · Δ –",
         "gamma · overall: 0/3 rated · 0 ratings · human – · AI – · Δ –",
     ]
     assert digest.lines()[5] == "No new ratings since 2026-11-20 09:00 UTC"
@@ -211,9 +214,11 @@ def test_lines(reviewed, k2):
     digest = build_digest(reviewed, k2, since=SINCE, now=NOW, chart=False)
     assert digest.lines() == [
         "hilbot digest · 2026-11-21 09:00 UTC",
-        # human (.875 + .41667) / 2 = .64583; Δ -.55 / 6 = -.0917
-        "alpha · overall: 2/4 rated · 7 ratings, 2 skips · human 0.65 · AI 0.70 · Δ −0.09",
-        "beta · relevance: 0/2 rated · 2 ratings · human – · AI – · Δ +0.15",
+        # human (.875 + .41667) / 2 = .64583, AI (.8 + .6) / 2 = .7, over the items rated k = 2 times;
+        # Δ over the same items: ((.875 - .8) + (.41667 - .6)) / 2 = -.05417, the difference of the two shown
+        "alpha · overall: 2/4 rated · 7 ratings, 2 skips · human 0.65 · AI 0.70 · Δ −0.05",
+        # no item has its k ratings yet: no human figure, so no AI figure and no Δ either
+        "beta · relevance: 0/2 rated · 2 ratings · human – · AI – · Δ –",
         # 5.75 / 9 = .6389; -.25 / 8 = -.03125
         "All runs: 9 ratings · human 0.64 · Δ −0.03",
         "New since 2026-11-20 09:00 UTC: 5 ratings from 3 reviewers",

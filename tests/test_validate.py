@@ -38,10 +38,11 @@ def _who(name: str) -> Reviewer:
 
 
 def _rating(name: str, run: str, item: str, dimension: str, judgment: str, score: float, n: int, *,
-            key: str | None = None, session: str | None = None, concerns: list[str] | None = None) -> Rating:
+            key: str | None = None, session: str | None = None, concerns: list[str] | None = None,
+            note: str | None = None) -> Rating:
     return Rating(run_id=run, item_id=item, dimension=dimension, reviewer=_who(name), idempotency_key=key or f"k{n}",
                   timestamp=T + timedelta(minutes=n), judgment=judgment, score=score, concerns=concerns or [],
-                  metadata=RatingMetadata(session_date=session))
+                  note=note, metadata=RatingMetadata(session_date=session))
 
 
 def _runs(store: Store) -> None:
@@ -103,14 +104,76 @@ def test_one_line_per_flag(flagged, config):
     assert _digest(flagged) == before  # nothing rewritten
 
 
-def test_a_session_falls_back_on_the_date_and_a_repeat_is_flagged(store, config):
+def test_a_session_falls_back_on_the_date_and_a_plain_repeat_is_not_flagged(store, config):
     _runs(store)
     store.ratings.append(_rating("ivy", "alpha", "a1", "quality", "good", 0.7, 1))
-    store.ratings.append(_rating("ivy", "alpha", "a1", "quality", "good", 0.7, 2))
-    store.ratings.append(_rating("ivy", "alpha", "a1", "quality", "good", 0.7, 60 * 24))  # the next day
+    store.ratings.append(_rating("ivy", "alpha", "a1", "quality", "good", 0.7, 2))  # the same judgment again
+    store.ratings.append(_rating("ivy", "alpha", "a1", "quality", "okay", 0.4, 3))  # a change
+    store.ratings.append(_rating("ivy", "alpha", "a1", "quality", "good", 0.7, 60 * 24))  # a change, the next day
     report = validate(store, config)
-    assert report.lines() == [f"{store.ratings.path}:2: rated_twice_in_session: terminal:ivy rated alpha/a1 on "
-                              "'quality' before in session 2026-11-20 (line 1): 'good' again"]
+    assert report.lines() == [f"{store.ratings.path}:3: rated_twice_in_session: terminal:ivy rated alpha/a1 on "
+                              "'quality' before in session 2026-11-20 (line 2): changed 'good' to 'okay'"]
+    assert report.counts["rated_twice_in_session"] == 1
+
+
+def _session(store: Store, *ratings: tuple) -> None:
+    """frank's ratings of alpha/a1 on quality, all in session 2026-11-20: (judgment, score, concerns[, note])."""
+    _runs(store)
+    for n, (judgment, score, concerns, *note) in enumerate(ratings, start=1):
+        store.ratings.append(_rating("frank", "alpha", "a1", "quality", judgment, score, n, session="2026-11-20",
+                                     concerns=concerns, note=note[0] if note else None))
+
+
+def test_toggling_concern_tags_on_the_same_judgment_is_not_a_rerating(store, config):
+    """The issue: each tag toggle stores a new rating event with the same judgment; none of them is a re-rating."""
+    _session(store, ("okay", 0.4, []), ("okay", 0.4, ["lacks_catalyst"]),
+             ("okay", 0.4, ["lacks_catalyst", "thesis_unclear"]))
+    report = validate(store, config)
+    assert report.lines() == [] and report.counts["rated_twice_in_session"] == 0
+
+
+def test_changing_only_the_note_on_the_same_judgment_is_not_a_rerating(store, config):
+    _session(store, ("miss", 0.1, ["thesis_unclear"]), ("miss", 0.1, ["thesis_unclear"], "off topic"),
+             ("miss", 0.1, [], "off topic, and wrong"))
+    report = validate(store, config)
+    assert report.lines() == [] and report.counts["rated_twice_in_session"] == 0
+
+
+def test_a_change_of_judgment_in_a_session_is_flagged_once(store, config):
+    _session(store, ("good", 0.7, []), ("miss", 0.1, []))
+    report = validate(store, config)
+    assert report.lines() == [f"{store.ratings.path}:2: rated_twice_in_session: terminal:frank rated alpha/a1 on "
+                              "'quality' before in session 2026-11-20 (line 1): changed 'good' to 'miss'"]
+    assert report.counts["rated_twice_in_session"] == 1
+
+
+def test_tag_toggles_then_a_change_are_flagged_once(store, config):
+    """okay, okay + a tag, miss: one change of judgment, told against the event just before it."""
+    _session(store, ("okay", 0.4, []), ("okay", 0.4, ["lacks_catalyst"]), ("miss", 0.1, ["lacks_catalyst"]))
+    log = store.ratings
+    # others in the same session, interleaved after: another reviewer and another item, tag toggles only
+    log.append(_rating("gina", "alpha", "a1", "quality", "miss", 0.1, 4, session="2026-11-20"))
+    log.append(_rating("frank", "alpha", "a2", "quality", "okay", 0.4, 5, session="2026-11-20"))
+    log.append(_rating("gina", "alpha", "a1", "quality", "miss", 0.1, 6, session="2026-11-20", concerns=["x"]))
+    log.append(_rating("frank", "alpha", "a2", "quality", "okay", 0.4, 7, session="2026-11-20", concerns=["x"]))
+    report = validate(store, config)
+    assert report.lines() == [f"{log.path}:3: rated_twice_in_session: terminal:frank rated alpha/a1 on 'quality' "
+                              "before in session 2026-11-20 (line 2): changed 'okay' to 'miss'"]
+    assert report.counts["rated_twice_in_session"] == 1
+    assert [(f.line, f.flag) for f in report.flags] == [(3, "rated_twice_in_session")]
+
+
+def test_each_change_back_and_forth_is_flagged(store, config):
+    _session(store, ("okay", 0.4, []), ("miss", 0.1, []), ("miss", 0.1, ["lacks_catalyst"]), ("okay", 0.4, []))
+    report = validate(store, config)
+    path = store.ratings.path
+    assert report.lines() == [
+        f"{path}:2: rated_twice_in_session: terminal:frank rated alpha/a1 on 'quality' before in session 2026-11-20 "
+        "(line 1): changed 'okay' to 'miss'",
+        f"{path}:4: rated_twice_in_session: terminal:frank rated alpha/a1 on 'quality' before in session 2026-11-20 "
+        "(line 3): changed 'miss' to 'okay'",
+    ]
+    assert report.counts["rated_twice_in_session"] == 2
 
 
 def test_schema_errors_fail_and_a_skip_with_a_score_is_both(store, config):
