@@ -1,8 +1,8 @@
-"""The run listing: id, set, size, AI overall, reviewed or not."""
+"""The run listing: id, set, size, AI overall, reviewed or not, and whether the run is incomplete."""
 
 from __future__ import annotations
 
-from evaluation import Ledger, LogError, LogIssue, Store
+from evaluation import Ledger, LogError, LogIssue, Run, Store
 from evaluation.text import visible
 
 
@@ -24,6 +24,14 @@ def run_listing(store: Store, issues: list[LogIssue] | None = None) -> str:
     for run in runs:
         overall = f"overall={run.overall:.2f}" if run.overall is not None else "overall=n/a"
         status = "(reviewed)" if run.run_id in reviewed else "(no HIL review)"
-        lines.append(f"  {run.run_id:<{id_width}}  {run.header.set:<{set_width}}  {len(run.items):>3} queries  {overall}  {status}")
+        marker = "" if run.complete else f"  {incomplete_marker(run)}"
+        lines.append(f"  {run.run_id:<{id_width}}  {run.header.set:<{set_width}}  {len(run.items):>3} queries  {overall}  {status}{marker}")
     lines += [f"  {run_id:<{id_width}}  ({why})" for run_id, why in unreadable]
     return visible("\n".join(lines))
+
+
+def incomplete_marker(run: Run) -> str:
+    """``(incomplete: no summary, 11 of 15 queries)``: the run was cut short or is still being evaluated."""
+    expected = run.header.item_count
+    size = f", {len(run.items)} of {expected} queries" if expected is not None else ""
+    return f"(incomplete: no summary{size})"

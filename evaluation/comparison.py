@@ -4,6 +4,8 @@ Overall is the mean of the items' weighted aggregates; Quote Quality, Reasoning 
 are computed per item and averaged (items where a dimension is undefined
 are left out of its mean); Speed is the mean latency and Cost the mean cost per item (the
 system's own cost plus judging). Items whose judgment failed count in no column but ``failed``.
+A run without a summary (cut short, or still being evaluated) is marked incomplete: its numbers
+cover only the items it has.
 """
 
 from __future__ import annotations
@@ -33,6 +35,10 @@ class Profile:
     correctness: float | None
     speed_s: float | None
     cost_usd: float | None
+    complete: bool = True
+    """Whether the run has its summary; an incomplete one was cut short or is still being evaluated."""
+    expected_items: int | None = None
+    """How many items the run set out to evaluate (its header's ``item_count``), when known."""
 
 
 @dataclass
@@ -87,7 +93,8 @@ def profile_of(run: Run) -> Profile:
     return Profile(run.run_id, label_of(run), run.header.judge.name, len(run.items), len(run.items) - len(judged),
                    _mean([100 * i.evaluation.scores["overall"] for i in judged]),
                    _mean([d["quote_quality"] for d in dims]), _mean([d["reasoning"] for d in dims]),
-                   _mean([d["correctness"] for d in dims]), _mean(latencies), _mean([_cost(i) for i in run.items]))
+                   _mean([d["correctness"] for d in dims]), _mean(latencies), _mean([_cost(i) for i in run.items]),
+                   run.complete, run.header.item_count)
 
 
 def coverage_matrix(runs: list[Run]) -> dict[str, list[CoverageRow]]:
@@ -118,13 +125,17 @@ def _pct(value: float | None) -> str:
 
 
 def _table(profiles: list[Profile]) -> list[str]:
-    lines = ["## Model Comparison", "",
-             "| Model | Overall | Quote Quality | Reasoning | Correctness | Speed | Cost |",
-             "|-------|---------|---------------|-----------|-------------|-------|------|"]
+    lines = ["## Model Comparison", ""]
+    for p in profiles:
+        if not p.complete:  # said before the table, so nobody reads a half run's numbers as a whole one's
+            lines += [_incomplete_warning(p), ""]
+    lines += ["| Model | Overall | Quote Quality | Reasoning | Correctness | Speed | Cost |",
+              "|-------|---------|---------------|-----------|-------------|-------|------|"]
     for p in profiles:
         speed = "—" if p.speed_s is None else f"{p.speed_s:.1f}s"
         cost = "—" if p.cost_usd is None else f"${p.cost_usd:.2f}"
-        lines.append(f"| {p.label} | {_pct(p.overall)} | {_pct(p.quote_quality)} | {_pct(p.reasoning)} | "
+        label = p.label if p.complete else f"{p.label} (incomplete)"
+        lines.append(f"| {label} | {_pct(p.overall)} | {_pct(p.quote_quality)} | {_pct(p.reasoning)} | "
                      f"{_pct(p.correctness)} | {speed} | {cost} |")
     lines += ["", "**Dimensions:**",
               "- Overall = weighted aggregate of the answer metrics ([judge.metric_weights])",
@@ -136,6 +147,12 @@ def _table(profiles: list[Profile]) -> list[str]:
     failed = [p for p in profiles if p.failed]
     lines += [f"- {p.label}: {p.failed} of {p.items} items have no score (failed judgment or target)" for p in failed]
     return lines
+
+
+def _incomplete_warning(p: Profile) -> str:
+    size = f"{p.items} of {p.expected_items} items" if p.expected_items is not None else f"{p.items} items"
+    return (f"⚠ Incomplete run: {p.run_id} ({p.label}) has no summary, {size}: it was cut short or is still "
+            "being evaluated, so its numbers cover only the items it has.")
 
 
 def _mark(value: bool | None) -> str:
@@ -155,5 +172,7 @@ def _matrices(profiles: list[Profile], coverage: dict[str, list[CoverageRow]]) -
             lines.append(f"| {text} | {priority} | " + " | ".join(_mark(row.found.get(x)) for x in labels) + " |")
         lines.append("")
     if coverage:
-        lines.append("**Legend**: ⭐ Critical rules weigh more in quote recall ([judge.priority_weights]); — = no answer")
+        unreached = "" if all(p.complete for p in profiles) else " (or, for an incomplete run, an item it never reached)"
+        lines.append("**Legend**: ⭐ Critical rules weigh more in quote recall ([judge.priority_weights]); "
+                     "— = no answer" + unreached)
     return lines

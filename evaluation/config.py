@@ -163,7 +163,8 @@ class JudgeSettings(_Config):
     """Cut-off for nDCG@k and recall@k."""
     pass_mark: float = Field(default=0.6, ge=0, le=1)
     """``overall`` at or above this is PASS."""
-
+    max_unjudged: float = Field(default=0.0, ge=0, le=1)
+    """Share of a run's items (0–1) that may go unjudged (target or judge failed) before ``run --silent`` exits 1."""
 
     @model_validator(mode="after")
     def _known_metrics(self) -> "JudgeSettings":

@@ -271,8 +271,10 @@ class LLMJudge:
             if is_search(item):
                 return await self._search(case, item)
             return await self._answer(case, item)
-        except LLMError as exc:
-            return Evaluation(judge=self.label, error=exc.what)
+        except LLMError as exc:  # not judged; the local metrics still hold
+            local, covered = local_scores(case, item, self.config)
+            return Evaluation(judge=self.label, error=exc.what, coverage=covered,
+                              scores={k: round(v, 4) for k, v in local.items() if v is not None})
 
     async def _ask(self, name: str, output: type[BaseModel], case: Case, **values: str):
         from .llm import LLMRequest

@@ -76,12 +76,36 @@ def quiet_item(item: ItemData, position: int, total: int) -> str:
     return line if not (item.error or item.evaluation.error) else f"{line} ({'target' if item.error else 'judging'} failed)"
 
 
-def silent_lines(run: Run, regressions: int = 0) -> list[str]:
-    """The two CI lines: average overall and the regression verdict."""
+def unjudged(run: Run) -> list[ItemData]:
+    """The items that were not judged: the target failed, or the judge did."""
+    return [i for i in run.items if i.error or i.evaluation.error]
+
+
+def gate_failed(run: Run, regressions: int, tolerance: float = 0.0) -> bool:
+    """Whether CI should fail: a regression, or more unjudged items than the tolerated share."""
+    missed = len(unjudged(run))
+    return regressions > 0 or (missed > 0 and missed > tolerance * len(run.items))
+
+
+def silent_lines(run: Run, regressions: int = 0, tolerance: float = 0.0) -> list[str]:
+    """The CI lines: average overall, how many items went unjudged (if any), the regression verdict.
+
+    A run with items nobody could judge is never reported as a pass: the regression verdict
+    speaks only when every item beyond the tolerated share was judged.
+    """
     overall = [s for i in run.items if (s := i.evaluation.scores.get("overall")) is not None]
     average = f"{mean(overall):.2f}" if overall else "n/a"
-    verdict = "✅ No regressions detected" if regressions == 0 else f"❌ {regressions} regression(s) detected"
-    return [f"📈 Average overall score: {average}", verdict]
+    lines = [f"📈 Average overall score: {average}"]
+    missed = unjudged(run)
+    if missed:
+        first = missed[0].error and f"target failed: {missed[0].error}" or missed[0].evaluation.error
+        allowed = f" (tolerated: up to {tolerance:.0%})" if not gate_failed(run, 0, tolerance) else ""
+        lines.append(f"❌ {len(missed)} of {len(run.items)} items could not be judged{allowed}: {_line(first or '')}")
+    if regressions:
+        lines.append(f"❌ {regressions} regression(s) detected")
+    elif not gate_failed(run, 0, tolerance):
+        lines.append("✅ No regressions detected" + (f" among the {len(overall)} judged items" if missed else ""))
+    return lines
 
 
 def run_lines(run: Run, mode: str = "verbose") -> list[str]:

@@ -4,6 +4,11 @@ A query regresses when its ``overall`` drops by more than ``[regression] thresho
 regresses when its average ``overall`` drops by more than ``average_threshold``. Items match by
 id, else by query text. An item with no ``overall`` on either side (a failed judgment) is not
 compared and is counted as ``unjudged``.
+
+A run without a summary is incomplete (cut short, or still being evaluated). The default baseline
+is the newest *complete* run of the set: newer incomplete ones are passed over, and the report
+says so. An incomplete baseline asked for by name is used, said to be incomplete, and its
+averages are taken over the items both runs have.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from datetime import datetime
 from statistics import mean
 
 from .config import RegressionSettings
+from .errors import HilbotError
 from .records import ItemData
 from .runs import Run, ai_score
 from .store import Store
@@ -45,6 +51,14 @@ class RegressionReport:
     average_regressed: bool = False
     compared: int = 0
     unjudged: int = 0
+    baseline_complete: bool = True
+    """False when the baseline has no summary (then the averages cover only the items both runs have)."""
+    baseline_items: int | None = None
+    """Items in the baseline run."""
+    baseline_expected: int | None = None
+    """Items the baseline set out to evaluate (its header's ``item_count``), when known."""
+    skipped: list[str] = field(default_factory=list)
+    """Newer incomplete runs of the set passed over to choose the default baseline, newest first."""
 
     @property
     def count(self) -> int:
@@ -55,7 +69,16 @@ class RegressionReport:
         """Human-readable detail, one line per regression (queries made visible: they come from files)."""
         if self.baseline_id is None:
             return ["(no baseline run of this set yet: nothing to compare)"]
-        out = [f'  ↓ "{visible(q.query, newlines=False)}" {q.before:.2f} → {q.after:.2f} (−{q.drop:.2f})'
+        out = []
+        if self.skipped:
+            out.append(f"  (baseline {self.baseline_id}: the latest complete run of this set; passed over incomplete "
+                       f"run(s) {', '.join(self.skipped)}: no summary, cut short or still running)")
+        if not self.baseline_complete:
+            size = (f"{self.baseline_items} of {self.baseline_expected} items" if self.baseline_expected is not None
+                    else f"{self.baseline_items} items")
+            out.append(f"  (baseline {self.baseline_id} is incomplete: no summary, {size}; "
+                       f"compared on the items both runs have)")
+        out += [f'  ↓ "{visible(q.query, newlines=False)}" {q.before:.2f} → {q.after:.2f} (−{q.drop:.2f})'
                for q in self.queries]
         if self.average_regressed:
             out.append(f"  ↓ average overall {self.average_before:.2f} → {self.average_after:.2f}")
@@ -73,16 +96,22 @@ def _average(items: list[ItemData]) -> float | None:
     return round(mean(values), 4) if values else None
 
 
-def detect(run: Run, baseline: Run | None, settings: RegressionSettings) -> RegressionReport:
-    """Per-query and average regressions of ``run`` against ``baseline``."""
+def detect(run: Run, baseline: Run | None, settings: RegressionSettings, skipped: list[str] | None = None) -> RegressionReport:
+    """Per-query and average regressions of ``run`` against ``baseline`` (``skipped``: the incomplete runs
+    :func:`previous_run` passed over to choose it)."""
     report = RegressionReport(run.run_id, baseline.run_id if baseline else None)
     if baseline is None:
         return report
+    report.skipped = list(skipped or ())
+    report.baseline_complete = baseline.complete
+    report.baseline_items, report.baseline_expected = len(baseline.items), baseline.header.item_count
     before = _key_map(baseline.items)
+    paired: list[tuple[ItemData, ItemData]] = []
     for item in run.items:
         old = before.get(item.id) or before.get(item.query.query)
         if old is None:
             continue
+        paired.append((old, item))
         a, b = ai_score(old, "overall"), ai_score(item, "overall")
         if a is None or b is None or old.evaluation.error or item.evaluation.error:
             report.unjudged += 1
@@ -90,21 +119,41 @@ def detect(run: Run, baseline: Run | None, settings: RegressionSettings) -> Regr
         report.compared += 1
         if a - b > settings.threshold + 1e-9:
             report.queries.append(QueryRegression(item.id, item.query.query, a, b))
-    report.average_before, report.average_after = _average(baseline.items), _average(run.items)
+    if baseline.complete:
+        report.average_before, report.average_after = _average(baseline.items), _average(run.items)
+    else:  # a partial baseline's average is over other items than the run's: compare the same ones
+        report.average_before = _average([old for old, _ in paired])
+        report.average_after = _average([new for _, new in paired])
     if report.average_before is not None and report.average_after is not None:
         report.average_regressed = report.average_before - report.average_after > settings.average_threshold + 1e-9
     return report
 
 
-def previous_run(store: Store, set_name: str, kind: str, *, before: datetime | None = None, exclude: str | None = None) -> str | None:
-    """The newest run of the same set and kind (created before ``before``): the default baseline."""
-    best = None
+def _complete(store: Store, run_id: str) -> bool:
+    try:
+        return store.load_run(run_id, []).complete
+    except HilbotError:  # unreadable: not a baseline
+        return False
+
+
+def previous_run(store: Store, set_name: str, kind: str, *, before: datetime | None = None,
+                 exclude: str | None = None) -> tuple[str | None, list[str]]:
+    """The newest complete run of the same set and kind (created before ``before``): the default baseline,
+    and the newer runs of the set passed over because they have no summary (most likely aborted, or still
+    running), newest first. With no complete run there is no baseline.
+    """
+    candidates = []
     for run_id in store.run_ids():
         if run_id == exclude:
             continue
         header = store.run_header(run_id)
         if header is None or header.set != set_name or header.kind != kind:
             continue
-        if (before is None or header.created_at < before) and (best is None or header.created_at > best[0]):
-            best = (header.created_at, run_id)
-    return best[1] if best else None
+        if before is None or header.created_at < before:
+            candidates.append((header.created_at, run_id))
+    skipped: list[str] = []
+    for _, run_id in sorted(candidates, key=lambda c: c[0], reverse=True):  # stable: ties keep run_ids' order
+        if _complete(store, run_id):
+            return run_id, skipped
+        skipped.append(run_id)
+    return None, skipped

@@ -125,7 +125,7 @@ def evaluate(store: Store, config: "HilbotConfig", plan: RunPlan, *, baseline: s
 
     if baseline is not None:
         store.load_run(baseline)  # a wrong baseline id fails before any work is done
-    plan.baseline = baseline or previous_run(store, plan.set_name, plan.kind)
+    plan.baseline, skipped = (baseline, []) if baseline else previous_run(store, plan.set_name, plan.kind)
     run = asyncio.run(execute(store, plan, on_item))
-    report = detect(run, store.load_run(plan.baseline) if plan.baseline else None, config.regression)
+    report = detect(run, store.load_run(plan.baseline) if plan.baseline else None, config.regression, skipped)
     return Outcome(run, report)

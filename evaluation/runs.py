@@ -50,6 +50,11 @@ class Run:
         return self._positions.get(item_id)
 
     @property
+    def complete(self) -> bool:
+        """Whether the run finished: a run cut short, or still being evaluated, has no summary record."""
+        return self.summary is not None
+
+    @property
     def overall(self) -> float | None:
         """Mean AI ``overall`` score (from the summary when there is one)."""
         if self.summary and "overall" in self.summary.averageScores:

@@ -313,7 +313,7 @@ def test_a_failed_judgment_is_recorded_on_its_item_and_the_run_finishes(monkeypa
     for bad, words in (("POISON", "without the record_answer tool"), ("SERVERDOWN", "500"), ("MALFORMED", "malformed")):
         ev = items[bad].evaluation
         assert ev.error and words in ev.error, (bad, ev.error)
-        assert ev.scores == {} and ev.judge == LABEL
+        assert "overall" not in ev.scores and set(ev.scores) <= {"quote_precision", "quote_recall"} and ev.judge == LABEL
         assert items[bad].error is None  # the target was fine; judging failed
     for good in ("alpha", "omega"):
         ev = items[good].evaluation

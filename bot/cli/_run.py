@@ -66,19 +66,20 @@ class _Printer:
             self.progress.stop()
 
 
-def _report(outcome, mode: str, store: "Store") -> None:
-    """The average, the regression verdict (and detail), where the run is; exit 1 for CI on a regression."""
-    from evaluation.output import silent_lines
+def _report(outcome, mode: str, store: "Store", tolerance: float = 0.0) -> None:
+    """The average, unjudged items, the regression verdict (and detail), where the run is; exit 1 for CI on a
+    regression or on more unjudged items than ``[judge] max_unjudged`` tolerates."""
+    from evaluation.output import gate_failed, silent_lines
     from evaluation.text import visible
 
     report, run_id = outcome.regressions, outcome.run.run_id
-    for line in silent_lines(outcome.run, report.count):
+    for line in silent_lines(outcome.run, report.count, tolerance):
         typer.echo(line)
     if mode != "silent":
         for line in report.lines():
             typer.echo(visible(line, newlines=False))  # the regressed queries' text
         typer.echo(f"run {run_id}: {store.run_path(run_id)}  ·  review it: hilbot review {run_id}")
-    elif report.count:
+    elif gate_failed(outcome.run, report.count, tolerance):
         raise typer.Exit(1)
 
 
@@ -92,7 +93,7 @@ def run(
     outputs: Annotated[Optional[str], typer.Option("--outputs", help="Precomputed outputs (JSONL/JSON, by id).")] = None,
     judge: Annotated[Optional[str], typer.Option("--judge", help="lexical (default, local methods) or llm (opt-in: sends items to [llm]).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="One line per query.")] = False,
-    silent: Annotated[bool, typer.Option("--silent", help="Only the average and the regression verdict; exit 1 on a regression.")] = False,
+    silent: Annotated[bool, typer.Option("--silent", help="Only the average and the verdict; exit 1 on a regression or when items could not be judged ([judge] max_unjudged).")] = False,
     baseline: Annotated[Optional[str], typer.Option("--baseline", help="Run to check regressions against (default: the previous run of the set).")] = None,
     run_id: Annotated[Optional[str], typer.Option("--run-id", help="Id of the new run (default: a timestamp).")] = None,
     label: Annotated[Optional[str], typer.Option("--label", help="Name in model comparisons (default: the model the target reports).")] = None,
@@ -129,7 +130,7 @@ def run(
         typer.echo(f"interrupted: the items judged so far are in {store.run_path(plan.run_id)}", err=True)
         raise typer.Exit(130)
     printer.stop()
-    _report(outcome, mode, store)
+    _report(outcome, mode, store, config.judge.max_unjudged)
 
 
 def compare(
