@@ -27,7 +27,7 @@ def calibration(report: Any) -> list[str]:
              fmt(g.kendall.coefficient), fmt(g.categories.kappa), fmt(g.pass_fail.kappa), fmt(g.mean_ai), fmt(g.mean_human),
              fmt(g.mean_delta)) for g in report.groups]
     lines += table(["group", "items", "ratings", "Spearman ρ", "p", "95% CI", "Kendall τ", "κ (categories)", "κ (pass/fail)",
-                    "AI mean", "human mean", "Δ human−AI"], rows)
+                    "AI mean", "human mean", "human − AI"], rows)
     for group in report.groups:
         lines += _calibration_group(group)
     return lines
@@ -42,7 +42,7 @@ def _calibration_group(group: Any) -> list[str]:
         lines.append("")
     if group.disagreements:
         lines += ["Largest disagreements:", ""]
-        lines += table(["run", "item", "query", "AI", "human", "Δ", "judgments", "notes"],
+        lines += table(["run", "item", "query", "AI", "human", "human − AI", "judgments", "notes"],
                        [(d.run_id, d.item_id, d.query or "", fmt(d.ai_score, 2), fmt(d.human_score, 2), fmt(d.delta, 2),
                          ", ".join(d.judgments), " / ".join(d.notes)) for d in group.disagreements])
     return lines

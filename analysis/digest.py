@@ -136,7 +136,7 @@ class Digest:
 
     def _totals_line(self) -> str:
         return (f"All runs: {_count(self.total_ratings, 'rating')} · human {_number(self.human_average)}"
-                f" · Δ {_signed(self.ai_vs_human_delta)}")
+                f" · human − AI {_signed(self.ai_vs_human_delta)}")
 
     def _new_line(self) -> str:
         who = f"{_count(self.new_ratings, 'rating')} from {_count(self.new_reviewers, 'reviewer')}"
@@ -337,16 +337,15 @@ def _number(value: float | None) -> str:
 
 def _signed(value: float | None) -> str:
     """``+0.05`` / ``−0.05`` (a real minus sign) / ``0.00``; "–" when None."""
-    if value is None:
-        return DASH
-    text = f"{abs(value):.2f}"
-    return text if text == "0.00" else ("+" if value > 0 else "−") + text
+    from evaluation.output import signed
+
+    return signed(value, DASH)
 
 
 def _run_line(run: RunProgress) -> str:
     counts = _count(run.ratings, "rating") + (f", {_count(run.skips, 'skip')}" if run.skips else "")
     return (f"{run.label}: {run.rated_items}/{run.items} rated · {counts} · human {_number(run.human_average)}"
-            f" · AI {_number(run.ai_average)} · Δ {_signed(run.ai_vs_human_delta)}")
+            f" · AI {_number(run.ai_average)} · human − AI {_signed(run.ai_vs_human_delta)}")
 
 
 # --------------------------------------------------------------------------- chart

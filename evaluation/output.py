@@ -33,6 +33,14 @@ def _scores(item: ItemData) -> str:
     return " ".join(f"{_line(k)}={scores[k]:.2f}" for k in ordered)
 
 
+def signed(value: float | None, none: str = "–") -> str:
+    """A difference to two decimals with its sign: ``+0.05``, ``−0.05`` (a real minus sign), ``0.00``; ``none`` for None."""
+    if value is None:
+        return none
+    text = f"{abs(value):.2f}"
+    return text if text == "0.00" else ("+" if value > 0 else "−") + text
+
+
 def judge_label(judge: str | None) -> str:
     """``AI`` for an LLM judge (``provider/model``), ``lexical`` for local methods, ``AI [recorded]`` for imports."""
     if judge == "lexical":

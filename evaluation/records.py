@@ -416,7 +416,7 @@ class ReviewSummary(_Strict):
     humanAverageScore: float | None = None
     """Mean human score over rated items."""
     aiVsHumanDelta: float | None = None
-    """Mean of (human score − AI score) over rated items with an AI score."""
+    """Human − AI: mean (human score − AI score) over rated items the AI scored; named so in every text."""
     synthesis: str | None = None
     """Prose synthesis of the human feedback."""
     synthesis_source: str | None = None

@@ -175,9 +175,9 @@ def test_listed_runs_only_and_unrated_ones_get_a_line(reviewed, k2):
     assert digest.human_average == pytest.approx(0.75) and digest.ai_vs_human_delta == pytest.approx(0.15)
     assert digest.top_concerns == [("vague", 1)]
     assert digest.lines()[1:4] == [
-        "beta · overall: 0/2 rated · 0 ratings · human – · AI – · Δ –",
-        "beta · relevance: 0/2 rated · 2 ratings · human – · AI – · Δ –",
-        "gamma · overall: 0/3 rated · 0 ratings · human – · AI – · Δ –",
+        "beta · overall: 0/2 rated · 0 ratings · human – · AI – · human − AI –",
+        "beta · relevance: 0/2 rated · 2 ratings · human – · AI – · human − AI –",
+        "gamma · overall: 0/3 rated · 0 ratings · human – · AI – · human − AI –",
     ]
     assert digest.lines()[5] == "No new ratings since 2026-11-20 09:00 UTC"
 
@@ -216,11 +216,11 @@ def test_lines(reviewed, k2):
         "hilbot digest · 2026-11-21 09:00 UTC",
         # human (.875 + .41667) / 2 = .64583, AI (.8 + .6) / 2 = .7, over the items rated k = 2 times;
         # Δ over the same items: ((.875 - .8) + (.41667 - .6)) / 2 = -.05417, the difference of the two shown
-        "alpha · overall: 2/4 rated · 7 ratings, 2 skips · human 0.65 · AI 0.70 · Δ −0.05",
+        "alpha · overall: 2/4 rated · 7 ratings, 2 skips · human 0.65 · AI 0.70 · human − AI −0.05",
         # no item has its k ratings yet: no human figure, so no AI figure and no Δ either
-        "beta · relevance: 0/2 rated · 2 ratings · human – · AI – · Δ –",
+        "beta · relevance: 0/2 rated · 2 ratings · human – · AI – · human − AI –",
         # 5.75 / 9 = .6389; -.25 / 8 = -.03125
-        "All runs: 9 ratings · human 0.64 · Δ −0.03",
+        "All runs: 9 ratings · human 0.64 · human − AI −0.03",
         "New since 2026-11-20 09:00 UTC: 5 ratings from 3 reviewers",
         "Top concerns: vague 3, stale 2, wrong 1",
     ]
@@ -245,7 +245,7 @@ def test_skips_only_is_still_no_ratings(store, config):
     digest = build_digest(store, config, now=NOW)
     assert digest.chart_png is None
     assert digest.lines() == ["hilbot digest · 2026-11-21 09:00 UTC",
-                              "alpha · overall: 0/1 rated · 0 ratings, 1 skip · human – · AI – · Δ –",
+                              "alpha · overall: 0/1 rated · 0 ratings, 1 skip · human – · AI – · human − AI –",
                               "No ratings yet."]
 
 

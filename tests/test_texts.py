@@ -39,3 +39,18 @@ def test_run_help_shows_each_example_on_its_own_line(run_cli):
     lines = [line.strip() for line in result.stdout.splitlines()]
     assert "hilbot run --set core --target examples.docs_search:search" in lines, result.stdout
     assert any(line.startswith("hilbot run --cases tests/fixtures/cases") for line in lines), result.stdout
+
+
+def test_the_delta_is_named_by_its_sign_everywhere(demo_store, run_cli):
+    """One sign, human − AI, named so: "AI-vs-human delta" read as AI − human, the sign the source reports use."""
+    from bot.chat import texts
+    from evaluation import ReviewSummary
+
+    result = run_cli("review", SEARCH_RUN, "--reviewer", "bob", input="pq", env={"HILBOT_DATA_DIR": str(demo_store.root)})
+    summary_text = result.stdout[result.stdout.index("Session summary"):]
+    assert re.search(r"human − AI\s+[−+-]\d\.\d\d", summary_text), summary_text
+    summary = ReviewSummary(run_id="r", queriesReviewed=1, queriesSkipped=0, queriesFlagged=1, humanAverageScore=0.25,
+                            aiVsHumanDelta=-0.5)
+    assert "human − AI −0.50" in texts.done("r", "overall", summary)
+    for text in (result.stdout, texts.done("r", "overall", summary)):
+        assert "AI-vs-human" not in text

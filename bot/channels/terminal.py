@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.text import Text
 
 from evaluation import HilbotConfig, LogIssue, Reviewer, ReviewSummary, Store, validate_run_id
-from evaluation.output import judge_label
+from evaluation.output import judge_label, signed
 from evaluation.text import visible
 
 from ..cards import Action, Button, Card
@@ -155,10 +155,10 @@ class TerminalView:
 
     def summary(self, summary: ReviewSummary) -> None:
         human = f"{summary.humanAverageScore:.2f}" if summary.humanAverageScore is not None else "-"
-        delta = f"{summary.aiVsHumanDelta:+.2f}" if summary.aiVsHumanDelta is not None else "-"
+        delta = signed(summary.aiVsHumanDelta, "-")
         self.console.print(_text("\nSession summary", "bold", newlines=True))
         self.console.print(_text(f"  reviewed {summary.queriesReviewed} · skipped {summary.queriesSkipped} · "
-                                f"flagged {summary.queriesFlagged} · human average {human} · AI-vs-human delta {delta}"))
+                                f"flagged {summary.queriesFlagged} · human average {human} · human − AI {delta}"))
 
 
 class TerminalChannel:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from evaluation import HilbotError, ReviewSummary
+from evaluation.output import signed
 
 from ..cards import Action, Progress
 
@@ -66,9 +67,9 @@ def done(run_id: str, dimension: str, summary: ReviewSummary) -> str:
     """The end of a reviewer's session on a run."""
     s = summary
     human = f"{s.humanAverageScore:.2f}" if s.humanAverageScore is not None else "–"
-    delta = f"{s.aiVsHumanDelta:+.2f}" if s.aiVsHumanDelta is not None else "–"
+    delta = signed(s.aiVsHumanDelta)
     return (f"🎉 All done with {run_id} · {dimension}: {s.queriesReviewed} rated, {s.queriesSkipped} skipped, "
-            f"{s.queriesFlagged} flagged · human average {human} · AI-vs-human {delta}")
+            f"{s.queriesFlagged} flagged · human average {human} · human − AI {delta}")
 
 
 def nothing_new(held: int, prefix: str) -> str:

@@ -15,7 +15,7 @@ def digest(
     since_hours: Annotated[float, typer.Option("--since-hours", help="Count ratings newer than this as new (0–876000).")] = 24.0,
     out: Annotated[Optional[str], typer.Option("--out", help="Also write digest.md and digest.png into this directory.")] = None,
 ) -> None:
-    """Progress per run, new ratings, human average, AI-vs-human delta, top concerns and a chart.
+    """Progress per run, new ratings, human average, human − AI, top concerns and a chart.
 
     Example: hilbot digest ; hilbot digest --post slack
     """
