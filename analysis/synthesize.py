@@ -4,7 +4,10 @@ The evidence is gathered from the loaded log (:mod:`analysis.load`: current rati
 concern tags, AI scores). With ``llm`` the LLM writes the synthesis from that evidence (through the one LLM
 client: redaction, cache, cost, the sent log); without it a statistical synthesis is made
 from the same evidence and labelled ``statistical`` wherever it appears. Either way the result
-is appended to ratings.jsonl as a ``review_summary`` record with the ``hilReview`` fields.
+is appended to ratings.jsonl as a ``review_summary`` record with the ``hilReview`` fields (all
+reviewers: ``reviewer`` is None); ``hilbot export`` carries the latest one of the run and
+dimension in its ``hilReview``. :func:`synthesize_and_store` is the entry point for a review
+session's end: statistical unless the LLM is asked for, and a no-op when nothing is rated yet.
 """
 
 from __future__ import annotations
@@ -175,13 +178,37 @@ def synthesize(store: Store, config: HilbotConfig, *, run_id: str | None = None,
     from .load import load
 
     frames = load(store, issues=issues)
-    run_id = run_id or _latest_reviewed(frames)
+    evidence = _evidence(frames, run_id or _latest_reviewed(frames), dimension)
+    if not evidence.items:
+        raise HilbotError(f"run {evidence.run_id!r} has no ratings on {evidence.dimension!r}", fix="review it first (hilbot review)")
+    return _store(store, config, evidence, use_llm)
+
+
+def synthesize_and_store(store: Store, config: HilbotConfig, run_id: str, dimension: str | None = None,
+                         llm: bool = False, *, issues: list | None = None) -> ReviewSummary | None:
+    """Synthesize a run's reviews on ``dimension`` and append the ``review_summary``: for a review session's end.
+
+    Statistical unless ``llm`` is True (then the LLM writes it, through the one LLM client). The
+    synthesis covers every reviewer's current ratings and notes of the run (``reviewer`` None), as
+    ``hilbot analyze synthesize --run RUN`` does; ``dimension`` None is the run's first dimension.
+    Returns the stored record, which exports then carry, or None when the run has no ratings on
+    the dimension yet (nothing is written). An unknown run is a :class:`HilbotError`; so is a
+    failed LLM call with ``llm`` (nothing is written then either). Unreadable log lines go to ``issues``.
+    """
+    from .load import load
+
+    evidence = _evidence(load(store, issues=issues), run_id, dimension)
+    return _store(store, config, evidence, llm) if evidence.items else None
+
+
+def _evidence(frames: "Frames", run_id: str, dimension: str | None) -> Evidence:
     if run_id not in set(frames.runs["run_id"]):
         raise HilbotError(f"no run {run_id!r}", fix="see `hilbot review --list`")
-    dimension = dimension or _first_dimension(frames, run_id)
-    evidence = gather(frames, run_id, dimension)
-    if not evidence.items:
-        raise HilbotError(f"run {run_id!r} has no ratings on {dimension!r}", fix="review it first (hilbot review)")
+    return gather(frames, run_id, dimension or _first_dimension(frames, run_id))
+
+
+def _store(store: Store, config: HilbotConfig, evidence: Evidence, use_llm: bool) -> ReviewSummary:
+    """Write the synthesis (statistically or with the LLM) and append it as a ``review_summary``."""
     answer, source = _write(store, config, evidence, use_llm)
     record = evidence.summary.model_copy(update={"synthesis": answer.synthesis, "synthesis_source": source,
                                                  "actionItems": answer.actionItems})
@@ -213,4 +240,5 @@ def _latest_reviewed(frames: "Frames") -> str:
     return str(reviewed.sort_values(["created_at", "run_id"]).iloc[-1]["run_id"])
 
 
-__all__ = ["Evidence", "ItemEvidence", "STATISTICAL", "Synthesis", "gather", "statistical", "synthesize", "with_llm"]
+__all__ = ["Evidence", "ItemEvidence", "STATISTICAL", "Synthesis", "gather", "statistical", "synthesize", "synthesize_and_store",
+           "with_llm"]

@@ -19,6 +19,7 @@ A key that comes back with a *different* action is stored under a key of its own
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import hashlib
 import logging
@@ -33,6 +34,7 @@ from pydantic import BaseModel
 
 from evaluation import (
     HilbotConfig,
+    HilbotError,
     ItemData,
     Labels,
     Ledger,
@@ -131,6 +133,11 @@ class Step:
     def effective(self) -> bool:
         """Whether the action took effect, now or when it was first stored (a repeat)."""
         return bool(self.stored) or self.repeated
+
+
+def _ends(transition: Transition) -> bool:
+    """Whether a transition ends the session (its one record is the session's summary)."""
+    return transition.state == State.QUIT and len(transition.records) == 1 and isinstance(transition.records[0], ReviewSummary)
 
 
 def _long_lived() -> None:
@@ -258,16 +265,41 @@ class ReviewSession:
     def act(self, action: Action) -> Step:
         """Handle an action; the records it makes are on disk before this returns."""
         transition = self._decide(action)
+        if _ends(transition):
+            transition.records = [self._with_synthesis(transition.records[0])]
         if transition.records:
             self.engine.store.ratings.append_many(transition.records)
         return self._apply(transition)
 
     async def aact(self, action: Action) -> Step:
-        """Async :meth:`act` for the chat channels (appends share fsyncs across reviewers)."""
+        """Async :meth:`act` for the chat channels (appends share fsyncs across reviewers; a synthesis runs in a thread)."""
         transition = self._decide(action)
+        if _ends(transition):
+            transition.records = [await asyncio.to_thread(self._with_synthesis, transition.records[0])]
         if transition.records:
             await self.engine.store.ratings.aappend_many(transition.records)
         return self._apply(transition)
+
+    def _with_synthesis(self, summary: ReviewSummary) -> ReviewSummary:
+        """The session's summary with the run's synthesis and action items (``[review] synthesize_at_end``).
+
+        The synthesis covers every reviewer's ratings and notes of the run and is stored on its own
+        too (exports carry the latest); a failure to synthesize is logged and ends nothing.
+        """
+        mode = self.engine.config.review.synthesize_at_end
+        if mode == "off" or not summary.queriesReviewed:
+            return summary
+        from analysis.synthesize import synthesize_and_store
+
+        try:
+            made = synthesize_and_store(self.engine.store, self.engine.config, self.run_id, self.dimension, llm=mode == "llm")
+        except HilbotError as exc:
+            _log.warning("no synthesis at the end of %s's review of %s: %s", self.reviewer.key, self.run_id, exc)
+            return summary
+        if made is None:
+            return summary
+        return summary.model_copy(update={"synthesis": made.synthesis, "synthesis_source": made.synthesis_source,
+                                          "actionItems": made.actionItems})
 
     def summary(self) -> ReviewSummary:
         """The hilReview for this reviewer's work on the run so far."""

@@ -112,6 +112,8 @@ class ReviewSettings(_Config):
     """Show the AI verdict once the reviewer's own rating is stored."""
     window: int = Field(default=1, ge=1)
     """Unanswered cards pushed per reviewer on chat channels."""
+    synthesize_at_end: Literal["off", "statistical", "llm"] = "statistical"
+    """At a session's end, synthesize the run's reviews into its summary (``llm``: sends notes and scores to [llm])."""
 
 
 class Price(_Config):

@@ -3,6 +3,12 @@
 ``json``: ``{exportedAt, runId, dimension, labelerId, labels: [...], queries: [...], hilReview}``;
 ``jsonl``: the run file as stored, each ``query_evaluation`` with its ``data.hil``
 block and the ``run_summary`` with ``hilReview``; ``csv``: one row per label.
+
+``hilReview`` counts the log as it is at export time; its ``synthesis``, ``synthesis_source`` and
+``actionItems`` come from the latest ``review_summary`` carrying a synthesis for the run and
+dimension (``hilbot analyze synthesize`` and ``analysis.synthesize.synthesize_and_store`` append those),
+and stay ``None`` / ``[]`` when there is none. A synthesis speaks for all reviewers, so an export
+filtered to one reviewer carries only a synthesis made for that reviewer (none, today).
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ import json
 from typing import Any, Literal
 
 from .log import LogIssue
-from .records import Rating, Reviewer, Skip, utcnow
+from .records import Rating, Reviewer, ReviewSummary, Skip, utcnow
 from .reviews import Ledger, hil_view, summarize
 from .runs import Run, ai_score
 from .store import Store
@@ -80,6 +86,26 @@ def _reviewer(key: str | None) -> Reviewer | None:
     return Reviewer(platform=platform, id=user) if user else Reviewer(id=platform)
 
 
+def _synthesis_of(event: ReviewSummary, run_id: str, dimension: str, reviewer: str | None) -> bool:
+    """Whether ``event`` is a synthesis of this run and dimension that an export for ``reviewer`` may carry."""
+    return (event.run_id == run_id and event.dimension == dimension
+            and (event.synthesis is not None or bool(event.actionItems))
+            and (event.reviewer.key if event.reviewer else None) == reviewer)
+
+
+def _read(store: Store, run_id: str, dimension: str, reviewer: str | None,
+          issues: list[LogIssue] | None) -> tuple[Ledger, ReviewSummary | None]:
+    """ratings.jsonl folded (one pass), with the latest synthesis for the run and dimension (last appended wins)."""
+    ledger, latest = Ledger(), None
+    for event in store.human_events(issues):
+        if isinstance(event, ReviewSummary):
+            if _synthesis_of(event, run_id, dimension, reviewer):
+                latest = event
+        else:
+            ledger.add(event)
+    return ledger, latest
+
+
 def export_run(store: Store, run_id: str, fmt: Format = "json", *, dimension: str | None = None,
                reviewer: str | None = None, issues: list[LogIssue] | None = None) -> str:
     """The review of a run in ``fmt``; ``reviewer`` is a ``platform:id`` key.
@@ -87,11 +113,15 @@ def export_run(store: Store, run_id: str, fmt: Format = "json", *, dimension: st
     Unreadable lines of the run file and of ratings.jsonl go to ``issues`` (the rest is exported).
     """
     run = store.load_run(run_id, issues)
-    ledger = Ledger.from_events(store.human_events(issues))
     dim = dimension or run.header.dimensions[0]
+    ledger, synthesis = _read(store, run_id, dim, reviewer, issues)
     labels = _labels(ledger, run, dimension, reviewer)
     who = _reviewer(reviewer)
-    review = summarize(ledger, run, dim, who).model_dump(mode="json", exclude={"type", "v", "run_id", "reviewer"})
+    hil = summarize(ledger, run, dim, who)
+    if synthesis is not None:
+        hil = hil.model_copy(update={"synthesis": synthesis.synthesis, "synthesis_source": synthesis.synthesis_source,
+                                     "actionItems": list(synthesis.actionItems)})
+    review = hil.model_dump(mode="json", exclude={"type", "v", "run_id", "reviewer"})
     if fmt == "csv":
         buffer = io.StringIO()
         writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, extrasaction="ignore", lineterminator="\n")

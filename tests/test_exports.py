@@ -55,8 +55,8 @@ def skip(store: Store, item: str, reason: str | None, *, reviewer: Reviewer = AL
 
 
 def note(store: Store, item: str, text: str, *, reviewer: Reviewer = ALICE, minutes: float = 0,
-         dimension: str = "overall") -> Note:
-    event = Note(run_id=RUN, item_id=item, dimension=dimension, reviewer=reviewer, channel=reviewer.platform,
+         dimension: str = "overall", run: str = RUN) -> Note:
+    event = Note(run_id=run, item_id=item, dimension=dimension, reviewer=reviewer, channel=reviewer.platform,
                  idempotency_key=f"note-{next(_keys)}", text=text, timestamp=_t(minutes))
     store.ratings.append(event)
     return event
@@ -521,3 +521,111 @@ def test_cli_export_of_an_unknown_run_is_one_error_line(search: Store, run_cli):
     assert "Traceback" not in proc.stderr
     lines = proc.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and "no run 'nope'" in lines[0]
+
+
+# --------------------------------------------------------------------------- the synthesis
+
+
+@pytest.fixture
+def demo_reviewed(demo_store: Store) -> Store:
+    """The demo search run with two reviewers' ratings, concern tags and notes (AI overall: q01 .87, q05 .23, q06 .89)."""
+    from .conftest import SEARCH_RUN
+
+    rate(demo_store, "q01", 0.0, "terrible", run=SEARCH_RUN, minutes=1, concerns=["stale"])
+    rate(demo_store, "q01", 0.25, "poor", run=SEARCH_RUN, reviewer=BOB, minutes=2, concerns=["stale", "vague"])
+    rate(demo_store, "q05", 1.0, "excellent", run=SEARCH_RUN, minutes=3)
+    rate(demo_store, "q06", 0.5, "fair", run=SEARCH_RUN, reviewer=BOB, minutes=4)
+    note(demo_store, "q01", "the v1 page outranks the current one", run=SEARCH_RUN, minutes=5)
+    return demo_store
+
+
+def _synthesize(run_cli, *args: str) -> dict:
+    proc = run_cli("analyze", "synthesize", "--format", "json", *args)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def _export(run_cli, run: str, fmt: str, *args: str) -> str:
+    proc = run_cli("export", run, "--format", fmt, *args)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def _hil_reviews(run_cli, run: str, *args: str) -> list[dict]:
+    """The run-level hilReview of the json export and of the jsonl export's run_summary line."""
+    doc = json.loads(_export(run_cli, run, "json", *args))
+    summary = json.loads(_export(run_cli, run, "jsonl", *args).splitlines()[-1])
+    assert summary["type"] == "run_summary"
+    return [doc["hilReview"], summary["hilReview"]]
+
+
+def test_export_carries_the_synthesis_of_analyze_synthesize(demo_reviewed: Store, run_cli):
+    from .conftest import SEARCH_RUN
+
+    for review in _hil_reviews(run_cli, SEARCH_RUN):   # before: nothing synthesized yet
+        assert review["synthesis"] is None and review["actionItems"] == []
+    made = _synthesize(run_cli, "--run", SEARCH_RUN)
+    assert made["synthesis_source"] == "statistical" and "Most frequent concerns: stale (2), vague (1)" in made["synthesis"]
+    assert made["actionItems"][0] == "Address stale: flagged in 2 rating(s)"
+    for review in _hil_reviews(run_cli, SEARCH_RUN):
+        assert review["synthesis"] == made["synthesis"]
+        assert review["actionItems"] == made["actionItems"]
+        assert review["synthesis_source"] == "statistical"
+        assert review["queriesReviewed"] == 4      # the counts are still the export's own, of the log as it is
+    assert export_run(demo_reviewed, SEARCH_RUN, "csv").splitlines()[0] == ",".join(CSV_COLUMNS)  # csv: labels only
+
+
+def test_export_carries_the_latest_synthesis(demo_reviewed: Store, run_cli):
+    from .conftest import SEARCH_RUN
+
+    first = _synthesize(run_cli, "--run", SEARCH_RUN)
+    rate(demo_reviewed, "q06", 0.0, "terrible", run=SEARCH_RUN, reviewer=ALICE, minutes=10, concerns=["broken_link"])
+    rate(demo_reviewed, "q05", 0.0, "terrible", run=SEARCH_RUN, reviewer=BOB, minutes=11, concerns=["broken_link"])
+    rate(demo_reviewed, "q03", 0.0, "terrible", run=SEARCH_RUN, reviewer=BOB, minutes=12, concerns=["broken_link"])
+    second = _synthesize(run_cli, "--run", SEARCH_RUN)
+    assert second["synthesis"] != first["synthesis"] and second["actionItems"] != first["actionItems"]
+    assert second["actionItems"][0] == "Address broken_link: flagged in 3 rating(s)"
+    for review in _hil_reviews(run_cli, SEARCH_RUN):
+        assert (review["synthesis"], review["actionItems"]) == (second["synthesis"], second["actionItems"])
+    # a session summary written later (no synthesis in it) does not hide the synthesis
+    from evaluation.records import ReviewSummary
+
+    demo_reviewed.ratings.append(ReviewSummary(run_id=SEARCH_RUN, reviewer=ALICE, queriesReviewed=3))
+    for review in _hil_reviews(run_cli, SEARCH_RUN):
+        assert review["synthesis"] == second["synthesis"]
+
+
+def test_a_synthesis_belongs_to_its_run_and_dimension(demo_reviewed: Store, run_cli):
+    from evaluation.records import ReviewSummary
+
+    from .conftest import RAG_RUN, SEARCH_RUN
+
+    made = _synthesize(run_cli, "--run", SEARCH_RUN)
+    demo_reviewed.ratings.append(ReviewSummary(run_id=SEARCH_RUN, dimension="trigger-accuracy", synthesis="other dimension",
+                                               synthesis_source="statistical", actionItems=["not this one"]))
+    for review in _hil_reviews(run_cli, SEARCH_RUN):
+        assert review["synthesis"] == made["synthesis"]
+    for review in _hil_reviews(run_cli, SEARCH_RUN, "--dimension", "trigger-accuracy"):
+        assert (review["synthesis"], review["actionItems"]) == ("other dimension", ["not this one"])
+    for review in _hil_reviews(run_cli, RAG_RUN):       # never synthesized: as before
+        assert review["synthesis"] is None and review["synthesis_source"] is None and review["actionItems"] == []
+
+
+def test_a_reviewer_filtered_export_leaves_out_the_all_reviewer_synthesis(demo_reviewed: Store, run_cli):
+    """The synthesis speaks for every reviewer; a document that says labelerId=X summarises X's work only."""
+    from .conftest import SEARCH_RUN
+
+    _synthesize(run_cli, "--run", SEARCH_RUN)
+    for review in _hil_reviews(run_cli, SEARCH_RUN, "--reviewer", BOB.key):
+        assert review["synthesis"] is None and review["actionItems"] == []
+        assert review["queriesReviewed"] == 2
+
+
+def test_export_of_a_run_never_synthesized_is_unchanged(reviewed: Store):
+    from evaluation.records import ReviewSummary
+
+    reviewed.ratings.append(ReviewSummary(run_id=RUN, reviewer=ALICE, queriesReviewed=2))   # a session's end, no synthesis
+    reviewed.ratings.append(ReviewSummary(run_id="some-other-run", synthesis="elsewhere", actionItems=["no"]))
+    for review in (_json(reviewed)["hilReview"], json.loads(export_run(reviewed, RUN, "jsonl").splitlines()[-1])["hilReview"]):
+        assert review["synthesis"] is None and review["synthesis_source"] is None and review["actionItems"] == []
+        assert review["queriesReviewed"] == 4

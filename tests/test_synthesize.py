@@ -83,6 +83,49 @@ def test_nothing_to_synthesize_is_a_clear_error(store):
         synthesize(store, _config())
 
 
+# ------------------------------------------------------------------ at a review session's end
+
+
+def test_synthesize_and_store_is_statistical_by_default_and_reaches_the_export(reviewed, fake):
+    from analysis.synthesize import synthesize_and_store
+    from evaluation.exports import export_run
+
+    record = synthesize_and_store(reviewed, _config(), "r1", "overall")
+    assert record is not None and record.synthesis_source == "statistical" and record.reviewer is None
+    assert "Most frequent concerns: bad_ranking (3), weak_snippet (1)" in record.synthesis
+    assert fake.requests == [] and not reviewed.llm_calls.path.exists()   # no LLM unless asked for
+    [stored] = [json.loads(line) for line in reviewed.ratings.path.read_text().splitlines() if '"review_summary"' in line]
+    assert (stored["synthesis"], stored["actionItems"]) == (record.synthesis, record.actionItems)
+    review = json.loads(export_run(reviewed, "r1", "json"))["hilReview"]
+    assert (review["synthesis"], review["actionItems"], review["synthesis_source"]) == (
+        record.synthesis, record.actionItems, "statistical")
+
+
+def test_synthesize_and_store_with_the_llm_when_opted_in(reviewed, fake):
+    from analysis.synthesize import synthesize_and_store
+    from evaluation.exports import export_run
+
+    fake.queue(tool(synthesis="Ranking problems the judge misses.", actionItems=["Boost exact product matches"]))
+    record = synthesize_and_store(reviewed, _config(), "r1", "overall", llm=True)
+    assert (record.synthesis, record.synthesis_source) == ("Ranking problems the judge misses.", "anthropic/claude-sonnet-5")
+    assert len(fake.requests) == 1
+    review = json.loads(export_run(reviewed, "r1", "json"))["hilReview"]
+    assert (review["synthesis"], review["actionItems"]) == ("Ranking problems the judge misses.", ["Boost exact product matches"])
+
+
+def test_synthesize_and_store_with_nothing_rated_stores_nothing(reviewed):
+    """A session ended before any rating (or on another dimension) has nothing to synthesize: None, nothing written."""
+    from analysis.synthesize import synthesize_and_store
+
+    before = reviewed.ratings.path.read_bytes()
+    assert synthesize_and_store(reviewed, _config(), "r1", "relevance") is None
+    reviewed.create_run(RunHeader(run_id="r2"), [])
+    assert synthesize_and_store(reviewed, _config(), "r2", None) is None
+    assert reviewed.ratings.path.read_bytes() == before
+    with pytest.raises(HilbotError, match="no run 'nope'"):
+        synthesize_and_store(reviewed, _config(), "nope", None)
+
+
 def _config():
     from evaluation import load_config
 

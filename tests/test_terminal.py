@@ -66,7 +66,9 @@ def test_keystrokes_land_in_ratings_jsonl(data_dir):
     child.close()
     assert child.exitstatus == 0
     events = _ratings(data_dir)
-    assert [e["type"] for e in events] == ["rating", "rating", "note", "rating", "skip", "review_summary"]
+    # at the end: the run's synthesis, then the session's summary carrying it
+    assert [e["type"] for e in events] == ["rating", "rating", "note", "rating", "skip", "review_summary", "review_summary"]
+    assert events[-2].get("reviewer") is None and events[-1]["synthesis"] == events[-2]["synthesis"]
     assert events[1]["concerns"] == ["missing_key_result"] and events[1]["judgment"] == "okay"
     assert events[2]["text"] == "misses the v2 migration guide"
     assert events[3]["judgment"] == "good" and events[3]["score"] == 1.0 and events[3]["ai_verdict_shown"] is False

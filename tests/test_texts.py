@@ -54,3 +54,26 @@ def test_the_delta_is_named_by_its_sign_everywhere(demo_store, run_cli):
     assert "human − AI −0.50" in texts.done("r", "overall", summary)
     for text in (result.stdout, texts.done("r", "overall", summary)):
         assert "AI-vs-human" not in text
+
+
+def test_the_summary_at_a_sessions_end_carries_the_synthesis_and_action_items(demo_store, run_cli):
+    """The session summary written when a review ends had no synthesis and no action items."""
+    import json
+
+    result = run_cli("review", SEARCH_RUN, "--reviewer", "bob", input="pq", env={"HILBOT_DATA_DIR": str(demo_store.root)})
+    assert result.returncode == 0, result.stderr
+    events = [json.loads(line) for line in demo_store.ratings.path.read_text().splitlines()]
+    summaries = [e for e in events if e["type"] == "review_summary"]
+    session = [s for s in summaries if s.get("reviewer")][-1]
+    assert session["synthesis"] and session["synthesis_source"] == "statistical" and session["actionItems"]
+    export = json.loads(run_cli("export", SEARCH_RUN, env={"HILBOT_DATA_DIR": str(demo_store.root)}).stdout)
+    assert export["hilReview"]["synthesis"] == session["synthesis"]
+
+
+def test_no_synthesis_at_the_end_when_it_is_turned_off(demo_store, run_cli, tmp_path):
+    import json
+
+    (tmp_path / "hilbot.toml").write_text('[review]\nsynthesize_at_end = "off"\n')
+    run_cli("review", SEARCH_RUN, "--reviewer", "bob", input="pq", env={"HILBOT_DATA_DIR": str(demo_store.root)})
+    events = [json.loads(line) for line in demo_store.ratings.path.read_text().splitlines()]
+    assert [e.get("synthesis") for e in events if e["type"] == "review_summary"] == [None]
