@@ -68,12 +68,22 @@ def calibration(store: Store, config: HilbotConfig, *, run: str | None = None, d
 
 
 def correlate(store: Store, config: HilbotConfig, *, feature: str, run: str | None = None, dimension: str | None = None,
-              buckets: int | None = None, expect: str = "decreasing", fmt: str = "markdown", out: str | None = None) -> Output:
-    """``analyze correlate``: success rate per bucket of a feature, monotonicity, Spearman."""
-    from .correlate import correlate as compute
+              buckets: int | None = None, expect: str = "decreasing", fmt: str = "markdown", out: str | None = None,
+              order: tuple[str, ...] | None = None) -> Output:
+    """``analyze correlate``: success rate per bucket of a feature, monotonicity, Spearman.
 
+    A feature the loader left out (text in some item: ``"3"``, or category labels) is read back from the run
+    files; ``order`` lists its category labels, lowest first (see :func:`analysis.correlate.coerce_feature`).
+    """
+    from .correlate import correlate as compute
+    from .correlate import with_run_features
+
+    configured = config.features.get(feature.removeprefix("feature_"))
+    order = order or (tuple(configured.order) if configured and configured.order else None)
     frames, warnings = _frames(store, run)
-    report = compute(frames.ratings, frames.items, config, feature, run=run, dimension=dimension, buckets=buckets, expect=expect)
+    items = with_run_features(frames.items, feature, lambda: (store.load_run(r, []) for r in frames.runs["run_id"]))
+    report = compute(frames.ratings, items, config, feature, run=run, dimension=dimension, buckets=buckets, expect=expect,
+                     order=order)
     name = _file_part(report.feature)
     return _finish(store, f"correlate-{name}", report, fmt, out, {f"success-by-{name}": lambda: _buckets_chart(report)},
                    warnings)

@@ -1,7 +1,20 @@
-"""Ratings against a numeric item feature, and whether success follows the expected trend.
+"""Ratings against an item feature, and whether success follows the expected trend.
 
 Does a feature (e.g. ``leap_distance``) calibrate to human ratings? Everything returns values. Conventions:
 
+* **Feature values** (:func:`coerce_feature`). A value is *missing* when it is None, NaN or blank text; a
+  *number* when it is an int or float (not a bool) or text that is a plain decimal number (``"3"``,
+  ``" 2.5 "``, ``"1e3"``: surrounding spaces allowed, no ``_``, ``inf`` or ``nan``); anything else is a *label*
+  (its text, stripped; booleans are ``true``/``false``; ±inf is the label ``inf``/``-inf``). So ``3``,
+  ``3.0`` and ``"3"`` are the same value, whichever run wrote which. The feature is then
+  **numeric** when every present value is a number, or **ordinal** (an ordered category) when its values are
+  labels of an *order*: the ``order`` given (``--order none,small,medium,large,max``, lowest first; labels
+  compared case-insensitively, numbers by value, so an order may also list numbers), else the first built-in
+  order of :data:`ORDERS` that holds every label. An ordinal value is its 0-based position in the order.
+  Anything else — text that is no number and no label of an order, numbers mixed with labels, or a value
+  missing from the given order — is a :class:`FeatureError` naming the feature and one such value.
+* **Ordinal features** get one bucket per category present (``bucketing = "categories"``, labelled by the
+  order's labels, empty categories not shown); ``buckets`` does not apply to them.
 * **Dimensions.** ``dimension=None`` pools every selected dimension (``dimensions`` lists them; success is
   comparable across scales, scores less so); pass one to keep scales apart.
 * **Success** of a rating: its option's ``success`` flag, else score ≥ 0.5 (also when the judgment is not an
@@ -19,16 +32,21 @@ Does a feature (e.g. ``leap_distance``) calibrate to human ratings? Everything r
   non-empty buckets (empty ones are skipped) breaks the order when the larger-feature bucket has a strictly
   higher success rate (``"increasing"``: strictly lower). A break is ``beyond_ci`` when the two Wilson
   intervals do not overlap. ``ends_as_expected`` is the end-to-end check: the last bucket against the first.
-* **Spearman ρ** between the feature and the human score, over (run, item, dimension) with the human score =
-  mean of the item's current ratings (so several reviewers of one item do not count as independent pairs);
-  CI as in :func:`analysis.calibration.spearman`.
+* **Spearman ρ** between the feature (an ordinal feature: its positions in the order) and the human score,
+  over (run, item, dimension) with the human score = mean of the item's current ratings (so several
+  reviewers of one item do not count as independent pairs). Ties get average ranks (``scipy.stats.spearmanr``:
+  Pearson's r of the average ranks), so the many tied items of a category feature are handled and any
+  increasing coding of the categories gives the same ρ. Items without the feature are left out. CI as in
+  :func:`analysis.calibration.spearman`.
 """
 
 from __future__ import annotations
 
 import math
+import numbers
+import re
 from dataclasses import dataclass
-from typing import Any, Iterable, Literal, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal, Sequence
 
 import numpy as np
 import pandas as pd
@@ -38,12 +56,25 @@ from evaluation.errors import HilbotError
 from evaluation.text import visible
 
 from ._undefined import Undefined
-from .calibration import KEY3, Interval, Number, RankCorrelation, _Report, option_success, select, spearman, z_value
+from .calibration import (KEY3, MIN_N, Interval, Number, RankCorrelation, _Report, option_success, select, spearman,
+                          z_value)
+
+if TYPE_CHECKING:
+    from evaluation.runs import Run
 
 MAX_DISTINCT = 10
 """At most this many distinct feature values get one bucket each; more get quantile buckets."""
 DEFAULT_QUANTILES = 5
 """Quantile buckets when there are more distinct values."""
+ORDERS: tuple[tuple[str, ...], ...] = (
+    ("none", "small", "medium", "large", "max"),
+    ("none", "low", "medium", "high", "max"),
+)
+"""Built-in orders of well-known category labels, lowest first, used when no ``order`` is given: the first
+one holding every label of a feature orders it. Shared labels sit at the same position in each (so a
+feature whose labels fit both gets the same codes), and the two vocabularies are not mixed: ``small`` with
+``high`` fits neither and needs an explicit order."""
+ORDER_EXAMPLE = "none,small,medium,large,max"
 
 
 def wilson_interval(successes: int, n: int, level: float = 0.95) -> Interval | Undefined:
@@ -75,6 +106,162 @@ def rate_fields(ratings: pd.DataFrame, success: pd.Series, level: float = 0.95) 
             "mean_score": float(ratings["score"].mean()) if n else empty}
 
 
+# ---------------------------------------------------------------- feature values
+
+
+class FeatureError(HilbotError):
+    """A feature's values cannot be put in order: text that is no number and no label of a known order,
+    numbers mixed with labels, a value missing from the given order, or a malformed order."""
+
+
+@dataclass(frozen=True)
+class FeatureValues:
+    """A feature's values made comparable: floats (NaN where missing), numeric or ordinal."""
+
+    values: pd.Series
+    """float64, same index as the input: the number, or for an ordinal feature the 0-based position in ``order``."""
+    kind: Literal["numeric", "ordinal"]
+    order: tuple[str, ...]
+    """The labels of an ordinal feature, lowest first (the whole order, present or not); () when numeric."""
+
+
+_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def _parse(value: Any) -> float | str | None:
+    """None when missing, a finite float when a number, else the label text (see the module docstring)."""
+    if value is None:
+        return None
+    if isinstance(value, (bool, np.bool_)):
+        return "true" if value else "false"
+    if isinstance(value, numbers.Real):
+        try:
+            number = float(value)
+        except OverflowError:  # an int beyond float64
+            return str(value)
+        if math.isnan(number):
+            return None
+        return number if math.isfinite(number) else f"{number:g}"
+    text = str(value).strip()
+    if not text:
+        return None
+    if _NUMBER.fullmatch(text):
+        number = float(text)
+        if math.isfinite(number):
+            return number
+    return text
+
+
+def _key(parsed: float | str) -> str:
+    """What two values must share to be the same category: a number's exact value, a label's casefold."""
+    if isinstance(parsed, float):
+        return str(int(parsed)) if parsed.is_integer() else repr(parsed)
+    return parsed.casefold()
+
+
+def _shown(parsed: float | str) -> str:
+    """A value from a run file as a message shows it: a number plainly, a label quoted and made safe."""
+    return _fmt(parsed) if isinstance(parsed, float) else repr(visible(parsed, newlines=False)[:60])
+
+
+def _order_fix() -> str:
+    return (f"give the order of its values in --order, lowest first and comma-separated (e.g. --order {ORDER_EXAMPLE}), "
+            f"or in [features.<name>] order = [...] in hilbot.toml, or correct the values in the run files")
+
+
+def _levels(order: Sequence[Any] | str) -> tuple[tuple[str, ...], dict[str, int]]:
+    """The labels of a given order (a sequence, or one comma-separated string) and each one's position, by
+    :func:`_key`; a FeatureError if malformed."""
+    if isinstance(order, str):
+        order = [part for part in order.split(",") if part.strip()]
+    labels: list[str] = []
+    index: dict[str, int] = {}
+    for entry in order:
+        parsed = _parse(entry)
+        if parsed is None:
+            raise FeatureError("--order has an empty value", fix=f"separate its values by commas, e.g. --order {ORDER_EXAMPLE}")
+        key = _key(parsed)
+        if key in index:
+            raise FeatureError(f"--order lists {_shown(parsed)} twice", fix="list each value once, lowest first")
+        index[key] = len(labels)
+        labels.append(_fmt(parsed) if isinstance(parsed, float) else parsed)
+    if len(labels) < 2:
+        raise FeatureError(f"--order has {len(labels)} value{'' if len(labels) == 1 else 's'}",
+                           fix=f"give at least two, lowest first, e.g. --order {ORDER_EXAMPLE}")
+    return tuple(labels), index
+
+
+def coerce_feature(values: pd.Series, feature: str, order: Sequence[Any] | str | None = None) -> FeatureValues:
+    """``values`` as numbers or positions in an order (the rules are in the module docstring).
+
+    ``order``: the feature's labels, lowest first (or one comma-separated string); when given, every present
+    value must be one of them (numbers too: ``order=["1", "2", "3"]`` orders 1, 2 and 3) and the feature is
+    ordinal. Without it the feature is numeric when every present value is a number, ordinal when its labels
+    all fit one of :data:`ORDERS`, and a :class:`FeatureError` otherwise.
+    """
+    name = visible(feature, newlines=False)[:60]
+    given = _levels(order) if order is not None else None
+    if given is None and pd.api.types.is_numeric_dtype(values.dtype) and not pd.api.types.is_bool_dtype(values.dtype):
+        floats = values.astype("float64")
+        if not np.isinf(floats).any():  # the loader's feature_* columns: finite numbers or NaN
+            return FeatureValues(floats, "numeric", ())
+    parsed = [_parse(v) for v in values.tolist()]
+    present = [p for p in parsed if p is not None]
+    if given is not None:
+        labels, index = given
+        for p in present:
+            if _key(p) not in index:
+                raise FeatureError(f"feature {name!r} has the value {_shown(p)}, which is not in the given order "
+                                   f"({', '.join(labels)})"[:300], fix="add it to --order (lowest first), or correct the value")
+        return _ordinal(values, parsed, labels, index)
+    texts = [p for p in present if isinstance(p, str)]
+    if not texts:
+        return FeatureValues(pd.Series([np.nan if p is None else p for p in parsed], index=values.index, dtype="float64"),
+                             "numeric", ())
+    keys = {_key(t) for t in texts}
+    known = next((o for o in ORDERS if keys <= set(o)), None)
+    if known is None:
+        fits = next((o for o in ORDERS if _key(texts[0]) in o), ())
+        odd = next(t for t in texts if _key(t) not in fits)
+        raise FeatureError(f"feature {name!r} has text values that are neither numbers nor labels of one known order, "
+                           f"e.g. {_shown(odd)}", fix=_order_fix())
+    number = next((p for p in present if isinstance(p, float)), None)
+    if number is not None:
+        raise FeatureError(f"feature {name!r} mixes numbers and category labels, e.g. {_shown(number)} and "
+                           f"{_shown(texts[0])}", fix=_order_fix())
+    return _ordinal(values, parsed, known, {label: i for i, label in enumerate(known)})
+
+
+def _ordinal(values: pd.Series, parsed: list[float | str | None], labels: tuple[str, ...],
+             index: dict[str, int]) -> FeatureValues:
+    codes = [np.nan if p is None else float(index[_key(p)]) for p in parsed]
+    return FeatureValues(pd.Series(codes, index=values.index, dtype="float64"), "ordinal", labels)
+
+
+def with_run_features(items: pd.DataFrame, feature: str, runs: Callable[[], Iterable["Run"]]) -> pd.DataFrame:
+    """``items`` with ``feature`` as the run files hold it, when the loader left it out.
+
+    :func:`analysis.load.load` keeps a ``feature_<name>`` column only for a feature that is a finite number
+    wherever it is present; a feature written as ``"3"`` in one run and ``3`` in another, or as category
+    labels, has none. Then the raw values (an object column, NaN for items without the feature) are read
+    back from ``runs()`` (called only then), for :func:`coerce_feature` to judge. ``items`` is returned
+    unchanged when it has the column or no item of the runs has the feature.
+    """
+    column = feature if feature.startswith("feature_") else f"feature_{feature}"
+    if column in items.columns:
+        return items
+    name = column.removeprefix("feature_")
+    rows = [(run.run_id, item.id, item.features[name]) for run in runs() for item in run.items if name in item.features]
+    if not rows:
+        return items
+    raw = pd.DataFrame({"run_id": [r[0] for r in rows], "item_id": [r[1] for r in rows],
+                        column: pd.Series([r[2] for r in rows], dtype=object)})
+    raw = raw.drop_duplicates(["run_id", "item_id"], keep="last")
+    keys = items[["run_id", "item_id"]].astype(object)
+    found = keys.merge(raw.astype({"run_id": object, "item_id": object}), on=["run_id", "item_id"], how="left")
+    return items.assign(**{column: pd.Series(found[column].to_numpy(dtype=object), index=items.index, dtype=object)})
+
+
 # ---------------------------------------------------------------- buckets
 
 
@@ -84,6 +271,7 @@ class Bucket(_Report):
 
     label: str
     low: float
+    """Smallest feature value of the bucket (an ordinal feature: the category's 0-based position)."""
     high: float
     n: int
     """Ratings."""
@@ -191,7 +379,7 @@ class CorrelationReport(_Report):
     feature: str
     dimensions: tuple[str, ...]
     bucketing: str
-    """``distinct``, ``quantile`` or ``edges``."""
+    """``distinct``, ``quantile``, ``edges`` or (an ordinal feature) ``categories``."""
     buckets: tuple[Bucket, ...]
     monotonicity: Monotonicity
     spearman: RankCorrelation
@@ -202,6 +390,10 @@ class CorrelationReport(_Report):
     """Ratings whose item has no value for the feature."""
     outside_buckets: int
     """Ratings outside explicit bucket edges."""
+    kind: Literal["numeric", "ordinal"] = "numeric"
+    """How the feature's values were read (see :func:`coerce_feature`)."""
+    order: tuple[str, ...] = ()
+    """An ordinal feature's labels, lowest first (the whole order); () when numeric."""
 
 
 def feature_column(items: pd.DataFrame, feature: str) -> str:
@@ -217,36 +409,64 @@ def feature_column(items: pd.DataFrame, feature: str) -> str:
     raise HilbotError(f"unknown feature {feature!r}", fix=fix)
 
 
-def _rated_with_feature(ratings: pd.DataFrame, items: pd.DataFrame, column: str, config: HilbotConfig) -> pd.DataFrame:
-    values = items[["run_id", "item_id", column]].rename(columns={column: "value"})
+def _rated_with_feature(ratings: pd.DataFrame, items: pd.DataFrame, values: pd.Series, config: HilbotConfig) -> pd.DataFrame:
+    """The ratings with their item's coerced feature ``value`` (NaN: missing) and ``success``."""
+    values = items[["run_id", "item_id"]].assign(value=values)
     rated = ratings.merge(values, on=["run_id", "item_id"], how="left")
-    rated["value"] = pd.to_numeric(rated["value"], errors="coerce")
+    rated["value"] = rated["value"].astype("float64")
     rated["success"] = success_flags(rated, config) if len(rated) else pd.Series(dtype=bool)
     return rated
 
 
-def _feature_spearman(rated: pd.DataFrame) -> RankCorrelation:
+def _categories(values: pd.Series, order: tuple[str, ...]) -> tuple[str, pd.Series, list[tuple[str, float, float]]]:
+    """One bucket per category present, in the order: like :func:`assign`, labelled by the order's labels."""
+    present = np.unique(values.to_numpy(float))
+    codes = pd.Series(np.searchsorted(present, values.to_numpy(float)), index=values.index)
+    return "categories", codes, [(order[int(v)], float(v), float(v)) for v in present]
+
+
+def _feature_spearman(rated: pd.DataFrame, order: tuple[str, ...] = ()) -> RankCorrelation:
+    """Spearman ρ of the feature and the mean human score, one pair per (run, item, dimension)."""
     per_item = rated.groupby(KEY3).agg(value=("value", "first"), human=("score", "mean"))
+    x = per_item["value"].to_numpy(float)
+    if order and len(x) >= MIN_N and np.all(x == x[0]):  # name the category, not its position
+        why = Undefined(f"feature is constant ({order[int(x[0])]} throughout)")
+        return RankCorrelation(why, why, why, len(x))
     return spearman(per_item["value"], per_item["human"], names=("feature", "human score"))
 
 
 def correlate(ratings: pd.DataFrame, items: pd.DataFrame, config: HilbotConfig, feature: str, *,
               run: str | Iterable[str] | None = None, dimension: str | Iterable[str] | None = None,
               buckets: int | Sequence[float] | None = None,
-              expect: Literal["decreasing", "increasing"] = "decreasing", level: float = 0.95) -> CorrelationReport:
-    """Success rate per bucket of ``feature``, a monotonicity check and Spearman ρ (see the module docstring)."""
+              expect: Literal["decreasing", "increasing"] = "decreasing", level: float = 0.95,
+              order: Sequence[str] | str | None = None) -> CorrelationReport:
+    """Success rate per bucket of ``feature``, a monotonicity check and Spearman ρ (see the module docstring).
+
+    ``items[feature_<name>]`` may hold numbers, number-like text and category labels, mixed across runs; they
+    are read by :func:`coerce_feature` (``order``: the category labels, lowest first). An ordinal feature
+    gets one bucket per category and "grows" along its order; ``buckets`` is then an error.
+    """
     if expect not in ("decreasing", "increasing"):
         raise HilbotError(f"expect={expect!r}", fix="use 'decreasing' or 'increasing'")
     column = feature_column(items, feature)
-    rated = _rated_with_feature(select(ratings, run, dimension), items, column, config)
+    name = column.removeprefix("feature_")
+    coerced = coerce_feature(items[column], name, order)
+    if coerced.kind == "ordinal" and buckets is not None:
+        raise FeatureError(f"--buckets does not apply to the ordered categorical feature {visible(name, newlines=False)[:60]!r}",
+                           fix="leave out --buckets: each category is a bucket")
+    rated = _rated_with_feature(select(ratings, run, dimension), items, coerced.values, config)
     known = rated[rated["value"].notna()]
-    method, codes, specs = assign(known["value"], buckets)
+    if coerced.kind == "ordinal":
+        method, codes, specs = _categories(known["value"], coerced.order)
+    else:
+        method, codes, specs = assign(known["value"], buckets)
     made = tuple(_bucket(spec, known[codes == i], level) for i, spec in enumerate(specs))
     return CorrelationReport(
-        feature=column.removeprefix("feature_"), dimensions=tuple(sorted(rated["dimension"].unique())),
-        bucketing=method, buckets=made, monotonicity=monotonicity(made, expect), spearman=_feature_spearman(known),
-        n_ratings=len(known), missing_feature=len(rated) - len(known), outside_buckets=int((codes < 0).sum()))
+        feature=name, dimensions=tuple(sorted(rated["dimension"].unique())),
+        bucketing=method, buckets=made, monotonicity=monotonicity(made, expect),
+        spearman=_feature_spearman(known, coerced.order), n_ratings=len(known), missing_feature=len(rated) - len(known),
+        outside_buckets=int((codes < 0).sum()), kind=coerced.kind, order=coerced.order)
 
 
-__all__ = ["Bucket", "CorrelationReport", "Monotonicity", "MonotonicityBreak", "correlate", "monotonicity",
-           "wilson_interval"]
+__all__ = ["ORDERS", "Bucket", "CorrelationReport", "FeatureError", "FeatureValues", "Monotonicity", "MonotonicityBreak",
+           "coerce_feature", "correlate", "monotonicity", "wilson_interval", "with_run_features"]

@@ -291,6 +291,20 @@ class TelegramSettings(_Config):
         return self
 
 
+class FeatureSettings(_Config):
+    """An item feature, as ``analyze correlate`` reads it."""
+
+    order: list[str] | None = Field(default=None, min_length=2)
+    """Its category labels, lowest first (compared without regard to case)."""
+
+    @model_validator(mode="after")
+    def _distinct(self) -> "FeatureSettings":
+        labels = [label.strip().lower() for label in self.order or []]
+        if any(not label for label in labels) or len(set(labels)) != len(labels):
+            raise ValueError("features.<name>.order: give each label once, none blank, lowest first")
+        return self
+
+
 class SlackLimits(_Config):
     """Slack's posting limits, which the bot keeps to on its side (429s are retried as well)."""
 
@@ -358,6 +372,8 @@ class HilbotConfig(_Config):
     """The Telegram reviewer bot."""
     slack: SlackSettings = Field(default_factory=SlackSettings)
     """The Slack reviewer bot."""
+    features: dict[str, FeatureSettings] = Field(default_factory=dict)
+    """Item features by name (without the ``feature_`` prefix): ordered categories for ``analyze correlate``."""
 
     @model_validator(mode="after")
     def _references(self) -> "HilbotConfig":

@@ -6,6 +6,7 @@ are not (no flag, score < .5).
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -14,10 +15,11 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy import stats
 
 from analysis._undefined import Undefined
-from analysis.correlate import Bucket, correlate, monotonicity, wilson_interval
-from evaluation import HilbotError, load_config
+from analysis.correlate import ORDERS, Bucket, FeatureError, coerce_feature, correlate, monotonicity, wilson_interval
+from evaluation import HilbotError, Store, load_config
 
 from .test_calibration import CONFIG, assert_json_safe, make_items, make_ratings, rating, rounded
 
@@ -33,6 +35,19 @@ def frames(groups: dict[float, list[str]], feature: str = "leap_distance"):
             ratings.append(rating(item, judgment, dimension=Q))
             items.append({"item_id": item, f"feature_{feature}": value, "ai_overall": 0.5})
     return make_ratings(ratings), make_items(items, features=(feature,))
+
+
+def raw_frames(pairs: list[tuple[object, str]], feature: str = "leap_distance"):
+    """One item per (feature value, judgment), the values kept as given (an object column, as a run file holds them)."""
+    ratings = make_ratings([rating(f"i{k:03d}", judgment, dimension=Q) for k, (_, judgment) in enumerate(pairs)])
+    items = make_items([{"item_id": f"i{k:03d}", "ai_overall": 0.5} for k in range(len(pairs))])
+    items[f"feature_{feature}"] = pd.Series([value for value, _ in pairs], dtype=object)
+    return ratings, items
+
+
+def as_pairs(groups: dict) -> list[tuple[object, str]]:
+    """``frames``' groups as (value, judgment) pairs, in the same item order."""
+    return [(value, judgment) for value, judgments in groups.items() for judgment in judgments]
 
 
 # ---------------------------------------------------------------- Wilson intervals
@@ -270,3 +285,238 @@ def test_reordering_and_relabelling_items_changes_nothing(data, seed):
                 items.assign(item_id=items["item_id"].map(names)).sample(frac=1, random_state=seed))
     first = correlate(ratings, items, CONFIG, "leap_distance").to_dict()
     assert rounded(correlate(*shuffled, CONFIG, "leap_distance").to_dict()) == rounded(first)
+
+
+# ---------------------------------------------------------------- feature values: number text, categories, errors
+
+
+def test_numbers_written_as_text_give_the_same_report_as_numbers():
+    # The issue: one run wrote leap_distance 3, another "3". BROKEN again, with most values as text.
+    numeric = correlate(*frames(BROKEN), CONFIG, "leap_distance").to_dict()
+    spellings = {0: [0, "0", " 0 ", 0.0], 1: ["1", 1, "1.0", "1e0"], 2: [2, "2", "+2", np.int64(2)], 3: ["3", "3.", 3.0, "3"]}
+    pairs = [(spellings[value][k], judgment) for value, judgments in BROKEN.items() for k, judgment in enumerate(judgments)]
+    mixed = correlate(*raw_frames(pairs), CONFIG, "leap_distance")
+    assert mixed.kind == "numeric" and mixed.order == ()
+    assert mixed.to_dict() == numeric
+    assert [b.label for b in mixed.buckets] == ["0", "1", "2", "3"]
+
+
+@settings(max_examples=30, deadline=None)
+@given(data=st.lists(st.tuples(st.integers(-5, 40), st.sampled_from(["excellent", "good", "okay", "miss"]),
+                               st.sampled_from([int, float, str, lambda v: f" {float(v)} "])), min_size=1, max_size=30))
+def test_any_mix_of_number_spellings_is_the_numeric_report(data):
+    groups: dict[float, list[tuple[str, object]]] = {}
+    for value, judgment, spell in data:
+        groups.setdefault(float(value), []).append((judgment, spell))
+    expected = correlate(*frames({v: [j for j, _ in rows] for v, rows in groups.items()}), CONFIG, "leap_distance")
+    spelled = [(spell(int(v)), j) for v, rows in groups.items() for j, spell in rows]
+    assert rounded(correlate(*raw_frames(spelled), CONFIG, "leap_distance").to_dict()) == rounded(expected.to_dict())
+
+
+@pytest.mark.parametrize("value, expected", [
+    (None, np.nan), (np.nan, np.nan), ("", np.nan), ("   ", np.nan),  # missing
+    (3, 3.0), ("3", 3.0), (" -2.5 ", -2.5), ("1e3", 1000.0), (".5", 0.5), (np.float32(0.5), 0.5),
+])
+def test_number_coercion_and_missing_values(value, expected):
+    result = coerce_feature(pd.Series([value, 1], dtype=object), "f")
+    assert result.kind == "numeric"
+    assert result.values.tolist()[0] == pytest.approx(expected, nan_ok=True)
+
+
+@pytest.mark.parametrize("value", ["huge", "1_000", "inf", "nan-ish", "0x10", True, float("inf"), 10 ** 400, [1]])
+def test_a_value_that_is_no_number_and_no_known_label_is_a_one_line_feature_error(value):
+    with pytest.raises(FeatureError) as caught:
+        coerce_feature(pd.Series([1, value, 2], dtype=object), "leap_distance")
+    error = caught.value
+    assert isinstance(error, HilbotError) and error.exit_code == 2
+    assert "'leap_distance'" in error.what and "\n" not in str(error)
+    assert error.fix.startswith("give the order of its values in --order")
+
+
+def test_the_error_names_the_feature_and_an_example_bad_value():
+    ratings, items = raw_frames([(1, "good"), ("3", "miss"), ("huge", "miss"), ("none", "good")])
+    with pytest.raises(FeatureError) as caught:
+        correlate(ratings, items, CONFIG, "leap_distance")
+    assert str(caught.value) == (
+        "feature 'leap_distance' has text values that are neither numbers nor labels of one known order, e.g. 'huge'"
+        " — give the order of its values in --order, lowest first and comma-separated"
+        " (e.g. --order none,small,medium,large,max), or in [features.<name>] order = [...] in hilbot.toml, or correct the values in the run files")
+    # Known labels mixed with numbers are no order either: the error shows one of each.
+    with pytest.raises(FeatureError, match=r"mixes numbers and category labels, e\.g\. 3 and 'large'"):
+        coerce_feature(pd.Series(["3", "large", None], dtype=object), "leap_distance")
+    # Labels of two different built-in orders (small … large, low … high) are not mixed.
+    with pytest.raises(FeatureError, match="e.g. 'high'"):
+        coerce_feature(pd.Series(["small", "high"], dtype=object), "leap_distance")
+    # A hostile value is shown safely and briefly.
+    with pytest.raises(FeatureError) as hostile:
+        coerce_feature(pd.Series(["\x1b[31mred" + "x" * 500], dtype=object), "leap_distance")
+    assert "\x1b" not in str(hostile.value) and len(str(hostile.value)) < 400
+
+
+def test_category_labels_use_the_built_in_order_worked_by_hand():
+    # Labels none, small, small, large, max → positions 0 1 1 3 4; human 1.0 .7 .4 .4 .1 (excellent good okay okay miss).
+    # Ranks x: 1 2.5 2.5 4 5, y: 5 4 2.5 2.5 1; deviations from 3: x −2 −.5 −.5 1 2, y 2 1 −.5 −.5 −2;
+    # Σxy = −4 − .5 + .25 − .5 − 4 = −8.75, Σx² = Σy² = 9.5, ρ = −8.75/9.5 = −0.921053.
+    pairs = [("none", "excellent"), ("Small", "good"), (" small ", "okay"), ("LARGE", "okay"), ("max", "miss")]
+    report = correlate(*raw_frames(pairs), CONFIG, "leap_distance")
+    assert report.kind == "ordinal" and report.order == ORDERS[0] == ("none", "small", "medium", "large", "max")
+    assert report.bucketing == "categories"
+    assert [(b.label, b.low, b.n) for b in report.buckets] == [("none", 0, 1), ("small", 1, 2), ("large", 3, 1), ("max", 4, 1)]
+    assert report.spearman.coefficient == pytest.approx(-8.75 / 9.5)
+    # Cross-check from the explicit arrays (any increasing coding of the categories gives the same ρ).
+    assert report.spearman.coefficient == pytest.approx(stats.spearmanr([0, 1, 1, 3, 4], [1.0, 0.7, 0.4, 0.4, 0.1]).statistic)
+    assert report.spearman.coefficient == pytest.approx(stats.spearmanr([10, 20, 20, 70, 99], [1.0, 0.7, 0.4, 0.4, 0.1]).statistic)
+    assert report.spearman.n == 5
+    assert_json_safe(report)
+
+
+def test_a_category_feature_is_the_numeric_report_relabelled():
+    labels = {0: "none", 1: "small", 2: "medium", 3: "large"}
+    numeric = correlate(*frames(BROKEN), CONFIG, "leap_distance")
+    ordinal = correlate(*raw_frames([(labels[v], j) for v, j in as_pairs(BROKEN)]), CONFIG, "leap_distance")
+    assert [b.label for b in ordinal.buckets] == ["none", "small", "medium", "large"]
+    strip = lambda b: {k: v for k, v in b.to_dict().items() if k != "label"}  # noqa: E731
+    assert [strip(b) for b in ordinal.buckets] == [strip(b) for b in numeric.buckets]
+    assert ordinal.spearman == numeric.spearman
+    (brk,) = ordinal.monotonicity.breaks
+    assert (brk.lower, brk.upper) == ("small", "medium")
+    # The other built-in order: low … high.
+    levels = {0: "none", 1: "low", 2: "medium", 3: "high"}
+    other = correlate(*raw_frames([(levels[v], j) for v, j in as_pairs(BROKEN)]), CONFIG, "leap_distance")
+    assert other.order == ORDERS[1] and other.spearman == numeric.spearman
+
+
+def test_a_given_order_orders_any_labels_and_decides_the_direction():
+    pairs = [("tiny", "excellent"), ("short", "good"), ("short", "okay"), ("long", "okay"), ("huge", "miss")]
+    data = raw_frames(pairs)
+    with pytest.raises(FeatureError, match="e.g. 'tiny'"):
+        correlate(*data, CONFIG, "leap_distance")
+    report = correlate(*data, CONFIG, "leap_distance", order=["tiny", "short", "medium", "long", "huge"])
+    assert report.order == ("tiny", "short", "medium", "long", "huge")
+    assert [b.label for b in report.buckets] == ["tiny", "short", "long", "huge"]
+    assert correlate(*data, CONFIG, "leap_distance", order="tiny, short,medium,long,huge,") == report  # one string
+    assert report.spearman.coefficient == pytest.approx(-8.75 / 9.5)  # the hand-worked example above
+    backwards = correlate(*data, CONFIG, "leap_distance", order=["huge", "long", "medium", "short", "tiny"])
+    assert backwards.spearman.coefficient == pytest.approx(8.75 / 9.5)
+    assert [b.label for b in backwards.buckets] == ["huge", "long", "short", "tiny"]
+    # A given order overrides the built-in one, and may list numbers (matched by value).
+    assert correlate(*raw_frames([("max", "good"), ("none", "miss")]), CONFIG, "leap_distance",
+                     order=["max", "none"]).buckets[0].label == "max"
+    numbered = correlate(*raw_frames([(3, "good"), ("1", "miss"), (2.0, "okay")]), CONFIG, "leap_distance", order=["3", "2", "1"])
+    assert [b.label for b in numbered.buckets] == ["3", "2", "1"] and numbered.kind == "ordinal"
+
+
+@pytest.mark.parametrize("order, message", [
+    (["tiny", "short"], "the value 'long', which is not in the given order (tiny, short)"),
+    (["tiny", "short", "Tiny", "long"], "--order lists 'Tiny' twice"),
+    (["tiny"], "--order has 1 value"),
+    ([], "--order has 0 values"),
+    (["tiny", " ", "long"], "--order has an empty value"),
+])
+def test_a_bad_given_order_is_a_one_line_error(order, message):
+    with pytest.raises(FeatureError) as caught:
+        correlate(*raw_frames([("tiny", "good"), ("long", "miss")]), CONFIG, "leap_distance", order=order)
+    assert message in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_category_features_count_missing_values_refuse_buckets_and_name_a_constant():
+    pairs = [("none", "good"), (None, "miss"), ("", "okay"), ("small", "miss"), (np.nan, "good")]
+    report = correlate(*raw_frames(pairs), CONFIG, "leap_distance")
+    assert report.missing_feature == 3 and report.n_ratings == 2 and [b.n for b in report.buckets] == [1, 1]
+    with pytest.raises(FeatureError, match="--buckets does not apply"):
+        correlate(*raw_frames(pairs), CONFIG, "leap_distance", buckets=3)
+    constant = correlate(*raw_frames([("medium", j) for j in ("good", "miss", "okay", "good")]), CONFIG, "leap_distance")
+    assert constant.spearman.coefficient == Undefined("feature is constant (medium throughout)")
+
+
+# ---------------------------------------------------------------- end to end: runs written differently
+
+
+def _set_feature(store: Store, run_id: str, spell) -> None:
+    """Rewrite a run file's leap_distance values through ``spell`` (as another source system would write them)."""
+    path = store.run_path(run_id)
+    records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    for record in records:
+        features = record.get("data", {}).get("features") if record.get("type") == "query_evaluation" else None
+        if features and "leap_distance" in features:
+            features["leap_distance"] = spell(features["leap_distance"])
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+
+
+@pytest.fixture
+def two_runs(store: Store) -> Store:
+    from analysis.synthetic import write_synthetic
+
+    write_synthetic(store, ratings=1200, runs=2, items_per_run=50, reviewers=4, seed=5)
+    return store
+
+
+LABELS = ("none", "small", "medium", "large", "max")
+
+
+def test_cli_numbers_in_one_run_and_number_text_in_another(two_runs, run_cli):
+    args = ("analyze", "correlate", "--feature", "leap_distance", "--format", "json")
+    numeric = run_cli(*args)
+    assert numeric.returncode == 0, numeric.stderr
+    first, second = sorted(two_runs.run_ids())
+    _set_feature(two_runs, second, str)  # 3 → "3"
+    mixed = run_cli(*args)
+    assert mixed.returncode == 0 and "Traceback" not in mixed.stderr, mixed.stderr
+    assert json.loads(mixed.stdout) == json.loads(numeric.stdout)
+    assert [b["label"] for b in json.loads(mixed.stdout)["buckets"]] == ["0", "1", "2", "3", "4"]
+
+
+def test_cli_category_labels_with_the_built_in_or_a_given_order(two_runs, run_cli):
+    args = ("analyze", "correlate", "--feature", "leap_distance", "--format", "json")
+    numeric = json.loads(run_cli(*args).stdout)
+    for run_id in two_runs.run_ids():
+        _set_feature(two_runs, run_id, lambda v: LABELS[v])
+    labelled = json.loads(run_cli(*args).stdout)
+    assert labelled["kind"] == "ordinal" and labelled["bucketing"] == "categories"
+    assert [b["label"] for b in labelled["buckets"]] == list(LABELS)
+    assert [b["n"] for b in labelled["buckets"]] == [b["n"] for b in numeric["buckets"]]
+    assert [b["successes"] for b in labelled["buckets"]] == [b["successes"] for b in numeric["buckets"]]
+    assert labelled["spearman"] == numeric["spearman"]
+    relabel = {str(k): label for k, label in enumerate(LABELS)}
+    assert labelled["monotonicity"]["breaks"] == [{**b, "lower": relabel[b["lower"]], "upper": relabel[b["upper"]]}
+                                                  for b in numeric["monotonicity"]["breaks"]]
+    # Labels no built-in order knows: exit 2, one line naming the feature and a value; --order fixes it.
+    own = ("nil", "hop", "skip", "jump", "vault")
+    for run_id in two_runs.run_ids():
+        _set_feature(two_runs, run_id, lambda v: own[LABELS.index(v)])
+    refused = run_cli(*args)
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    (line,) = refused.stderr.strip().splitlines()
+    assert "feature 'leap_distance'" in line and "e.g. '" in line and "give the order of its values in --order" in line
+    ordered = run_cli(*args, "--order", " nil, hop,skip ,jump,vault,")
+    assert ordered.returncode == 0, ordered.stderr
+    assert json.loads(ordered.stdout)["spearman"] == numeric["spearman"]
+    markdown = run_cli("analyze", "correlate", "--feature", "leap_distance", "--order", ",".join(own))
+    assert "| nil |" in markdown.stdout and "buckets: categories" in markdown.stdout
+
+
+def test_the_order_can_live_in_the_config(two_runs, run_cli, tmp_path):
+    own = ("nil", "hop", "skip", "jump", "vault")
+    args = ("analyze", "correlate", "--feature", "leap_distance", "--format", "json")
+    numeric = json.loads(run_cli(*args).stdout)
+    for run_id in two_runs.run_ids():
+        _set_feature(two_runs, run_id, lambda v: own[v])
+    (tmp_path / "hilbot.toml").write_text(f"[features.leap_distance]\norder = {json.dumps(list(own))}\n")
+    configured = run_cli(*args)
+    assert configured.returncode == 0, configured.stderr
+    assert json.loads(configured.stdout)["spearman"] == numeric["spearman"]
+    (tmp_path / "hilbot.toml").write_text('[features.leap_distance]\norder = ["nil", "NIL", "hop"]\n')
+    refused = run_cli(*args)
+    assert refused.returncode == 2 and "features.<name>.order" in refused.stderr
+
+
+def test_cli_numbers_mixed_with_labels_is_one_line_exit_2(two_runs, run_cli):
+    first, second = sorted(two_runs.run_ids())
+    _set_feature(two_runs, second, lambda v: LABELS[v])
+    result = run_cli("analyze", "correlate", "--feature", "leap_distance")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    (line,) = result.stderr.strip().splitlines()
+    assert "mixes numbers and category labels" in line and "'leap_distance'" in line
+    # One run alone is fine either way.
+    assert run_cli("analyze", "correlate", "--feature", "leap_distance", "--run", second).returncode == 0
+    assert run_cli("analyze", "correlate", "--feature", "leap_distance", "--run", first).returncode == 0

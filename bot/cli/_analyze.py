@@ -104,22 +104,25 @@ def calibration(ctx: typer.Context, run: Run = None, dimension: Dim = None, fmt:
 
 
 @app.command("correlate")
-def correlate(ctx: typer.Context, feature: Annotated[str, typer.Option("--feature", help="A numeric item feature, e.g. leap_distance.")],
+def correlate(ctx: typer.Context, feature: Annotated[str, typer.Option("--feature", help="An item feature: numbers (or number text), or ordered category labels, e.g. leap_distance.")],
               run: Run = None, dimension: Dim = None, fmt: Format = "markdown", out: Out = None,
-              buckets: Annotated[Optional[int], typer.Option("--buckets", help="Quantile buckets, 1–100 (default: distinct values if ≤ 10, else 5).")] = None,
-              expect: Annotated[str, typer.Option("--expect", help="decreasing (larger values rate worse) or increasing.")] = "decreasing") -> None:
-    """Ratings against a numeric feature: success rate per bucket with Wilson CIs, monotonicity, Spearman ρ.
+              buckets: Annotated[Optional[int], typer.Option("--buckets", help="Quantile buckets, 1–100 (default: distinct values if ≤ 10, else 5); not for category features.")] = None,
+              expect: Annotated[str, typer.Option("--expect", help="decreasing (larger values rate worse) or increasing.")] = "decreasing",
+              order: Annotated[Optional[str], typer.Option("--order", help="A category feature's labels, lowest first, comma-separated, e.g. none,small,medium,large,max (default: a built-in order of well-known labels).")] = None) -> None:
+    """Ratings against a feature: success rate per bucket with Wilson CIs, monotonicity, Spearman ρ.
 
-    Example: hilbot analyze correlate --feature leap_distance
+    Numbers and number text ("3") are the same value; category labels are ordered by --order.
+    Example: hilbot analyze correlate --feature leap_distance --order none,small,medium,large,max
     """
     from analysis import commands
 
     _check_format(fmt)
     if buckets is not None:
         in_range("--buckets", buckets, 1, BUCKETS_MAX)
+    levels = None if order is None else tuple(part.strip() for part in order.split(",") if part.strip())
     context: Context = ctx.obj
     _emit(commands.correlate(context.store(), context.config(), feature=feature, run=run, dimension=dimension, buckets=buckets,
-                             expect=expect, fmt=fmt, out=out))
+                             expect=expect, fmt=fmt, out=out, order=levels))
 
 
 @app.command("patterns")
