@@ -11,6 +11,11 @@ Both add the local metrics: nDCG@k and recall@k where expected results exist, qu
 and priority-weighted quote recall where ground-truth contexts exist. An answer's ``overall`` is
 the weighted aggregate (0–100, stored as 0–1), renormalised over the metrics present.
 A failed judgment is recorded on its item (the error, no scores); it never aborts a run.
+
+Judges are registered by name in :data:`JUDGES` (:func:`judge`); a plugin adds one through the
+``hilbot.judges`` entry-point group (see :mod:`evaluation.registry`). Each declares its kind —
+``local``, ``llm`` or ``recorded`` — and the run header records the registry name and the kind,
+which decides how its scores are labelled (:func:`evaluation.output.judge_label`).
 """
 
 from __future__ import annotations
@@ -19,14 +24,15 @@ import asyncio
 import hashlib
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Literal, Protocol
+from typing import TYPE_CHECKING, Callable, Literal, Protocol, get_args
 
 from pydantic import BaseModel, Field
 
 from . import metrics
 from .cases import Case
 from .errors import HilbotError
-from .records import Evaluation, ItemData, JudgeInfo
+from .records import Evaluation, ItemData, JudgeInfo, JudgeKind
+from .registry import Registry
 
 if TYPE_CHECKING:
     from .config import HilbotConfig
@@ -41,6 +47,8 @@ class Judge(Protocol):
     """Scores one item."""
 
     name: str
+    kind: JudgeKind
+    """``local`` (labelled by the judge's name), ``llm`` (labelled ``AI``) or ``recorded`` (``AI [name]``)."""
 
     def info(self) -> JudgeInfo:
         """Name, parameters and prompt hashes, recorded in the run header."""
@@ -52,26 +60,82 @@ class Judge(Protocol):
 
 
 JudgeFactory = Callable[["HilbotConfig", "Store"], Judge]
-_JUDGES: dict[str, JudgeFactory] = {}
+KINDS: tuple[str, ...] = get_args(JudgeKind)
+"""The kinds a judge may declare."""
 
 
-def judge(name: str) -> Callable[[JudgeFactory], JudgeFactory]:
-    """Register a judge factory under ``name`` (built-ins register the same way a plugin would)."""
+class JudgeError(HilbotError):
+    """A judge is declared wrongly (no kind, or one hilbot does not know)."""
+
+
+def _declares_kind(name: str, factory: JudgeFactory) -> None:
+    kind = getattr(factory, "kind", None)
+    if kind not in KINDS:
+        said = "declares no kind" if kind is None else f"declares the unknown kind {kind!r}"
+        raise JudgeError(f"judge {name!r} {said}",
+                         fix='set kind = "local" (local methods), "llm" (an LLM\'s verdict) or "recorded" '
+                             "(scores made elsewhere) on the judge class, or pass judge(name, kind=...)")
+
+
+JUDGES: Registry[JudgeFactory] = Registry("judge", "hilbot.judges", hint="pass --judge or set [judge] name to one of {names}",
+                                          check=_declares_kind)
+"""Every judge by name; plugins add theirs through the ``hilbot.judges`` entry-point group."""
+
+
+def judge(name: str, *, kind: JudgeKind | None = None) -> Callable[[JudgeFactory], JudgeFactory]:
+    """Register a judge factory under ``name`` (built-ins register the same way a plugin would).
+
+    The factory declares its kind as a ``kind`` attribute (a class attribute on a judge class);
+    ``kind=`` sets it, e.g. on a plain function factory.
+    """
 
     def register(factory: JudgeFactory) -> JudgeFactory:
-        _JUDGES[name] = factory
-        return factory
+        if kind is not None and getattr(factory, "kind", kind) != kind:
+            raise JudgeError(f"judge {name!r} is registered as {kind!r} but declares kind {factory.kind!r}",  # type: ignore[attr-defined]
+                             fix="declare one kind")
+        if kind is not None:
+            factory.kind = kind  # type: ignore[attr-defined]
+        return JUDGES.register(name)(factory)
 
     return register
 
 
 def get_judge(name: str, config: "HilbotConfig", store: "Store") -> Judge:
-    """Build the named judge."""
+    """Build the named judge; its :meth:`~Judge.info` records ``name`` (as ``registry_name``) and the declared kind."""
+    factory = JUDGES.get(name)
+    return _stamped(factory(config, store), name, factory.kind)  # type: ignore[attr-defined]
+
+
+def registered_kind(name: str) -> JudgeKind | None:
+    """The kind the judge registered as ``name`` declares, or None when no judge (built-in or plugin) has that name."""
     try:
-        factory = _JUDGES[name]
-    except KeyError:
-        raise HilbotError(f"unknown judge {name!r}", fix=f"use one of {', '.join(sorted(_JUDGES))}") from None
-    return factory(config, store)
+        return getattr(JUDGES.get(name), "kind", None)
+    except HilbotError:  # unknown, or a broken plugin: the caller falls back
+        return None
+
+
+class _Stamped:
+    """A judge object that cannot take an instance attribute (``__slots__``, frozen), with the stamped ``info``."""
+
+    def __init__(self, judge: Judge, info: Callable[[], JudgeInfo]):
+        self._judge, self.info = judge, info
+
+    def __getattr__(self, attr: str):
+        return getattr(self._judge, attr)
+
+
+def _stamped(built: Judge, name: str, kind: JudgeKind) -> Judge:
+    """``built`` whose ``info()`` carries the registry name and the declared kind, whatever the judge itself fills in."""
+    plain = built.info
+
+    def info() -> JudgeInfo:
+        return plain().model_copy(update={"registry_name": name, "kind": kind})
+
+    try:
+        built.info = info  # type: ignore[method-assign]  # the judge stays the object its factory built
+    except (AttributeError, TypeError):
+        return _Stamped(built, info)  # type: ignore[return-value]
+    return built
 
 
 def default_judge(config: "HilbotConfig") -> str:
@@ -162,13 +226,15 @@ class LexicalJudge:
     """Local methods only: term overlap, verbatim quote checks, token F1. Labelled ``lexical``."""
 
     name = "lexical"
+    kind: JudgeKind = "local"
 
     def __init__(self, config: "HilbotConfig", store: "Store"):
         self.config = config
 
     def info(self) -> JudgeInfo:
-        return JudgeInfo(name=self.name, params={"k": self.config.judge.k, "metric_weights": self.config.judge.metric_weights,
-                                                 "priority_weights": self.config.judge.priority_weights})
+        return JudgeInfo(name=self.name, kind=self.kind,
+                         params={"k": self.config.judge.k, "metric_weights": self.config.judge.metric_weights,
+                                 "priority_weights": self.config.judge.priority_weights})
 
     async def judge(self, case: Case, item: ItemData) -> Evaluation:
         if is_search(item):
@@ -246,6 +312,7 @@ class LLMJudge:
     """The search judge and the three answer judges, through the LLM client."""
 
     name = "llm"
+    kind: JudgeKind = "llm"
 
     def __init__(self, config: "HilbotConfig", store: "Store", llm: "LLM | None" = None):
         from .llm import LLM
@@ -262,7 +329,7 @@ class LLMJudge:
         params = {"provider": self.llm.provider.name, "model": self.llm.provider.model, "max_tokens": self.config.llm.max_tokens,
                   "k": self.config.judge.k, "metric_weights": self.config.judge.metric_weights,
                   "priority_weights": self.config.judge.priority_weights}
-        return JudgeInfo(name=self.label, params=params, prompt_hashes=prompt_hashes(self.templates))
+        return JudgeInfo(name=self.label, kind=self.kind, params=params, prompt_hashes=prompt_hashes(self.templates))
 
     async def judge(self, case: Case, item: ItemData) -> Evaluation:
         from .llm import LLMError

@@ -1,5 +1,9 @@
 """LLM providers: one small protocol, registered by name, and the client every call goes through.
 
+Providers live in :data:`PROVIDERS` (:func:`provider`); a plugin adds one through the
+``hilbot.providers`` entry-point group (see :mod:`evaluation.registry`) and is chosen with
+``[llm] provider``.
+
 A provider makes one call and returns the parsed structured output and its token usage. The
 :class:`LLM` client wraps any provider with what every call needs: redaction before anything
 leaves the machine, the on-disk cache keyed by model and prompt, bounded concurrency, the
@@ -15,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import hashlib
-import importlib
 import json
 import os
 import re
@@ -26,6 +29,7 @@ from pydantic import BaseModel, ValidationError
 
 from .errors import HilbotError
 from .records import LLMCall
+from .registry import Registry, UnknownName
 from .scrub import scrub
 from .text import visible
 
@@ -100,30 +104,26 @@ class Provider(Protocol):
         ...
 
 
-_PROVIDERS: dict[str, Callable[["LLMSettings"], Provider]] = {}
-_BUILTINS = {"anthropic": "evaluation._anthropic"}
+ProviderFactory = Callable[["LLMSettings"], Provider]
 
 
-def provider(name: str) -> Callable[[Callable[["LLMSettings"], Provider]], Callable[["LLMSettings"], Provider]]:
+class UnknownProvider(LLMError, UnknownName):
+    """``[llm] provider`` names no built-in or installed provider."""
+
+
+PROVIDERS: Registry[ProviderFactory] = Registry("LLM provider", "hilbot.providers", builtins={"anthropic": "evaluation._anthropic"},
+                                                hint="set [llm] provider to one of {names}", error=UnknownProvider)
+"""Every provider by name; built-ins are imported on first use, plugins come from ``hilbot.providers`` entry points."""
+
+
+def provider(name: str) -> Callable[[ProviderFactory], ProviderFactory]:
     """Register a provider factory under ``name`` (how built-ins and plugins both register)."""
-
-    def register(factory: Callable[["LLMSettings"], Provider]) -> Callable[["LLMSettings"], Provider]:
-        _PROVIDERS[name] = factory
-        return factory
-
-    return register
+    return PROVIDERS.register(name)
 
 
 def get_provider(settings: "LLMSettings") -> Provider:
     """Build the provider ``settings.provider`` names; a missing key is a :class:`NoAPIKey`."""
-    if settings.provider not in _PROVIDERS and settings.provider in _BUILTINS:
-        importlib.import_module(_BUILTINS[settings.provider])
-    try:
-        factory = _PROVIDERS[settings.provider]
-    except KeyError:
-        raise LLMError(f"unknown LLM provider {settings.provider!r}",
-                       fix=f"set [llm] provider to one of {', '.join(sorted(set(_PROVIDERS) | set(_BUILTINS)))}") from None
-    return factory(settings)
+    return PROVIDERS.get(settings.provider)(settings)
 
 
 def has_key(settings: "LLMSettings") -> bool:

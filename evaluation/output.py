@@ -41,11 +41,32 @@ def signed(value: float | None, none: str = "–") -> str:
     return text if text == "0.00" else ("+" if value > 0 else "−") + text
 
 
-def judge_label(judge: str | None) -> str:
-    """``AI`` for an LLM judge (``provider/model``), ``lexical`` for local methods, ``AI [recorded]`` for imports."""
-    if judge == "lexical":
-        return "lexical"
-    return "AI" if judge is None or "/" in judge else f"AI [{_line(judge)}]"
+def judge_label(judge: object = None, kind: str | None = None) -> str:
+    """Who scored an item, from the judge's kind: ``AI`` (llm), ``AI [name]`` (recorded: e.g. ``AI [recorded]``
+    for imported scores), and a local judge's own name (``lexical``, ``bm25``): local methods are never labelled AI.
+
+    ``judge`` is a name (what an item's ``evaluation.judge`` holds), or anything carrying ``name`` and ``kind``
+    (a run header's :class:`~evaluation.records.JudgeInfo`, a judge). Without a kind, a judge registered under
+    that name gives its declared kind; only a name no judge registers (a ``provider/model``, an imported
+    tool's) falls back to the guess older files need (:func:`~evaluation.records.legacy_judge_kind`).
+    """
+    from .records import legacy_judge_kind
+
+    name = judge if judge is None or isinstance(judge, str) else (getattr(judge, "registry_name", None)
+                                                                    or getattr(judge, "name", None))
+    if kind is None and not (judge is None or isinstance(judge, str)):
+        kind = getattr(judge, "kind", None)
+    if kind is None and name is not None and "/" not in name:
+        from .judges import registered_kind
+
+        kind = registered_kind(name)
+    if kind is None:
+        kind = legacy_judge_kind(name)
+    if kind == "llm":
+        return "AI"
+    if kind == "local":
+        return _line(name or "local")
+    return f"AI [{_line(name or 'recorded')}]"
 
 
 def verbose_item(item: ItemData, position: int, total: int, *, max_results: int = 3) -> list[str]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 from pydantic_core import PydanticCustomError
 
 SCHEMA_VERSION = 1
@@ -73,15 +73,42 @@ class _Strict(BaseModel):
 # --------------------------------------------------------------------------- run records
 
 
+JudgeKind = Literal["local", "llm", "recorded"]
+"""How a judge scores: ``local`` methods, an ``llm``'s verdict, or ``recorded`` elsewhere (imported scores)."""
+
+
+def legacy_judge_kind(name: str | None) -> JudgeKind:
+    """The kind a judge name implies, for files written before the kind was recorded (and names no judge registers).
+
+    ``lexical`` is local, ``provider/model`` (or no name) is an LLM, anything else was recorded by another tool.
+    """
+    if name == "lexical":
+        return "local"
+    return "llm" if name is None or "/" in name else "recorded"
+
+
 class JudgeInfo(_Model):
     """How a run's items were judged."""
 
     name: str = "unknown"
-    """Registered judge name, e.g. ``anthropic``, ``lexical`` or ``recorded`` (imported)."""
+    """Judge name as items carry it: ``lexical``, ``provider/model`` for the LLM judge, ``recorded`` (imported)."""
+    registry_name: str | None = None
+    """Name the judge is registered under (``--judge``, ``[judge] name``): ``lexical``, ``llm`` or a plugin's."""
+    kind: JudgeKind = "recorded"
+    """``local``, ``llm`` or ``recorded``: labels scores as the judge's name, ``AI`` or ``AI [name]``; older files: from ``name``."""
     params: dict[str, Any] = Field(default_factory=dict)
     """Judge parameters (model, temperature, weights)."""
     prompt_hashes: dict[str, str] = Field(default_factory=dict)
     """SHA-256 of each prompt template used, so a run says how it was judged."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy_kind(cls, data: Any) -> Any:
+        """A header written before judges recorded their kind gets the one its name implies."""
+        if isinstance(data, dict) and data.get("kind") is None:
+            name = data.get("name", "unknown")
+            data = {**data, "kind": legacy_judge_kind(name if isinstance(name, str) else None)}
+        return data
 
 
 class RunHeader(_Model):

@@ -1,16 +1,17 @@
 """Channels: thin adapters that render the engine's cards and turn platform events into actions.
 
 A channel is registered by name with :func:`channel`; built-ins register the same way a
-plugin would. The platform SDK is imported only inside the channel's module, which is
-imported only when the channel is asked for.
+plugin would, and a plugin adds one through the ``hilbot.channels`` entry-point group (see
+:mod:`evaluation.registry`). The platform SDK is imported only inside the channel's module, which
+is imported only when the channel is asked for.
 """
 
 from __future__ import annotations
 
-import importlib
 from typing import Callable, Protocol
 
 from evaluation import HilbotConfig, HilbotError, ReviewSummary, Store
+from evaluation.registry import Registry
 
 from ..review import ReviewSession
 
@@ -35,27 +36,23 @@ class ChatChannel(Protocol):
         ...
 
 
-_REGISTRY: dict[str, Callable[[], Channel | ChatChannel]] = {}
-_BUILTINS = {"terminal": "bot.channels.terminal", "telegram": "bot.channels.telegram", "slack": "bot.channels.slack"}
+ChannelFactory = Callable[[], "Channel | ChatChannel"]
+
+CHANNELS: Registry[ChannelFactory] = Registry(
+    "channel", "hilbot.channels", hint="use one of {names}",
+    builtins={"terminal": "bot.channels.terminal", "telegram": "bot.channels.telegram", "slack": "bot.channels.slack"})
+"""Every channel by name: built-in modules (and their SDKs) are imported on first use, plugins come from
+``hilbot.channels`` entry points."""
 
 
-def channel(name: str) -> Callable[[Callable[[], Channel | ChatChannel]], Callable[[], Channel | ChatChannel]]:
+def channel(name: str) -> Callable[[ChannelFactory], ChannelFactory]:
     """Register a channel factory under ``name``."""
-
-    def register(factory: Callable[[], Channel | ChatChannel]) -> Callable[[], Channel | ChatChannel]:
-        _REGISTRY[name] = factory
-        return factory
-
-    return register
+    return CHANNELS.register(name)
 
 
 def get_channel(name: str) -> Channel | ChatChannel:
     """A new channel instance by name (built-in modules are imported on first use)."""
-    if name not in _REGISTRY and name in _BUILTINS:
-        importlib.import_module(_BUILTINS[name])
-    if name not in _REGISTRY:
-        raise HilbotError(f"unknown channel {name!r}", fix=f"use one of {', '.join(sorted(set(_REGISTRY) | set(_BUILTINS)))}")
-    return _REGISTRY[name]()
+    return CHANNELS.get(name)()
 
 
 def chat_channel(name: str) -> ChatChannel:
@@ -66,4 +63,4 @@ def chat_channel(name: str) -> ChatChannel:
     return found
 
 
-__all__ = ["Channel", "ChatChannel", "channel", "chat_channel", "get_channel"]
+__all__ = ["CHANNELS", "Channel", "ChatChannel", "channel", "chat_channel", "get_channel"]
