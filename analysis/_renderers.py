@@ -35,6 +35,7 @@ def calibration(report: Any) -> list[str]:
 
 def _calibration_group(group: Any) -> list[str]:
     lines = ["", f"## {_key(group.key)}", ""]
+    lines += [f"- note: {note}" for note in getattr(group, "notes", ())] + ([""] if getattr(group, "notes", ()) else [])
     matrix = group.categories.confusion
     if hasattr(matrix, "labels"):
         lines += ["Confusion matrix (rows: AI category, columns: human category):", ""]
@@ -94,6 +95,7 @@ def _dimension_patterns(dim: Any) -> list[str]:
     lines = ["", f"## {dim.dimension} ({dim.n} ratings)", "",
              "Judgments: " + ", ".join(f"{j.value} {j.count} ({fmt(j.share, 2)})" for j in dim.distribution),
              f"Overall success rate {fmt(dim.overall.success_rate)} {ci(dim.overall.ci)}, mean score {fmt(dim.overall.mean_score)}."]
+    lines += [f"- note: {note}" for note in getattr(dim, "notes", ())]
     lines += _groups("By source type", dim.by_source_type) + _groups("By category", dim.by_category)
     if dim.by_concern:
         lines += ["", "### By concern tag", ""] + table(

@@ -18,6 +18,12 @@ measurement, each with a bootstrap CI and its target band, plus the items review
 * **Categories** for Cohen, Fleiss and nominal α are the dimension scale's options in ascending score order;
   weighted κ weighs disagreements by the distance of the category *positions* (linear ``|i−j|/(K−1)``,
   quadratic its square). Ordinal, interval and ratio α use the stored ``score`` (ordinal α only uses its order).
+* **Dimensions the configuration lacks** are described from the log itself: their categories are the judgments
+  rated on them, by mean score (:func:`judgment_means`: ascending, ties by judgment, a judgment without a
+  score last), and the dimension's notes say so (:func:`not_configured`); a judgment a configured scale does
+  not offer is placed among the options by its mean score. :mod:`analysis.calibration` and
+  :mod:`analysis.patterns` follow the same convention. A ``dimension`` asked for that neither the configuration
+  defines nor any rating carries is a :class:`HilbotError` with the fix (:func:`check_dimensions`).
 * **Krippendorff's α** uses the coincidence-matrix formulation of Krippendorff (2011), "Computing
   Krippendorff's Alpha-Reliability": o_ck = Σ_u n_uck / (m_u − 1) over pairable units, n_c = Σ_k o_ck,
   α = 1 − (n − 1) Σ o_ck δ_ck / Σ n_c n_k δ_ck. The ordinal δ_ck = (Σ_{g=c..k} n_g − (n_c + n_k)/2)² is
@@ -673,25 +679,59 @@ def _undefined_estimate(why: Undefined) -> AgreementEstimate:
     return AgreementEstimate(why, why, UNDEFINED_BAND, 0)
 
 
+# ---------------------------------------------------------------- dimensions: configured or from the log
+
+
+def not_configured(dimension: str) -> str:
+    """The note every analysis gives a dimension hilbot.toml does not define (its judgments come from the log)."""
+    return f"dimension {dimension!r} is not configured: judgments ordered by their mean score"
+
+
+def judgment_means(frame: pd.DataFrame) -> list[tuple[str, float]]:
+    """Each judgment of ``frame`` (ratings) with its mean score, ascending; ties by judgment.
+
+    How an analysis describes a dimension the configuration lacks, from the log itself. A judgment none of
+    whose ratings has a score gets ``math.inf`` (it comes last).
+    """
+    means = frame.groupby("judgment", observed=True)["score"].mean()
+    ranked = sorted((float(mean) if math.isfinite(mean) else math.inf, str(judgment)) for judgment, mean in means.items())
+    return [(judgment, mean) for mean, judgment in ranked]
+
+
+def check_dimensions(ratings: pd.DataFrame, config: HilbotConfig, dimension: str | Any | None, run: Any = None) -> None:
+    """A ``dimension`` (a name or several) that neither the configuration defines nor any of ``ratings`` carries: a
+    one-line :class:`HilbotError` naming the dimensions there are. A configured dimension without ratings is fine
+    (an empty report), and so is a rated one the configuration lacks (described from the log)."""
+    if dimension is None:
+        return
+    rated = {str(d) for d in ratings["dimension"].dropna().unique()}
+    for name in [dimension] if isinstance(dimension, str) else list(dimension):
+        if name not in config.dimensions and name not in rated:
+            scope = f" in run {run!r}" if isinstance(run, str) else ""
+            known = ", ".join(sorted(rated | set(config.dimensions))) or "none"
+            raise HilbotError(f"no ratings on dimension {name!r}{scope}, and hilbot.toml does not define it",
+                              fix=f"use one of {known} (rated or configured), or add [dimensions.{name}] to hilbot.toml")
+
+
 def _categories(frame: pd.DataFrame, dimension: str, config: HilbotConfig) -> tuple[str | None, list[str], list[str]]:
-    """(scale name, judgments in ascending score order, notes). Judgments off the scale go by their mean score."""
+    """(scale name, judgments in ascending score order, notes). Judgments off the scale go by their mean score;
+    a dimension the configuration lacks has only those (:func:`judgment_means`)."""
     notes: list[str] = []
     ranked: list[tuple[float, int, str]] = []
-    try:
-        scale_name = config.dimension(dimension).scale
-        options = config.scales[scale_name].options
+    dim = config.dimensions.get(dimension)
+    scale_name = dim.scale if dim else None
+    if scale_name is not None:
         # ascending score; on a tie the option listed later (options are best first) comes first
-        ranked = [(o.score, -i, o.value) for i, o in enumerate(options)]
-    except HilbotError:
-        scale_name = None
-        notes.append(f"dimension {dimension!r} is not configured: judgments ordered by their mean score")
+        ranked = [(o.score, -i, o.value) for i, o in enumerate(config.scales[scale_name].options)]
+    else:
+        notes.append(not_configured(dimension))
     known = {value for _, _, value in ranked}
-    means = frame.groupby("judgment")["score"].mean()
-    for judgment, mean in means.items():
+    for judgment, mean in judgment_means(frame):
         if judgment not in known:
             if scale_name:
-                notes.append(f"judgment {judgment!r} is not on scale {scale_name!r}: placed by its mean score {mean:.2f}")
-            ranked.append((float(mean) if math.isfinite(mean) else math.inf, 1, str(judgment)))
+                where = f"placed by its mean score {mean:.2f}" if math.isfinite(mean) else "placed last (no score)"
+                notes.append(f"judgment {judgment!r} is not on scale {scale_name!r}: {where}")
+            ranked.append((mean, 1, judgment))
     return scale_name, [value for *_, value in sorted(ranked)], notes
 
 
@@ -792,13 +832,16 @@ def agreement(ratings: pd.DataFrame, config: HilbotConfig, *, run: str | None = 
     items; Fleiss' κ over the items rated by the modal number of reviewers; Krippendorff's α at the four levels
     (nominal on the judgments' category positions, ordinal / interval / ratio on the scores); each with a 95%
     bootstrap CI (``n_boot`` replicates, 0 = none, ``seed``) and its band; and the items reviewers disagree on.
-    With fewer than two reviewers every statistic is Undefined ("one rater").
+    With fewer than two reviewers every statistic is Undefined ("one rater"). A dimension the configuration lacks
+    is described from the log (its judgments by mean score, see the module docstring); a ``dimension`` neither
+    configured nor rated is a :class:`HilbotError` with the fix.
     """
     if n_boot < 0 or min_shared < 1:
         raise ValueError("n_boot must be ≥ 0 and min_shared ≥ 1")
     frame = ratings
     if run is not None:
         frame = frame[frame["run_id"] == run]
+    check_dimensions(frame, config, dimension, run)
     names = [dimension] if dimension is not None else sorted(frame["dimension"].astype(str).unique())
     dims = tuple(_dimension_agreement(frame[frame["dimension"] == name], name, config, n_boot=n_boot, seed=seed,
                                       min_shared=min_shared) for name in names)
@@ -807,6 +850,6 @@ def agreement(ratings: pd.DataFrame, config: HilbotConfig, *, run: str | None = 
 
 __all__ = [
     "ALPHA_BANDS", "KAPPA_BANDS", "LEVELS", "AgreementEstimate", "AgreementReport", "DimensionAgreement",
-    "ItemDisagreement", "PairAgreement", "agreement", "band", "bootstrap_ci", "cohen_kappa", "fleiss_kappa",
-    "kappa_weights", "krippendorff_alpha",
+    "ItemDisagreement", "PairAgreement", "agreement", "band", "bootstrap_ci", "check_dimensions", "cohen_kappa",
+    "fleiss_kappa", "judgment_means", "kappa_weights", "krippendorff_alpha", "not_configured",
 ]

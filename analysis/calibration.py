@@ -18,8 +18,16 @@ Everything returns values; nothing prints. Conventions:
   the quadratic-weighted κ come from the confusion matrix, whose rows are the AI's category and columns the
   humans', labels in ascending score order. A group whose dimensions use different scales has no category
   agreement (Undefined).
+* **A dimension the configuration lacks** is described from the log itself, as :mod:`analysis.agreement` does
+  (:func:`analysis.agreement.judgment_means`): its categories are the judgments rated on it in the selected
+  ratings, by mean score (ascending, ties by judgment; a judgment without a score is left out), each standing at
+  its mean score, and both scores go to the nearest one by the rule above. The group's ``notes`` say the
+  dimension is not configured and list the judgments with their means. A group holding several such
+  dimensions, or one with a configured one, has no category agreement. A ``dimension`` asked for that neither
+  the configuration defines nor any selected rating carries is a :class:`HilbotError` with the fix.
 * **PASS/FAIL.** The AI passes when its score ≥ ``judge.pass_mark`` (0.6); the humans pass when their category
-  counts as a success (the option's ``success``, else option score ≥ 0.5).
+  counts as a success (the option's ``success``, else option score ≥ 0.5); on a dimension the configuration
+  lacks, when their mean score ≥ 0.5.
 * **Δ** = mean over items of (human − AI), the sign of ``evaluation.reviews.summarize``: negative means humans
   score lower than the AI. With one rating per item it equals summarize's ``aiVsHumanDelta``.
 * **Disagreements**: the ``top`` items with the largest |human − AI| (ties by run id, item id), with the
@@ -43,6 +51,7 @@ from evaluation.config import HilbotConfig, Scale, ScaleOption
 from evaluation.errors import HilbotError
 
 from ._undefined import Jsonable, Undefined, to_jsonable
+from .agreement import check_dimensions, judgment_means, not_configured
 
 KEY3 = ["run_id", "item_id", "dimension"]
 """An item on one dimension."""
@@ -199,18 +208,59 @@ def ascending(scale: Scale) -> list[ScaleOption]:
     return sorted(scale.options, key=lambda o: o.score)
 
 
+def _nearest(scores: Iterable[float], ascending_scores: Iterable[float]) -> np.ndarray:
+    """Per score, the position of the nearest of ``ascending_scores``; a score on a midpoint goes to the higher one."""
+    points = list(ascending_scores)
+    edges = np.round([(a + b) / 2 for a, b in zip(points, points[1:])], 9)
+    return np.searchsorted(edges, np.round(np.asarray(list(scores), float), 9), side="right")
+
+
 def nearest_options(scores: Iterable[float], scale: Scale) -> list[ScaleOption]:
     """The option nearest to each score; a score on a midpoint goes to the higher option."""
     options = ascending(scale)
-    edges = np.round([(a.score + b.score) / 2 for a, b in zip(options, options[1:])], 9)
-    at = np.searchsorted(edges, np.round(np.asarray(list(scores), float), 9), side="right")
-    return [options[i] for i in at]
+    return [options[i] for i in _nearest(scores, (o.score for o in options))]
 
 
 def scale_or_none(config: HilbotConfig, dimension: str) -> tuple[str, Scale] | None:
     """The (name, scale) of a dimension, or None when the configuration does not know the dimension."""
     dim = config.dimensions.get(dimension)
     return (dim.scale, config.scales[dim.scale]) if dim else None
+
+
+@dataclass(frozen=True)
+class Categories:
+    """The categories of one dimension, ascending: its scale's options, or, for a dimension the configuration
+    lacks, the judgments rated on it by their mean score (``scale`` None)."""
+
+    dimension: str
+    scale: str | None
+    """The scale's name; None when the categories come from the log."""
+    labels: tuple[str, ...]
+    scores: tuple[float, ...]
+    """Where each category stands: the option's score, or the judgment's mean score."""
+    success: tuple[bool, ...]
+    """Whether each counts as a success (log categories: mean score ≥ 0.5)."""
+
+    @property
+    def note(self) -> str | None:
+        """What a report says about categories from the log (None for a configured scale)."""
+        if self.scale is not None:
+            return None
+        ranked = " < ".join(f"{label} ({score:.2f})" for label, score in zip(self.labels, self.scores))
+        return f"{not_configured(self.dimension)} ({ranked or 'none has a score'}); AI and human scores go to the nearest one"
+
+
+def dimension_categories(config: HilbotConfig, dimension: str, ratings: pd.DataFrame) -> Categories:
+    """The dimension's categories: its scale's options, or, when the configuration lacks it, the judgments of its
+    ``ratings`` (rows of other dimensions are ignored) by mean score, those without a score left out."""
+    found = scale_or_none(config, dimension)
+    if found is not None:
+        options = ascending(found[1])
+        return Categories(dimension, found[0], tuple(o.value for o in options), tuple(o.score for o in options),
+                          tuple(option_success(o) for o in options))
+    rated = judgment_means(ratings[ratings["dimension"] == dimension])
+    means = [(judgment, mean) for judgment, mean in rated if math.isfinite(mean)]
+    return Categories(dimension, None, tuple(j for j, _ in means), tuple(m for _, m in means), tuple(m >= 0.5 for _, m in means))
 
 
 # ---------------------------------------------------------------- the item table
@@ -260,20 +310,22 @@ def item_table(ratings: pd.DataFrame, items: pd.DataFrame, notes: pd.DataFrame |
     return table
 
 
-def _categorize(table: pd.DataFrame, config: HilbotConfig) -> pd.DataFrame:
+def _categorize(table: pd.DataFrame, described: dict[str, Categories]) -> pd.DataFrame:
     table = table.copy()
     table["scale"], table["ai_category"], table["human_category"], table["human_pass"] = None, None, None, False
-    for dimension, rows in table.groupby("dimension").groups.items():
-        found = scale_or_none(config, dimension)
+    for dimension, rows in table.groupby("dimension", observed=True).groups.items():
+        cats = described[str(dimension)]
         human = table.loc[rows, "human_score"]
-        if found is None:
+        table.loc[rows, "scale"] = cats.scale
+        if cats.scale is None:
             table.loc[rows, "human_pass"] = human >= 0.5
+        if not cats.labels:
             continue
-        ai_opts, human_opts = nearest_options(table.loc[rows, "ai_score"], found[1]), nearest_options(human, found[1])
-        table.loc[rows, "scale"] = found[0]
-        table.loc[rows, "ai_category"] = [o.value for o in ai_opts]
-        table.loc[rows, "human_category"] = [o.value for o in human_opts]
-        table.loc[rows, "human_pass"] = [option_success(o) for o in human_opts]
+        ai_at, human_at = _nearest(table.loc[rows, "ai_score"], cats.scores), _nearest(human, cats.scores)
+        table.loc[rows, "ai_category"] = [cats.labels[i] for i in ai_at]
+        table.loc[rows, "human_category"] = [cats.labels[i] for i in human_at]
+        if cats.scale is not None:
+            table.loc[rows, "human_pass"] = [cats.success[i] for i in human_at]
     return table
 
 
@@ -329,6 +381,8 @@ class CalibrationGroup(_Report):
     mean_delta: Number
     """mean(human − AI) over items."""
     disagreements: tuple[Disagreement, ...]
+    notes: tuple[str, ...] = ()
+    """Anything unusual: a dimension the configuration lacks (categories from the log, with their mean scores)."""
 
 
 @dataclass(frozen=True)
@@ -349,15 +403,15 @@ def _agreement(ai: list, human: list, labels: tuple[str, ...]) -> Agreement:
     return Agreement(matrix, cohen_kappa(matrix), cohen_kappa(matrix, "quadratic"), observed)
 
 
-def _category_agreement(group: pd.DataFrame, config: HilbotConfig) -> Agreement:
-    scales = set(group["scale"])
-    if scales == {None}:
-        why = Undefined(f"dimension {group['dimension'].iloc[0]!r} is not in the configuration")
-    elif len(scales) > 1:
-        why = Undefined(f"the group mixes scales ({', '.join(sorted(map(str, scales)))})")
+def _category_agreement(group: pd.DataFrame, described: dict[str, Categories]) -> Agreement:
+    cats = [described[d] for d in sorted(set(map(str, group["dimension"])))]
+    scales = sorted({c.scale if c.scale is not None else f"{c.dimension!r} from the log" for c in cats})
+    if len(scales) > 1:
+        why = Undefined(f"the group mixes scales ({', '.join(scales)})")
+    elif not cats[0].labels:
+        why = Undefined(f"no judgment on dimension {cats[0].dimension!r} has a score")
     else:
-        labels = tuple(o.value for o in ascending(config.scales[scales.pop()]))
-        return _agreement(list(group["ai_category"]), list(group["human_category"]), labels)
+        return _agreement(list(group["ai_category"]), list(group["human_category"]), cats[0].labels)
     return Agreement(why, why, why, why)
 
 
@@ -381,15 +435,17 @@ def _mean(values: pd.Series, what: str) -> Number:
     return float(values.mean()) if len(values) else Undefined(f"no {what}")
 
 
-def _group(key: dict[str, Any], group: pd.DataFrame, config: HilbotConfig, pass_mark: float, top: int) -> CalibrationGroup:
+def _group(key: dict[str, Any], group: pd.DataFrame, described: dict[str, Categories], pass_mark: float,
+           top: int) -> CalibrationGroup:
     ai, human = group["ai_score"], group["human_score"]
     names = ("AI score", "human score")
+    notes = [described[d].note for d in sorted(set(map(str, group["dimension"])))]
     return CalibrationGroup(
         key=key, n=len(group), n_ratings=int(group["n_ratings"].sum()),
         spearman=spearman(ai, human, names=names), kendall=kendall_tau(ai, human, names=names),
-        categories=_category_agreement(group, config), pass_fail=_pass_fail(group, pass_mark),
+        categories=_category_agreement(group, described), pass_fail=_pass_fail(group, pass_mark),
         mean_ai=_mean(ai, "items"), mean_human=_mean(human, "items"), mean_delta=_mean(human - ai, "items"),
-        disagreements=_disagreements(group, top))
+        disagreements=_disagreements(group, top), notes=tuple(n for n in notes if n))
 
 
 def _clean(value: Any) -> Any:
@@ -415,22 +471,28 @@ def calibration(data: Any, config: HilbotConfig, *, run: str | Iterable[str] | N
     """Calibrate the AI judge against human ratings, per group of ``by`` columns (see the module docstring).
 
     ``data`` is a ``Frames`` (``ratings``, ``items`` and optionally ``notes`` are read) or a tuple
-    ``(ratings, items)`` / ``(ratings, items, notes)``.
+    ``(ratings, items)`` / ``(ratings, items, notes)``. Any log works: a dimension the configuration lacks is
+    described from its selected ratings (judgments by mean score) and noted; a ``dimension`` neither configured
+    nor rated in the selected run(s) is a :class:`HilbotError` with the fix.
     """
     by = tuple(by)
     _check_by(by)
     ratings, items, notes = _unpack(data)
+    if dimension is not None:
+        check_dimensions(ratings if run is None else select(ratings, run, None), config, dimension, run)
     pass_mark = config.judge.pass_mark if pass_mark is None else pass_mark
-    table = item_table(select(ratings, run, dimension), items, notes)
-    scored = _categorize(table[table["ai_score"].notna()], config)
+    selected = select(ratings, run, dimension)
+    table = item_table(selected, items, notes)
+    described = {name: dimension_categories(config, name, selected) for name in map(str, table["dimension"].unique())}
+    scored = _categorize(table[table["ai_score"].notna()], described)
     groups = [] if scored.empty else [
-        _group({k: _clean(v) for k, v in zip(by, key)}, group, config, pass_mark, top)
+        _group({k: _clean(v) for k, v in zip(by, key)}, group, described, pass_mark, top)
         for key, group in scored.groupby(list(by), dropna=False, sort=True)]
     return CalibrationReport(by, pass_mark, tuple(groups), int(table["ai_score"].isna().sum()))
 
 
 __all__ = [
-    "Agreement", "CalibrationGroup", "CalibrationReport", "ConfusionMatrix", "Disagreement", "Interval",
-    "RankCorrelation", "calibration", "cohen_kappa", "confusion_matrix", "kendall_tau", "nearest_options",
-    "spearman", "to_jsonable",
+    "Agreement", "CalibrationGroup", "CalibrationReport", "Categories", "ConfusionMatrix", "Disagreement", "Interval",
+    "RankCorrelation", "calibration", "cohen_kappa", "confusion_matrix", "dimension_categories", "kendall_tau",
+    "nearest_options", "spearman", "to_jsonable",
 ]

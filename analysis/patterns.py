@@ -5,6 +5,13 @@ concern tag, drift over time, and regressed patterns. Everything returns values.
 
 * **Success** of a rating: its option's ``success`` flag, else score ≥ 0.5; rates carry Wilson 95% intervals
   (:func:`analysis.correlate.wilson_interval`). Every figure counts current ratings.
+* **Distribution**: the scale's options best first, then judgments the scale does not offer (by name). A
+  dimension the configuration lacks is described from the log itself, as :mod:`analysis.agreement` does
+  (:func:`analysis.agreement.judgment_means`): its judgments by mean score, here best first (ties by judgment,
+  a judgment without a score last); its ``scale`` is None, its ``notes`` say it is not configured, a rating
+  succeeds when its score ≥ 0.5, and no concern tag is offered (tags in use are listed). A ``dimension`` asked
+  for that neither the configuration defines nor any selected rating carries is a :class:`HilbotError` with
+  the fix; a configured one without ratings gets an empty entry.
 * **Source type** of a rating: the rating's own ``source_type`` (rating metadata), else its item's.
   **Category**: the item's. Missing values form their own group, keyed None.
 * **Concern tags**: ``count`` = ratings carrying the tag, ``share`` = count / ratings of the dimension, and the
@@ -21,6 +28,7 @@ concern tag, drift over time, and regressed patterns. Everything returns values.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -32,6 +40,7 @@ from evaluation.config import HilbotConfig
 from evaluation.errors import HilbotError
 
 from ._undefined import Undefined
+from .agreement import check_dimensions, judgment_means, not_configured
 from .calibration import KEY4, Interval, Number, _clean, _Report, select
 from .correlate import rate_fields, success_flags
 
@@ -114,7 +123,8 @@ class DimensionPatterns(_Report):
     dimension: str
     n: int
     distribution: tuple[JudgmentCount, ...]
-    """Scale options best first, then judgments the scale does not offer."""
+    """Scale options best first, then judgments the scale does not offer; a dimension the configuration lacks:
+    its judgments by mean score, best first."""
     overall: Group
     by_source_type: tuple[Group, ...]
     by_category: tuple[Group, ...]
@@ -123,6 +133,10 @@ class DimensionPatterns(_Report):
     regressions: tuple[Regression, ...]
     groups_checked: int
     """(category, source type) groups with two windows of ≥ min_ratings ratings."""
+    scale: str | None = None
+    """Name of the dimension's scale; None when the dimension is not configured (described from the log)."""
+    notes: tuple[str, ...] = ()
+    """Anything unusual: a dimension the configuration lacks."""
 
 
 @dataclass(frozen=True)
@@ -140,9 +154,12 @@ class PatternsReport(_Report):
 
 def _distribution(rated: pd.DataFrame, config: HilbotConfig, dimension: str) -> tuple[JudgmentCount, ...]:
     dim = config.dimensions.get(dimension)
-    offered = [o.value for o in config.scales[dim.scale].options] if dim else []
-    counts = Counter(rated["judgment"])
-    values = offered + sorted(set(counts) - set(offered))
+    counts = Counter(map(str, rated["judgment"].dropna()))
+    if dim is None:  # from the log: best mean score first, a judgment without a score last
+        values = [j for j, mean in sorted(judgment_means(rated), key=lambda p: (p[1] == math.inf, -p[1], p[0]))]
+    else:
+        offered = [o.value for o in config.scales[dim.scale].options]
+        values = offered + sorted(set(counts) - set(offered))
     n = len(rated)
     return tuple(JudgmentCount(v, counts[v], counts[v] / n if n else Undefined("no ratings")) for v in values)
 
@@ -219,13 +236,15 @@ def _prepare(ratings: pd.DataFrame, items: pd.DataFrame, config: HilbotConfig) -
 def _dimension(name: str, rated: pd.DataFrame, concerns: pd.DataFrame, config: HilbotConfig,
                frame: tuple[pd.Timestamp, int, int], min_ratings: int, min_drop: float) -> DimensionPatterns:
     anchor, days, count = frame
-    offered = config.concerns_for(name) if name in config.dimensions else []
+    dim = config.dimensions.get(name)
+    offered = config.concerns_for(name) if dim else []
     regressions, checked = _regressions(rated, anchor, days, count, min_ratings, min_drop)
     return DimensionPatterns(
         dimension=name, n=len(rated), distribution=_distribution(rated, config, name), overall=_group(None, rated),
         by_source_type=_by(rated, "source_type"), by_category=_by(rated, "category"),
         by_concern=_concerns(rated, concerns, offered), drift=_windows(rated, anchor, days, count),
-        regressions=regressions, groups_checked=checked)
+        regressions=regressions, groups_checked=checked, scale=dim.scale if dim else None,
+        notes=() if dim else (f"{not_configured(name)}, best first; a rating succeeds when its score ≥ 0.5",))
 
 
 def _time_frame(rated: pd.DataFrame, days: int) -> tuple[pd.Timestamp, int, int]:
@@ -246,10 +265,14 @@ def patterns(ratings: pd.DataFrame, items: pd.DataFrame, concerns: pd.DataFrame,
              window_days: int = 7, min_ratings: int = MIN_RATINGS, min_drop: float = MIN_DROP) -> PatternsReport:
     """Distribution, success by source type / category / concern, drift and regressed patterns, per dimension.
 
-    A named ``dimension`` with no ratings still gets an (empty) entry.
+    Any log works: a dimension the configuration lacks is described from its ratings (see the module docstring).
+    A named, configured ``dimension`` with no ratings still gets an (empty) entry; one neither configured nor
+    rated in the selected run(s) is a :class:`HilbotError` with the fix.
     """
     if not 1 <= window_days <= MAX_WINDOW_DAYS:
         raise HilbotError(f"window_days={window_days}", fix=f"use a window of 1 to {MAX_WINDOW_DAYS} days")
+    if dimension is not None:
+        check_dimensions(ratings if run is None else select(ratings, run, None), config, dimension, run)
     rated = _prepare(select(ratings, run, dimension), items, config)
     frame = _time_frame(rated, window_days)
     names = [dimension] if isinstance(dimension, str) else sorted(rated["dimension"].unique())

@@ -378,9 +378,74 @@ def test_no_ratings_and_unknown_dimension():
     assert empty.groups == () and empty.unscored == 0
     ratings = make_ratings([rating(f"q0{k}", "x", dimension="vibes", score=k / 4) for k in range(1, 5)])
     (group,) = calibration((ratings, items), CONFIG).groups
-    assert group.categories.kappa == Undefined("dimension 'vibes' is not in the configuration")
-    assert group.pass_fail.confusion.labels == ("FAIL", "PASS")  # humans pass at score ≥ .5
+    # the log's only judgment on vibes, x (mean .625), is the only category
+    assert group.categories.confusion.labels == ("x",)
+    assert group.categories.kappa == Undefined("AI and humans put every item in one category (x)")
+    assert group.notes == (("dimension 'vibes' is not configured: judgments ordered by their mean score (x (0.62)); "
+                            "AI and human scores go to the nearest one"),)
+    assert group.pass_fail.confusion.labels == ("FAIL", "PASS")
+    assert group.pass_fail.confusion.counts == ((0, 0), (1, 3))  # the AI passes all four; humans at score ≥ .5
     assert_json_safe(calibration((ratings, items), CONFIG))
+
+
+# An unconfigured dimension "tone", worked by hand. Judgments and their mean scores: cold .1, aloof (.3, .4, .5) → .4,
+# warm .9; categories cold < aloof < warm (neither alphabetical nor the log's order), midpoints .25 and .65.
+#   item  ratings              human mean → category   AI score → category
+#   t1    warm, warm           .9   warm               .95  warm
+#   t2    aloof(.3), cold      .2   cold               .30  aloof
+#   t3    aloof(.4)            .4   aloof              .65  warm (on the midpoint: the higher)
+#   t4    cold, cold           .1   cold               .10  cold
+#   t5    warm, aloof(.5)      .7   warm               .70  warm
+TONE = [("t1", "warm", .9), ("t1", "warm", .9), ("t2", "aloof", .3), ("t2", "cold", .1), ("t3", "aloof", .4),
+        ("t4", "cold", .1), ("t4", "cold", .1), ("t5", "warm", .9), ("t5", "aloof", .5)]
+TONE_AI = {"t1": .95, "t2": .30, "t3": .65, "t4": .10, "t5": .70}
+
+
+def tone_frames() -> tuple[pd.DataFrame, pd.DataFrame]:
+    reviewers = iter(["terminal:alice", "terminal:bob"] * 5)
+    ratings = make_ratings([rating(item, j, dimension="tone", score=sc, reviewer=next(reviewers)) for item, j, sc in TONE])
+    items = make_items([{"item_id": item, "ai_overall": ai} for item, ai in TONE_AI.items()])
+    return ratings, items
+
+
+def test_an_unconfigured_dimension_gets_its_categories_from_the_log_worked_by_hand():
+    (group,) = calibration(tone_frames(), CONFIG).groups
+    assert group.key == {"dimension": "tone"} and group.n == 5
+    assert group.categories.confusion.labels == ("cold", "aloof", "warm")
+    # rows AI, columns humans: AI cold ← t4 (cold); AI aloof ← t2 (cold); AI warm ← t1 (warm), t3 (aloof), t5 (warm)
+    assert group.categories.confusion.counts == ((1, 0, 0), (1, 0, 0), (0, 1, 2))
+    assert group.categories.observed == pytest.approx(3 / 5)
+    # κ: p_o = .6, p_e = (1·2 + 1·1 + 3·2)/25 = 9/25 → κ = (.6 − .36)/(1 − .36) = .375
+    assert group.categories.kappa == pytest.approx(0.375)
+    assert group.notes == (("dimension 'tone' is not configured: judgments ordered by their mean score "
+                            "(cold (0.10) < aloof (0.40) < warm (0.90)); AI and human scores go to the nearest one"),)
+    # humans pass at mean ≥ .5 (t1 t5), the AI at ≥ .6 (t1 t3 t5): rows AI FAIL (t2 t4), AI PASS (t3 | t1 t5)
+    assert group.pass_fail.confusion.counts == ((2, 0), (1, 2))
+    assert_json_safe(calibration(tone_frames(), CONFIG))
+
+
+def test_groups_mixing_an_unconfigured_dimension_have_no_category_agreement():
+    tone, items = tone_frames()
+    overall = make_ratings([rating(item, "good") for item in TONE_AI])
+    both = pd.concat([tone, overall], ignore_index=True)
+    (group,) = calibration((both, items), CONFIG, by=("run_id",)).groups
+    assert group.n == 10
+    assert group.categories.kappa == Undefined("the group mixes scales ('tone' from the log, search)")
+    assert [n.split(":")[0] for n in group.notes] == ["dimension 'tone' is not configured"]
+    by_dimension = calibration((both, items), CONFIG).groups
+    assert [g.key["dimension"] for g in by_dimension] == ["overall", "tone"]
+    assert by_dimension[0].notes == () and by_dimension[0].categories.confusion.labels == ("terrible", "poor", "okay", "good")
+
+
+def test_a_dimension_neither_configured_nor_rated_is_a_clear_error():
+    ratings, items = tone_frames()
+    with pytest.raises(HilbotError, match="no ratings on dimension 'tonne', and hilbot.toml does not define it") as caught:
+        calibration((ratings, items), CONFIG, dimension="tonne")
+    assert "use one of" in caught.value.fix and "tone" in caught.value.fix
+    with pytest.raises(HilbotError, match="'tone' in run 'run-b'"):  # rated, but not in that run
+        calibration((ratings, items), CONFIG, run="run-b", dimension="tone")
+    assert calibration((ratings, items), CONFIG, dimension="completeness").groups == ()  # configured, not rated
+    assert len(calibration((ratings, items), CONFIG, dimension=["tone", "overall"]).groups) == 1
 
 
 def test_to_jsonable_converts_undefined_numpy_and_times():

@@ -120,6 +120,34 @@ def test_unknown_judgments_are_listed_after_the_scale():
     assert dim.overall.successes == 3  # "legacy" is no option: its score .9 ≥ .5 makes it a success
 
 
+def test_an_unconfigured_dimension_is_described_from_the_log():
+    # tone, in no configuration: mean scores warm .9, aloof (.3, .5) → .4, cold .1, and "blank" (no score) last
+    ratings = make_ratings([rating("i1", "aloof", dimension="tone", score=0.3), rating("i2", "warm", dimension="tone", score=0.9),
+                            rating("i3", "cold", dimension="tone", score=0.1), rating("i4", "aloof", dimension="tone", score=0.5),
+                            rating("i1", "blank", dimension="tone", score=float("nan"), reviewer=BOB)])
+    concerns = make_concerns([{"item_id": "i3", "dimension": "tone", "tag": "too_formal"}])
+    items = small()[1]
+    (dim,) = patterns(ratings, items, concerns, CONFIG).dimensions
+    assert dim.dimension == "tone" and dim.scale is None
+    assert [(j.value, j.count) for j in dim.distribution] == [("warm", 1), ("aloof", 2), ("cold", 1), ("blank", 1)]
+    assert dim.notes == (("dimension 'tone' is not configured: judgments ordered by their mean score, best first; "
+                          "a rating succeeds when its score ≥ 0.5"),)
+    assert dim.overall.successes == 2  # warm .9 and aloof .5
+    assert [(c.tag, c.count) for c in dim.by_concern] == [("too_formal", 1)]  # in use, though none is offered
+    assert_json_safe(patterns(ratings, items, concerns, CONFIG))
+    (configured,) = patterns(small()[0], items, small()[2], CONFIG).dimensions
+    assert configured.scale == Q and configured.notes == ()
+
+
+def test_a_dimension_neither_configured_nor_rated_is_a_clear_error():
+    ratings, items, concerns = small()
+    with pytest.raises(HilbotError, match="no ratings on dimension 'qualty', and hilbot.toml does not define it") as caught:
+        patterns(ratings, items, concerns, CONFIG, dimension="qualty")
+    assert "use one of" in caught.value.fix and Q in caught.value.fix
+    with pytest.raises(HilbotError, match="in run 'run-b'"):
+        patterns(ratings, items, concerns, CONFIG, run="run-b", dimension="tone")
+
+
 # ---------------------------------------------------------------- drift
 
 
