@@ -16,6 +16,8 @@ demo: $(STAMP)
 	$(BIN)/hilbot demo
 
 test: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/mypy
 	$(BIN)/python -m pytest -q
 
 bench: $(STAMP)

@@ -39,23 +39,30 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:
-    from .agreement import (
-        AgreementEstimate,
-        AgreementReport,
-        DimensionAgreement,
-        ItemDisagreement,
-        PairAgreement,
-        band,
-        bootstrap_ci,
-        fleiss_kappa,
-        krippendorff_alpha,
-    )
-    from .calibration import CalibrationReport
-    from .correlate import CorrelationReport, wilson_interval
-    from .digest import Digest, RunProgress, build_digest, chart_png
-    from .load import Frames, ai_score_column, scan_log
-    from .synthetic import SyntheticLog, write_synthetic
-    from .validate import FLAGS, Flag, ValidationReport
-    from .patterns import PatternsReport
+    from .agreement import AgreementEstimate as AgreementEstimate
+    from .agreement import AgreementReport as AgreementReport
+    from .agreement import DimensionAgreement as DimensionAgreement
+    from .agreement import ItemDisagreement as ItemDisagreement
+    from .agreement import PairAgreement as PairAgreement
+    from .agreement import band as band
+    from .agreement import bootstrap_ci as bootstrap_ci
+    from .agreement import fleiss_kappa as fleiss_kappa
+    from .agreement import krippendorff_alpha as krippendorff_alpha
+    from .calibration import CalibrationReport as CalibrationReport
+    from .correlate import CorrelationReport as CorrelationReport
+    from .correlate import wilson_interval as wilson_interval
+    from .digest import Digest as Digest
+    from .digest import RunProgress as RunProgress
+    from .digest import build_digest as build_digest
+    from .digest import chart_png as chart_png
+    from .load import Frames as Frames
+    from .load import ai_score_column as ai_score_column
+    from .load import scan_log as scan_log
+    from .patterns import PatternsReport as PatternsReport
+    from .synthetic import SyntheticLog as SyntheticLog
+    from .synthetic import write_synthetic as write_synthetic
+    from .validate import FLAGS as FLAGS
+    from .validate import Flag as Flag
+    from .validate import ValidationReport as ValidationReport
 
 __getattr__ = lazy_getattr(__name__, _EXPORTS, globals())

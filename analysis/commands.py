@@ -111,7 +111,8 @@ def synthesize(store: Store, config: HilbotConfig, *, run: str | None = None, di
     """``analyze synthesize``: the synthesis and action items, appended as a ``review_summary``."""
     import json
 
-    from .synthesize import STATISTICAL, synthesize as write
+    from .synthesize import STATISTICAL
+    from .synthesize import synthesize as write
 
     found: list = []
     record = write(store, config, run_id=run, dimension=dimension, use_llm=use_llm, issues=found)
@@ -156,9 +157,8 @@ def _distribution(frames: Any, config: HilbotConfig) -> bytes:
 
 
 def _agreement_chart(report: Any) -> bytes:
-    from .charts import interval_bars
-
     from ._undefined import Undefined
+    from .charts import interval_bars
 
     level = lambda dim: "ordinal" if "ordinal" in dim.alpha else next(iter(dim.alpha))  # noqa: E731
     estimates = [(dim.dimension, dim.alpha[level(dim)]) for dim in report.dimensions if dim.alpha]

@@ -56,8 +56,7 @@ from evaluation.errors import HilbotError
 from evaluation.text import visible
 
 from ._undefined import Undefined
-from .calibration import (KEY3, MIN_N, Interval, Number, RankCorrelation, _Report, option_success, select, spearman,
-                          z_value)
+from .calibration import KEY3, MIN_N, Interval, Number, RankCorrelation, _Report, option_success, select, spearman, z_value
 
 if TYPE_CHECKING:
     from evaluation.runs import Run

@@ -24,9 +24,7 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from statistics import mean
-from typing import Iterable
-
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterable
 
 from evaluation.config import HilbotConfig
 from evaluation.records import RunHeader, utcnow

@@ -14,11 +14,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from statistics import mean
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
-
-from typing import Any
 
 from evaluation import HilbotConfig, HilbotError, ReviewSummary, Store
 

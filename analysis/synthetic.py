@@ -355,8 +355,7 @@ def _write_runs(store: "Store", config: "HilbotConfig", rng: Any, runs: int, ite
     """Create the runs; return per run its id, dimensions, creation second and item arrays."""
     import numpy as np
 
-    from evaluation.records import (Evaluation, ItemData, JudgeInfo, Query, QueryEvaluation, RunHeader,
-                                    RunSummary)
+    from evaluation.records import Evaluation, ItemData, JudgeInfo, Query, QueryEvaluation, RunHeader, RunSummary
     from evaluation.runs import average_scores
 
     specs = []

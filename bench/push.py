@@ -23,10 +23,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from _chatbench import (RUN, arguments, count_ratings, harness_without_gc, latencies, make_data,  # noqa: E402
-                        median_round, report_taps, start_bot, stop_bot, unique_ratings)
+from _chatbench import RUN, arguments, count_ratings, harness_without_gc, latencies, make_data, median_round, report_taps, start_bot, stop_bot, unique_ratings
 
-from tests.fakes.telegram_api import FakeTelegram, Limits  # noqa: E402
+from tests.fakes.telegram_api import FakeTelegram, Limits
 
 ADMIN = 9000
 FIRST_REVIEWER = 10001

@@ -27,10 +27,9 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from _chatbench import (RUN, arguments, count_ratings, harness_without_gc, latencies, make_data,  # noqa: E402
-                        median_round, report_taps, start_bot, stop_bot, unique_ratings)
+from _chatbench import RUN, arguments, count_ratings, harness_without_gc, latencies, make_data, median_round, report_taps, start_bot, stop_bot, unique_ratings
 
-from tests.fakes.slack_api import FakeSlack, SlackLimits  # noqa: E402
+from tests.fakes.slack_api import FakeSlack, SlackLimits
 
 ADMIN = "U0ADMIN"
 FIRST_REVIEWER = 10001

@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Awaitable, Callable, Sequence
+from typing import Any, Awaitable, Callable, Sequence
 
 from evaluation.errors import HilbotError
 from evaluation.queries import QueryItem, QuerySet
@@ -240,7 +240,7 @@ class Curation:
         if not text:
             self._tell("Nothing added (empty text).")
             return State.EDIT
-        values = {"text": text, "category": self._prompt("category: ").strip(), "intent": self._prompt("intent: ").strip()}
+        values: dict[str, Any] = {"text": text, "category": self._prompt("category: ").strip(), "intent": self._prompt("intent: ").strip()}
         item = QueryItem(id=self._new_id(origin), **{k: v for k, v in values.items() if v})
         self.entries.append(Entry(item, origin))
         self._tell(f"Added as {len(self.entries)}" + (f" to {origin}." if origin and self.labels else "."))

@@ -25,9 +25,9 @@ import hashlib
 import logging
 import uuid
 from dataclasses import dataclass, field
-from functools import cached_property, partial
 from datetime import date
 from enum import Enum
+from functools import cached_property, partial
 from typing import Callable
 
 from pydantic import BaseModel
@@ -135,9 +135,11 @@ class Step:
         return bool(self.stored) or self.repeated
 
 
-def _ends(transition: Transition) -> bool:
-    """Whether a transition ends the session (its one record is the session's summary)."""
-    return transition.state == State.QUIT and len(transition.records) == 1 and isinstance(transition.records[0], ReviewSummary)
+def _ending(transition: Transition) -> ReviewSummary | None:
+    """The session's summary when a transition ends the session (it is its one record), else None."""
+    if transition.state == State.QUIT and len(transition.records) == 1 and isinstance(transition.records[0], ReviewSummary):
+        return transition.records[0]
+    return None
 
 
 def _long_lived() -> None:
@@ -175,9 +177,11 @@ class ReviewEngine:
         """A run, read once and cached (see :meth:`refresh`)."""
         if run_id not in self._runs:
             self._sizes[run_id] = self.store.run_path(run_id).stat().st_size if self.store.run_exists(run_id) else 0
-            found: list[LogIssue] | None = None if self.issues is None else []
-            self._runs[run_id] = self.store.load_run(run_id, found)
-            if self.issues is not None:
+            if self.issues is None:
+                self._runs[run_id] = self.store.load_run(run_id)
+            else:
+                found: list[LogIssue] = []
+                self._runs[run_id] = self.store.load_run(run_id, found)
                 self.issues.extend(i for i in found if i not in self.issues)
             _long_lived()
         return self._runs[run_id]
@@ -255,7 +259,9 @@ class ReviewSession:
 
     def card(self, item_id: str, *, final: bool = False) -> Card:
         """An item's card as this reviewer should see it now (blind until they have rated it); a pure read."""
-        return self._card(self.run.item(item_id), final=final)
+        item = self.run.item(item_id)
+        assert item is not None, item_id  # the ids dealt come from this run
+        return self._card(item, final=final)
 
     def start(self) -> Step:
         """Show the first card (or report that nothing is left)."""
@@ -265,8 +271,8 @@ class ReviewSession:
     def act(self, action: Action) -> Step:
         """Handle an action; the records it makes are on disk before this returns."""
         transition = self._decide(action)
-        if _ends(transition):
-            transition.records = [self._with_synthesis(transition.records[0])]
+        if (summary := _ending(transition)) is not None:
+            transition.records = [self._with_synthesis(summary)]
         if transition.records:
             self.engine.store.ratings.append_many(transition.records)
         return self._apply(transition)
@@ -274,8 +280,8 @@ class ReviewSession:
     async def aact(self, action: Action) -> Step:
         """Async :meth:`act` for the chat channels (appends share fsyncs across reviewers; a synthesis runs in a thread)."""
         transition = self._decide(action)
-        if _ends(transition):
-            transition.records = [await asyncio.to_thread(self._with_synthesis, transition.records[0])]
+        if (summary := _ending(transition)) is not None:
+            transition.records = [await asyncio.to_thread(self._with_synthesis, summary)]
         if transition.records:
             await self.engine.store.ratings.aappend_many(transition.records)
         return self._apply(transition)
@@ -467,7 +473,7 @@ class ReviewSession:
     # ------------------------------------------------------------------ cards
 
     def _allocate_keys(self) -> dict[str, str | None]:
-        taken = {o.key for o in self.scale.options} | {"q"}
+        taken: set[str | None] = {"q", *(o.key for o in self.scale.options)}
         keys: dict[str, str | None] = {"quit": "q"}
         for name, candidates in (("note", "nm"), ("skip", "s"), ("view_full", "vf"), ("view_tools", "tx")):
             keys[name] = next((c for c in candidates if c not in taken), None)

@@ -21,13 +21,14 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from dataclasses import dataclass
+from typing import Literal
 
 from evaluation import Delivery, HilbotError, Reviewer, RunNotFound, validate_run_id
 
-from .cards import Action, Card
+from .cards import Action, ActionKind, Card
 from .review import ReviewEngine, ReviewSession, Step
 
-_OPS = {"rate": "r", "toggle": "t", "note": "n", "skip": "s", "view_full": "v", "view_tools": "x", "next": "d"}
+_OPS: dict[ActionKind, str] = {"rate": "r", "toggle": "t", "note": "n", "skip": "s", "view_full": "v", "view_tools": "x", "next": "d"}
 _KINDS = {code: kind for kind, code in _OPS.items()}
 
 
@@ -138,7 +139,7 @@ class Sessions:
         self.ledger.release((session.run_id, item_id, session.dimension), session.reviewer.key)
 
     async def delivered(self, session: ReviewSession, item_id: str, chat_id: object, message_id: object,
-                        *, kind: str = "card", group: bool = False) -> None:
+                        *, kind: Literal["card", "note_prompt", "session"] = "card", group: bool = False) -> None:
         """Log that a card (or a note prompt) is now in a chat."""
         record = Delivery(run_id=session.run_id, item_id=item_id, dimension=session.dimension, reviewer=session.reviewer,
                           channel=self.channel, kind=kind, chat_id=str(chat_id), message_id=str(message_id), group=group)
@@ -190,6 +191,7 @@ class Sessions:
             values = self.engine.config.concerns_for(dimension)
         else:
             return ""
+        assert action.value is not None  # a rate or toggle button carries its value
         return str(values.index(action.value))
 
     def resolve(self, token: str, reviewer: Reviewer, message: tuple[object, object], delivery_id: str,

@@ -19,13 +19,15 @@ from __future__ import annotations
 import logging
 import os
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .llm import LLMError, LLMRequest, NoAPIKey, ProviderReply, provider
 from .scrub import scrub
 from .text import visible
 
 if TYPE_CHECKING:
+    from anthropic.types import MessageParam, OutputConfigParam, ToolChoiceToolParam, ToolParam
+
     from .config import LLMSettings
 
 _NO_SAMPLING = re.compile(r"claude-(opus-4-[7-9]|opus-5|sonnet-5|haiku-5|fable|mythos)")
@@ -78,24 +80,25 @@ class AnthropicProvider:
 
     async def _create(self, request: LLMRequest, system: str, prompt: str, max_tokens: int, temperature: float | None):
         extra = {"temperature": temperature} if temperature is not None else None
+        messages: list[MessageParam] = [{"role": "user", "content": prompt}]
         if self.output == "json":
-            fmt = {"format": {"type": "json_schema", "schema": json_schema(request.schema())}}
+            fmt: OutputConfigParam = {"format": {"type": "json_schema", "schema": json_schema(request.schema())}}
             return await self._client.messages.create(
-                model=self.model, max_tokens=max_tokens, system=system, messages=[{"role": "user", "content": prompt}],
-                output_config=fmt, extra_body=extra)
-        tool = {"name": request.tool_name, "description": request.tool_description, "input_schema": request.schema()}
+                model=self.model, max_tokens=max_tokens, system=system, messages=messages, output_config=fmt, extra_body=extra)
+        tool: ToolParam = {"name": request.tool_name, "description": request.tool_description, "input_schema": request.schema()}
+        choice: ToolChoiceToolParam = {"type": "tool", "name": tool["name"]}
         return await self._client.messages.create(
-            model=self.model, max_tokens=max_tokens, system=system, messages=[{"role": "user", "content": prompt}],
-            tools=[tool], tool_choice={"type": "tool", "name": tool["name"]}, extra_body=extra)
+            model=self.model, max_tokens=max_tokens, system=system, messages=messages, tools=[tool], tool_choice=choice,
+            extra_body=extra)
 
 
-def json_schema(schema: dict) -> dict:
+def json_schema(schema: Any) -> Any:
     """A pydantic schema cut down for structured outputs: closed objects, no numeric bounds or titles."""
     if isinstance(schema, list):
-        return [json_schema(s) for s in schema]  # type: ignore[return-value]
+        return [json_schema(s) for s in schema]
     if not isinstance(schema, dict):
         return schema
-    out = {k: json_schema(v) for k, v in schema.items() if k not in ("title", "minimum", "maximum", "minLength", "default")}
+    out: dict[str, Any] = {k: json_schema(v) for k, v in schema.items() if k not in ("title", "minimum", "maximum", "minLength", "default")}
     if out.get("type") == "object":
         out["additionalProperties"] = False
         out.setdefault("required", list(out.get("properties", {})))

@@ -39,7 +39,9 @@ def where(path: str | Path, line: int | None = None) -> str:
 
 def line_of(data: bytes | str, offset: int) -> int:
     """1-based line of ``offset`` in ``data``."""
-    return data.count(b"\n" if isinstance(data, bytes) else "\n", 0, offset) + 1
+    if isinstance(data, bytes):
+        return data.count(b"\n", 0, offset) + 1
+    return data.count("\n", 0, offset) + 1
 
 
 def _unreadable(exc: OSError | ValueError, path: Path, error: type[HilbotError], fix: str) -> HilbotError:

@@ -13,11 +13,12 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 from statistics import mean
+from typing import Sequence
 
 from . import metrics
 from .records import ItemData
-from .text import visible
 from .runs import Run
+from .text import visible
 
 
 @dataclass
@@ -67,7 +68,7 @@ class Comparison:
         return visible("\n".join(_table(self.profiles) + [""] + _matrices(self.profiles, self.coverage)))
 
 
-def _mean(values: list[float | None]) -> float | None:
+def _mean(values: Sequence[float | None]) -> float | None:
     present = [v for v in values if v is not None]
     return mean(present) if present else None
 

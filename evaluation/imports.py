@@ -22,7 +22,7 @@ from . import _json
 from ._input import BOM, check_file, decode, dotted, json_problem_line, line_of, non_finite, read_file, where
 from .errors import ImportFailed
 from .records import Evaluation, ItemData, JudgeInfo, Query, QueryEvaluation, RunHeader, RunSummary, SearchResult
-from .runs import average_scores
+from .runs import RunKind, average_scores
 from .store import Store, validate_run_id
 from .text import visible
 
@@ -294,7 +294,8 @@ def _list_start(text: str) -> int:
 
 def _row_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) offsets of the rows in a JSON file."""
-    spans, pos = [], _list_start(text) + 1
+    spans: list[tuple[int, int]] = []
+    pos = _list_start(text) + 1
     while True:
         pos = _skip(text, pos, " \t\r\n,")
         if pos >= len(text) or text[pos] == "]":
@@ -412,7 +413,7 @@ def read_rows(path: Path) -> Iterator[tuple[int, Any]]:
         yield from _jsonl_rows(data)
 
 
-def _kind(items: list[ItemData]) -> str:
+def _kind(items: list[ItemData]) -> RunKind:
     if any(i.results for i in items):
         return "search"
     if any(i.tool_captures and i.query.expected for i in items):
@@ -471,7 +472,7 @@ def import_outputs(store: Store, path: str | Path, *, run_id: str | None = None,
     if dimensions is not None:
         dimensions = _check_dimensions(dimensions, config)
     generated = run_id is None
-    run_id = default_run_id(store) if generated else validate_run_id(run_id)
+    run_id = default_run_id(store) if run_id is None else validate_run_id(run_id)
     if not generated:
         store.ensure_free(run_id)  # before reading a large file
     report = ImportReport(run_id, path)

@@ -24,7 +24,7 @@ import asyncio
 import hashlib
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Literal, Protocol, get_args
+from typing import TYPE_CHECKING, Callable, Literal, Mapping, Protocol, get_args
 
 from pydantic import BaseModel, Field
 
@@ -201,7 +201,7 @@ def local_scores(case: Case, item: ItemData, config: "HilbotConfig") -> tuple[di
             "quote_recall": metrics.quote_recall(contexts, item.quotes, weights)}, metrics.coverage(contexts, item.quotes)
 
 
-def finish(case: Case, item: ItemData, config: "HilbotConfig", scores: dict[str, float | None], *, label: str,
+def finish(case: Case, item: ItemData, config: "HilbotConfig", scores: Mapping[str, float | None], *, label: str,
            reasons: dict[str, str], confidence: float | None = None, verdict: str | None = None,
            cost: float | None = None) -> Evaluation:
     """Assemble an evaluation: local metrics added, the answer aggregate as ``overall``, a verdict."""

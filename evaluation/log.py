@@ -26,9 +26,9 @@ from __future__ import annotations
 import asyncio
 import errno
 import fcntl
+import json
 import logging
 import os
-import json
 import stat
 import threading
 import time
@@ -364,10 +364,11 @@ def os_reason(exc: BaseException) -> str:
 
 
 def _os_fix(exc: BaseException) -> str:
+    default = "check the disk and the file's permissions"
     errno_ = getattr(exc, "errno", None)
-    if errno_ == errno.EINVAL and getattr(exc, "strerror", None) != "not a regular file":
-        errno_ = None
-    return _FIXES.get(errno_, "check the disk and the file's permissions")
+    if errno_ is None or (errno_ == errno.EINVAL and getattr(exc, "strerror", None) != "not a regular file"):
+        return default
+    return _FIXES.get(errno_, default)
 
 
 def _write_all(fd: int, data: bytes) -> None:

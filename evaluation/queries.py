@@ -213,7 +213,8 @@ def _item(raw: Any, index: int, here: str) -> QueryItem:
 
 def _items(path: Path, text: str, raws: list[Any]) -> list[QueryItem]:
     lines = query_starts(text)
-    items, seen = [], {}
+    items: list[QueryItem] = []
+    seen: dict[str, int] = {}
     for index, raw in enumerate(raws):
         here = where(path, lines[index] if index < len(lines) else 1)
         item = _item(raw, index, here)
@@ -470,12 +471,13 @@ async def propose_queries(llm: "LLM", *, count: int, seed: QuerySet | None, keep
                          tool_name="propose_queries", tool_description="Record the proposed queries.",
                          max_tokens=300 + 150 * count)
     answer = (await llm.complete(request)).output
+    assert isinstance(answer, Proposal)  # the reply is validated against request.output
     seen = {_norm(q.text) for q in (*keep, *avoid)}
     items: list[QueryItem] = []
     for proposed in answer.queries:
         if _norm(proposed.text) in seen or len(items) >= count:
             continue
         seen.add(_norm(proposed.text))
-        fields = {"text": proposed.text.strip(), "category": proposed.category.strip(), "intent": proposed.intent.strip()}
+        fields: dict[str, Any] = {"text": proposed.text.strip(), "category": proposed.category.strip(), "intent": proposed.intent.strip()}
         items.append(QueryItem(id=f"new-{len(items) + 1:02d}", **{k: v for k, v in fields.items() if v}))
     return items

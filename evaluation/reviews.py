@@ -23,7 +23,7 @@ from typing import Iterable
 
 from pydantic import BaseModel
 
-from .records import Delivery, Note, Rating, ReviewSummary, Reviewer, Skip
+from .records import Delivery, Note, Rating, Reviewer, ReviewSummary, Skip
 from .runs import Run, ai_score
 
 Key = tuple[str, str, str, str]

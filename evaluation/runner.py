@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Callable
 from .cases import Case
 from .judges import Judge
 from .records import Evaluation, ItemData, QueryEvaluation, RunHeader, RunSummary
-from .runs import Run, average_scores
+from .runs import Run, RunKind, average_scores
 from .store import Store
 from .targets import Target, TargetOutput
 
@@ -30,7 +30,7 @@ class RunPlan:
 
     run_id: str
     set_name: str
-    kind: str
+    kind: RunKind
     cases: list[Case]
     target: Target
     judge: Judge
@@ -66,7 +66,9 @@ class _InOrder:
     """Calls ``on_item(position, item)`` in case order as items finish in any order."""
 
     def __init__(self, on_item: Callable[[int, ItemData], None] | None):
-        self.on_item, self.done, self.next = on_item, {}, 0
+        self.on_item = on_item
+        self.done: dict[int, ItemData] = {}
+        self.next = 0
 
     def add(self, index: int, item: ItemData) -> None:
         self.done[index] = item
@@ -106,7 +108,7 @@ class Outcome:
     regressions: "RegressionReport"
 
 
-def plan_cases(config: "HilbotConfig", *, set_spec: str, cases_path: str | None, queries_dir: str | None) -> tuple[str, str, list[Case]]:
+def plan_cases(config: "HilbotConfig", *, set_spec: str, cases_path: str | None, queries_dir: str | None) -> tuple[str, RunKind, list[Case]]:
     """(set name, kind, cases) from ``--cases`` (answers) or ``--set`` (query sets)."""
     from .cases import cases_from_sets, load_cases
 

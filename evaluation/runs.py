@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from statistics import mean
-from typing import Iterable
+from typing import Iterable, Literal
 
 from pydantic import BaseModel
 
 from .records import ItemData, QueryEvaluation, RunHeader, RunSummary
+
+RunKind = Literal["search", "answer", "scenario"]
+"""What a run evaluates (:attr:`RunHeader.kind`)."""
 
 _CONFIDENCE_WORDS = {"low": 0.3, "medium": 0.6, "high": 0.9}
 

@@ -22,7 +22,7 @@ import logging
 import os
 import re
 import sys
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable, cast
 
 from .text import visible
 
@@ -37,7 +37,7 @@ MIN_LENGTH = 8
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 """The log line format of ``hilbot serve``."""
 
-_DATA: dict = getattr(os.environ, "_data", os.environ)
+_DATA = cast("dict[Any, Any]", getattr(os.environ, "_data", os.environ))
 """The environment's own dictionary (CPython: encoded names and values): the cheap way to see it change."""
 
 
@@ -126,7 +126,7 @@ def _derive() -> _Derived:
     """Look at the whole environment: which variables hold secrets, and the pattern matching them."""
     held = {name: value for name, value in os.environ.items() if _may_hold(name, value)}
     found = {secret for name, value in held.items() if (secret := _secret(name, value))}
-    watched = tuple((os.environ.encodekey(name), _DATA.get(os.environ.encodekey(name))) for name in held)  # type: ignore[attr-defined]
+    watched = tuple((os.environ.encodekey(name), _DATA.get(os.environ.encodekey(name))) for name in held)
     return _Derived(watched, found)
 
 
@@ -198,7 +198,7 @@ class CommandFormatter(logging.Formatter):
 class StderrHandler(logging.StreamHandler):
     """Writes each line to ``sys.stderr`` as it is at that moment; its own failures are one scrubbed line."""
 
-    @property  # type: ignore[override]
+    @property
     def stream(self):
         return sys.stderr
 

@@ -29,9 +29,9 @@ from pydantic import BaseModel
 
 from .errors import HilbotError, LogError, RunNotFound
 from .log import EventLog, LogIssue, encode_all, fsync_dir, os_reason, read_log
-from .scrub import scrub
 from .records import QueryEvaluation, RunHeader, RunSummary
 from .runs import Run
+from .scrub import scrub
 
 _RUN_ID = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$")
 

@@ -91,7 +91,7 @@ def to_output(value: Any) -> TargetOutput:
         raise ValueError(f"a target must return str, list or dict, not {type(value).__name__}")
     if not isinstance(value.get("results") or [], list):
         raise ValueError(f"results must be a list, not {type(value['results']).__name__}")
-    results = [r if isinstance(r, dict) else {"path": str(r)} for r in value.get("results") or []]
+    results: list[dict[str, Any]] = [r if isinstance(r, dict) else {"path": str(r)} for r in value.get("results") or []]
     for rank, result in enumerate(results, 1):
         result.setdefault("rank", rank)
     return TargetOutput.model_validate({**value, "results": results})
@@ -203,8 +203,8 @@ class CommandTarget:
             argv, stdin, env = self._invocation(case.query.query)
         except _Unpassable as exc:
             return _failed(str(exc), started)
-        pipes = dict(stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
-                     stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env, start_new_session=True)
+        pipes: dict[str, Any] = dict(stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+                                     stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env, start_new_session=True)
         try:
             if argv is None:
                 process = await asyncio.create_subprocess_shell(self.command, **pipes)
@@ -508,7 +508,9 @@ def _array_rows(path: Path, data: bytes) -> list[tuple[int, Any]]:
     index = text.index("[") + 1
     line, counted = 1, 0
     for _ in rows:  # the document is valid: walk it again for the line each element starts on
-        index = _BETWEEN.match(text, index).end()
+        between = _BETWEEN.match(text, index)
+        assert between is not None  # the pattern matches the empty string too
+        index = between.end()
         line, counted = line + text.count("\n", counted, index), index
         lines.append(line)
         index = decoder.raw_decode(text, index)[1]

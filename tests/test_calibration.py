@@ -19,7 +19,14 @@ from scipy import stats
 
 from analysis._undefined import Undefined
 from analysis.calibration import (
-    ConfusionMatrix, calibration, cohen_kappa, confusion_matrix, fisher_ci, kendall_tau, nearest_options, spearman,
+    ConfusionMatrix,
+    calibration,
+    cohen_kappa,
+    confusion_matrix,
+    fisher_ci,
+    kendall_tau,
+    nearest_options,
+    spearman,
     to_jsonable,
 )
 from evaluation import HilbotError, load_config

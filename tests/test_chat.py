@@ -171,7 +171,7 @@ async def _note_prompt_open(driver):
 
 async def test_add_note_asks_for_a_reply_and_stores_it(driver, demo_store):
     async with driver.bot(demo_store):
-        card = await _note_prompt_open(driver)
+        await _note_prompt_open(driver)
         prompt = driver.messages(ALICE)[-1]
         assert driver.asks_for_reply(prompt) and "Note on" in prompt.text
         [saved] = await driver.say(ALICE, "Ranks the <script> page & misses errors.md", reply_to=prompt)

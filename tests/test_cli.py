@@ -87,7 +87,7 @@ def test_bad_config_is_exit_2_with_the_key_path(run_cli, tmp_path):
     (tmp_path / "hilbot.toml").write_text("[review]\nwindow = 1\nflavour = 'mint'\n")
     result = run_cli("review", "--list")
     assert result.returncode == 2
-    assert result.stderr.strip().startswith(f"error: hilbot.toml:3: unknown key review.flavour")
+    assert result.stderr.strip().startswith("error: hilbot.toml:3: unknown key review.flavour")
 
 
 def test_unknown_dimension_via_cli(run_cli):

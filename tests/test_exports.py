@@ -105,7 +105,7 @@ def test_json_export_has_one_label_per_judgment(reviewed: Store):
     assert "dimension" not in doc and "labelerId" not in doc  # no filter given
 
     labels = doc["labels"]
-    assert [(l["scenarioId"], l["labelerId"]) for l in labels] == [
+    assert [(label["scenarioId"], label["labelerId"]) for label in labels] == [
         ("q01", "terminal:alice"), ("q02", "terminal:alice"), ("q03", "telegram:42"), ("q05", "terminal:alice"),
         ("q06", "telegram:42")]
     q01, q02, q03, q05, q06 = labels
@@ -218,7 +218,7 @@ def test_a_skip_after_a_rating_replaces_it(search: Store):
     rate(search, "q01", 0.75, "good", minutes=1)
     skip(search, "q01", "changed my mind", minutes=2)
     doc = _json(search)
-    assert [l.get("skipped") for l in doc["labels"]] == [True]
+    assert [label.get("skipped") for label in doc["labels"]] == [True]
     assert doc["hilReview"]["queriesReviewed"] == 0 and doc["hilReview"]["queriesSkipped"] == 1
     assert _by_item(doc)["q01"]["hil"]["reviewed"] is False
 
@@ -234,7 +234,7 @@ def test_dimension_label_fields_are_exported_in_camel_case(search: Store):
          labels=Labels(completeness_score=4, missing_elements=["example"]),
          metadata=RatingMetadata(blocked_by="missing docs", follow_up="q03b", user_notes="ok-ish"))
 
-    labels = {l["dimension"]: l for l in _json(search)["labels"]}
+    labels = {label["dimension"]: label for label in _json(search)["labels"]}
     assert labels["trigger-accuracy"]["triggerCorrect"] is True
     assert labels["code-validity"]["codeParses"] is False       # False is a value, not an empty field
     assert labels["code-validity"]["codeRuns"] is False
@@ -247,7 +247,7 @@ def test_dimension_label_fields_are_exported_in_camel_case(search: Store):
             labels["completeness"]["user_notes"]) == ("missing docs", "q03b", "ok-ish")
     assert "triggerCorrect" not in labels["code-validity"]
     # a dimension the AI did not score falls back to the AI's overall score
-    assert all(l["aiScore"] == AI_OVERALL["q03"] for l in labels.values())
+    assert all(label["aiScore"] == AI_OVERALL["q03"] for label in labels.values())
     for label in labels.values():
         assert not any("_" in k for k in label if k not in CSV_COLUMNS)
 
@@ -266,7 +266,7 @@ def test_a_note_only_item_keeps_its_note_in_every_format(search: Store):
     note(search, "q03", "typo in snippet", reviewer=BOB, minutes=3)
 
     doc = _json(search)
-    labels = {l["scenarioId"]: l for l in doc["labels"]}
+    labels = {label["scenarioId"]: label for label in doc["labels"]}
     assert (labels["q04"]["skipped"], labels["q04"]["skipReason"], labels["q04"]["notes"]) == (
         True, "note only", "cannot judge without the v2 docs")
     assert labels["q03"]["notes"] == "typo in snippet"
@@ -361,13 +361,13 @@ def two_dimensions(reviewed: Store) -> Store:
 def test_without_filters_labels_span_every_dimension(two_dimensions: Store):
     labels = _json(two_dimensions)["labels"]
     assert len(labels) == 7
-    assert {l["dimension"] for l in labels} == {"overall", "trigger-accuracy"}
+    assert {label["dimension"] for label in labels} == {"overall", "trigger-accuracy"}
 
 
 def test_dimension_filter(two_dimensions: Store):
     doc = _json(two_dimensions, dimension="trigger-accuracy")
     assert doc["dimension"] == "trigger-accuracy"
-    assert [(l["scenarioId"], l["triggerCorrect"]) for l in doc["labels"]] == [("q03", True), ("q04", False)]
+    assert [(label["scenarioId"], label["triggerCorrect"]) for label in doc["labels"]] == [("q03", True), ("q04", False)]
     assert doc["labels"][1]["triggerComponentObserved"] == "relay"
     review = doc["hilReview"]
     assert review["dimension"] == "trigger-accuracy"
@@ -385,12 +385,12 @@ def test_dimension_filter(two_dimensions: Store):
 def test_reviewer_filter_selects_labels(two_dimensions: Store):
     doc = _json(two_dimensions, reviewer="telegram:42")
     assert doc["labelerId"] == "telegram:42"
-    assert [(l["scenarioId"], l["dimension"]) for l in doc["labels"]] == [
+    assert [(label["scenarioId"], label["dimension"]) for label in doc["labels"]] == [
         ("q03", "overall"), ("q03", "trigger-accuracy"), ("q06", "overall")]
-    assert all(l["labelerId"] == "telegram:42" for l in doc["labels"])
+    assert all(label["labelerId"] == "telegram:42" for label in doc["labels"])
     assert _json(two_dimensions, reviewer="slack:nobody")["labels"] == []
     both = _json(two_dimensions, reviewer="terminal:alice", dimension="trigger-accuracy")
-    assert [l["scenarioId"] for l in both["labels"]] == ["q04"]
+    assert [label["scenarioId"] for label in both["labels"]] == ["q04"]
 
     rows = list(csv.DictReader(io.StringIO(export_run(two_dimensions, RUN, "csv", reviewer="terminal:alice"))))
     assert [r["scenarioId"] for r in rows] == ["q01", "q02", "q04", "q05"]  # item order
@@ -420,7 +420,7 @@ def test_csv_export_one_row_per_label(reviewed: Store):
     rows = list(csv.DictReader(io.StringIO(text)))
     labels = _json(reviewed)["labels"]
     assert len(rows) == len(labels) == 5
-    assert [r["scenarioId"] for r in rows] == [l["scenarioId"] for l in labels]
+    assert [r["scenarioId"] for r in rows] == [label["scenarioId"] for label in labels]
     q01, q02, q03, q05, q06 = rows
     assert q01["concerns"] == "stale;vague"
     assert (q01["judgment"], float(q01["humanScore"]), float(q01["aiScore"])) == ("good", 0.75, 0.87)
@@ -505,7 +505,7 @@ def test_cli_export_json_and_jsonl_to_stdout_with_filters(two_dimensions: Store,
     proc = run_cli("export", RUN, "--format", "json", "--dimension", "trigger-accuracy", "--reviewer", "telegram:42")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
-    assert [l["scenarioId"] for l in doc["labels"]] == ["q03"]
+    assert [label["scenarioId"] for label in doc["labels"]] == ["q03"]
     assert doc["dimension"] == "trigger-accuracy" and doc["labelerId"] == "telegram:42"
 
     proc = run_cli("export", RUN, "--format", "jsonl")

@@ -34,8 +34,22 @@ import pytest
 
 from analysis.load import Frames, ai_score_column, load, scan_log
 from evaluation import Ledger, Store
-from evaluation.records import (Delivery, Evaluation, ItemData, JudgeInfo, Note, Query, QueryEvaluation, Rating,
-                                RatingMetadata, Reviewer, ReviewSummary, RunHeader, Skip, parse_record)
+from evaluation.records import (
+    Delivery,
+    Evaluation,
+    ItemData,
+    JudgeInfo,
+    Note,
+    Query,
+    QueryEvaluation,
+    Rating,
+    RatingMetadata,
+    Reviewer,
+    ReviewSummary,
+    RunHeader,
+    Skip,
+    parse_record,
+)
 
 T = datetime(2026, 11, 20, 9, 0, tzinfo=timezone.utc)
 ALICE = Reviewer(platform="terminal", id="alice")

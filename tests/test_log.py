@@ -15,9 +15,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
-from pydantic import ValidationError
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from evaluation.errors import HilbotError, LogError
 from evaluation.log import EventLog, LogIssue, read_log

@@ -26,7 +26,7 @@ from evaluation import HilbotError, Store, load_config
 from evaluation.errors import LogError
 from evaluation.imports import import_outputs
 from evaluation.log import EventLog, read_log
-from evaluation.records import Note, QueryEvaluation, Reviewer, RunHeader, RunSummary, ItemData, Query
+from evaluation.records import ItemData, Note, Query, QueryEvaluation, Reviewer, RunHeader, RunSummary
 
 from ._cli import BUG, invoke
 from .conftest import HILBOT, SEARCH_RUN

@@ -8,8 +8,7 @@ import json
 import pytest
 
 from analysis.synthesize import gather, synthesize
-from evaluation import (Evaluation, HilbotError, ItemData, Ledger, Note, Query, QueryEvaluation, Rating, Reviewer, RunHeader,
-                        Store, summarize)
+from evaluation import Evaluation, HilbotError, ItemData, Ledger, Note, Query, QueryEvaluation, Rating, Reviewer, RunHeader, Store, summarize
 from tests.fakes.anthropic_api import tool
 
 ALICE, BOB = Reviewer(id="alice"), Reviewer(id="bob")

@@ -202,7 +202,8 @@ def test_a_reviewer_taps_through_a_run_and_every_tap_is_in_the_log(demo_store, t
     ratings = [r for r in records if r["type"] == "rating"]
     assert len(ratings) == 12 and len({r["item_id"] for r in ratings}) == 12
     assert [r["judgment"] for r in ratings] == ["excellent", "good"] * 6
-    [summary] = [r for r in records if r["type"] == "review_summary"]
+    synthesis, summary = [r for r in records if r["type"] == "review_summary"]  # the run's synthesis, then the session's
+    assert synthesis.get("reviewer") is None and summary["synthesis"] == synthesis["synthesis"]
     assert summary["queriesReviewed"] == 12 and "12 rated" in fake.messages(ALICE)[-1]["text"]
     assert fake.rejected == [] and fake.token not in out
 

@@ -27,8 +27,7 @@ import pytest
 
 from analysis.validate import FLAGS, Flag, ValidationReport, validate
 from evaluation import Store
-from evaluation.records import (ItemData, Note, Query, QueryEvaluation, Rating, RatingMetadata, Reviewer, RunHeader,
-                                Skip)
+from evaluation.records import ItemData, Note, Query, QueryEvaluation, Rating, RatingMetadata, Reviewer, RunHeader, Skip
 
 T = datetime(2026, 11, 20, 9, 0, tzinfo=timezone.utc)
 

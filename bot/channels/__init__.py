@@ -8,7 +8,7 @@ is imported only when the channel is asked for.
 
 from __future__ import annotations
 
-from typing import Callable, Protocol
+from typing import Callable, Protocol, cast
 
 from evaluation import HilbotConfig, HilbotError, ReviewSummary, Store
 from evaluation.registry import Registry
@@ -60,7 +60,7 @@ def chat_channel(name: str) -> ChatChannel:
     found = get_channel(name)
     if not hasattr(found, "serve"):
         raise HilbotError(f"{name!r} is not a chat channel", fix="use `hilbot review` for the terminal; serve telegram or slack")
-    return found
+    return cast(ChatChannel, found)
 
 
 __all__ = ["CHANNELS", "Channel", "ChatChannel", "channel", "chat_channel", "get_channel"]

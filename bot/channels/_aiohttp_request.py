@@ -141,7 +141,7 @@ def slim_updates(body: bytes) -> bytes:
 
 def _proxy_for(url: str) -> str | None:
     """The proxy the environment names for ``url`` (``HTTPS_PROXY``, ``NO_PROXY``, …), or None."""
-    from urllib.request import getproxies_environment, proxy_bypass_environment
+    from urllib.request import getproxies_environment, proxy_bypass_environment  # type: ignore[attr-defined]  # in CPython, not in typeshed
 
     parts = urlsplit(url)
     proxies = getproxies_environment()

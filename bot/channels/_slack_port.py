@@ -27,6 +27,7 @@ from evaluation.config import SlackLimits
 
 from ..cards import Card
 from ..chat import Chat, Keyboard, PortError, Tap
+from ..chat.port import PortErrorKind
 from . import _slack_render as render
 from ._pacing import Slots
 
@@ -62,7 +63,7 @@ async def _translated() -> AsyncIterator[None]:
         yield
     except SlackApiError as exc:
         code = error_code(exc)
-        kind = "content" if code in _CONTENT else "chat" if code in _CHAT else "transient"
+        kind: PortErrorKind = "content" if code in _CONTENT else "chat" if code in _CHAT else "transient"
         raise PortError(code, kind=kind) from exc
     except (SlackClientError, OSError, asyncio.TimeoutError) as exc:
         raise PortError(f"{type(exc).__name__}: {exc}", kind="transient") from exc

@@ -112,7 +112,8 @@ def _footer(card: Card, final: bool) -> list[str]:
 
 def buttons(keyboard: Keyboard, action: str = ACTION) -> list[Block]:
     """One actions block per row of choices; each button's value is its token."""
-    blocks, n = [], 0
+    blocks: list[Block] = []
+    n = 0
     for row in keyboard:
         elements = []
         for choice in row[:25]:

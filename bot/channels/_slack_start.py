@@ -96,6 +96,12 @@ def web_client(token: str | None, url: str, *, timeout: float, retries: int, con
     return client
 
 
+async def close_client(client: AsyncWebClient) -> None:
+    """Close a :func:`web_client`'s pooled session."""
+    assert client.session is not None  # web_client always gives it one
+    await client.session.close()
+
+
 def shown(url: str) -> str:
     """A URL as an error names it: no user or password, one visible line."""
     parts = urlsplit(url)
@@ -130,4 +136,4 @@ async def check(client: AsyncWebClient, url: str) -> dict[str, Any]:
     return dict(answer.data) if isinstance(answer.data, dict) else {}
 
 
-__all__ = ["SCOPES", "Secrets", "api_url", "bot_token", "check", "refusal", "secrets", "shown", "web_client"]
+__all__ = ["SCOPES", "Secrets", "api_url", "bot_token", "check", "close_client", "refusal", "secrets", "shown", "web_client"]

@@ -20,6 +20,7 @@ from telegram.error import BadRequest, Forbidden, TelegramError
 
 from ..cards import Card
 from ..chat import Chat, Keyboard, PortError, Tap
+from ..chat.port import PortErrorKind
 from . import _telegram_render as render
 
 _CONTENT = ("too long", "can't parse", "text must be non-empty", "message_too_long", "entities", "button_data_invalid",
@@ -47,7 +48,7 @@ async def _translated() -> AsyncIterator[None]:
         raise PortError(str(exc), kind="chat") from exc
     except BadRequest as exc:
         said = str(exc).lower()
-        kind = "content" if any(w in said for w in _CONTENT) else "chat" if any(w in said for w in _CHAT) else "transient"
+        kind: PortErrorKind = "content" if any(w in said for w in _CONTENT) else "chat" if any(w in said for w in _CHAT) else "transient"
         raise PortError(str(exc), kind=kind) from exc
     except TelegramError as exc:
         raise PortError(str(exc), kind="transient") from exc
@@ -95,6 +96,7 @@ class TelegramPort:
             async with _translated():
                 message = await self.bot.send_message(int(chat.id), f"<pre>{piece}</pre>" if code else piece, **kw)
             first = first or str(message.message_id)
+        assert first is not None  # there is at least one piece
         return first
 
     async def answer(self, tap: Tap, text: str, *, alert: bool) -> None:

@@ -11,12 +11,13 @@ import logging
 import os
 import traceback
 from typing import Any
-from telegram.error import (BadRequest, Conflict, Forbidden, InvalidToken, NetworkError, RetryAfter, TelegramError,
-                            TimedOut)
+
+from telegram.error import BadRequest, Conflict, Forbidden, InvalidToken, NetworkError, RetryAfter, TelegramError, TimedOut
 
 from evaluation import HilbotConfig, HilbotError
 from evaluation.scrub import scrub
 from evaluation.text import visible
+
 from ._aiohttp_request import AiohttpRequest
 
 

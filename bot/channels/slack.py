@@ -28,11 +28,11 @@ from evaluation import HilbotConfig, HilbotError, LogIssue, Store
 from ..chat import Access, Chat, ChatFlow, Command, PortError, Scheduler, Tap, Text, User
 from ..chat.flow import STOP_GRACE_S
 from ..review import ReviewEngine
-from . import channel
 from . import _slack_render as render
-from ._slack_port import Delivered, SlackPort, metadata
+from . import channel
 from ._serving import serve, stop_signal
-from ._slack_start import Secrets, api_url, bot_token, check, refusal, secrets, web_client
+from ._slack_port import Delivered, SlackPort, metadata
+from ._slack_start import Secrets, api_url, bot_token, check, close_client, refusal, secrets, web_client
 
 _log = logging.getLogger("hilbot.slack")
 NOT_IN_CHANNEL = ("Invite the bot to this channel first (/invite @hilbot), or use {command} in your direct messages "
@@ -105,10 +105,11 @@ class SlackBot:
         settings = self.settings
         opener = web_client(None, self.api_url, timeout=settings.read_timeout_s, retries=settings.limits.max_retries,
                             connections=2)
+        assert self.secrets.app_token is not None  # socket mode's secrets carry it
         try:  # the app token checked once, here: the Socket Mode client itself retries a refusal for ever
             await opener.apps_connections_open(app_token=self.secrets.app_token)
         except Exception as exc:  # noqa: BLE001 — every failure to connect becomes the one line
-            await opener.session.close()
+            await close_client(opener)
             raise refusal(exc, "apps.connections.open", self.api_url) from None
         self._socket = AsyncSocketModeHandler(self.app, self.secrets.app_token, web_client=opener,
                                               proxy=opener.proxy, logger=logging.getLogger("hilbot.slack.socket"))
@@ -136,7 +137,7 @@ class SlackBot:
         if self._runner is not None:
             await self._runner.cleanup()
         await self.flow.close(STOP_GRACE_S)
-        await self.client.session.close()
+        await close_client(self.client)
 
     # ------------------------------------------------------------------ deliveries → events
 
@@ -237,7 +238,9 @@ def _summary(body: Any) -> str:
     """A delivery as a log line names it: its type, user, channel and action ids (no token, no text)."""
     if not isinstance(body, dict):
         return str(body)
-    user = body.get("user") if isinstance(body.get("user"), dict) else {"id": body.get("user_id") or body.get("user")}
+    user = body.get("user")
+    if not isinstance(user, dict):
+        user = {"id": body.get("user_id") or body.get("user")}
     actions = [a.get("action_id") for a in body.get("actions") or [] if isinstance(a, dict)]
     kind = body.get("type") or ("slash command " + str(body.get("command")) if body.get("command") else "delivery")
     return f"{kind} from {user.get('id')} in {body.get('channel_id') or (body.get('channel') or {}).get('id')} {actions or ''}".strip()
@@ -257,7 +260,7 @@ async def post_digest_now(config: HilbotConfig, digest: Any) -> list[str]:
         raise HilbotError(f"Slack refused the digest ({exc})", fix="invite the bot to each channel in [slack.digest] chats "
                           "(/invite @hilbot) and check its scopes (chat:write, files:write)") from None
     finally:
-        await client.session.close()
+        await close_client(client)
     return chats
 
 

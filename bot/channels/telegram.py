@@ -18,8 +18,7 @@ from typing import Any
 from telegram import BotCommand, LinkPreviewOptions, Update
 from telegram.constants import ParseMode
 from telegram.error import TelegramError
-from telegram.ext import (Application, CallbackQueryHandler, CommandHandler, ContextTypes, Defaults, MessageHandler,
-                          filters)
+from telegram.ext import Application, CallbackQueryHandler, CommandHandler, ContextTypes, Defaults, MessageHandler, filters
 
 from evaluation import HilbotConfig, HilbotError, LogIssue, Store
 
@@ -99,6 +98,7 @@ class TelegramBot:
         if self.settings.mode == "webhook":  # updates are received first, then handled (as python-telegram-bot does)
             await self._webhook()
         else:
+            assert self.app.updater is not None  # the builder makes one
             await self.app.updater.start_polling(poll_interval=self.settings.poll_interval_s,
                                                  timeout=self.settings.poll_timeout_s, allowed_updates=Update.ALL_TYPES)
         await self.app.start()
@@ -108,6 +108,8 @@ class TelegramBot:
         from urllib.parse import urlparse
 
         settings = self.settings
+        assert self.app.updater is not None  # the builder makes one
+        assert settings.webhook_url is not None  # required in webhook mode (config validation)
         await self.app.updater.start_webhook(
             listen=settings.listen, port=settings.port, url_path=urlparse(settings.webhook_url).path.lstrip("/"),
             webhook_url=settings.webhook_url, secret_token=os.environ.get("TELEGRAM_WEBHOOK_SECRET"),
@@ -127,20 +129,24 @@ class TelegramBot:
 
     async def _on_command(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         message = update.effective_message
+        assert message is not None  # a command handler's update carries its message
         name = (message.text or "").split()[0].lstrip("/").split("@")[0].lower()
         await self.flow.on_command(Command(_user(update), _chat(message.chat), name, tuple(context.args or ()),
                                            str(message.message_id), handle=update))
 
     async def _on_tap(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         query = update.callback_query
+        assert query is not None  # a callback query handler's update carries its query
         tapped = tapped_on(query)
         if tapped is None:  # a button under an inline-mode message: none of hilbot's cards
-            return await query.answer()
+            await query.answer()
+            return
         chat, message_id = tapped
         await self.flow.on_tap(Tap(_user(update), chat, message_id, query.data or "", query.id, handle=update))
 
     async def _on_text(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         message = update.effective_message
+        assert message is not None  # a message handler's update carries its message
         reply_to = message.reply_to_message.message_id if message.reply_to_message else None
         await self.flow.on_text(Text(_user(update), _chat(message.chat), str(message.message_id), message.text or "",
                                      str(reply_to) if reply_to is not None else None, handle=update))
@@ -148,6 +154,7 @@ class TelegramBot:
     # ------------------------------------------------------------------ the one error handler
 
     async def _on_error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
+        assert context.error is not None  # set for error handlers
         self.report(context.error, update)
 
     def report(self, error: BaseException, context: object) -> None:

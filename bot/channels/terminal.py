@@ -185,6 +185,7 @@ class TerminalChannel:
         if step.state == State.DONE:
             self.view.console.print(_text("\nAll items in this run are reviewed for this dimension. 🎉", "green", newlines=True))
             step = session.act(Action("quit"))
+        assert step.summary is not None  # the quit that ends the session carries its summary
         self.view.summary(step.summary)
         return step.summary
 

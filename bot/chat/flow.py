@@ -21,7 +21,8 @@ from evaluation import HilbotError, Reviewer
 from .. import render
 from ..cards import Action, Card
 from ..review import ReviewEngine, ReviewSession, State, Step
-from ..sessions import Refused, Sessions, Tap as Resolved
+from ..sessions import Refused, Sessions
+from ..sessions import Tap as Resolved
 from . import texts
 from .port import Chat, ChatPort, Choice, Command, Keyboard, PortError, Tap, Text
 
@@ -96,8 +97,11 @@ class ChatFlow:
 
     def _finished(self, task: asyncio.Task[Any], context: object) -> None:
         self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            self.on_error(task.exception(), context)
+        if task.cancelled():
+            return
+        exc = task.exception()
+        if exc is not None:
+            self.on_error(exc, context)
 
     async def close(self, grace: float | None = None) -> None:
         """Let background work finish (edits and cards already under way), for at most ``grace`` seconds.
@@ -127,12 +131,15 @@ class ChatFlow:
         reviewer = self.access.reviewer(self.port.platform, command.user)
         if reviewer is None:
             _log.warning("refused %s%s from user %s (not allow-listed)", self.prefix, command.name, command.user.id)
-            return await self._say(command.chat, texts.refusal(self.port.title, self.port.platform, command.user.id))
+            await self._say(command.chat, texts.refusal(self.port.title, self.port.platform, command.user.id))
+            return
         handler = self._commands.get(command.name)
         if handler is None:
-            return await self._say(command.chat, f"Unknown command — see {self.prefix}help")
+            await self._say(command.chat, f"Unknown command — see {self.prefix}help")
+            return
         if dict((n, a) for n, _, a in texts.COMMANDS).get(command.name) and not self.access.admin(command.user):
-            return await self._say(command.chat, f"Only admins can {self.prefix}{command.name}.")
+            await self._say(command.chat, f"Only admins can {self.prefix}{command.name}.")
+            return
         await handler(command, reviewer)
 
     async def _say(self, chat: Chat, text: str, **kw: Any) -> str:
@@ -151,11 +158,13 @@ class ChatFlow:
 
     async def _review(self, command: Command, reviewer: Reviewer) -> None:
         if not command.args:
-            return await self._say(command.chat, texts.usage(self.prefix, "review"))
+            await self._say(command.chat, texts.usage(self.prefix, "review"))
+            return
         try:
             session = self.sessions.get(reviewer, command.args[0], command.args[1] if len(command.args) > 1 else None)
         except HilbotError as exc:
-            return await self._say(command.chat, texts.error(exc, self.prefix))
+            await self._say(command.chat, texts.error(exc, self.prefix))
+            return
         await self.sessions.started(session, command.chat.id, group=command.chat.group)
         await self._say(command.chat, self._progress_line(session, "Reviewing"))
         if not await self.fill(session, command.chat):
@@ -164,7 +173,8 @@ class ChatFlow:
     async def _next(self, command: Command, reviewer: Reviewer) -> None:
         session = self.sessions.active(reviewer)
         if session is None:
-            return await self._say(command.chat, f"Start with {self.prefix}review <run-id> — see {self.prefix}runs")
+            await self._say(command.chat, f"Start with {self.prefix}review <run-id> — see {self.prefix}runs")
+            return
         async with self.sessions.lock(reviewer):
             held = self.sessions.open_cards(session, group=command.chat.group)
             card = session.card(held[0]) if held else None
@@ -183,12 +193,14 @@ class ChatFlow:
 
     async def _push(self, command: Command, reviewer: Reviewer) -> None:
         if not command.args:
-            return await self._say(command.chat, texts.usage(self.prefix, "push"))
+            await self._say(command.chat, texts.usage(self.prefix, "push"))
+            return
         run_id, dimension = command.args[0], (command.args[1] if len(command.args) > 1 else None)
         try:
             run_id, dimension = self.sessions.target(run_id, dimension)
         except HilbotError as exc:
-            return await self._say(command.chat, texts.error(exc, self.prefix))
+            await self._say(command.chat, texts.error(exc, self.prefix))
+            return
         reviewers = sorted(self.access.reviewers)
         await self._say(command.chat, f"Pushing {run_id} to {len(reviewers)} reviewers…")
         self.spawn(self.push(run_id, dimension, reviewers, command.chat), command)
@@ -325,6 +337,7 @@ class ChatFlow:
     async def _ask_note(self, session: ReviewSession, item_id: str, event: Tap) -> None:
         """Ask for the note's text; the prompt is logged before the reviewer's answer is looked at."""
         item = session.run.item(item_id)
+        assert item is not None, item_id  # a tap's item is in its run
         async with self.sessions.lock(session.reviewer):
             prompt_id = await self.port.ask_note(event, texts.clip(item.query.query, 200))
             await self.sessions.delivered(session, item_id, event.chat.id, prompt_id, kind="note_prompt",
@@ -428,6 +441,7 @@ class ChatFlow:
     async def _done(self, session: ReviewSession, chat: Chat) -> None:
         async with self.sessions.lock(session.reviewer):
             step = await session.aact(Action("quit"))  # stores the session's hilReview summary
+        assert step.summary is not None  # a quit ending an open session carries it
         await self._say(chat, texts.done(session.run_id, session.dimension, step.summary))
 
     def _output(self, reviewer: Reviewer) -> asyncio.Lock:

@@ -83,6 +83,10 @@ Keyboard = list[list[Choice]]
 """Rows of buttons."""
 
 
+PortErrorKind = Literal["content", "chat", "transient"]
+"""Why a platform call failed (see :class:`PortError`)."""
+
+
 class PortError(Exception):
     """A platform call failed for good (the adapter has already retried what can be retried).
 
@@ -91,7 +95,7 @@ class PortError(Exception):
     ``transient``: the network or the platform failed this time.
     """
 
-    def __init__(self, message: str, *, kind: Literal["content", "chat", "transient"] = "transient"):
+    def __init__(self, message: str, *, kind: PortErrorKind = "transient"):
         super().__init__(message)
         self.kind = kind
 

@@ -80,6 +80,7 @@ class Scheduler:
         while True:
             now = self.clock()
             due = self.next_digest(now)
+            assert due is not None  # started only with a schedule
             await asyncio.sleep(max(0.0, (due - now).total_seconds()))
             await self._guarded(self.digest, "posting the scheduled digest")
 

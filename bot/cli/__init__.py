@@ -9,6 +9,14 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from types import FrameType
+    from typing import Any, Callable
+
+    _Handler = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
+    """What ``signal.signal`` takes and returns."""
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -76,7 +84,7 @@ def _command(argv: list[str]) -> str | None:
     return None
 
 
-def _stop_on_sigterm() -> object:
+def _stop_on_sigterm() -> _Handler:
     """SIGTERM stops hilbot as Ctrl-C does (cleanly); returns the handler it replaced."""
     try:
         return signal.signal(signal.SIGTERM, _interrupt)
@@ -84,11 +92,11 @@ def _stop_on_sigterm() -> object:
         return None
 
 
-def _interrupt(signum: int, frame: object) -> None:
+def _interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
-def _restore(previous: object) -> None:
+def _restore(previous: _Handler) -> None:
     if previous is not None:
         signal.signal(signal.SIGTERM, previous)
 

@@ -90,7 +90,8 @@ def agreement(ctx: typer.Context, run: Run = None, dimension: Dim = None, fmt: F
 
 @app.command("calibration")
 def calibration(ctx: typer.Context, run: Run = None, dimension: Dim = None, fmt: Format = "markdown", out: Out = None,
-                by: Annotated[str, typer.Option("--by", help="Group by: comma-separated of dimension, metric, run_id, category, judge, prompt_hash, source_type.")] = "dimension") -> None:
+                by: Annotated[str, typer.Option("--by", help="Group by: comma-separated of dimension, metric, run_id, category, judge, "
+                                                             "prompt_hash, source_type.")] = "dimension") -> None:
     """The AI judge against the humans: Spearman ρ, Kendall τ, κ on categories, confusion matrix, Δ, worst items.
 
     Example: hilbot analyze calibration --by dimension,category
@@ -104,11 +105,16 @@ def calibration(ctx: typer.Context, run: Run = None, dimension: Dim = None, fmt:
 
 
 @app.command("correlate")
-def correlate(ctx: typer.Context, feature: Annotated[str, typer.Option("--feature", help="An item feature: numbers (or number text), or ordered category labels, e.g. leap_distance.")],
+def correlate(ctx: typer.Context,
+              feature: Annotated[str, typer.Option("--feature", help="An item feature: numbers (or number text), or ordered category labels, "
+                                                                     "e.g. leap_distance.")],
               run: Run = None, dimension: Dim = None, fmt: Format = "markdown", out: Out = None,
-              buckets: Annotated[Optional[int], typer.Option("--buckets", help="Quantile buckets, 1–100 (default: distinct values if ≤ 10, else 5); not for category features.")] = None,
+              buckets: Annotated[Optional[int], typer.Option("--buckets", help="Quantile buckets, 1–100 (default: distinct values if ≤ 10, else 5); "
+                                                                           "not for category features.")] = None,
               expect: Annotated[str, typer.Option("--expect", help="decreasing (larger values rate worse) or increasing.")] = "decreasing",
-              order: Annotated[Optional[str], typer.Option("--order", help="A category feature's labels, lowest first, comma-separated, e.g. none,small,medium,large,max (default: a built-in order of well-known labels).")] = None) -> None:
+              order: Annotated[Optional[str], typer.Option("--order", help="A category feature's labels, lowest first, comma-separated, "
+                                                                         "e.g. none,small,medium,large,max (default: a built-in order of "
+                                                                         "well-known labels).")] = None) -> None:
     """Ratings against a feature: success rate per bucket with Wilson CIs, monotonicity, Spearman ρ.
 
     Numbers and number text ("3") are the same value; category labels are ordered by --order.

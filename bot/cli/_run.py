@@ -24,9 +24,11 @@ def _judge(name: str | None, config: "HilbotConfig", store: "Store") -> "Judge":
     from evaluation.judges import default_judge, get_judge
     from evaluation.llm import has_key
 
-    if name is None and (name := default_judge(config)) == "lexical":
-        how = "pass --judge llm or set [judge] name = \"llm\"" + ("" if has_key(config.llm) else " with ANTHROPIC_API_KEY set")
-        typer.echo(f"note: judging with the lexical judge (local methods, nothing sent). AI review is opt-in: {how}.", err=True)
+    if name is None:
+        name = default_judge(config)
+        if name == "lexical":
+            how = "pass --judge llm or set [judge] name = \"llm\"" + ("" if has_key(config.llm) else " with ANTHROPIC_API_KEY set")
+            typer.echo(f"note: judging with the lexical judge (local methods, nothing sent). AI review is opt-in: {how}.", err=True)
     return get_judge(name, config, store)
 
 
@@ -88,12 +90,14 @@ def run(
     set_spec: Annotated[str, typer.Option("--set", help="Query set: a name, all (curated sets), generated/*, generated/<date>.")] = "core",
     cases: Annotated[Optional[str], typer.Option("--cases", help="YAML test cases (a file or a directory) instead of a query set.")] = None,
     target: Annotated[Optional[str], typer.Option("--target", help="module:function called with each query.")] = None,
-    target_cmd: Annotated[Optional[str], typer.Option("--target-cmd", help="Command printing JSON or text. With {query} (one argument, as data) it runs without a shell; "
-                                                                    "without, in the shell, the query on stdin. $HILBOT_QUERY holds it either way.")] = None,
+    target_cmd: Annotated[Optional[str], typer.Option("--target-cmd", help="Command printing JSON or text. With {query} (one argument, as data) "
+                                                                    "it runs without a shell; without, in the shell, the query on stdin. "
+                                                                    "$HILBOT_QUERY holds it either way.")] = None,
     outputs: Annotated[Optional[str], typer.Option("--outputs", help="Precomputed outputs (JSONL/JSON, by id).")] = None,
     judge: Annotated[Optional[str], typer.Option("--judge", help="lexical (default, local methods) or llm (opt-in: sends items to [llm]).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="One line per query.")] = False,
-    silent: Annotated[bool, typer.Option("--silent", help="Only the average and the verdict; exit 1 on a regression or when items could not be judged ([judge] max_unjudged).")] = False,
+    silent: Annotated[bool, typer.Option("--silent", help="Only the average and the verdict; exit 1 on a regression or when items could not "
+                                                          "be judged ([judge] max_unjudged).")] = False,
     baseline: Annotated[Optional[str], typer.Option("--baseline", help="Run to check regressions against (default: the previous run of the set).")] = None,
     run_id: Annotated[Optional[str], typer.Option("--run-id", help="Id of the new run (default: a timestamp).")] = None,
     label: Annotated[Optional[str], typer.Option("--label", help="Name in model comparisons (default: the model the target reports).")] = None,

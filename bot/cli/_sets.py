@@ -138,6 +138,7 @@ def review(
     llm = _llm(config, store) if has_key(config.llm) else None
 
     def propose(n: int, keep: list, avoid: list):
+        assert llm is not None  # passed to the session only with an LLM
         return propose_queries(llm, count=n, seed=None, keep=keep, avoid=avoid)
 
     session = review_session(loaded, propose=propose if llm else None, save_to=lambda qs: sets.save(qs, store),

@@ -48,7 +48,8 @@ from urllib.parse import urlencode
 import aiohttp
 from aiohttp import WSMsgType, web
 
-from ._server import Call as _Call, ThreadedApp, Waits, Window, take_fault
+from ._server import Call as _Call
+from ._server import ThreadedApp, Waits, Window, take_fault
 
 Json = dict[str, Any]
 
