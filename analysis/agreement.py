@@ -168,6 +168,13 @@ def _kappa_from_tables(tables: np.ndarray, w: np.ndarray) -> np.ndarray:
     return out
 
 
+def kappa_of_table(table: Any, weights: Weights = None) -> float:
+    """κ of one K × K confusion table (rows: one rater, columns: the other), by :func:`kappa_weights`;
+    NaN when the expected disagreement is 0 (both raters used one and the same category)."""
+    counts = np.asarray(table, dtype=float)
+    return float(_kappa_from_tables(counts[None], kappa_weights(len(counts), weights))[0])
+
+
 def _cohen_pairs(a: Sequence[Any], b: Sequence[Any], categories: Sequence[Any]) -> tuple[np.ndarray, int]:
     if len(a) != len(b):
         raise ValueError(f"a and b must pair up item by item (got {len(a)} and {len(b)} labels)")

@@ -51,7 +51,7 @@ from evaluation.config import HilbotConfig, Scale, ScaleOption
 from evaluation.errors import HilbotError
 
 from ._undefined import Jsonable, Undefined, to_jsonable
-from .agreement import check_dimensions, judgment_means, not_configured
+from .agreement import check_dimensions, judgment_means, kappa_of_table, not_configured
 
 KEY3 = ["run_id", "item_id", "dimension"]
 """An item on one dimension."""
@@ -171,28 +171,18 @@ def confusion_matrix(ai: Iterable[str], human: Iterable[str], labels: Iterable[s
     return ConfusionMatrix(labels, tuple(tuple(int(c) for c in row) for row in counts))
 
 
-def _weights(k: int, kind: str) -> np.ndarray:
-    i, j = np.indices((k, k))
-    if kind == "quadratic":
-        return ((i - j) / max(k - 1, 1)) ** 2
-    if kind == "linear":
-        return np.abs(i - j) / max(k - 1, 1)
-    return (i != j).astype(float)
-
-
 def cohen_kappa(matrix: ConfusionMatrix, weights: Literal["none", "linear", "quadratic"] = "none") -> Number:
-    """Cohen's κ = 1 − Σ w·observed / Σ w·expected (w = 1 off the diagonal when unweighted)."""
+    """Cohen's κ = 1 − Σ w·observed / Σ w·expected (w = 1 off the diagonal when unweighted), computed once for
+    all of hilbot by :func:`analysis.agreement.kappa_of_table`; undefined with no items, or when AI and humans
+    put every item in one and the same category."""
     observed = np.asarray(matrix.counts, float)
-    n = observed.sum()
-    if n == 0:
+    if observed.sum() == 0:
         return Undefined("no items")
-    expected = np.outer(observed.sum(axis=1), observed.sum(axis=0)) / n
-    w = _weights(len(matrix.labels), weights)
-    disagreement_by_chance = float((w * expected).sum())
-    if disagreement_by_chance == 0:
+    value = kappa_of_table(observed, None if weights == "none" else weights)
+    if math.isnan(value):
         used = matrix.labels[int(observed.sum(axis=1).argmax())]
         return Undefined(f"AI and humans put every item in one category ({used})")
-    return 1 - float((w * observed).sum()) / disagreement_by_chance
+    return value
 
 
 # ---------------------------------------------------------------- categories

@@ -511,3 +511,24 @@ def test_kappa_is_at_most_one(counts):
     for weights in ("none", "linear", "quadratic"):
         kappa = cohen_kappa(matrix, weights)
         assert isinstance(kappa, Undefined) or (math.isfinite(kappa) and kappa <= 1 + 1e-12)
+
+
+@pytest.mark.parametrize("weights", ["none", "linear", "quadratic"])
+def test_calibrations_kappa_is_the_agreement_kappa_on_the_same_table(weights):
+    """Cohen's κ and its weights exist once: calibration's κ on a confusion matrix is agreement's on the pairs."""
+    import numpy as np
+
+    from analysis.agreement import cohen_kappa as pairs_kappa
+    from analysis.calibration import ConfusionMatrix, cohen_kappa
+
+    rng = np.random.default_rng(7)
+    labels = ("bad", "meh", "good", "great")
+    for _ in range(20):
+        ai = rng.integers(0, 4, 40)
+        human = np.where(rng.random(40) < 0.6, ai, rng.integers(0, 4, 40))
+        counts = np.zeros((4, 4), int)
+        np.add.at(counts, (ai, human), 1)
+        matrix = ConfusionMatrix(labels, tuple(tuple(int(c) for c in row) for row in counts))
+        expected = pairs_kappa([labels[i] for i in ai], [labels[i] for i in human], categories=labels,
+                               weights=None if weights == "none" else weights)
+        assert cohen_kappa(matrix, weights) == pytest.approx(expected, abs=1e-12)
