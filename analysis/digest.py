@@ -27,6 +27,7 @@ from statistics import mean
 from typing import TYPE_CHECKING, Iterable
 
 from evaluation.config import HilbotConfig
+from evaluation.output import signed
 from evaluation.records import RunHeader, utcnow
 from evaluation.store import Store
 from evaluation.text import visible
@@ -134,7 +135,7 @@ class Digest:
 
     def _totals_line(self) -> str:
         return (f"All runs: {_count(self.total_ratings, 'rating')} · human {_number(self.human_average)}"
-                f" · human − AI {_signed(self.ai_vs_human_delta)}")
+                f" · human − AI {signed(self.ai_vs_human_delta)}")
 
     def _new_line(self) -> str:
         who = f"{_count(self.new_ratings, 'rating')} from {_count(self.new_reviewers, 'reviewer')}"
@@ -333,17 +334,10 @@ def _number(value: float | None) -> str:
     return DASH if value is None else f"{value:.2f}"
 
 
-def _signed(value: float | None) -> str:
-    """``+0.05`` / ``−0.05`` (a real minus sign) / ``0.00``; "–" when None."""
-    from evaluation.output import signed
-
-    return signed(value, DASH)
-
-
 def _run_line(run: RunProgress) -> str:
     counts = _count(run.ratings, "rating") + (f", {_count(run.skips, 'skip')}" if run.skips else "")
     return (f"{run.label}: {run.rated_items}/{run.items} rated · {counts} · human {_number(run.human_average)}"
-            f" · AI {_number(run.ai_average)} · human − AI {_signed(run.ai_vs_human_delta)}")
+            f" · AI {_number(run.ai_average)} · human − AI {signed(run.ai_vs_human_delta)}")
 
 
 # --------------------------------------------------------------------------- chart

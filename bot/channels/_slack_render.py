@@ -141,16 +141,19 @@ def card_blocks(card: Card, keyboard: Keyboard, *, final: bool = False) -> tuple
 def text_pieces(text: str, *, code: bool = False) -> list[str]:
     """Plain text, escaped, split on line breaks into messages that fit (monospaced when ``code``)."""
     limit = TEXT - 8
-    pieces, current = [], ""
+    pieces: list[str] = []
+    current: list[str] = []
+    size = 0  # the escaped length of the piece being filled (escaping works character by character)
     for line in text.splitlines() or [""]:
         for part in textwrap.wrap(line, limit, replace_whitespace=False, drop_whitespace=False) or [""]:
-            candidate = f"{current}\n{part}" if current else part
-            if current and len(escape(candidate)) > limit:
-                pieces.append(current)
-                candidate = part
-            current = candidate
-    pieces.append(current)
-    shown = [escape(p) for p in pieces if p.strip()] or [" "]
+            part = escape(part)
+            if current and size + 1 + len(part) > limit:
+                pieces.append("\n".join(current))
+                current = []
+            size = size + 1 + len(part) if current else len(part)
+            current.append(part)
+    pieces.append("\n".join(current))
+    shown = [p for p in pieces if p.strip()] or [" "]
     return [f"```{p}```" for p in shown] if code else shown
 
 
