@@ -1,6 +1,9 @@
-"""hilbot's analysis: read-only figures over the store (the review digest, …).
+"""hilbot's analysis: figures over the store — validation, agreement, calibration, correlation, patterns,
+synthesis and the review digest.
 
-Depends on ``evaluation`` only. Public names are loaded on first use.
+Each ``hilbot analyze`` command is an :class:`Analysis` registered with :func:`analysis` (see
+:mod:`analysis.registry`, which shows a plugin's). Depends on ``evaluation`` only. Public names are
+loaded on first use.
 """
 
 from __future__ import annotations
@@ -10,6 +13,14 @@ from typing import TYPE_CHECKING
 from evaluation._lazy import lazy_getattr
 
 _EXPORTS = {
+    "Analysis": "registry",
+    "Inputs": "registry",
+    "Option": "registry",
+    "Output": "registry",
+    "analyses": "registry",
+    "analysis": "registry",
+    "run_analysis": "registry",
+    "AnalysisError": "errors",
     "Frames": "load",
     "ai_score_column": "load",
     "scan_log": "load",
@@ -55,10 +66,18 @@ if TYPE_CHECKING:
     from .digest import RunProgress as RunProgress
     from .digest import build_digest as build_digest
     from .digest import chart_png as chart_png
+    from .errors import AnalysisError as AnalysisError
     from .load import Frames as Frames
     from .load import ai_score_column as ai_score_column
     from .load import scan_log as scan_log
     from .patterns import PatternsReport as PatternsReport
+    from .registry import Analysis as Analysis
+    from .registry import Inputs as Inputs
+    from .registry import Option as Option
+    from .registry import Output as Output
+    from .registry import analyses as analyses
+    from .registry import analysis as analysis
+    from .registry import run_analysis as run_analysis
     from .synthetic import SyntheticLog as SyntheticLog
     from .synthetic import write_synthetic as write_synthetic
     from .validate import FLAGS as FLAGS

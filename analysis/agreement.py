@@ -23,7 +23,7 @@ measurement, each with a bootstrap CI and its target band, plus the items review
   score last), and the dimension's notes say so (:func:`not_configured`); a judgment a configured scale does
   not offer is placed among the options by its mean score. :mod:`analysis.calibration` and
   :mod:`analysis.patterns` follow the same convention. A ``dimension`` asked for that neither the configuration
-  defines nor any rating carries is a :class:`HilbotError` with the fix (:func:`check_dimensions`).
+  defines nor any rating carries is a :class:`AnalysisError` with the fix (:func:`check_dimensions`).
 * **Krippendorff's α** uses the coincidence-matrix formulation of Krippendorff (2011), "Computing
   Krippendorff's Alpha-Reliability": o_ck = Σ_u n_uck / (m_u − 1) over pairable units, n_c = Σ_k o_ck,
   α = 1 − (n − 1) Σ o_ck δ_ck / Σ n_c n_k δ_ck. The ordinal δ_ck = (Σ_{g=c..k} n_g − (n_c + n_k)/2)² is
@@ -55,9 +55,10 @@ from typing import TYPE_CHECKING, Any, Callable, Literal, Sequence
 import numpy as np
 
 from evaluation.config import HilbotConfig
-from evaluation.errors import HilbotError
 
 from ._undefined import Jsonable, Undefined
+from .errors import AnalysisError
+from .registry import Inputs, Option, analysis
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -104,7 +105,7 @@ def band(value: Number | None, metric: str | Callable[..., Any]) -> str:
     elif name in ("krippendorff", "krippendorff_alpha", "alpha"):
         cuts = ALPHA_BANDS
     else:
-        raise ValueError(f"unknown metric {metric!r}; use 'cohen', 'fleiss' or 'krippendorff'")
+        raise AnalysisError(f"unknown metric {metric!r}", fix="use 'cohen', 'fleiss' or 'krippendorff'")
     if value is None or isinstance(value, Undefined) or not math.isfinite(value):
         return UNDEFINED_BAND
     return next((label for cut, label in cuts if value >= cut), BELOW)
@@ -125,7 +126,7 @@ def _is_missing(x: Any) -> bool:
 def _category_index(categories: Sequence[Any]) -> dict[Any, int]:
     index = {c: i for i, c in enumerate(categories)}
     if len(index) != len(categories):
-        raise ValueError("categories must be distinct")
+        raise AnalysisError("categories are not distinct", fix="list each category once")
     return index
 
 
@@ -138,7 +139,7 @@ def _codes(labels: Sequence[Any], index: dict[Any, int]) -> np.ndarray:
         elif label in index:
             out[i] = index[label]
         else:
-            raise ValueError(f"label {label!r} is not one of the categories {list(index)}")
+            raise AnalysisError(f"label {label!r} is not one of the categories {list(index)}", fix="add it to the categories, or map it to one")
     return out
 
 
@@ -152,7 +153,7 @@ def kappa_weights(k: int, weights: Weights = None) -> np.ndarray:
         return diff / max(k - 1, 1)
     if weights == "quadratic":
         return (diff / max(k - 1, 1)) ** 2
-    raise ValueError(f"unknown weights {weights!r}; use None, 'linear' or 'quadratic'")
+    raise AnalysisError(f"unknown weights {weights!r}", fix="use None, 'linear' or 'quadratic'")
 
 
 def _kappa_from_tables(tables: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -177,7 +178,8 @@ def kappa_of_table(table: Any, weights: Weights = None) -> float:
 
 def _cohen_pairs(a: Sequence[Any], b: Sequence[Any], categories: Sequence[Any]) -> tuple[np.ndarray, int]:
     if len(a) != len(b):
-        raise ValueError(f"a and b must pair up item by item (got {len(a)} and {len(b)} labels)")
+        raise AnalysisError(f"a and b do not pair up item by item ({len(a)} and {len(b)} labels)",
+                            fix="give one label per item on each side (None for a missing one)")
     index = _category_index(categories)
     ca, cb = _codes(list(a), index), _codes(list(b), index)
     shared = (ca >= 0) & (cb >= 0)
@@ -226,7 +228,7 @@ def _fleiss_units(counts: np.ndarray, n_raters: int | None) -> tuple[np.ndarray,
         n = float(values[freq == freq.max()].max())
     else:
         if n_raters < 2:
-            raise ValueError("n_raters must be at least 2")
+            raise AnalysisError(f"n_raters={n_raters}", fix="give at least 2 raters")
         n = float(n_raters)
     keep = totals == n
     if keep.sum() < 2:
@@ -253,9 +255,9 @@ def _unit_agreement(counts: np.ndarray, n: float) -> np.ndarray:
 def _as_counts(counts: Any) -> np.ndarray:
     counts = np.asarray(counts, dtype=float)
     if counts.ndim != 2:
-        raise ValueError(f"counts must be a units × categories matrix (got shape {counts.shape})")
+        raise AnalysisError(f"counts have the shape {counts.shape}", fix="give a units × categories matrix")
     if (counts < 0).any() or not np.isfinite(counts).all():
-        raise ValueError("counts must be finite and non-negative")
+        raise AnalysisError("counts hold a negative or non-finite value", fix="give finite counts ≥ 0")
     return counts
 
 
@@ -283,18 +285,18 @@ def fleiss_kappa(counts: Any, *, n_raters: int | None = None) -> Number:
 
 def _check_level(level: str) -> None:
     if level not in LEVELS:
-        raise ValueError(f"unknown level {level!r}; use one of {', '.join(LEVELS)}")
+        raise AnalysisError(f"unknown level {level!r}", fix=f"use one of {', '.join(LEVELS)}")
 
 
 def _as_reliability_data(data: Any) -> np.ndarray:
     try:
         array = np.asarray(data, dtype=float)
     except (TypeError, ValueError):
-        raise ValueError("data must be numeric (map labels to numbers first); np.nan or None = missing") from None
+        raise AnalysisError("data is not numeric", fix="map labels to numbers first; np.nan or None is a missing value") from None
     if array.ndim != 2:
-        raise ValueError(f"data must be a raters × units matrix (got shape {array.shape})")
+        raise AnalysisError(f"data has the shape {array.shape}", fix="give a raters × units matrix")
     if np.isinf(array).any():
-        raise ValueError("data must not hold infinite values")
+        raise AnalysisError("data holds an infinite value", fix="use finite values; np.nan or None is a missing value")
     return array
 
 
@@ -463,7 +465,7 @@ def _fleiss_resampler(counts: Any, *, n_raters: int | None = None) -> _Resampler
     counts = _as_counts(counts)
     chosen = _fleiss_units(counts, n_raters)
     if isinstance(chosen, Undefined):  # bootstrap_ci only resamples defined estimates
-        raise ValueError(chosen.reason)
+        raise AnalysisError(chosen.reason, fix="bootstrap only a defined estimate")
     keep, n = chosen
     used = counts[keep]
     per_unit = _unit_agreement(used, n)
@@ -482,7 +484,7 @@ def _alpha_resampler(data: Any, level: Level) -> _Resampler:
     _check_level(level)
     coded = _code(_as_reliability_data(data), pairable_only=True)
     if isinstance(coded, Undefined):  # bootstrap_ci only resamples defined estimates
-        raise ValueError(coded.reason)
+        raise AnalysisError(coded.reason, fix="bootstrap only a defined estimate")
     codes, values, v = coded.codes, coded.values, len(coded.values)
     units = np.arange(codes.shape[1])
     unit_parts, cell_parts, weight_parts = [], [], []
@@ -549,9 +551,9 @@ def bootstrap_ci(statistic: Callable[..., Number], *args: Any, n_boot: int = 100
     bootstrap replicates"`` when fewer than half of them are defined.
     """
     if statistic not in _RESAMPLERS:
-        raise ValueError("statistic must be cohen_kappa, fleiss_kappa or krippendorff_alpha")
+        raise AnalysisError(f"cannot bootstrap {getattr(statistic, '__name__', statistic)!r}", fix="use cohen_kappa, fleiss_kappa or krippendorff_alpha")
     if n_boot < 0 or not 0 < confidence < 1:
-        raise ValueError("n_boot must be ≥ 0 and confidence in (0, 1)")
+        raise AnalysisError(f"n_boot={n_boot}, confidence={confidence}", fix="use n_boot ≥ 0 and a confidence in (0, 1)")
     return _bootstrap(statistic, statistic(*args, **kwargs), args, kwargs, n_boot, seed, confidence)
 
 
@@ -707,7 +709,7 @@ def judgment_means(frame: pd.DataFrame) -> list[tuple[str, float]]:
 
 def check_dimensions(ratings: pd.DataFrame, config: HilbotConfig, dimension: str | Any | None, run: Any = None) -> None:
     """A ``dimension`` (a name or several) that neither the configuration defines nor any of ``ratings`` carries: a
-    one-line :class:`HilbotError` naming the dimensions there are. A configured dimension without ratings is fine
+    one-line :class:`AnalysisError` naming the dimensions there are. A configured dimension without ratings is fine
     (an empty report), and so is a rated one the configuration lacks (described from the log)."""
     if dimension is None:
         return
@@ -716,7 +718,7 @@ def check_dimensions(ratings: pd.DataFrame, config: HilbotConfig, dimension: str
         if name not in config.dimensions and name not in rated:
             scope = f" in run {run!r}" if isinstance(run, str) else ""
             known = ", ".join(sorted(rated | set(config.dimensions))) or "none"
-            raise HilbotError(f"no ratings on dimension {name!r}{scope}, and hilbot.toml does not define it",
+            raise AnalysisError(f"no ratings on dimension {name!r}{scope}, and hilbot.toml does not define it",
                               fix=f"use one of {known} (rated or configured), or add [dimensions.{name}] to hilbot.toml")
 
 
@@ -841,10 +843,10 @@ def agreement(ratings: pd.DataFrame, config: HilbotConfig, *, run: str | None = 
     bootstrap CI (``n_boot`` replicates, 0 = none, ``seed``) and its band; and the items reviewers disagree on.
     With fewer than two reviewers every statistic is Undefined ("one rater"). A dimension the configuration lacks
     is described from the log (its judgments by mean score, see the module docstring); a ``dimension`` neither
-    configured nor rated is a :class:`HilbotError` with the fix.
+    configured nor rated is a :class:`AnalysisError` with the fix.
     """
     if n_boot < 0 or min_shared < 1:
-        raise ValueError("n_boot must be ≥ 0 and min_shared ≥ 1")
+        raise AnalysisError(f"n_boot={n_boot}, min_shared={min_shared}", fix="use n_boot ≥ 0 and min_shared ≥ 1")
     frame = ratings
     if run is not None:
         frame = frame[frame["run_id"] == run]
@@ -853,6 +855,87 @@ def agreement(ratings: pd.DataFrame, config: HilbotConfig, *, run: str | None = 
     dims = tuple(_dimension_agreement(frame[frame["dimension"] == name], name, config, n_boot=n_boot, seed=seed,
                                       min_shared=min_shared) for name in names)
     return AgreementReport(run=run, dimensions=dims, n_boot=n_boot, seed=seed, min_shared=min_shared)
+
+
+
+# ---------------------------------------------------------------------------------------------- the command
+
+PAIRS = 30
+"""Reviewer pairs shown in Markdown."""
+BOOTSTRAP_MAX = 100_000
+"""The most bootstrap replicates ``--bootstrap`` takes."""
+
+
+def _markdown(report: AgreementReport) -> list[str]:
+    """α, Fleiss' κ and pairwise Cohen's κ per dimension, with the items to resolve."""
+    scope = f"run {report.run}" if report.run else "all runs"
+    lines = [f"# Inter-rater agreement ({scope})", "",
+             f"95% CIs: percentile bootstrap over items, {report.n_boot} replicates, seed {report.seed}. "
+             "Bands: κ ≥ 0.60 acceptable, ≥ 0.75 good, ≥ 0.85 excellent; α ≥ 0.67 / 0.80 / 0.90."]
+    for dim in report.dimensions:
+        lines += _markdown_dimension(dim, report.min_shared)
+    return lines
+
+
+def _cells(e: AgreementEstimate) -> tuple[str, str, str, int]:
+    from .report import fmt
+
+    interval = e.ci if isinstance(e.ci, tuple) else None
+    return fmt(e.value), f"[{interval[0]:.3f}, {interval[1]:.3f}]" if interval else fmt(e.ci), e.band, e.n_items
+
+
+def _markdown_dimension(dim: DimensionAgreement, min_shared: int) -> list[str]:
+    from .report import fmt, table
+
+    lines = ["", f"## {dim.dimension}", "",
+             f"{dim.n_ratings} ratings of {dim.n_items} items by {dim.n_raters} reviewers; {dim.n_pairable} items have ≥ 2 ratings. "
+             f"Scale: {' < '.join(dim.categories)}.", ""]
+    rows = [(f"Krippendorff's α ({level})", *_cells(e)) for level, e in dim.alpha.items()]
+    rows.append((f"Fleiss' κ ({dim.fleiss_raters or '–'} raters per item)", *_cells(dim.fleiss)))
+    lines += table(["statistic", "value", "95% CI", "band", "items"], rows)
+    lines += _markdown_pairs(dim, min_shared)
+    lines += [f"- note: {n}" for n in dim.notes]
+    if dim.disagreements:
+        lines += ["", f"Items to resolve ({len(dim.disagreements)}; largest spread first):", ""]
+        lines += table(["run", "item", "spread", "ratings"],
+                       [(d.run_id, d.item_id, fmt(d.spread, 2), "; ".join(f"{who}: {j}" for who, j, _ in d.ratings))
+                        for d in dim.disagreements[:25]])
+    return lines
+
+
+def _markdown_pairs(dim: DimensionAgreement, min_shared: int) -> list[str]:
+    from .report import fmt, table
+
+    if not dim.pairs:
+        return []
+    shown = sorted(dim.pairs, key=lambda p: (-p.n_shared, p.reviewer_a, p.reviewer_b))[:PAIRS]
+    more = f"; the {PAIRS} with most shared items shown, all {len(dim.pairs)} in --format json" if len(dim.pairs) > PAIRS else ""
+    return ["", f"Cohen's κ per reviewer pair (≥ {min_shared} shared items; {dim.pairs_below_min_shared} pairs had fewer{more}):", "",
+            *table(["pair", "shared", "κ", "95% CI", "band", "κ linear", "κ quadratic"],
+                   [(f"{p.reviewer_a} · {p.reviewer_b}", p.n_shared, *_cells(p.unweighted)[:3], fmt(p.linear.value),
+                     fmt(p.quadratic.value)) for p in shown])]
+
+
+def _chart(report: AgreementReport) -> bytes:
+    from .charts import interval_bars
+
+    level = lambda dim: "ordinal" if "ordinal" in dim.alpha else next(iter(dim.alpha))  # noqa: E731
+    estimates = [(dim.dimension, dim.alpha[level(dim)]) for dim in report.dimensions if dim.alpha]
+    values = [None if isinstance(e.value, Undefined) else e.value for _, e in estimates]
+    intervals = [e.ci if isinstance(e.ci, tuple) else None for _, e in estimates]
+    return interval_bars([name for name, _ in estimates], values, intervals, title="Krippendorff's α (ordinal) per dimension",
+                         ylabel="α", lines=[(0.67, "acceptable"), (0.8, "good"), (0.9, "excellent")])
+
+
+@analysis("agreement", markdown=_markdown, charts=lambda report, inputs: {"agreement": lambda: _chart(report)}, options=[
+    Option("n_boot", int, 1000, "Bootstrap replicates for the 95% CIs", flag="--bootstrap", low=0, high=BOOTSTRAP_MAX),
+    Option("seed", int, 0, "Bootstrap seed", low=0, high=2**32 - 1)])
+def agreement_command(inputs: Inputs, *, n_boot: int, seed: int) -> AgreementReport:
+    """Inter-rater agreement: Cohen's κ per pair, Fleiss' κ, Krippendorff's α (4 levels), with CIs and bands.
+
+    Example: hilbot analyze agreement --run demo-docs-search
+    """
+    return agreement(inputs.frames.ratings, inputs.config, run=inputs.run, dimension=inputs.dimension, n_boot=n_boot, seed=seed)
 
 
 __all__ = [

@@ -24,7 +24,7 @@ Everything returns values; nothing prints. Conventions:
   its mean score, and both scores go to the nearest one by the rule above. The group's ``notes`` say the
   dimension is not configured and list the judgments with their means. A group holding several such
   dimensions, or one with a configured one, has no category agreement. A ``dimension`` asked for that neither
-  the configuration defines nor any selected rating carries is a :class:`HilbotError` with the fix.
+  the configuration defines nor any selected rating carries is a :class:`AnalysisError` with the fix.
 * **PASS/FAIL.** The AI passes when its score ≥ ``judge.pass_mark`` (0.6); the humans pass when their category
   counts as a success (the option's ``success``, else option score ≥ 0.5); on a dimension the configuration
   lacks, when their mean score ≥ 0.5.
@@ -48,10 +48,11 @@ import pandas as pd
 from scipy import stats
 
 from evaluation.config import HilbotConfig, Scale, ScaleOption
-from evaluation.errors import HilbotError
 
 from ._undefined import Jsonable, Undefined, to_jsonable
 from .agreement import check_dimensions, judgment_means, kappa_of_table, not_configured
+from .errors import AnalysisError
+from .registry import Inputs, Option, analysis
 
 KEY3 = ["run_id", "item_id", "dimension"]
 """An item on one dimension."""
@@ -452,7 +453,7 @@ def _unpack(data: Any) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None]
 def _check_by(by: tuple[str, ...]) -> None:
     unknown = [k for k in by if k not in GROUP_KEYS]
     if unknown or not by:
-        raise HilbotError(f"cannot group calibration by {unknown or 'nothing'}", fix=f"use some of {', '.join(GROUP_KEYS)}")
+        raise AnalysisError(f"cannot group calibration by {unknown or 'nothing'}", fix=f"use some of {', '.join(GROUP_KEYS)}")
 
 
 def calibration(data: Any, config: HilbotConfig, *, run: str | Iterable[str] | None = None,
@@ -463,7 +464,7 @@ def calibration(data: Any, config: HilbotConfig, *, run: str | Iterable[str] | N
     ``data`` is a ``Frames`` (``ratings``, ``items`` and optionally ``notes`` are read) or a tuple
     ``(ratings, items)`` / ``(ratings, items, notes)``. Any log works: a dimension the configuration lacks is
     described from its selected ratings (judgments by mean score) and noted; a ``dimension`` neither configured
-    nor rated in the selected run(s) is a :class:`HilbotError` with the fix.
+    nor rated in the selected run(s) is a :class:`AnalysisError` with the fix.
     """
     by = tuple(by)
     _check_by(by)
@@ -479,6 +480,78 @@ def calibration(data: Any, config: HilbotConfig, *, run: str | Iterable[str] | N
         _group({k: _clean(v) for k, v in zip(by, key)}, group, described, pass_mark, top)
         for key, group in scored.groupby(list(by), dropna=False, sort=True)]
     return CalibrationReport(by, pass_mark, tuple(groups), int(table["ai_score"].isna().sum()))
+
+
+
+# ---------------------------------------------------------------------------------------------- the command
+
+def _markdown(report: CalibrationReport) -> list[str]:
+    """AI judge against humans, one section per group."""
+    from .report import ci, fmt, p_value, table
+
+    lines = [f"# Calibration: AI judge vs humans (by {', '.join(report.by)})", "",
+             f"Items rated but not scored by the AI: {report.unscored}. PASS at AI score ≥ {report.pass_mark}.", ""]
+    rows = [(_key(g.key), g.n, g.n_ratings, fmt(g.spearman.coefficient), p_value(g.spearman.p_value), ci(g.spearman.ci),
+             fmt(g.kendall.coefficient), fmt(g.categories.kappa), fmt(g.pass_fail.kappa), fmt(g.mean_ai), fmt(g.mean_human),
+             fmt(g.mean_delta)) for g in report.groups]
+    lines += table(["group", "items", "ratings", "Spearman ρ", "p", "95% CI", "Kendall τ", "κ (categories)", "κ (pass/fail)",
+                    "AI mean", "human mean", "human − AI"], rows)
+    for group in report.groups:
+        lines += _markdown_group(group)
+    return lines
+
+
+def _key(key: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in key.items()) or "all"
+
+
+def _markdown_group(group: CalibrationGroup) -> list[str]:
+    from .report import fmt, table
+
+    lines = ["", f"## {_key(group.key)}", ""]
+    lines += [f"- note: {note}" for note in group.notes] + ([""] if group.notes else [])
+    matrix = group.categories.confusion
+    if isinstance(matrix, ConfusionMatrix):
+        lines += ["Confusion matrix (rows: AI category, columns: human category):", ""]
+        lines += table(["AI \\ human", *matrix.labels], [(label, *row) for label, row in zip(matrix.labels, matrix.counts)])
+        lines.append("")
+    if group.disagreements:
+        lines += ["Largest disagreements:", ""]
+        lines += table(["run", "item", "query", "AI", "human", "human − AI", "judgments", "notes"],
+                       [(d.run_id, d.item_id, d.query or "", fmt(d.ai_score, 2), fmt(d.human_score, 2), fmt(d.delta, 2),
+                         ", ".join(d.judgments), " / ".join(d.notes)) for d in group.disagreements])
+    return lines
+
+
+def _charts(report: CalibrationReport, inputs: Any) -> dict[str, Any]:
+    from .charts import calibration_scatter, judgment_distribution
+
+    return {"calibration": lambda: calibration_scatter(_points(inputs.frames, inputs.dimension)),
+            "distribution": lambda: judgment_distribution(inputs.frames.ratings, inputs.config)}
+
+
+def _points(frames: Any, dimension: str | None) -> list[tuple[float, float]]:
+    """(AI score, mean human score) per rated item the AI scored."""
+    from .load import ai_score_column
+
+    ratings = frames.ratings if dimension is None else frames.ratings[frames.ratings["dimension"] == dimension]
+    points: list[tuple[float, float]] = []
+    for dim, group in ratings.groupby("dimension"):
+        human = group.groupby(["run_id", "item_id"])["score"].mean().rename("human").reset_index()
+        items = frames.items.assign(ai=ai_score_column(frames.items, dim))[["run_id", "item_id", "ai"]]
+        joined = human.merge(items, on=["run_id", "item_id"]).dropna()
+        points += list(zip(joined["ai"], joined["human"]))
+    return points
+
+
+@analysis("calibration", markdown=_markdown, charts=_charts, options=[
+    Option("by", str, "dimension", "Group by these, comma-separated", many=True, choices=GROUP_KEYS, required=True)])
+def calibration_command(inputs: Inputs, *, by: tuple[str, ...]) -> CalibrationReport:
+    """The AI judge against the humans: Spearman ρ, Kendall τ, κ on categories, confusion matrix, Δ, worst items.
+
+    Example: hilbot analyze calibration --by dimension,category
+    """
+    return calibration(inputs.frames, inputs.config, run=inputs.run, dimension=inputs.dimension, by=by)
 
 
 __all__ = [

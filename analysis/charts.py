@@ -83,3 +83,16 @@ def interval_bars(labels: Sequence[str], values: Sequence[float | None], interva
 
 
 __all__ = ["calibration_scatter", "interval_bars", "rating_distribution", "text"]
+
+
+def judgment_distribution(ratings: Any, config: Any) -> bytes:
+    """:func:`rating_distribution` of a ratings frame per run and dimension, judgments in scale order.
+
+    Judgments of the configured scales come first, lowest score first; judgments off every configured
+    scale are drawn after them, in name order.
+    """
+    counts = {f"{run} · {dim}": dict(group["judgment"].value_counts()) for (run, dim), group in ratings.groupby(["run_id", "dimension"])}
+    dims = sorted(set(ratings["dimension"]) & set(config.dimensions))
+    order = list(dict.fromkeys(o.value for d in dims for o in sorted(config.scale_for(d).options, key=lambda o: o.score)))
+    order += sorted(set(ratings["judgment"]) - set(order))
+    return rating_distribution(counts, order)

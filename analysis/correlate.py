@@ -46,20 +46,21 @@ import math
 import numbers
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Literal, Sequence
 
 import numpy as np
 import pandas as pd
 
 from evaluation.config import HilbotConfig
-from evaluation.errors import HilbotError
 from evaluation.text import visible
 
 from ._undefined import Undefined
 from .calibration import KEY3, MIN_N, Interval, Number, RankCorrelation, _Report, option_success, select, spearman, z_value
+from .errors import AnalysisError
+from .registry import Inputs, Option, analysis
 
 if TYPE_CHECKING:
-    from evaluation.runs import Run
+    pass
 
 MAX_DISTINCT = 10
 """At most this many distinct feature values get one bucket each; more get quantile buckets."""
@@ -108,7 +109,7 @@ def rate_fields(ratings: pd.DataFrame, success: pd.Series, level: float = 0.95) 
 # ---------------------------------------------------------------- feature values
 
 
-class FeatureError(HilbotError):
+class FeatureError(AnalysisError):
     """A feature's values cannot be put in order: text that is no number and no label of a known order,
     numbers mixed with labels, a value missing from the given order, or a malformed order."""
 
@@ -237,30 +238,6 @@ def _ordinal(values: pd.Series, parsed: list[float | str | None], labels: tuple[
     return FeatureValues(pd.Series(codes, index=values.index, dtype="float64"), "ordinal", labels)
 
 
-def with_run_features(items: pd.DataFrame, feature: str, runs: Callable[[], Iterable["Run"]]) -> pd.DataFrame:
-    """``items`` with ``feature`` as the run files hold it, when the loader left it out.
-
-    :func:`analysis.load.load` keeps a ``feature_<name>`` column only for a feature that is a finite number
-    wherever it is present; a feature written as ``"3"`` in one run and ``3`` in another, or as category
-    labels, has none. Then the raw values (an object column, NaN for items without the feature) are read
-    back from ``runs()`` (called only then), for :func:`coerce_feature` to judge. ``items`` is returned
-    unchanged when it has the column or no item of the runs has the feature.
-    """
-    column = feature if feature.startswith("feature_") else f"feature_{feature}"
-    if column in items.columns:
-        return items
-    name = column.removeprefix("feature_")
-    rows = [(run.run_id, item.id, item.features[name]) for run in runs() for item in run.items if name in item.features]
-    if not rows:
-        return items
-    raw = pd.DataFrame({"run_id": [r[0] for r in rows], "item_id": [r[1] for r in rows],
-                        column: pd.Series([r[2] for r in rows], dtype=object)})
-    raw = raw.drop_duplicates(["run_id", "item_id"], keep="last")
-    keys = items[["run_id", "item_id"]].astype(object)
-    found = keys.merge(raw.astype({"run_id": object, "item_id": object}), on=["run_id", "item_id"], how="left")
-    return items.assign(**{column: pd.Series(found[column].to_numpy(dtype=object), index=items.index, dtype=object)})
-
-
 # ---------------------------------------------------------------- buckets
 
 
@@ -290,11 +267,11 @@ def _fmt(value: float) -> str:
 def _edges(values: np.ndarray, buckets: int | Sequence[float]) -> np.ndarray:
     if isinstance(buckets, int):
         if buckets < 1:
-            raise HilbotError(f"buckets={buckets}", fix="give a positive number of quantile buckets")
+            raise AnalysisError(f"buckets={buckets}", fix="give a positive number of quantile buckets")
         return np.unique(np.quantile(values, np.linspace(0, 1, buckets + 1)))
     edges = np.asarray(list(buckets), float)
     if len(edges) < 2 or np.any(np.diff(edges) <= 0):
-        raise HilbotError(f"bucket edges {list(buckets)} are not increasing", fix="give at least two increasing edges")
+        raise AnalysisError(f"bucket edges {list(buckets)} are not increasing", fix="give at least two increasing edges")
     return edges
 
 
@@ -396,7 +373,7 @@ class CorrelationReport(_Report):
 
 
 def feature_column(items: pd.DataFrame, feature: str) -> str:
-    """``feature_<name>`` for ``name`` or ``feature_<name>``, or a HilbotError listing the available ones."""
+    """``feature_<name>`` for ``name`` or ``feature_<name>``, or an AnalysisError listing the available ones."""
     column = feature if feature.startswith("feature_") else f"feature_{feature}"
     if column in items.columns:
         return column
@@ -404,8 +381,8 @@ def feature_column(items: pd.DataFrame, feature: str) -> str:
                        if c.startswith("feature_"))  # names from the run files: shown safely, a few
     more = f" and {len(available) - 20} more" if len(available) > 20 else ""
     fix = (f"use one of: {', '.join(available[:20])}{more}" if available
-           else "the items carry no feature_* columns (no numeric features)")
-    raise HilbotError(f"unknown feature {feature!r}", fix=fix)
+           else "the items carry no feature_* columns (no item has features)")
+    raise AnalysisError(f"unknown feature {feature!r}", fix=fix)
 
 
 def _rated_with_feature(ratings: pd.DataFrame, items: pd.DataFrame, values: pd.Series, config: HilbotConfig) -> pd.DataFrame:
@@ -446,7 +423,7 @@ def correlate(ratings: pd.DataFrame, items: pd.DataFrame, config: HilbotConfig, 
     gets one bucket per category and "grows" along its order; ``buckets`` is then an error.
     """
     if expect not in ("decreasing", "increasing"):
-        raise HilbotError(f"expect={expect!r}", fix="use 'decreasing' or 'increasing'")
+        raise AnalysisError(f"expect={expect!r}", fix="use 'decreasing' or 'increasing'")
     column = feature_column(items, feature)
     name = column.removeprefix("feature_")
     coerced = coerce_feature(items[column], name, order)
@@ -467,5 +444,68 @@ def correlate(ratings: pd.DataFrame, items: pd.DataFrame, config: HilbotConfig, 
         outside_buckets=int((codes < 0).sum()), kind=coerced.kind, order=coerced.order)
 
 
+
+# ---------------------------------------------------------------------------------------------- the command
+
+BUCKETS_MAX = 100
+"""The most quantile buckets ``--buckets`` takes."""
+
+
+def _markdown(report: CorrelationReport) -> list[str]:
+    """Success rate per feature bucket, monotonicity, Spearman."""
+    from .report import ci, fmt, p_value, table
+
+    m = report.monotonicity
+    lines = [f"# Ratings vs {report.feature}", "",
+             f"{report.n_ratings} ratings on {', '.join(report.dimensions)}; buckets: {report.bucketing}; "
+             f"{report.missing_feature} without the feature, {report.outside_buckets} outside the buckets.", ""]
+    lines += table(["bucket", "ratings", "items", "successes", "success rate", "95% CI (Wilson)", "mean score"],
+                   [(b.label, b.n, b.n_items, b.successes, fmt(b.success_rate), ci(b.ci), fmt(b.mean_score)) for b in report.buckets])
+    verdict = "monotonic" if m.monotonic is True else ("not monotonic" if m.monotonic is False else fmt(m.monotonic))
+    lines += ["", f"Expectation: success {m.expect} as {report.feature} grows — **{verdict}**; "
+              f"last bucket vs first as expected: {fmt(m.ends_as_expected)}."]
+    lines += [f"- ⚠ {b.lower} → {b.upper}: {b.lower_rate:.3f} → {b.upper_rate:.3f}"
+              + (" (beyond the CIs)" if b.beyond_ci else " (within the CIs)") for b in m.breaks]
+    s = report.spearman
+    lines += ["", f"Spearman ρ ({report.feature} vs human score, per item): {fmt(s.coefficient)} "
+              f"(p = {p_value(s.p_value)}, 95% CI {ci(s.ci)}, n = {s.n})"]
+    return lines
+
+
+def _chart(report: CorrelationReport) -> bytes:
+    from .charts import interval_bars
+
+    values = [None if isinstance(b.success_rate, Undefined) else b.success_rate for b in report.buckets]
+    intervals = [None if isinstance(b.ci, Undefined) else (b.ci.low, b.ci.high) for b in report.buckets]
+    return interval_bars([b.label for b in report.buckets], values, intervals, title=f"Success rate by {report.feature}",
+                         ylabel="success rate (95% Wilson CI)")
+
+
+@analysis("correlate", markdown=_markdown, file_name=lambda report: f"correlate-{report.feature}",
+          charts=lambda report, inputs: {f"success-by-{report.feature}": lambda: _chart(report)}, options=[
+    Option("feature", str, None, "An item feature: numbers (or number text), or ordered category labels, e.g. leap_distance",
+           required=True),
+    Option("buckets", int, None, "Quantile buckets (default: distinct values if ≤ 10, else 5); not for category features",
+           low=1, high=BUCKETS_MAX),
+    Option("expect", str, "decreasing", "Whether success should fall (larger values rate worse) or rise as the feature grows",
+           choices=("decreasing", "increasing")),
+    Option("order", str, None, "A category feature's labels, lowest first, comma-separated, e.g. none,small,medium,large,max "
+                               "(default: the feature's order in hilbot.toml, else a built-in order of well-known labels)",
+           many=True)])
+def correlate_command(inputs: Inputs, *, feature: str, buckets: int | None, expect: Literal["decreasing", "increasing"],
+                      order: tuple[str, ...] | None) -> CorrelationReport:
+    """Ratings against a feature: success rate per bucket with Wilson CIs, monotonicity, Spearman ρ.
+
+    Numbers and number text ("3") are the same value; category labels are ordered by --order.
+
+    Example: hilbot analyze correlate --feature leap_distance --order none,small,medium,large,max
+    """
+    configured = inputs.config.features.get(feature.removeprefix("feature_"))
+    order = order or (tuple(configured.order) if configured and configured.order else None)
+    frames = inputs.frames
+    return correlate(frames.ratings, frames.items, inputs.config, feature, run=inputs.run, dimension=inputs.dimension, buckets=buckets,
+                     expect=expect, order=order)
+
+
 __all__ = ["ORDERS", "Bucket", "CorrelationReport", "FeatureError", "FeatureValues", "Monotonicity", "MonotonicityBreak",
-           "coerce_feature", "correlate", "monotonicity", "wilson_interval", "with_run_features"]
+           "coerce_feature", "correlate", "monotonicity", "wilson_interval"]

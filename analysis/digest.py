@@ -32,6 +32,8 @@ from evaluation.records import RunHeader, utcnow
 from evaluation.store import Store
 from evaluation.text import visible
 
+from .errors import AnalysisError
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -350,7 +352,7 @@ def chart_png(runs: list[RunProgress]) -> bytes:
     open). A missing average draws no bar. Raises ValueError for an empty list.
     """
     if not runs:
-        raise ValueError("chart_png needs at least one run")
+        raise AnalysisError("no run to chart", fix="give chart_png at least one run")
     import warnings
     from io import BytesIO
 

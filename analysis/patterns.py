@@ -10,7 +10,7 @@ concern tag, drift over time, and regressed patterns. Everything returns values.
   (:func:`analysis.agreement.judgment_means`): its judgments by mean score, here best first (ties by judgment,
   a judgment without a score last); its ``scale`` is None, its ``notes`` say it is not configured, a rating
   succeeds when its score ≥ 0.5, and no concern tag is offered (tags in use are listed). A ``dimension`` asked
-  for that neither the configuration defines nor any selected rating carries is a :class:`HilbotError` with
+  for that neither the configuration defines nor any selected rating carries is a :class:`AnalysisError` with
   the fix; a configured one without ratings gets an empty entry.
 * **Source type** of a rating: the rating's own ``source_type`` (rating metadata), else its item's.
   **Category**: the item's. Missing values form their own group, keyed None.
@@ -37,12 +37,13 @@ from typing import Any, Iterable
 import pandas as pd
 
 from evaluation.config import HilbotConfig
-from evaluation.errors import HilbotError
 
 from ._undefined import Undefined
 from .agreement import check_dimensions, judgment_means, not_configured
 from .calibration import KEY4, Interval, Number, _clean, _Report, select
 from .correlate import rate_fields, success_flags
+from .errors import AnalysisError
+from .registry import Inputs, Option, analysis
 
 MIN_RATINGS = 5
 """Ratings a window needs to count as the earlier or the recent one in regression detection."""
@@ -255,7 +256,7 @@ def _time_frame(rated: pd.DataFrame, days: int) -> tuple[pd.Timestamp, int, int]
     count = int((times.max() - anchor) // pd.Timedelta(days=days)) + 1
     if count > MAX_WINDOWS:
         span = (times.max() - anchor).days + 1
-        raise HilbotError(f"the ratings span {span} days: {count} drift windows of {days} day(s), more than {MAX_WINDOWS}",
+        raise AnalysisError(f"the ratings span {span} days: {count} drift windows of {days} day(s), more than {MAX_WINDOWS}",
                           fix=f"use --window-days {-(-span // MAX_WINDOWS)} or more, or select a run (--run)")
     return anchor, days, count
 
@@ -267,10 +268,10 @@ def patterns(ratings: pd.DataFrame, items: pd.DataFrame, concerns: pd.DataFrame,
 
     Any log works: a dimension the configuration lacks is described from its ratings (see the module docstring).
     A named, configured ``dimension`` with no ratings still gets an (empty) entry; one neither configured nor
-    rated in the selected run(s) is a :class:`HilbotError` with the fix.
+    rated in the selected run(s) is a :class:`AnalysisError` with the fix.
     """
     if not 1 <= window_days <= MAX_WINDOW_DAYS:
-        raise HilbotError(f"window_days={window_days}", fix=f"use a window of 1 to {MAX_WINDOW_DAYS} days")
+        raise AnalysisError(f"window_days={window_days}", fix=f"use a window of 1 to {MAX_WINDOW_DAYS} days")
     if dimension is not None:
         check_dimensions(ratings if run is None else select(ratings, run, None), config, dimension, run)
     rated = _prepare(select(ratings, run, dimension), items, config)
@@ -279,6 +280,73 @@ def patterns(ratings: pd.DataFrame, items: pd.DataFrame, concerns: pd.DataFrame,
     made = tuple(_dimension(name, rated[rated["dimension"] == name], concerns, config, frame, min_ratings, min_drop)
                  for name in names)
     return PatternsReport(window_days, min_ratings, min_drop, made)
+
+
+
+# ---------------------------------------------------------------------------------------------- the command
+
+
+def _markdown(report: PatternsReport) -> list[str]:
+    """Distribution, groups, concerns, drift and regressed patterns per dimension."""
+    lines = ["# Patterns"]
+    for dim in report.dimensions:
+        lines += _markdown_dimension(dim)
+    return lines
+
+
+def _markdown_groups(title: str, groups: Any) -> list[str]:
+    from .report import ci, fmt, table
+
+    if not groups:
+        return []
+    return ["", f"### {title}", ""] + table(["group", "ratings", "success rate", "95% CI", "mean score"],
+                                             [(str(g.key), g.n, fmt(g.success_rate), ci(g.ci), fmt(g.mean_score)) for g in groups])
+
+
+def _markdown_dimension(dim: DimensionPatterns) -> list[str]:
+    from .report import ci, fmt, table
+
+    lines = ["", f"## {dim.dimension} ({dim.n} ratings)", "",
+             "Judgments: " + ", ".join(f"{j.value} {j.count} ({fmt(j.share, 2)})" for j in dim.distribution),
+             f"Overall success rate {fmt(dim.overall.success_rate)} {ci(dim.overall.ci)}, mean score {fmt(dim.overall.mean_score)}."]
+    lines += [f"- note: {note}" for note in dim.notes]
+    lines += _markdown_groups("By source type", dim.by_source_type) + _markdown_groups("By category", dim.by_category)
+    if dim.by_concern:
+        lines += ["", "### By concern tag", ""] + table(
+            ["tag", "ratings", "share", "mean score", "success rate"],
+            [(c.tag, c.count, fmt(c.share), fmt(c.mean_score), fmt(c.success_rate)) for c in dim.by_concern])
+    lines += ["", "### Drift", ""] + table(["from", "to", "ratings", "success rate", "95% CI", "mean score"],
+                                           [(w.start.date().isoformat(), w.end.date().isoformat(), w.n, fmt(w.success_rate),
+                                             ci(w.ci), fmt(w.mean_score)) for w in dim.drift])
+    return lines + _markdown_regressions(dim)
+
+
+def _markdown_regressions(dim: DimensionPatterns) -> list[str]:
+    from .report import fmt
+
+    lines = ["", f"### Regressed patterns ({len(dim.regressions)} of {dim.groups_checked} groups checked)", ""]
+    lines += [f"- ❌ category={r.category}, source_type={r.source_type}: success {fmt(r.earlier.success_rate, 2)} "
+              f"({r.earlier.start.date()}, n={r.earlier.n}) → {fmt(r.recent.success_rate, 2)} ({r.recent.start.date()}, "
+              f"n={r.recent.n}); judgments then {r.earlier.judgments}, now {r.recent.judgments}" for r in dim.regressions]
+    return lines if dim.regressions else lines + ["None."]
+
+
+def _charts(report: PatternsReport, inputs: Any) -> dict[str, Any]:
+    from .charts import judgment_distribution
+
+    return {"distribution": lambda: judgment_distribution(inputs.frames.ratings, inputs.config)}
+
+
+@analysis("patterns", markdown=_markdown, charts=_charts, options=[
+    Option("window_days", int, 7, "Days per drift window", low=1, high=MAX_WINDOW_DAYS)])
+def patterns_command(inputs: Inputs, *, window_days: int) -> PatternsReport:
+    """Patterns by quality, source type, category and concern tag; drift; patterns that regressed.
+
+    Example: hilbot analyze patterns --window-days 7
+    """
+    frames = inputs.frames
+    return patterns(frames.ratings, frames.items, frames.concerns, inputs.config, run=inputs.run, dimension=inputs.dimension,
+                    window_days=window_days)
 
 
 __all__ = ["ConcernStats", "DimensionPatterns", "Group", "JudgmentCount", "PatternsReport", "Regression", "Window",

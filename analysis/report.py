@@ -1,60 +1,16 @@
-"""Reports as Markdown or JSON, and the files ``--out DIR`` writes (reports and their charts).
+"""Table cells and tables for the analyses' Markdown.
 
-Each report type has one Markdown renderer, registered with :func:`renders`. JSON is the
-report's ``to_dict()``. Undefined statistics print as ``undefined (reason)``, never as NaN.
-Markdown never carries a control character from the logs (see :func:`render`).
+Undefined statistics print as ``undefined (reason)``, never as NaN. Rendering a whole report
+(Markdown, or JSON from its ``to_dict()``) and writing the ``--out`` files is the analysis
+registration's job (:class:`analysis.registry.Analysis`).
 """
 
 from __future__ import annotations
 
-import json
 import math
-from pathlib import Path
-from typing import Any, Callable, Iterable
-
-from evaluation import Store
-from evaluation.text import visible
+from typing import Any, Iterable
 
 from ._undefined import Undefined
-
-_RENDERERS: dict[str, Callable[[Any], list[str]]] = {}
-
-
-def renders(type_name: str) -> Callable[[Callable[[Any], list[str]]], Callable[[Any], list[str]]]:
-    """Register the Markdown renderer of a report type (by class name)."""
-
-    def register(function: Callable[[Any], list[str]]) -> Callable[[Any], list[str]]:
-        _RENDERERS[type_name] = function
-        return function
-
-    return register
-
-
-def render(report: Any, fmt: str = "markdown") -> str:
-    """The report as Markdown or JSON text.
-
-    Markdown is for people: text from the logs in it (queries, tags, names) goes through
-    :func:`evaluation.text.visible`. JSON is data and keeps every value exact.
-    """
-    if fmt == "json":
-        return json.dumps(report.to_dict(), indent=2, ensure_ascii=False, default=str)
-    _load_renderers()
-    return visible("\n".join(_RENDERERS[type(report).__name__](report)).rstrip() + "\n")
-
-
-def save(store: Store, out: str | Path, name: str, report: Any, charts: dict[str, bytes] | None = None) -> list[Path]:
-    """Write ``name.md``, ``name.json`` and each chart PNG under ``out``; returns the paths."""
-    out = Path(out)
-    paths = [store.write_file(out / f"{name}.md", render(report)), store.write_file(out / f"{name}.json", render(report, "json"))]
-    paths += [store.write_bytes(out / f"{chart}.png", png) for chart, png in (charts or {}).items()]
-    return paths
-
-
-def _load_renderers() -> None:
-    from . import _renderers  # noqa: F401  (registers the renderers)
-
-
-# ---------------------------------------------------------------------------------------------- formatting
 
 
 def fmt(value: Any, digits: int = 3) -> str:
@@ -79,6 +35,11 @@ def ci(interval: Any) -> str:
     return f"[{interval.low:.3f}, {interval.high:.3f}]"
 
 
+def p_value(value: Any) -> str:
+    """A p-value: four decimals, or ``< 0.0001``."""
+    return "< 0.0001" if isinstance(value, float) and value < 0.0001 else fmt(value, 4)
+
+
 def table(headers: Iterable[str], rows: Iterable[Iterable[Any]]) -> list[str]:
     """A Markdown table (cells escaped for pipes)."""
     headers = list(headers)
@@ -92,4 +53,4 @@ def _cell(value: Any) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-__all__ = ["ci", "fmt", "render", "renders", "save", "table"]
+__all__ = ["ci", "fmt", "p_value", "table"]

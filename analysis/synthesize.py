@@ -18,7 +18,10 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from evaluation import HilbotConfig, HilbotError, ReviewSummary, Store
+from evaluation import HilbotConfig, ReviewSummary, Store
+
+from .errors import AnalysisError
+from .registry import Inputs, Option, analysis
 
 if TYPE_CHECKING:
     from evaluation.llm import LLM
@@ -178,7 +181,7 @@ def synthesize(store: Store, config: HilbotConfig, *, run_id: str | None = None,
     frames = load(store, issues=issues)
     evidence = _evidence(frames, run_id or _latest_reviewed(frames), dimension)
     if not evidence.items:
-        raise HilbotError(f"run {evidence.run_id!r} has no ratings on {evidence.dimension!r}", fix="review it first (hilbot review)")
+        raise AnalysisError(f"run {evidence.run_id!r} has no ratings on {evidence.dimension!r}", fix="review it first (hilbot review)")
     return _store(store, config, evidence, use_llm)
 
 
@@ -190,7 +193,7 @@ def synthesize_and_store(store: Store, config: HilbotConfig, run_id: str, dimens
     synthesis covers every reviewer's current ratings and notes of the run (``reviewer`` None), as
     ``hilbot analyze synthesize --run RUN`` does; ``dimension`` None is the run's first dimension.
     Returns the stored record, which exports then carry, or None when the run has no ratings on
-    the dimension yet (nothing is written). An unknown run is a :class:`HilbotError`; so is a
+    the dimension yet (nothing is written). An unknown run is a :class:`AnalysisError`; so is a
     failed LLM call with ``llm`` (nothing is written then either). Unreadable log lines go to ``issues``.
     """
     from .load import load
@@ -201,7 +204,7 @@ def synthesize_and_store(store: Store, config: HilbotConfig, run_id: str, dimens
 
 def _evidence(frames: "Frames", run_id: str, dimension: str | None) -> Evidence:
     if run_id not in set(frames.runs["run_id"]):
-        raise HilbotError(f"no run {run_id!r}", fix="see `hilbot review --list`")
+        raise AnalysisError(f"no run {run_id!r}", fix="see `hilbot review --list`")
     return gather(frames, run_id, dimension or _first_dimension(frames, run_id))
 
 
@@ -234,8 +237,51 @@ def _first_dimension(frames: "Frames", run_id: str) -> str:
 def _latest_reviewed(frames: "Frames") -> str:
     reviewed = frames.runs[frames.runs["run_id"].isin(set(frames.ratings["run_id"]))]
     if reviewed.empty:
-        raise HilbotError("no run has ratings yet", fix="review a run first (hilbot review RUN)")
+        raise AnalysisError("no run has ratings yet", fix="review a run first (hilbot review RUN)")
     return str(reviewed.sort_values(["created_at", "run_id"]).iloc[-1]["run_id"])
+
+
+
+# ---------------------------------------------------------------------------------------------- the command
+
+
+@dataclass(frozen=True)
+class Stored:
+    """The ``review_summary`` ``hilbot analyze synthesize`` appended, and where."""
+
+    record: ReviewSummary
+    """The record as appended."""
+    log: str
+    """The log it was appended to."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The record as JSON (its set fields)."""
+        return self.record.model_dump(mode="json", exclude_none=True)
+
+
+def _markdown(stored: Stored) -> list[str]:
+    record = stored.record
+    label = "statistical synthesis (no LLM)" if record.synthesis_source == STATISTICAL else f"synthesis by {record.synthesis_source}"
+    return [f"# Review summary: {record.run_id} · {record.dimension} ({label})", "", record.synthesis or "", "",
+            "Action items:", *[f"{n}. {item}" for n, item in enumerate(record.actionItems, 1)], "",
+            f"Appended to {stored.log} as a review_summary record."]
+
+
+@analysis("synthesize", markdown=_markdown, writes_files=False, options=[
+    Option("llm", bool, False, "Have the LLM write it (sends notes and scores to [llm])")])
+def synthesize_command(inputs: Inputs, *, llm: bool) -> Stored:
+    """Synthesis and action items from the notes and scores, appended as a review_summary record.
+
+    Without --llm the synthesis is statistical (top concerns, worst items, largest AI-human gaps).
+
+    Example: hilbot analyze synthesize --run demo-docs-search --llm
+    """
+    found: list = []
+    record = synthesize(inputs.store, inputs.config, run_id=inputs.run, dimension=inputs.dimension, use_llm=llm, issues=found)
+    inputs.warnings += [str(issue) for issue in found]
+    if not llm:
+        inputs.warnings.append("synthesis is statistical; pass --llm to have the LLM write it from the notes and scores")
+    return Stored(record, str(inputs.store.ratings.path))
 
 
 __all__ = ["Evidence", "ItemEvidence", "STATISTICAL", "Synthesis", "gather", "statistical", "synthesize", "synthesize_and_store",

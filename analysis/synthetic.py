@@ -44,6 +44,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .errors import AnalysisError
+
 if TYPE_CHECKING:
     from evaluation.config import HilbotConfig
     from evaluation.store import Store
@@ -111,7 +113,8 @@ def write_synthetic(store: "Store", *, ratings: int = 1_000_000, runs: int = 20,
     from evaluation.config import load_config
 
     if ratings < 0 or runs < 1 or items_per_run < 1 or reviewers < 1:
-        raise ValueError("ratings must be >= 0; runs, items_per_run and reviewers >= 1")
+        raise AnalysisError(f"ratings={ratings}, runs={runs}, items_per_run={items_per_run}, reviewers={reviewers}",
+                            fix="use ratings ≥ 0 and runs, items_per_run and reviewers ≥ 1")
     config = config or load_config()
     rng = np.random.default_rng(seed)
 

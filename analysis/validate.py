@@ -39,6 +39,8 @@ from typing import TYPE_CHECKING, Any
 
 from evaluation.log import LogIssue
 
+from .registry import Inputs, analysis
+
 if TYPE_CHECKING:
     from evaluation.config import HilbotConfig
     from evaluation.store import Store
@@ -129,10 +131,10 @@ def validate(store: "Store", config: "HilbotConfig", *, jobs: int | None = None)
     import numpy as np
     import pandas as pd
 
-    from .load import KIND_RATING, _duplicated_keys, _key_codes, _start_scan
+    from .load import KIND_RATING, start_scan
 
     path = Path(store.ratings.path)
-    pending = _start_scan(path, jobs)  # the log is read while the runs load
+    pending = start_scan(path, jobs)  # the log is read while the runs load
     run_issues: list[LogIssue] = []
     known: dict[str, set[str]] = {}
     run_flags: list[Flag] = []
@@ -143,7 +145,6 @@ def validate(store: "Store", config: "HilbotConfig", *, jobs: int | None = None)
             run_flags += _run_file_flags(store.run_path(run_id))
     finally:
         scan = pending()
-    events = scan.events
     report = ValidationReport(path=path, line_count=scan.lines, records=dict(scan.counts),
                               schema_errors=[*scan.issues, *run_issues])
     counts: Counter[str] = Counter({name: 0 for name in FLAGS})
@@ -154,30 +155,22 @@ def validate(store: "Store", config: "HilbotConfig", *, jobs: int | None = None)
         flags.append(Flag(path, int(line), name, message))
         counts[name] += 1
 
-    for line, what, detail in scan.raw:
+    for where, what, detail in scan.raw:
         if what == "skip_fields":
             fields = detail.split(",")
-            flag(line, "skip_with_score", f"a skip carrying {', '.join(fields)}; the line is not a valid skip "
-                                          "and counts nowhere")
+            flag(where, "skip_with_score", f"a skip carrying {', '.join(fields)}; the line is not a valid skip "
+                                           "and counts nowhere")
 
-    line = events["line"]
-    order = np.argsort(line, kind="stable")
-    duplicated = _duplicated_keys(events, order)
-    counts["duplicate_delivery"] = int(duplicated.sum())
-    alive = order[~duplicated]  # file order
-    kind = events["kind"]
-
-    def strings(name: str) -> np.ndarray:
-        column = events[name]
-        return np.append(np.asarray(column.categories, dtype=object), None)[column.codes]
-
-    run_ids, item_ids, dimensions = strings("run_id"), strings("item_id"), strings("dimension")
-    judgments, reviewers = strings("judgment"), strings("reviewer")
+    line = scan.column("line")
+    alive = scan.counted()  # file order, each idempotency key once
+    counts["duplicate_delivery"] = len(line) - len(alive)
+    kind = scan.column("kind")
+    run_ids, item_ids, dimensions = scan.column("run_id"), scan.column("item_id"), scan.column("dimension")
+    judgments, reviewers = scan.column("judgment"), scan.column("reviewer")
     kind_names = {0: "rating", 1: "skip", 2: "note"}
 
     # unknown_item: any rating, skip or note (checked once per distinct run and item)
-    pair = events["run_id"].codes.astype(np.int64) * (len(events["item_id"].categories) + 1) \
-        + events["item_id"].codes + 1
+    pair = scan.codes(("run_id", "item_id"))
     distinct, first, inverse = np.unique(pair[alive], return_index=True, return_inverse=True)
     verdicts = []
     for j in first.tolist():
@@ -194,10 +187,9 @@ def validate(store: "Store", config: "HilbotConfig", *, jobs: int | None = None)
 
     # judgments, scores and concerns of every rating (checked once per distinct dimension and judgment)
     rated = alive[kind[alive] == KIND_RATING]
-    scores = events["score"][rated]
-    has_tags = events["n_tags"][rated] > 0
-    pair = events["dimension"].codes[rated].astype(np.int64) * (len(events["judgment"].categories) + 1) \
-        + events["judgment"].codes[rated] + 1
+    scores = scan.column("score")[rated]
+    has_tags = scan.column("n_tags")[rated] > 0
+    pair = scan.codes(("dimension", "judgment"))[rated]
     distinct, first, inverse = np.unique(pair, return_index=True, return_inverse=True)
     status, option_score, no_concerns, why = [], [], [], []
     for j in first.tolist():
@@ -237,18 +229,18 @@ def validate(store: "Store", config: "HilbotConfig", *, jobs: int | None = None)
     # rated_twice_in_session: a judgment other than the one the same reviewer gave the same key just before,
     # in the same session (a tag or note toggle stores a rating with the same judgment: not flagged)
     if len(rated):
-        session = strings("session_date")[rated]
-        dates = _dates(events["ts"][rated])
+        session = scan.column("session_date")[rated]
+        dates = _dates(scan.column("ts")[rated])
         session = np.where(session == None, dates, session)  # noqa: E711 - elementwise
         has = ~pd.isna(session)
-        key = _key_codes(events)[rated]
+        key = scan.codes()[rated]
         codes, _ = pd.factorize(pd.Series(session).where(has))
         combined = pd.Series(key * (codes.max() + 2) + codes + 1)
         again = (combined.duplicated(keep="first") & has).to_numpy()
         if again.any():
             previous = pd.Series(np.arange(len(rated))).groupby(combined.to_numpy()).shift(1).to_numpy()
             before = np.where(again, previous, 0).astype(np.int64)  # the rating just before (where there is one)
-            verdict = events["judgment"].codes[rated]
+            verdict = scan.codes(("judgment",))[rated]
             changed = again & (verdict != verdict[before])
             for n in np.flatnonzero(changed).tolist():
                 i, j = rated[n], rated[int(before[n])]
@@ -294,6 +286,34 @@ def _dates(ns: Any) -> Any:
     distinct, inverse = np.unique(days, return_inverse=True)
     names = np.asarray([str(np.datetime64(int(d), "D")) for d in distinct.tolist()], dtype=object)
     return np.where(nat, None, names[inverse] if len(distinct) else np.zeros(0, dtype=object))
+
+
+
+# ---------------------------------------------------------------------------------------------- the command
+
+
+def _markdown(report: ValidationReport) -> list[str]:
+    """Counts by flag, then every ``file:line: flag: message`` (schema errors first within a line)."""
+    from .report import table
+
+    verdict = f"{len(report.schema_errors)} schema error(s)" if report.schema_errors else "no schema errors"
+    lines = [f"# Validation of {report.path}", "",
+             f"{report.line_count} lines; records: " + ", ".join(f"{k} {v}" for k, v in sorted(report.records.items())) + f"; {verdict}.",
+             "Flags mark contradictions for a human to look at; nothing was rejected or changed.", ""]
+    lines += table(["flag", "count"], [("schema error", len(report.schema_errors)), *sorted(report.counts.items())])
+    found = report.lines()
+    return lines + (["", "```text", *found, "```"] if found else ["", "Nothing flagged."])
+
+
+@analysis("validate", markdown=_markdown, scoped=False)
+def validate_command(inputs: Inputs) -> ValidationReport:
+    """Schema and consistency checks of ratings.jsonl: `file:line: flag` lines and counts.
+
+    Contradictions are flagged, never rejected; exit 1 only on schema errors.
+
+    Example: hilbot analyze validate
+    """
+    return validate(inputs.store, inputs.config)
 
 
 __all__ = ["COUNT_ONLY", "FLAGS", "Flag", "ValidationReport", "validate"]

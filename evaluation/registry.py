@@ -28,7 +28,8 @@ A plugin judge, in its own distribution::
     # bm25 = "hilbot_bm25:BM25Judge"       # the factory itself (then no decorator is needed)
 
 After ``pip install`` of that package, ``hilbot run --judge bm25`` works. The groups are
-``hilbot.judges``, ``hilbot.providers`` and ``hilbot.channels``.
+``hilbot.judges``, ``hilbot.providers``, ``hilbot.channels`` and ``hilbot.analyses`` (see
+:mod:`analysis.registry`).
 
 Precedence: a name registered in the process wins, then a built-in, then an entry point; an
 entry point named like a built-in is never loaded, and registering a name another object already

@@ -78,7 +78,8 @@ DTYPES = {
 }
 ITEM_DTYPES = {"run_id": STR, "item_id": STR, "kind": STR, "set": STR, "category": OBJ, "query": STR, "verdict": OBJ,
                "confidence": F64, "judge": STR, "prompt_hash": OBJ, "ai_overall": F64, "ai_quality": F64,
-               "ai_relevance": F64, "feature_leap_distance": F64, "source_type": OBJ}
+               "ai_relevance": F64, "feature_flag": OBJ, "feature_label": OBJ,
+               "feature_leap_distance": F64, "feature_source_type": OBJ, "source_type": OBJ}
 
 
 def _t(minutes: float) -> datetime:
@@ -243,7 +244,8 @@ def test_items_frame(reviewed):
     assert np.isnan(a2["ai_quality"]) and np.isnan(a3["ai_overall"])
     assert (a1["feature_leap_distance"], a2["feature_leap_distance"], b1["feature_leap_distance"]) == (2.0, 0.5, 4.0)
     assert np.isnan(a3["feature_leap_distance"])  # a feature of None
-    assert "feature_flag" not in items.columns and "feature_label" not in items.columns  # not numeric
+    # a feature that is not always a number keeps the values as written (for correlate to judge), None where absent
+    assert (a2["feature_flag"], a3["feature_label"], a1["feature_label"], b1["feature_source_type"]) == (True, "x", None, "docs")
     assert (a1["source_type"], a3["source_type"], b1["source_type"]) == ("chat", None, "docs")
 
 
@@ -362,7 +364,7 @@ def test_fold_equals_the_ledger_on_a_random_log(store, seed):
 
 
 def test_without_orjson_the_fold_is_the_same(store, monkeypatch):
-    import analysis.load as module
+    import analysis._reader as module
 
     _random_log(store, 4)
     monkeypatch.setattr(module, "_json_loads", json.loads)  # what runs where orjson is not installed

@@ -1,163 +1,97 @@
-"""``hilbot analyze …``: validation, agreement, calibration, correlation, patterns, synthesis.
+"""``hilbot analyze NAME``: one command per registered analysis, built from its registration.
 
-Each command parses its options and calls one function of :mod:`analysis.commands`; reports
-are Markdown on stdout (``--format json`` for JSON), ``--out DIR`` also writes them with charts.
+The commands are not written out here: each comes from its :class:`analysis.registry.Analysis`
+(options, help, checks), built when it is asked for, so a plugin's analysis is a command too.
+Every command has ``--format markdown|json``; scoped ones ``--run`` and ``--dimension``; those that
+write files ``--out DIR`` (the report as ``.md`` and ``.json``, and its charts as ``.png``).
 """
 
 from __future__ import annotations
 
+import inspect
 import sys
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
+from typer.core import TyperGroup
 
 from ._common import Context, warn
 
-app = typer.Typer(help="Analyse the ratings: validate, agreement, calibration, correlate, patterns, synthesize.",
-                  no_args_is_help=True, rich_markup_mode=None)
-
-Run = Annotated[Optional[str], typer.Option("--run", "-r", help="Only this run.")]
-Dim = Annotated[Optional[str], typer.Option("--dimension", "-d", help="Only this dimension.")]
-Format = Annotated[str, typer.Option("--format", "-f", help="markdown or json.")]
-Out = Annotated[Optional[str], typer.Option("--out", "-o", help="Also write the report (.md, .json) and its charts (.png) here.")]
+if TYPE_CHECKING:
+    from analysis.registry import Analysis, Option, Output
 
 
-BOOTSTRAP_MAX = 100_000
-SEED_MAX = 2**32 - 1
-BUCKETS_MAX = 100
+class _Analyses(TyperGroup):
+    """The ``analyze`` group: its commands are the registered analyses."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        from analysis.registry import analyses
+
+        return analyses.names()
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        from analysis.registry import analyses
+
+        return command(analyses.get(cmd_name)) if cmd_name in analyses.names() else None
 
 
-def in_range(option: str, value: float, low: float, high: float) -> None:
-    """A numeric option outside [low, high] (NaN, ±inf included) is a one-line error naming it and the range."""
-    from evaluation import HilbotError
-
-    if not low <= value <= high:  # False for NaN
-        kind = "a whole number" if isinstance(value, int) else "a number"
-        raise HilbotError(f"{option} {value} is out of range", fix=f"use {kind} from {_plain(low)} to {_plain(high)}")
+app = typer.Typer(cls=_Analyses, help="Analyse the ratings: validate, agreement, calibration, correlate, patterns, synthesize, "
+                                      "and any analysis a plugin adds.", no_args_is_help=True, rich_markup_mode=None)
 
 
-def _plain(number: float) -> str:
-    return str(number) if isinstance(number, int) else f"{number:g}"
+def command(spec: "Analysis") -> Any:
+    """The click command of one analysis: its options as flags, its docstring as help."""
+    def run(ctx: typer.Context, **values: Any) -> None:
+        from analysis.registry import run_analysis
+
+        context: Context = ctx.obj
+        _emit(run_analysis(spec.name, context.store(), context.config(), **values))
+
+    parameters = [inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)]
+    parameters += [_parameter(name, kind, default) for name, kind, default in _common(spec)]
+    parameters += [_parameter(option.name, *_typed(option)) for option in spec.options]
+    run.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    run.__annotations__ = {p.name: p.annotation for p in parameters}
+    run.__doc__ = spec.help
+    single = typer.Typer(rich_markup_mode=None, add_completion=False)
+    single.command(spec.name)(run)
+    return typer.main.get_command(single)
 
 
-def _emit(output) -> None:
+def _common(spec: "Analysis") -> list[tuple[str, Any, Any]]:
+    """``--run``, ``--dimension`` (scoped analyses), ``--format``, ``--out`` (analyses that write files)."""
+    common: list[tuple[str, Any, Any]] = []
+    if spec.scoped:
+        common += [("run", Optional[str], typer.Option(None, "--run", "-r", help="Only this run.")),
+                   ("dimension", Optional[str], typer.Option(None, "--dimension", "-d", help="Only this dimension."))]
+    common.append(("fmt", str, typer.Option("markdown", "--format", "-f", help="markdown or json.")))
+    if spec.writes_files:
+        common.append(("out", Optional[str], typer.Option(None, "--out", "-o", help="Also write the report (.md, .json) "
+                                                                                     "and its charts (.png) here.")))
+    return common
+
+
+def _typed(option: "Option") -> tuple[Any, Any]:
+    """The annotation and the typer default of an analysis option (its values are checked by the analysis)."""
+    kind: Any = str if option.many else option.kind
+    default = option.default if not option.many or option.default is None else ",".join(
+        [option.default] if isinstance(option.default, str) else option.default)
+    declared = [option.option] + ([option.short] if option.short else [])
+    described = option.describe()
+    help_text = described if not described or described.endswith(".") else described + "."
+    if option.required and option.default is None:
+        return kind, typer.Option(..., *declared, help=help_text)
+    return (kind if default is not None else Optional[kind]), typer.Option(default, *declared, help=help_text)
+
+
+def _parameter(name: str, annotation: Any, default: Any) -> inspect.Parameter:
+    return inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default, annotation=annotation)
+
+
+def _emit(output: "Output") -> None:
     warn(output.warnings)
     typer.echo(output.text.rstrip("\n"))
     for path in output.files:
         print(f"wrote {path}", file=sys.stderr)
     if output.exit_code:
         raise typer.Exit(output.exit_code)
-
-
-def _check_format(fmt: str) -> None:
-    from evaluation import HilbotError
-
-    if fmt not in ("markdown", "json"):
-        raise HilbotError(f"unknown format {fmt!r}", fix="use --format markdown or --format json")
-
-
-@app.command("validate")
-def validate(ctx: typer.Context, fmt: Format = "markdown", out: Out = None) -> None:
-    """Schema and consistency checks of ratings.jsonl: `file:line: flag` lines and counts.
-
-    Contradictions are flagged, never rejected; exit 1 only on schema errors.
-    Example: hilbot analyze validate
-    """
-    from analysis import commands
-
-    _check_format(fmt)
-    context: Context = ctx.obj
-    _emit(commands.validate(context.store(), context.config(), fmt=fmt, out=out))
-
-
-@app.command("agreement")
-def agreement(ctx: typer.Context, run: Run = None, dimension: Dim = None, fmt: Format = "markdown", out: Out = None,
-              n_boot: Annotated[int, typer.Option("--bootstrap", help="Bootstrap replicates for the 95% CIs (0–100000).")] = 1000,
-              seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed (0–4294967295).")] = 0) -> None:
-    """Inter-rater agreement: Cohen's κ per pair, Fleiss' κ, Krippendorff's α (4 levels), with CIs and bands.
-
-    Example: hilbot analyze agreement --run demo-docs-search
-    """
-    from analysis import commands
-
-    _check_format(fmt)
-    in_range("--bootstrap", n_boot, 0, BOOTSTRAP_MAX)
-    in_range("--seed", seed, 0, SEED_MAX)
-    context: Context = ctx.obj
-    _emit(commands.agreement(context.store(), context.config(), run=run, dimension=dimension, fmt=fmt, out=out,
-                             n_boot=n_boot, seed=seed))
-
-
-@app.command("calibration")
-def calibration(ctx: typer.Context, run: Run = None, dimension: Dim = None, fmt: Format = "markdown", out: Out = None,
-                by: Annotated[str, typer.Option("--by", help="Group by: comma-separated of dimension, metric, run_id, category, judge, "
-                                                             "prompt_hash, source_type.")] = "dimension") -> None:
-    """The AI judge against the humans: Spearman ρ, Kendall τ, κ on categories, confusion matrix, Δ, worst items.
-
-    Example: hilbot analyze calibration --by dimension,category
-    """
-    from analysis import commands
-
-    _check_format(fmt)
-    context: Context = ctx.obj
-    groups = tuple(part.strip() for part in by.split(",") if part.strip())
-    _emit(commands.calibration(context.store(), context.config(), run=run, dimension=dimension, by=groups, fmt=fmt, out=out))
-
-
-@app.command("correlate")
-def correlate(ctx: typer.Context,
-              feature: Annotated[str, typer.Option("--feature", help="An item feature: numbers (or number text), or ordered category labels, "
-                                                                     "e.g. leap_distance.")],
-              run: Run = None, dimension: Dim = None, fmt: Format = "markdown", out: Out = None,
-              buckets: Annotated[Optional[int], typer.Option("--buckets", help="Quantile buckets, 1–100 (default: distinct values if ≤ 10, else 5); "
-                                                                           "not for category features.")] = None,
-              expect: Annotated[str, typer.Option("--expect", help="decreasing (larger values rate worse) or increasing.")] = "decreasing",
-              order: Annotated[Optional[str], typer.Option("--order", help="A category feature's labels, lowest first, comma-separated, "
-                                                                         "e.g. none,small,medium,large,max (default: a built-in order of "
-                                                                         "well-known labels).")] = None) -> None:
-    """Ratings against a feature: success rate per bucket with Wilson CIs, monotonicity, Spearman ρ.
-
-    Numbers and number text ("3") are the same value; category labels are ordered by --order.
-    Example: hilbot analyze correlate --feature leap_distance --order none,small,medium,large,max
-    """
-    from analysis import commands
-
-    _check_format(fmt)
-    if buckets is not None:
-        in_range("--buckets", buckets, 1, BUCKETS_MAX)
-    levels = None if order is None else tuple(part.strip() for part in order.split(",") if part.strip())
-    context: Context = ctx.obj
-    _emit(commands.correlate(context.store(), context.config(), feature=feature, run=run, dimension=dimension, buckets=buckets,
-                             expect=expect, fmt=fmt, out=out, order=levels))
-
-
-@app.command("patterns")
-def patterns(ctx: typer.Context, run: Run = None, dimension: Dim = None, fmt: Format = "markdown", out: Out = None,
-             window_days: Annotated[int, typer.Option("--window-days", help="Days per drift window (1–3650).")] = 7) -> None:
-    """Patterns by quality, source type, category and concern tag; drift; patterns that regressed.
-
-    Example: hilbot analyze patterns --window-days 7
-    """
-    from analysis import commands
-    from analysis.patterns import MAX_WINDOW_DAYS
-
-    _check_format(fmt)
-    in_range("--window-days", window_days, 1, MAX_WINDOW_DAYS)
-    context: Context = ctx.obj
-    _emit(commands.patterns(context.store(), context.config(), run=run, dimension=dimension, window_days=window_days,
-                            fmt=fmt, out=out))
-
-
-@app.command("synthesize")
-def synthesize(ctx: typer.Context, run: Run = None, dimension: Dim = None, fmt: Format = "markdown",
-               llm: Annotated[bool, typer.Option("--llm", help="Have the LLM write it (sends notes and scores to [llm]).")] = False) -> None:
-    """Synthesis and action items from the notes and scores, appended as a review_summary record.
-
-    Without --llm the synthesis is statistical (top concerns, worst items, largest AI-human gaps).
-    Example: hilbot analyze synthesize --run demo-docs-search --llm
-    """
-    from analysis import commands
-
-    _check_format(fmt)
-    context: Context = ctx.obj
-    _emit(commands.synthesize(context.store(), context.config(), run=run, dimension=dimension, use_llm=llm, fmt=fmt))
