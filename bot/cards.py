@@ -50,6 +50,8 @@ class Reveal:
     confidence: float | str | None
     scores: dict[str, float]
     rationale: str | None
+    label: str = "AI"
+    """Who scored it, as shown (``AI``, ``lexical``, ``AI [recorded]``): from the kind the run header records."""
 
 
 @dataclass(frozen=True)

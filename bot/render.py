@@ -122,14 +122,12 @@ RATIONALE_CHARS = 500
 
 def reveal_lines(card: "Card") -> list[str]:
     """The AI verdict (then its rationale, quoted), shown only once the reviewer's rating is stored."""
-    from evaluation.output import judge_label
-
     if card.reveal is None:
         return []
     r = card.reveal
     scores = " ".join(f"{k}={_number(v)}" for k, v in r.scores.items())
     conf = f" (confidence {_number(r.confidence)})" if r.confidence is not None else ""
-    lines = [f"🤖 {judge_label(r.judge)}: {r.verdict or '–'} {scores}{conf}".rstrip()]
+    lines = [f"🤖 {r.label}: {r.verdict or '–'} {scores}{conf}".rstrip()]
     if r.rationale:
         rationale = r.rationale if len(r.rationale) <= RATIONALE_CHARS else r.rationale[: RATIONALE_CHARS - 1] + "…"
         lines.append(f"“{rationale}”")

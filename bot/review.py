@@ -36,6 +36,7 @@ from evaluation import (
     HilbotConfig,
     HilbotError,
     ItemData,
+    JudgeInfo,
     Labels,
     Ledger,
     LogIssue,
@@ -495,7 +496,7 @@ class ReviewSession:
             question=self.question, buttons=self._buttons(item, current, final, state),
             recorded=current.judgment if current else None,
             concerns=tuple(current.concerns) if current else (),
-            reveal=_reveal(item) if show_ai else None,
+            reveal=_reveal(item, self.run.header.judge) if show_ai else None,
             has_more=render.has_more(item), has_tools=bool(item.tool_captures),
         )
 
@@ -524,9 +525,13 @@ def _action_text(action: Action) -> str:
     return f"{action.kind}:{action.value}" if action.value else action.kind
 
 
-def _reveal(item: ItemData) -> Reveal:
+def _reveal(item: ItemData, judge: JudgeInfo) -> Reveal:
+    """The AI's view of ``item``, labelled from the kind of the judge its run header records."""
+    from evaluation.output import who_judged
+
     evaluation = item.evaluation
-    return Reveal(evaluation.judge, evaluation.verdict, evaluation.confidence, dict(evaluation.scores), evaluation.rationale)
+    return Reveal(evaluation.judge, evaluation.verdict, evaluation.confidence, dict(evaluation.scores), evaluation.rationale,
+                  who_judged(item, judge))
 
 
 __all__ = ["ReviewEngine", "ReviewSession", "State", "Step", "Transition"]

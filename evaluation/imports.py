@@ -496,7 +496,7 @@ def import_outputs(store: Store, path: str | Path, *, run_id: str | None = None,
     if not items:
         raise ImportFailed("no rows could be imported", where=where(path), fix="check the file has one row per item with a query field")
     kind = _kind(items)
-    header = RunHeader(run_id=run_id, set=set_name, kind=kind, source=path.name, judge=JudgeInfo(name=judge),
+    header = RunHeader(run_id=run_id, set=set_name, kind=kind, source=path.name, judge=JudgeInfo(name=judge, kind="recorded"),
                        dimensions=dimensions or DEFAULT_DIMENSIONS[kind], item_count=len(items))
     for item in items:
         item.evaluation.judge = item.evaluation.judge or judge

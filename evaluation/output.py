@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from statistics import mean
 
-from .records import ItemData
+from .records import ItemData, JudgeInfo
 from .runs import Run
 from .scrub import scrub
 from .text import visible
@@ -69,7 +69,15 @@ def judge_label(judge: object = None, kind: str | None = None) -> str:
     return f"AI [{_line(name or 'recorded')}]"
 
 
-def verbose_item(item: ItemData, position: int, total: int, *, max_results: int = 3) -> list[str]:
+def who_judged(item: ItemData, judge: JudgeInfo | None = None) -> str:
+    """The label of whoever scored ``item``: its name, with the kind of judge its run header records (every item
+    of a run was scored the same way: an imported run's items are ``recorded`` whatever names they carry).
+    Without a header, from the item's judge name alone (see :func:`judge_label`)."""
+    name = item.evaluation.judge
+    return judge_label(name or judge.name, kind=judge.kind) if judge is not None else judge_label(name)
+
+
+def verbose_item(item: ItemData, position: int, total: int, *, max_results: int = 3, judge: JudgeInfo | None = None) -> list[str]:
     """``[1/15] "query"``, the top results or the answer, then the AI line."""
     lines = [f'[{position}/{total}] "{_line(item.query.query)}"']
     for number, result in enumerate(item.results[:max_results], 1):
@@ -84,7 +92,7 @@ def verbose_item(item: ItemData, position: int, total: int, *, max_results: int 
     for quote in item.quotes[:2]:
         lines.append(f'  ❝ "{_snippet(quote)}"')
     evaluation = item.evaluation
-    who = judge_label(evaluation.judge)
+    who = who_judged(item, judge)
     if item.error:
         lines.append(f"  ✗ target failed: {_line(item.error)}")
     elif evaluation.error:
@@ -96,12 +104,12 @@ def verbose_item(item: ItemData, position: int, total: int, *, max_results: int 
     return lines
 
 
-def quiet_item(item: ItemData, position: int, total: int) -> str:
+def quiet_item(item: ItemData, position: int, total: int, *, judge: JudgeInfo | None = None) -> str:
     """``[1/15] "query" - overall: 0.76 (AI)``: the label says which judge scored it (``lexical``, ``AI``…)."""
     overall = item.evaluation.scores.get("overall")
     value = f"{overall:.2f}" if overall is not None else "n/a"
     line = f'[{position}/{total}] "{_line(item.query.query)}" - overall: {value}'
-    line += f" ({judge_label(item.evaluation.judge)})"
+    line += f" ({who_judged(item, judge)})"
     return line if not (item.error or item.evaluation.error) else f"{line} ({'target' if item.error else 'judging'} failed)"
 
 
@@ -144,7 +152,7 @@ def run_lines(run: Run, mode: str = "verbose") -> list[str]:
     total, lines = len(run.items), []
     for position, item in enumerate(run.items, 1):
         if mode == "quiet":
-            lines.append(quiet_item(item, position, total))
+            lines.append(quiet_item(item, position, total, judge=run.header.judge))
         else:
-            lines.extend(verbose_item(item, position, total) + [""])
+            lines.extend(verbose_item(item, position, total, judge=run.header.judge) + [""])
     return lines

@@ -268,6 +268,48 @@ def test_old_run_files_without_a_kind_still_load(store):
     assert parse_record({"type": "run_header", "run_id": "x", "judge": {"name": "x/y", "kind": None}}).judge.kind == "llm"
 
 
+def _plugin_run(store, kind: str) -> None:
+    """A run judged by the ``bm25`` plugin (header kind ``kind``), read back where that plugin is not installed."""
+    folder = store.root / "runs"
+    folder.mkdir(parents=True)
+    header = {"type": "run_header", "v": 1, "run_id": "plug", "kind": "answer", "created_at": "2025-01-01T00:00:00Z",
+              "judge": {"name": "bm25", "registry_name": "bm25", "kind": kind, "params": {}}}
+    item = {"type": "query_evaluation", "v": 1, "run_id": "plug",
+            "data": {"id": "a", "query": {"query": "q"}, "answer": "x",
+                     "evaluation": {"scores": {"overall": 0.5}, "judge": "bm25", "verdict": "PASS", "rationale": "overlap"}}}
+    (folder / "plug.jsonl").write_text(json.dumps(header) + "\n" + json.dumps(item) + "\n", encoding="utf-8")
+
+
+@pytest.mark.parametrize("kind, label", [("local", "bm25"), ("llm", "AI"), ("recorded", "AI [bm25]")])
+def test_labels_come_from_the_kind_the_run_header_records(store, config, kind, label):
+    """Once the plugin that judged a run is gone, its name alone says nothing: the header's kind decides."""
+    from bot import Action, ReviewEngine
+    from evaluation import Reviewer
+    from evaluation.output import run_lines
+
+    assert "bm25" not in JUDGES
+    _plugin_run(store, kind)
+    run = store.load_run("plug")
+    assert run_lines(run, "quiet")[0].endswith(f"({label})")
+    assert f"✗ {label}: overall=0.50" in "\n".join(run_lines(run, "verbose"))
+    session = ReviewEngine(store, config).session("plug", Reviewer(platform="terminal", id="t"))
+    session.start()
+    step = session.act(Action("rate", "good"))
+    reveal = (step.card or step.finished).reveal
+    assert reveal is not None and reveal.label == label
+
+
+def test_an_imported_run_records_its_judge_as_recorded_whatever_its_name(store, tmp_path):
+    from evaluation.imports import import_outputs
+    from evaluation.output import run_lines
+
+    rows = tmp_path / "scores.jsonl"
+    rows.write_text(json.dumps({"id": "a", "query": "q", "answer": "x", "score": 0.7, "judge": "lexical"}) + "\n", encoding="utf-8")
+    run = store.load_run(import_outputs(store, rows, judge="lexical").run_id)
+    assert run.header.judge.kind == "recorded" and judge_label(run.header.judge) == "AI [lexical]"
+    assert run_lines(run, "quiet")[0].endswith("(AI [lexical])")  # scores made elsewhere are never a local method's
+
+
 # --------------------------------------------------------------------------- unknown names, broken and clashing plugins
 
 

@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.text import Text
 
 from evaluation import HilbotConfig, LogIssue, Reviewer, ReviewSummary, Store, validate_run_id
-from evaluation.output import judge_label, signed
+from evaluation.output import signed
 from evaluation.text import visible
 
 from ..cards import Action, Button, Card
@@ -148,8 +148,7 @@ class TerminalView:
             r = card.reveal
             scores = " ".join(f"{k}={_fmt_score(v)}" for k, v in r.scores.items())
             conf = f" (confidence {_fmt_score(r.confidence)})" if r.confidence is not None else ""
-            judge = judge_label(r.judge)
-            self.console.print(_text(f"  {judge}: {r.verdict or '-'} {scores}{conf}", "magenta"))
+            self.console.print(_text(f"  {r.label}: {r.verdict or '-'} {scores}{conf}", "magenta"))
             if r.rationale:
                 self.console.print(_text(f"     \"{r.rationale}\"", "magenta", newlines=True), soft_wrap=True)
 

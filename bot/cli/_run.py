@@ -35,11 +35,11 @@ def _judge(name: str | None, config: "HilbotConfig", store: "Store") -> "Judge":
 class _Printer:
     """Prints each finished item in the chosen mode and drives a progress bar on a terminal's stderr."""
 
-    def __init__(self, mode: str, total: int):
+    def __init__(self, mode: str, total: int, judge=None):
         from evaluation.output import quiet_item, verbose_item
         from evaluation.text import visible
 
-        self.mode, self.total = mode, total
+        self.mode, self.total, self.judge = mode, total, judge  # the run header's JudgeInfo: labels come from its kind
         self.verbose_item, self.quiet_item, self.visible = verbose_item, quiet_item, visible
         self.progress = None
         if sys.stderr.isatty():
@@ -53,9 +53,9 @@ class _Printer:
 
     def __call__(self, position: int, item) -> None:
         if self.mode == "verbose":
-            lines = self.verbose_item(item, position, self.total) + [""]
+            lines = self.verbose_item(item, position, self.total, judge=self.judge) + [""]
         elif self.mode == "quiet":
-            lines = [self.quiet_item(item, position, self.total)]
+            lines = [self.quiet_item(item, position, self.total, judge=self.judge)]
         else:
             lines = []
         for line in lines:
@@ -126,7 +126,7 @@ def run(
                    label=label, dimensions=DEFAULT_DIMENSIONS[kind], concurrency=config.targets.concurrency,
                    generated_id=run_id is None)
     mode = "silent" if silent else "quiet" if quiet else "verbose"
-    printer = _Printer(mode, len(case_list))
+    printer = _Printer(mode, len(case_list), plan.judge.info())
     try:
         outcome = evaluate(store, config, plan, baseline=baseline, on_item=printer)
     except KeyboardInterrupt:
