@@ -111,7 +111,8 @@ class UnknownProvider(LLMError, UnknownName):
     """``[llm] provider`` names no built-in or installed provider."""
 
 
-PROVIDERS: Registry[ProviderFactory] = Registry("LLM provider", "hilbot.providers", builtins={"anthropic": "evaluation._anthropic"},
+PROVIDERS: Registry[ProviderFactory] = Registry("LLM provider", "hilbot.providers",
+                                                builtins={"anthropic": "evaluation._anthropic", "openai-compatible": "evaluation._openai"},
                                                 hint="set [llm] provider to one of {names}", error=UnknownProvider)
 """Every provider by name; built-ins are imported on first use, plugins come from ``hilbot.providers`` entry points."""
 
@@ -127,9 +128,9 @@ def get_provider(settings: "LLMSettings") -> Provider:
 
 
 def has_key(settings: "LLMSettings") -> bool:
-    """Whether the environment holds a key for the configured provider."""
-    env = {"anthropic": "ANTHROPIC_API_KEY"}.get(settings.provider)
-    return bool(os.environ.get(env)) if env else True
+    """Whether the environment holds a key for the configured provider (for ``openai-compatible``, a base URL will do)."""
+    names = {"anthropic": ("ANTHROPIC_API_KEY",), "openai-compatible": ("OPENAI_API_KEY", "OPENAI_BASE_URL")}.get(settings.provider)
+    return any(os.environ.get(name) for name in names) if names else True
 
 
 def parse_output(request: LLMRequest, reply: ProviderReply) -> BaseModel:

@@ -74,3 +74,16 @@ def run_process(tmp_path: Path):
 
 
 __all__ = ["RAG_RUN", "ROOT", "SEARCH_RUN"]
+
+
+@pytest.fixture
+def openai_api(monkeypatch):
+    """The local Chat Completions server, with OPENAI_BASE_URL and OPENAI_API_KEY pointing at it (no other OPENAI_* variable)."""
+    from tests.fakes.openai_api import FakeOpenAI
+
+    for name in [n for n in os.environ if n.startswith("OPENAI_")]:  # the SDK reads several (ORG_ID, PROJECT_ID, CUSTOM_HEADERS…)
+        monkeypatch.delenv(name)
+    with FakeOpenAI() as server:
+        for key, value in server.env().items():
+            monkeypatch.setenv(key, value)
+        yield server

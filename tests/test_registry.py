@@ -438,7 +438,7 @@ def test_a_plugin_provider_serves_the_llm_judge(plugins, config, store):
     from evaluation.judges import BinaryVerdict
 
     plugins("hilbot-echo", {"hilbot.providers": {"echo": f"{PREFIX}echo:EchoProvider"}}, {f"{PREFIX}echo": ECHO_PROVIDER})
-    assert PROVIDERS.names() == ["anthropic", "echo"]
+    assert PROVIDERS.names() == ["anthropic", "echo", "openai-compatible"]
     settings = config.llm.model_copy(update={"provider": "echo", "model": "echo-1", "cache": False})
     llm = LLM(settings, store)
     reply = asyncio.run(llm.complete(LLMRequest(prompt="hello", output=BinaryVerdict)))
@@ -472,12 +472,12 @@ def test_builtin_channels_and_providers_are_still_imported_lazily():
             error = str(exc)
         labels = judge_label("recorded"), judge_label("lexical"), judge_label("openai/gpt-4o")
         terminal = get_channel("terminal").name
-        heavy = sorted({m.split(".")[0] for m in sys.modules} & {"telegram", "slack_bolt", "slack_sdk", "anthropic"})
+        heavy = sorted({m.split(".")[0] for m in sys.modules} & {"telegram", "slack_bolt", "slack_sdk", "anthropic", "openai"})
         print(names, terminal, labels, heavy, error, sep="\\n")
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT).stdout
     names, terminal, labels, heavy, error = out.strip().split("\n")
-    assert names == "(['slack', 'telegram', 'terminal'], ['anthropic'], ['lexical', 'llm'])"
+    assert names == "(['slack', 'telegram', 'terminal'], ['anthropic', 'openai-compatible'], ['lexical', 'llm'])"
     assert terminal == "terminal" and labels == "('AI [recorded]', 'lexical', 'AI')"
     assert heavy == "[]", f"imported {heavy}"
     assert "use one of slack, telegram, terminal" in error
