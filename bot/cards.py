@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-ActionKind = Literal["rate", "toggle", "note", "text", "skip", "view_full", "view_tools", "next", "quit"]
+ActionKind = Literal["rate", "toggle", "note", "text", "skip", "view_full", "view_tools", "ai_review", "next", "quit"]
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,8 @@ class Section:
 
     title: str | None
     lines: tuple[str, ...]
+    mono: bool = False
+    """Lines shown in a monospaced font, as they are (a diff)."""
 
 
 @dataclass(frozen=True)

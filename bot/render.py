@@ -69,6 +69,8 @@ def _as_text(value: object) -> str:
 
 def has_more(item: ItemData) -> bool:
     """Whether the full view shows more than the card."""
+    if is_change(item):
+        return True  # both outputs whole
     long_answer = item.answer is not None and len(" ".join(item.answer.split())) > ANSWER_CHARS
     long_snippet = any(r.snippet and len(r.snippet) > SNIPPET_CHARS for r in item.results)
     return long_answer or long_snippet or bool(item.contexts) or bool(item.ground_truth)
@@ -76,6 +78,8 @@ def has_more(item: ItemData) -> bool:
 
 def full_text(item: ItemData) -> str:
     """Everything the reviewer may see about an item (never the AI's verdict)."""
+    if is_change(item):
+        return _change_text(item)
     parts = [f'QUERY: "{visible(item.query.query)}"']
     if item.query.intent:
         parts.append(f"INTENT: {visible(item.query.intent)}")
@@ -92,13 +96,52 @@ def full_text(item: ItemData) -> str:
     return "\n\n".join(parts)
 
 
+def _change_text(item: ItemData) -> str:
+    """A change whole: its name and purpose, the diff, both outputs."""
+    parts = [f"CHANGE: {visible(item.query.query)}"]
+    if item.query.intent:
+        parts.append(f"PURPOSE: {visible(item.query.intent)}")
+    parts.append("DIFF:\n" + visible(item.features["diff"]))
+    for title, text in (("EXPECTED", item.query.expected_answer), ("ACTUAL", item.answer)):
+        parts.append(f"{title}:\n" + (visible(text) if text is not None else "(none)"))
+    return "\n\n".join(parts)
+
+
 def tools_text(item: ItemData) -> str:
     """All tool captures with their inputs and outputs."""
     return "TOOL CAPTURES:\n" + "\n".join(tool_lines(item, full=True)) if item.tool_captures else "No tool captures."
 
 
-def item_sections(item: ItemData) -> list[tuple[str | None, list[str]]]:
-    """The card body: context line, expected outcome, tool captures, results or response preview."""
+DIFF_LINES = 40
+"""Diff lines a change's card shows; the rest are in the full view."""
+
+
+def is_change(item: ItemData) -> bool:
+    """Whether the item is a change found by ``hilbot triage`` (it carries its diff)."""
+    return isinstance(item.features.get("diff"), str)
+
+
+def change_sections(item: ItemData, *, ai_first: bool = False) -> list[tuple[str | None, list[str]]]:
+    """A change's card: what it is, the triage's recommendation (only when shown before the decision), the diff."""
+    f = item.features
+    meta = [one_line(str(v)) for v in (f.get("path"), f.get("status"), item.query.intent) if v]
+    sections: list[tuple[str | None, list[str]]] = [(None, ["  ·  ".join(meta)])] if meta else []
+    if ai_first:
+        evaluation = item.evaluation
+        confidence = f" (confidence {_number(evaluation.confidence)})" if evaluation.confidence is not None else ""
+        lines = [f"{evaluation.verdict or 'UNSURE'}{confidence}: {one_line(str(f.get('summary') or ''))}"]
+        lines += [f"- {_clip(str(issue), SNIPPET_CHARS)}" for issue in (f.get("issues") or [])[:3]]
+        sections.append(("AI recommends", lines))
+    diff = visible(f["diff"]).splitlines() or ["(no difference in the text)"]
+    more = [f"… {len(diff) - DIFF_LINES} more lines in the full view"] if len(diff) > DIFF_LINES else []
+    sections.append(("Diff", diff[:DIFF_LINES] + more))
+    return sections
+
+
+def item_sections(item: ItemData, *, ai_first: bool = False) -> list[tuple[str | None, list[str]]]:
+    """The card body: context line, expected outcome, tool captures, results or response preview (a change: its diff)."""
+    if is_change(item):
+        return change_sections(item, ai_first=ai_first)
     sections: list[tuple[str | None, list[str]]] = []
     meta = [f"{k}: {one_line(v)}" for k, v in (("intent", item.query.intent), ("category", item.query.category)) if v]
     if meta:

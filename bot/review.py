@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from enum import Enum
 from functools import cached_property, partial
-from typing import Callable
+from typing import Any, Callable
 
 from pydantic import BaseModel
 
@@ -165,7 +165,19 @@ class ReviewEngine:
         self._runs: dict[str, Run] = {}
         self._sizes: dict[str, int] = {}
         self._orders: dict[str, tuple[Run, list[ItemData]]] = {}
+        self._triage_judge: Any = None
         _long_lived()
+
+    async def review_change(self, item: ItemData) -> str:
+        """The ``[triage]`` judge's review of a change item, made now, as text (one judge per engine: its cache and client)."""
+        from evaluation.triage import triage_judge
+        from evaluation.triage_run import change_of, triage_text
+
+        if self._triage_judge is None:
+            self._triage_judge = triage_judge(self.config.triage.judge, self.config, self.store)
+        triage = await self._triage_judge.triage(change_of(item))
+        hint = ('\n\n(local rules only: set [triage] judge = "llm" for a model\'s review)' if triage.judge_kind == "local" else "")
+        return triage_text(triage) + hint
 
     def order(self, run_id: str) -> list[ItemData]:
         """The run's items in assignment order, worked out once per reading of the run."""
@@ -271,7 +283,8 @@ class ReviewSession:
 
     def act(self, action: Action) -> Step:
         """Handle an action; the records it makes are on disk before this returns."""
-        transition = self._decide(action)
+        review = asyncio.run(self._ai_review(action)) if action.kind == "ai_review" else None
+        transition = self._decide(action, review)
         if (summary := _ending(transition)) is not None:
             transition.records = [self._with_synthesis(summary)]
         if transition.records:
@@ -280,7 +293,8 @@ class ReviewSession:
 
     async def aact(self, action: Action) -> Step:
         """Async :meth:`act` for the chat channels (appends share fsyncs across reviewers; a synthesis runs in a thread)."""
-        transition = self._decide(action)
+        review = await self._ai_review(action) if action.kind == "ai_review" else None
+        transition = self._decide(action, review)
         if (summary := _ending(transition)) is not None:
             transition.records = [await asyncio.to_thread(self._with_synthesis, summary)]
         if transition.records:
@@ -314,7 +328,14 @@ class ReviewSession:
 
     # ------------------------------------------------------------------ deciding
 
-    def _decide(self, action: Action) -> Transition:
+    async def _ai_review(self, action: Action) -> str | None:
+        """The triage judge's review of the action's change, made now (the "AI review" button), as text; None for other items."""
+        item = self.item if action.item_id is None else self.run.item(action.item_id)
+        if item is None or not render.is_change(item):
+            return None
+        return await self.engine.review_change(item)
+
+    def _decide(self, action: Action, review_text: str | None = None) -> Transition:
         if self.state == State.QUIT:
             return Transition(self.state, alert="This review is finished.")
         if action.kind == "quit":
@@ -326,6 +347,8 @@ class ReviewSession:
         if action.kind in ("view_full", "view_tools"):
             detail = render.full_text(item) if action.kind == "view_full" else render.tools_text(item)
             return Transition(self._state_of(item), item, detail=detail)
+        if action.kind == "ai_review":
+            return Transition(self._state_of(item), item, detail=review_text or "No AI review: this item is not a change.")
         rated = self._rating(item)
         key, repeated = self._keyed(action, item)
         if repeated:
@@ -476,7 +499,7 @@ class ReviewSession:
     def _allocate_keys(self) -> dict[str, str | None]:
         taken: set[str | None] = {"q", *(o.key for o in self.scale.options)}
         keys: dict[str, str | None] = {"quit": "q"}
-        for name, candidates in (("note", "nm"), ("skip", "s"), ("view_full", "vf"), ("view_tools", "tx")):
+        for name, candidates in (("note", "nm"), ("skip", "s"), ("view_full", "vf"), ("view_tools", "tx"), ("ai_review", "ie")):
             keys[name] = next((c for c in candidates if c not in taken), None)
             taken.add(keys[name])
         pool = [c for c in "123456789abcdfhijklruwyz" if c not in taken]
@@ -489,7 +512,9 @@ class ReviewSession:
         state = state or (State.FOLLOW_UP if current is not None else State.RATING)
         number = self.ledger.number(self.run_id, item.id, self.dimension, self.reviewer)
         title = f'[{number}/{max(self.progress().total, number)}] "{render.one_line(item.query.query)}"'
-        sections = tuple(Section(t, tuple(lines)) for t, lines in render.item_sections(item))
+        ai_first = (self.run.header.kind == "change" and self.engine.config.triage.show_ai and not item.features.get("audit"))
+        sections = tuple(Section(t, tuple(lines), mono=t == "Diff" and render.is_change(item))
+                         for t, lines in render.item_sections(item, ai_first=ai_first))
         show_ai = current is not None and self.engine.config.review.reveal_after_rating
         return Card(
             run_id=self.run_id, item_id=item.id, dimension=self.dimension, title=title, sections=sections,
@@ -506,6 +531,8 @@ class ReviewSession:
         views = [Button("View full", Action("view_full", item_id=iid), keys["view_full"])]
         if item.tool_captures:
             views.append(Button("Tool captures", Action("view_tools", item_id=iid), keys["view_tools"]))
+        if render.is_change(item):
+            views.append(Button("AI review", Action("ai_review", item_id=iid), keys["ai_review"]))
         quit_ = Button("Quit & save", Action("quit"), "q")
         if final:
             return (scale,)

@@ -28,7 +28,8 @@ from evaluation import Delivery, HilbotError, Reviewer, RunNotFound, validate_ru
 from .cards import Action, ActionKind, Card
 from .review import ReviewEngine, ReviewSession, Step
 
-_OPS: dict[ActionKind, str] = {"rate": "r", "toggle": "t", "note": "n", "skip": "s", "view_full": "v", "view_tools": "x", "next": "d"}
+_OPS: dict[ActionKind, str] = {"rate": "r", "toggle": "t", "note": "n", "skip": "s", "view_full": "v", "view_tools": "x", "ai_review": "i",
+                                 "next": "d"}
 _KINDS = {code: kind for kind, code in _OPS.items()}
 
 

@@ -305,6 +305,40 @@ class FeatureSettings(_Config):
         return self
 
 
+class TriageSettings(_Config):
+    """``hilbot triage``: who sorts the changes, and which of them are decided without a human."""
+
+    judge: Literal["local", "llm"] = "local"
+    """``local`` (rules, nothing sent anywhere) or ``llm`` (each change sent to ``[llm]``; opt-in)."""
+    auto_accept_threshold: float = Field(default=0.95, ge=0, le=1)
+    """Confidence at or above which a change in an auto-accept category is accepted without a human."""
+    auto_reject_threshold: float = Field(default=0.95, ge=0, le=1)
+    """Confidence at or above which a change in an auto-reject category is rejected without a human."""
+    auto_accept_categories: list[int] = Field(default_factory=lambda: [5])
+    """Categories a rule may accept (5 ACCEPT; add 4 to take RECOMMEND ACCEPT too)."""
+    auto_reject_categories: list[int] = Field(default_factory=lambda: [1])
+    """Categories a rule may reject (1 FAIL)."""
+    require_human: list[str] = Field(default_factory=list)
+    """Glob patterns (``**/security_*``, ``**/payment_*``) of paths that always go to a human, whatever the triage says."""
+    audit_share: float = Field(default=0.05, ge=0, le=1)
+    """Share of the automatic decisions also sent to humans, blind, so the rules' accuracy is measured."""
+    show_ai: bool = True
+    """Show the triage's recommendation on a card before the reviewer decides (never for the audit sample)."""
+    relative_tolerance: float = Field(default=0.0, ge=0)
+    """A number that moved by at most this share of its size counts as within tolerance (0.01 = 1%)."""
+    absolute_tolerance: float = Field(default=0.0, ge=0)
+    """A number that moved by at most this much counts as within tolerance."""
+
+    @model_validator(mode="after")
+    def _categories(self) -> "TriageSettings":
+        for name in ("auto_accept_categories", "auto_reject_categories"):
+            if any(not 1 <= c <= 5 for c in getattr(self, name)):
+                raise ValueError(f"triage.{name}: use categories 1 (FAIL) to 5 (ACCEPT)")
+        if set(self.auto_accept_categories) & set(self.auto_reject_categories):
+            raise ValueError("triage: a category cannot be both auto-accepted and auto-rejected")
+        return self
+
+
 class SlackLimits(_Config):
     """Slack's posting limits, which the bot keeps to on its side (429s are retried as well)."""
 
@@ -372,6 +406,8 @@ class HilbotConfig(_Config):
     """The Telegram reviewer bot."""
     slack: SlackSettings = Field(default_factory=SlackSettings)
     """The Slack reviewer bot."""
+    triage: TriageSettings = Field(default_factory=TriageSettings)
+    """Diff triage: the judge, the thresholds, the patterns that always need a human, the audit sample."""
     features: dict[str, FeatureSettings] = Field(default_factory=dict)
     """Item features by name (without the ``feature_`` prefix): ordered categories for ``analyze correlate``."""
 

@@ -52,7 +52,8 @@ _ALIASES: dict[str, tuple[str, ...]] = {
 _KNOWN = {alias for names in _ALIASES.values() for alias in names}
 _JSON_CELLS = ("results", "contexts", "ground_truth", "tool_captures", "scores", "features", "expected")
 
-DEFAULT_DIMENSIONS = {"search": ["overall"], "answer": ["answer"], "scenario": ["trigger-accuracy", "code-validity", "technical-accuracy", "completeness"]}
+DEFAULT_DIMENSIONS = {"search": ["overall"], "answer": ["answer"], "scenario": ["trigger-accuracy", "code-validity", "technical-accuracy", "completeness"],
+                      "change": ["change"]}
 
 CSV_FIELD_LIMIT = 16 * 1024 * 1024
 """Longest CSV cell read (16 MiB of text); the standard library's default, 128 KiB, cuts long answers."""

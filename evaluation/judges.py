@@ -24,7 +24,7 @@ import asyncio
 import hashlib
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Literal, Mapping, Protocol, get_args
+from typing import TYPE_CHECKING, Callable, Iterable, Literal, Mapping, Protocol, get_args
 
 from pydantic import BaseModel, Field
 
@@ -146,11 +146,11 @@ def default_judge(config: "HilbotConfig") -> str:
 # --------------------------------------------------------------------------- shared pieces
 
 
-def load_prompts(prompts_dir: str | None) -> dict[str, str]:
-    """Every template, from ``prompts_dir`` where it has the file, else the built-in one."""
+def load_prompts(prompts_dir: str | None, names: Iterable[str] = PROMPTS) -> dict[str, str]:
+    """The templates ``names`` (default: the judges'), from ``prompts_dir`` where it has the file, else the built-in one."""
     builtin = resources.files(__package__).joinpath("prompts")
     templates = {}
-    for name in PROMPTS:
+    for name in names:
         override = Path(prompts_dir) / f"{name}.txt" if prompts_dir else None
         source = override if override and override.exists() else builtin.joinpath(f"{name}.txt")
         templates[name] = source.read_text("utf-8")

@@ -122,7 +122,7 @@ class RunHeader(_Model):
     """Run identifier (letters, digits, ``._-``)."""
     set: str = "core"
     """Query set or source the items came from."""
-    kind: Literal["search", "answer", "scenario"] = "search"
+    kind: Literal["search", "answer", "scenario", "change"] = "search"
     """What each item is: a ranked results list, an answer, or an agent scenario."""
     created_at: Timestamp = Field(default_factory=utcnow)
     """When the run was started."""
@@ -452,6 +452,37 @@ class ReviewSummary(_Strict):
     """Action items derived from the feedback."""
 
 
+class TriageDecision(_Strict):
+    """How one change found by ``hilbot triage`` was decided: by a rule of the policy, or sent to humans."""
+
+    type: Literal["triage_decision"] = "triage_decision"
+    """Record type."""
+    v: int = SCHEMA_VERSION
+    """Schema version."""
+    run_id: str
+    """The triage: the run holding the changes sent to humans (its items are the changes)."""
+    change_id: str
+    """The change (a snapshot's relative path, a run item's id, a file row's id)."""
+    path: str
+    """What the require-human patterns matched against."""
+    outcome: Literal["accepted", "rejected", "human"]
+    """Accepted or rejected by a rule, or sent to humans to decide."""
+    rule: str
+    """The rule that decided, in words (``auto_accept: ACCEPT at confidence 0.97 ≥ 0.95``, ``require_human: **/payment_*``)."""
+    audit: bool = False
+    """An automatic decision also sent to humans, blind, to measure how often the rules are right."""
+    category: int = Field(ge=1, le=5)
+    """The triage's category: 1 FAIL, 2 RECOMMEND FAIL, 3 UNSURE, 4 RECOMMEND ACCEPT, 5 ACCEPT."""
+    confidence: float = Field(ge=0, le=1)
+    """The triage's confidence in its category."""
+    judge: str
+    """Who triaged: ``local`` (rules, no model) or the LLM's ``provider/model``."""
+    judge_kind: JudgeKind = "local"
+    """``local`` or ``llm``: how the category was reached."""
+    timestamp: Timestamp = Field(default_factory=utcnow)
+    """When it was decided (UTC)."""
+
+
 class LLMCall(_Strict):
     """One call to an LLM provider, as sent after redaction (``results/llm-calls.jsonl``)."""
 
@@ -484,15 +515,15 @@ class LLMCall(_Strict):
 
 
 RunRecord = Annotated[Union[RunHeader, QueryEvaluation, RunSummary], Field(discriminator="type")]
-HumanRecord = Annotated[Union[Rating, Skip, Note, ReviewSummary, Delivery], Field(discriminator="type")]
+HumanRecord = Annotated[Union[Rating, Skip, Note, ReviewSummary, Delivery, TriageDecision], Field(discriminator="type")]
 AnyRecord = Annotated[
-    Union[RunHeader, QueryEvaluation, RunSummary, Rating, Skip, Note, ReviewSummary, Delivery, LLMCall],
+    Union[RunHeader, QueryEvaluation, RunSummary, Rating, Skip, Note, ReviewSummary, Delivery, TriageDecision, LLMCall],
     Field(discriminator="type"),
 ]
 
 RECORD_TYPES: dict[str, type[BaseModel]] = {
     m.model_fields["type"].default: m
-    for m in (RunHeader, QueryEvaluation, RunSummary, Rating, Skip, Note, ReviewSummary, Delivery, LLMCall)
+    for m in (RunHeader, QueryEvaluation, RunSummary, Rating, Skip, Note, ReviewSummary, Delivery, TriageDecision, LLMCall)
 }
 
 _any_adapter: TypeAdapter[Any] | None = None

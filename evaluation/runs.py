@@ -10,7 +10,7 @@ from pydantic import BaseModel
 
 from .records import ItemData, QueryEvaluation, RunHeader, RunSummary
 
-RunKind = Literal["search", "answer", "scenario"]
+RunKind = Literal["search", "answer", "scenario", "change"]
 """What a run evaluates (:attr:`RunHeader.kind`)."""
 
 _CONFIDENCE_WORDS = {"low": 0.3, "medium": 0.6, "high": 0.9}

@@ -515,3 +515,37 @@ async def test_a_huge_command_argument_gets_a_one_line_reply(driver, demo_store)
     async with driver.bot(demo_store):
         [reply] = await driver.command(ALICE, "review", "x" * 5000)
         assert "\n" not in reply.text.strip() and len(reply.text) < 1000, reply.text[:300]
+
+
+# ---------------------------------------------------------------------------------------------- diff triage
+
+
+def triage_run(store: Store, root) -> str:
+    """A triage whose one change (a word) goes to humans; its id."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from evaluation import load_config
+    from evaluation.triage_run import run_triage
+
+    for side, text in (("books", "answer: Paris\nscore: 0.85\n"), ("out", "answer: Lyon\nscore: 0.85\n")):
+        (root / side / "test").mkdir(parents=True)
+        (root / side / "test" / "capital.md").write_text(text)
+    with ThreadPoolExecutor(1) as pool:  # the triage runs its own event loop; the tests are inside one
+        return pool.submit(run_triage, store, load_config(None), [str(root / "books"), str(root / "out")]).result().run_id
+
+
+async def test_a_change_card_shows_its_diff_and_a_human_accepts_it_into_the_snapshot(driver, store, tmp_path):
+    from evaluation.triage_run import apply_accepted
+
+    run_id = triage_run(store, tmp_path / "snapshots")
+    async with driver.bot(store):
+        _, card = await driver.command(ALICE, "review", run_id, replies=2)
+        assert "test/capital.md" in card.text and "AI recommends" in card.text and "UNSURE" in card.text
+        assert "-answer: Paris" in card.text and "+answer: Lyon" in card.text
+        assert card.labels[:2] == ["✓ Accept", "✗ Reject"] and "AI review" in card.labels and "View full" in card.labels
+        await driver.tap(ALICE, card, "✓ Accept")
+        await driver.until(lambda: driver.records("rating"), what="the decision in the log")
+        [rating] = driver.records("rating")
+        assert (rating["run_id"], rating["dimension"], rating["judgment"]) == (run_id, "change", "accept")
+    assert apply_accepted(store, run_id).written == ["test/capital.md"]
+    assert (tmp_path / "snapshots" / "books" / "test" / "capital.md").read_text() == "answer: Lyon\nscore: 0.85\n"

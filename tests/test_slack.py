@@ -360,3 +360,18 @@ def test_the_console_runs_serve_slack_against_the_fake_and_every_click_is_logged
     assert judged == [("okay", []), ("okay", ["bad_ranking"]), ("good", [])]
     [note] = [json.loads(line) for line in demo_store.ratings.path.read_text().splitlines() if '"type":"note"' in line]
     assert note["text"] == "Ranks the <changelog> first & misses errors.md"
+
+
+async def test_a_change_card_shows_its_diff_as_code_and_ai_review_opens_in_a_modal(slack, store, tmp_path):
+    from tests.test_chat import triage_run
+
+    run_id = triage_run(store, tmp_path / "snapshots")
+    async with slack.bot(store):
+        _, card = await slack.command(ALICE, "review", run_id, replies=2)
+        raw = slack.fake.message(slack.fake.dm(IDS[ALICE]), card.id)
+        body = flatten(raw["blocks"])
+        assert "`+answer: Lyon`" in body and "`-answer: Paris`" in body and "` score: 0.85`" in body
+        await slack.tap(ALICE, card, "AI review")
+        await slack.until(lambda: [v for v in slack.fake.views if v.get("callback_id") == "hilbot_full"], what="the modal")
+        [modal] = [v for v in slack.fake.views if v.get("callback_id") == "hilbot_full"]
+        assert "Category: UNSURE" in flatten(modal["blocks"]) and ratings(store) == []

@@ -17,7 +17,7 @@ import pytest
 
 from evaluation import ItemData, Query, QueryEvaluation, RunHeader
 from tests.chat_drivers import ALICE
-from tests.chat_drivers.telegram import TelegramDriver
+from tests.chat_drivers.telegram import IDS, TelegramDriver
 
 SEARCH_RUN = "demo-docs-search"
 
@@ -95,3 +95,20 @@ async def test_poll_interval_s_spaces_the_long_polls(driver, demo_store):
         assert all(0.25 <= gap < 1.0 for gap in gaps[1:]), gaps  # timeout 0: each poll answers at once, then the wait
         [runs] = await driver.command(ALICE, "runs")  # and the bot still answers
         assert SEARCH_RUN in runs.text
+
+
+async def test_a_change_card_shows_its_diff_monospaced_and_ai_review_answers_below(driver, store, tmp_path):
+    from tests.test_chat import triage_run
+
+    run_id = triage_run(store, tmp_path / "snapshots")
+    async with driver.bot(store):
+        _, card = await driver.command(ALICE, "review", run_id, replies=2)
+        raw = driver.fake.message(IDS[ALICE], int(card.id))
+        code = [raw["text"][e["offset"]:e["offset"] + e["length"]] for e in raw.get("entities", []) if e["type"] == "code"]
+        assert "+answer: Lyon" in code and "-answer: Paris" in code and " score: 0.85" in code
+        before = len(driver.messages(ALICE))
+        await driver.tap(ALICE, card, "AI review")
+        await driver.until(lambda: len(driver.messages(ALICE)) > before, what="the AI review")
+        review = "".join(m.text for m in driver.messages(ALICE)[before:])
+        assert "AI review (confidence: 0.00, by local)" in review and "Category: UNSURE" in review and "local rules only" in review
+        assert driver.records("rating") == []  # asking for a review decides nothing

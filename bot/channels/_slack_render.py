@@ -96,8 +96,13 @@ def _body_lines(card: Card) -> list[str]:
     for section in card.sections:
         if section.title:
             lines.append(f"*{escape(section.title)}:*")
-        lines.extend(escape(text) for text in section.lines)
+        lines.extend(_mono(text) if section.mono else escape(text) for text in section.lines)
     return lines
+
+
+def _mono(text: str) -> str:
+    """A line in a monospaced font: inline code, which cannot hold a backtick (shown as ˋ), and not empty."""
+    return f"`{escape(text.replace('`', 'ˋ')) or ' '}`"
 
 
 def _footer(card: Card, final: bool) -> list[str]:

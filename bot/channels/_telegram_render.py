@@ -41,7 +41,7 @@ def _body(card: Card) -> list[tuple[str, str]]:
     for section in card.sections:
         if section.title:
             lines.append(_line(f"{section.title}:", "b"))
-        lines.extend(_line(text) for text in section.lines)
+        lines.extend(_line(text, "code" if section.mono else None) for text in section.lines)
     return lines
 
 

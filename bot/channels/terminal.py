@@ -81,6 +81,13 @@ def _text(text: str, style: str = "", *, newlines: bool = False) -> Text:
     return Text(visible(text, newlines=newlines), style=style)
 
 
+def _diff_style(line: str) -> str:
+    """A diff line's colour: added green, removed red, hunk headers cyan."""
+    if line.startswith(("+++", "---")):
+        return "bold"
+    return {"+": "green", "-": "red", "@": "cyan"}.get(line[:1], "")
+
+
 def _button_text(button: Button) -> str:
     if button.key and button.label.lower().startswith(button.key):
         return f"[{button.key}]{button.label[1:]}"
@@ -101,8 +108,10 @@ class TerminalView:
         run, overall = session.run, session.run.overall
         score = f", overall={overall:.2f}" if overall is not None else ""
         self.console.print(_text(f"Reviewing run: {run.run_id} ({len(run.items)} queries{score})", "bold"))
-        self.console.print(_text(f"dimension: {session.dimension} · reviewer: {session.reviewer.name or session.reviewer.id} · "
-                                 "AI scores stay hidden until you rate (blind review)", "dim"))
+        blind = ("the triage's recommendation is shown, except on audit cards" if run.header.kind == "change"
+                 else "AI scores stay hidden until you rate (blind review)")
+        self.console.print(_text(f"dimension: {session.dimension} · reviewer: {session.reviewer.name or session.reviewer.id} · {blind}",
+                                 "dim"))
 
     def card(self, card: Card, state: State) -> None:
         out = self.console
@@ -117,7 +126,7 @@ class TerminalView:
             if section.title:
                 out.print(_text(f"\n  {section.title}:", "bold", newlines=True))
             for line in section.lines:
-                out.print(_text("  " + line), soft_wrap=True)
+                out.print(_text("  " + line, _diff_style(line) if section.title == "Diff" else ""), soft_wrap=True)
         out.print(_text(f"\n  {card.question}", "bold", newlines=True))
         self.keys(card, enter="skip")
 

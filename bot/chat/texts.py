@@ -95,7 +95,8 @@ def error(exc: HilbotError, prefix: str) -> str:
 def action_label(action: Action) -> str:
     """What a tap did, for its answer."""
     return {"rate": f"Recorded: {action.value}", "skip": "Skipped", "next": "Done",
-            "note": "Reply with your note", "view_full": "Full view below", "view_tools": "Tool captures below"}.get(action.kind, "")
+            "note": "Reply with your note", "view_full": "Full view below", "view_tools": "Tool captures below",
+            "ai_review": "AI review below"}.get(action.kind, "")
 
 
 def usage(prefix: str, name: str) -> str:

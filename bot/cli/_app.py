@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from . import _analyze, _data, _demo, _digest, _review, _run, _serve, _sets
+from . import _analyze, _data, _demo, _digest, _review, _run, _serve, _sets, _triage
 from ._common import global_options
 
 app = typer.Typer(
@@ -31,4 +31,5 @@ app.command("run")(_run.run)
 app.command("compare")(_run.compare)
 app.command("serve")(_serve.serve)
 app.command("digest")(_digest.digest)
+app.command("triage")(_triage.triage)
 app.add_typer(_analyze.app, name="analyze")
