@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -330,3 +331,33 @@ def test_after_a_review_each_change_says_who_decided_it(run_cli, tmp_path):
     decided = [line for line in lines if " by a human (AI: " in line]
     assert sorted(line.split(" - ")[1].split(" (")[0] for line in decided) == ["ACCEPTED by a human", "REJECTED by a human"]
     assert sum("waiting for a human" in line for line in lines) == 1
+
+
+BOOKTEST = Path(__file__).parent / "fixtures" / "changes" / "booktest"
+
+
+def test_a_booktest_project_is_triaged_reviewed_and_its_books_updated(run_cli, tmp_path):
+    import shutil
+
+    project = tmp_path / "project"
+    shutil.copytree(BOOKTEST, project)
+    books = project / "books"
+    (tmp_path / "hilbot.toml").write_text("[triage]\naudit_share = 0.0\nrelative_tolerance = 0.001\n")
+    report = run_cli("triage", str(books), str(books / ".out"), cwd=tmp_path)
+    assert report.returncode == 1, report.stderr
+    lines = report.stdout.splitlines()
+    assert "test/examples/example_book.py/ExampleTestBook/test_float.md - RECOMMEND ACCEPT" in lines[0]
+    assert lines[1].startswith("test/examples/new_book.py/test_new.md - UNSURE (local: added")
+    assert lines[2].startswith("test/examples/simple_book.py/test_simple.md - UNSURE")
+    assert lines[4].startswith("3 changes: 0 accepted and 0 rejected by rules, 3 for humans")  # the unrun book is no change
+    assert (books / ".out" / "test/examples/simple_book.py/test_simple.ai.json").is_file()
+    assert not list(books.glob("test/**/*.ai.json"))  # never among the snapshots
+    assert re.search(r"triage\s+3 changes", run_cli("review", "--list", cwd=tmp_path).stdout)
+    reviewed = run_cli("triage", str(books), str(books / ".out"), "-i", input="aar\n", cwd=tmp_path)
+    assert reviewed.returncode == 1, reviewed.stderr  # one rejected
+    out = books / ".out"
+    same = {p.relative_to(out).as_posix() for p in out.glob("test/**/*.md") if (books / p.relative_to(out)).is_file()
+            and (books / p.relative_to(out)).read_text() == p.read_text()}
+    assert len(same & {"test/examples/example_book.py/ExampleTestBook/test_float.md", "test/examples/new_book.py/test_new.md",
+                       "test/examples/simple_book.py/test_simple.md"}) == 2
+    assert (books / "test/examples/old_book.py/test_not_run.md").is_file()  # a book that did not run stays
