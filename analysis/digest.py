@@ -15,6 +15,9 @@ Everything here returns values; nothing prints or posts (the bot's channels rend
   rating whose item the AI scored (as in :func:`evaluation.reviews.summarize`).
 * Runs are ordered by their most recent current rating (newest first), then by run id;
   a run's dimensions stay together, by name. Runs without ratings come last, by run id.
+* The triage line (when the listed runs, or the log, hold ``triage_decision`` records) gives the
+  figures of :func:`analysis.triage.triage_report` over them: changes triaged, decided by rules (and
+  their share), and how many of the AI's accepts and rejects the humans decided the same way.
 * ``matplotlib`` is imported only inside :func:`chart_png`.
 """
 
@@ -106,6 +109,8 @@ class Digest:
     """The :func:`chart_png` image of runs with ratings, or None (no ratings, or ``chart=False``)."""
     figures: tuple[str, ...] = ()
     """Agreement and judge-calibration lines from the analysis (``build_digest(figures=True)``)."""
+    triage: str | None = None
+    """The diff-triage line (:func:`analysis.triage.digest_line`); None when the listed runs have no triage decision."""
 
     @property
     def total_ratings(self) -> int:
@@ -124,6 +129,8 @@ class Digest:
         lines += [_run_line(run) for run in self.runs[:RUN_LINES]]
         if len(self.runs) > RUN_LINES:
             lines.append(f"… and {len(self.runs) - RUN_LINES} more (run, dimension) lines")
+        if self.triage:
+            lines.append(self.triage)
         if not self.total_ratings:
             return [*lines, "No ratings yet."]
         lines += [self._totals_line(), self._new_line(), *self.figures]
@@ -196,6 +203,7 @@ def build_digest(store: Store, config: HilbotConfig, *, since: datetime | None =
     from .load import load
 
     frames = load(store, issues=issues)
+    runs = list(runs) if runs is not None else None  # read twice: the run lines and the triage line
     slices = _order(_slices(frames, runs))
     ratings = [r for s in slices for r in s.ratings]
     start = _aware(since) if since is not None else None
@@ -210,7 +218,20 @@ def build_digest(store: Store, config: HilbotConfig, *, since: datetime | None =
         top_concerns=top_concerns(ratings),
         chart_png=chart_png(charted) if chart and charted else None,
         figures=tuple(analysis_lines(frames, config)) if figures and ratings else (),
+        triage=triage_line(store, frames, config, runs),
     )
+
+
+def triage_line(store: Store, frames: "Frames", config: HilbotConfig, runs: Iterable[str] | None = None) -> str | None:
+    """``Triage: 120 changes, 85 decided by rules (71%), humans agreed with the AI on 42 of 45 (93%)`` over the triage
+    decisions of the log (of the ``runs`` given), from :func:`analysis.triage.triage_report`; None when there are none.
+    Its bad lines are not reported again: :func:`analysis.load.load` reported them."""
+    from .triage import digest_line, read_decisions, triage_report
+
+    decisions = read_decisions(store.ratings.path)
+    if runs is not None:
+        decisions = decisions[decisions["run_id"].isin(list(runs))]
+    return digest_line(triage_report(decisions, frames.ratings, config.triage)) if len(decisions) else None
 
 
 def analysis_lines(frames: "Frames", config: HilbotConfig) -> list[str]:

@@ -293,7 +293,8 @@ class UnknownAnalysis(AnalysisError, UnknownName):
 analyses: Registry[Analysis] = Registry(
     "analysis", "hilbot.analyses", check=_check, error=UnknownAnalysis, hint="use one of {names}",
     builtins={"validate": "analysis.validate", "agreement": "analysis.agreement", "calibration": "analysis.calibration",
-              "correlate": "analysis.correlate", "patterns": "analysis.patterns", "synthesize": "analysis.synthesize"})
+              "correlate": "analysis.correlate", "patterns": "analysis.patterns", "synthesize": "analysis.synthesize",
+              "triage": "analysis.triage"})
 """Every analysis by name: the built-ins, those registered in this process and installed plugins'."""
 
 

@@ -127,7 +127,7 @@ def test_a_plugin_analysis_runs_from_python_with_its_checks(plugin, rated, confi
 # --------------------------------------------------------------------------- built-ins register the same way
 
 
-@pytest.mark.parametrize("name", ["agreement", "calibration", "correlate", "patterns", "synthesize", "validate"])
+@pytest.mark.parametrize("name", ["agreement", "calibration", "correlate", "patterns", "synthesize", "triage", "validate"])
 def test_each_builtin_analysis_is_registered_by_its_own_module(name):
     spec = analyses.get(name)
     assert isinstance(spec, Analysis) and spec.name == name

@@ -249,6 +249,55 @@ def test_skips_only_is_still_no_ratings(store, config):
                               "No ratings yet."]
 
 
+# --------------------------------------------------------------------------- the triage line
+
+
+def _triage(store: Store) -> None:
+    """Run ``tri``: t1 ACCEPT .99 accepted by a rule; the humans agreed on t2 (RECOMMEND ACCEPT), not on t3 (RECOMMEND FAIL);
+    t4 is UNSURE (no side, left out of the agreement), t5 waits."""
+    from evaluation.records import TriageDecision
+
+    rows = [("t1", 5, 0.99, "accepted"), ("t2", 4, 0.8, "human"), ("t3", 2, 0.7, "human"), ("t4", 3, 0.0, "human"), ("t5", 3, 0.0, "human")]
+    store.ratings.append_many([TriageDecision(run_id="tri", change_id=c, path=f"test/{c}.md", outcome=o, rule="r", category=cat,
+                                              confidence=conf, judge="local", timestamp=_t(0)) for c, cat, conf, o in rows])
+    for item, judgment in (("t2", "accept"), ("t3", "accept"), ("t4", "reject")):
+        store.ratings.append(Rating(run_id="tri", item_id=item, dimension="change", reviewer=ALICE, channel="terminal",
+                                    idempotency_key=f"r-{next(_keys)}", judgment=judgment, score=float(judgment == "accept"),
+                                    timestamp=_t(60)))
+
+
+def test_the_triage_line(reviewed, k2):
+    _triage(reviewed)
+    digest = build_digest(reviewed, k2, since=SINCE, now=NOW, chart=False)
+    line = "Triage: 5 changes, 1 decided by rules (20%), humans agreed with the AI on 1 of 2 (50%)"
+    assert digest.triage == line
+    lines = digest.lines()
+    assert lines.index(line) == len(digest.runs) + 1 and lines[lines.index(line) + 1].startswith("All runs: ")  # after the run lines
+
+
+def test_the_triage_line_only_for_listed_triage_runs(reviewed, k2):
+    _triage(reviewed)
+    assert build_digest(reviewed, k2, now=NOW, runs=["alpha"], chart=False).triage is None
+    listed = build_digest(reviewed, k2, now=NOW, runs=iter(["tri", "alpha"]), chart=False)  # any iterable, read twice
+    assert listed.triage is not None and listed.triage.startswith("Triage: 5 changes")
+    assert list(dict.fromkeys(r.run_id for r in listed.runs)) == ["tri", "alpha"]
+
+
+def test_no_triage_line_without_triage_decisions(reviewed, k2):
+    digest = build_digest(reviewed, k2, now=NOW, chart=False)
+    assert digest.triage is None and not any(line.startswith("Triage:") for line in digest.lines())
+
+
+def test_the_triage_line_shows_before_any_rating(store, config):
+    _triage(store)
+    store.ratings.path.write_text("".join(line + "\n" for line in store.ratings.path.read_text().splitlines()
+                                          if '"triage_decision"' in line))  # the decisions only: nobody has decided yet
+    assert build_digest(store, config, now=NOW).lines() == [
+        "hilbot digest · 2026-11-21 09:00 UTC",
+        "Triage: 5 changes, 1 decided by rules (20%), no human decision yet on a change the AI accepted or rejected",
+        "No ratings yet."]
+
+
 # --------------------------------------------------------------------------- chart
 
 

@@ -35,7 +35,7 @@ class _Analyses(TyperGroup):
         return command(analyses.get(cmd_name)) if cmd_name in analyses.names() else None
 
 
-app = typer.Typer(cls=_Analyses, help="Analyse the ratings: validate, agreement, calibration, correlate, patterns, synthesize, "
+app = typer.Typer(cls=_Analyses, help="Analyse the ratings: validate, agreement, calibration, correlate, patterns, synthesize, triage, "
                                       "and any analysis a plugin adds.", no_args_is_help=True, rich_markup_mode=None)
 
 
