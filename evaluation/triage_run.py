@@ -370,13 +370,21 @@ class CommandResult:
 
 
 def triage_command(store: "Store", config: "HilbotConfig", sources: Sequence[str], options: TriageOptions,
-                   review: Callable[["Store", "HilbotConfig", str, str], None] | None = None) -> CommandResult:
-    """``hilbot triage``: triage, report, optionally review (``review`` runs a terminal review of a run) and apply."""
+                   review: Callable[["Store", "HilbotConfig", str, str], None] | None = None,
+                   show: Callable[[list[str]], None] | None = None) -> CommandResult:
+    """``hilbot triage``: triage, report, optionally review (``review`` runs a terminal review of a run) and apply.
+
+    With a review, the report is handed to ``show`` first, so it is read before the cards come.
+    """
     outcome = run_triage(store, config, sources, judge=options.judge)
     lines = report_lines(outcome, mode=options.mode, only_failed=options.only_failed)
+    warnings = _sent_warning(store, outcome)
     applied = apply_rule_accepted(store, outcome) if options.update or options.interactive else Applied()
     decisions: dict[str, str] = {}
     if options.interactive and review is not None and any(t.decision.to_humans for t in outcome.changes):
+        if show is not None:
+            show(lines)
+            lines = []
         review(store, config, outcome.run_id, options.reviewer)
         human = apply_accepted(store, outcome.run_id)
         applied.written += human.written
@@ -384,7 +392,17 @@ def triage_command(store: "Store", config: "HilbotConfig", sources: Sequence[str
         decisions = human_decisions(store, store.load_run(outcome.run_id))
         lines += ["", *decided_lines(outcome, decisions)]
     lines += _applied_lines(applied)
-    return CommandResult(lines, 1 if failed(outcome, decisions) else 0, [f"not written: {r}" for r in applied.refused])
+    return CommandResult(lines, 1 if failed(outcome, decisions) else 0, warnings + [f"not written: {r}" for r in applied.refused])
+
+
+def _sent_warning(store: "Store", outcome: TriageOutcome) -> list[str]:
+    """Outputs may hold sensitive data: say where they went, and where the record of it is."""
+    sent = [t for t in outcome.changes if t.triage.judge_kind == "llm"]
+    if not sent:
+        return []
+    what = "1 change was" if len(sent) == 1 else f"{len(sent)} changes were"
+    return [f"{what} sent to {outcome.judge} (each prompt as sent is in {store.root / 'llm-calls.jsonl'}; "
+            "[llm] redact masks patterns, and a local model keeps them on your network)"]
 
 
 def apply_command(store: "Store", run_id: str, extra: Sequence[str]) -> CommandResult:

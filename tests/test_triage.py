@@ -291,6 +291,8 @@ def test_ai_review_on_request_in_the_terminal_reuses_the_cached_call(run_cli, fa
     assert "RECOMMEND FAIL (confidence 0.90): negative sentiment regressed" in result.stdout  # on the card, before deciding
     assert "AI review (confidence: 0.90, by anthropic/claude-test):" in result.stdout  # the i key
     assert "line 2: negative 0.10 -> 0.45" in result.stdout and len(fake.requests) == 1
+    assert result.stdout.index("sentiment.md - RECOMMEND FAIL") < result.stdout.index("Accept this change?")  # the report first
+    assert "1 change was sent to anthropic/claude-test" in result.stderr and "llm-calls.jsonl" in result.stderr
 
 
 def _answer_run(store, run_id: str, answers: dict[str, str]) -> None:

@@ -54,13 +54,18 @@ def triage(
         return
     options = TriageOptions(mode="silent" if silent else "verbose" if verbose else "compact", only_failed=only_failed, judge=judge,
                             update=update, interactive=interactive, reviewer=reviewer or default_reviewer())
-    _print(triage_command(context.store(), context.config(), sources or [], options, review=_review_in_terminal))
+    _print(triage_command(context.store(), context.config(), sources or [], options, review=_review_in_terminal,
+                          show=_echo))
+
+
+def _echo(lines: list[str]) -> None:
+    for line in lines:
+        typer.echo(line)
 
 
 def _print(result) -> None:
     warn(result.warnings)
-    for line in result.lines:
-        typer.echo(line)
+    _echo(result.lines)
     raise typer.Exit(result.exit_code)
 
 
