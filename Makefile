@@ -28,6 +28,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/push_slack.py
 	$(BIN)/python bench/load.py
 	$(BIN)/python bench/agreement.py
+	$(BIN)/python bench/triage.py
 
 schema: $(STAMP)
 	$(BIN)/hilbot schema > docs/schema.json

@@ -55,6 +55,10 @@ class AnthropicProvider:
         self.temperature: float | None = None if _NO_SAMPLING.search(self.model) else 0.0
         """Sent while the model accepts it; None for models that reject it, or once a 400 said so."""
 
+    async def aclose(self) -> None:
+        """Close the SDK's HTTP client (in the event loop that used it)."""
+        await self._client.close()
+
     async def complete(self, request: LLMRequest, *, system: str, prompt: str, max_tokens: int) -> ProviderReply:
         """One Messages API call whose answer is the forced tool call (or JSON, with ``output = "json"``)."""
         temperature = self.temperature

@@ -83,6 +83,10 @@ class OpenAICompatibleProvider:
         self.temperature: float | None = 0.0
         """Sent while the model accepts it; None once a 400 said it does not."""
 
+    async def aclose(self) -> None:
+        """Close the SDK's HTTP client (in the event loop that used it)."""
+        await self._client.close()
+
     async def complete(self, request: LLMRequest, *, system: str, prompt: str, max_tokens: int) -> ProviderReply:
         """One Chat Completions call whose answer is one JSON object (as the text the model wrote)."""
         fmt, temperature = self.format, self.temperature

@@ -208,6 +208,12 @@ class LLM:
             return None
         return round((input_tokens * price.input + output_tokens * price.output) / 1_000_000, 6)
 
+    async def aclose(self) -> None:
+        """Close the provider's connections, if it holds any (call it in the event loop the calls ran in)."""
+        close = getattr(self.provider, "aclose", None)
+        if close is not None:
+            await close()
+
     async def complete(self, request: LLMRequest) -> LLMResponse:
         """Redact, answer from the cache or the provider, validate, cost and log the call."""
         system, n_system = self.redact(request.system)

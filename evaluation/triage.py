@@ -177,6 +177,10 @@ class LLMTriage:
         assert isinstance(answer, TriageAnswer)
         return Triage(**answer.model_dump(), judge=self.llm.label, judge_kind="llm", cost_usd=response.cost_usd)
 
+    async def aclose(self) -> None:
+        """Close the LLM client's connections."""
+        await self.llm.aclose()
+
     def prompt(self, change: Change) -> str:
         """The triage prompt for one change (each text cut to :data:`PROMPT_CHARS`)."""
         from .judges import fill
@@ -207,9 +211,29 @@ def triage_judge(name: str, config: "HilbotConfig", store: "Store") -> TriageJud
     return TRIAGE_JUDGES.get(name)(config, store)
 
 
-async def triage_all(judge: TriageJudge, changes: list[Change]) -> list[Triage]:
-    """Every change's triage, in order (the LLM client bounds how many calls run at once)."""
-    return list(await asyncio.gather(*(judge.triage(change) for change in changes)))
+WORKERS = 32
+"""Changes triaged at once by a judge that makes no calls; an LLM judge uses twice ``[llm] concurrency``."""
+
+
+async def triage_all(judge: TriageJudge, changes: list[Change], *, close: bool = False) -> list[Triage]:
+    """Every change's triage, in order, by a few workers (so the first calls go out before every prompt is built).
+
+    With ``close`` the judge's connections are closed at the end, in this event loop.
+    """
+    results: list[Triage | None] = [None] * len(changes)
+    pending = iter(range(len(changes)))
+
+    async def work() -> None:
+        for n in pending:
+            results[n] = await judge.triage(changes[n])
+
+    try:
+        workers = 2 * judge.llm.settings.concurrency if isinstance(judge, LLMTriage) else WORKERS
+        await asyncio.gather(*(work() for _ in range(min(workers, len(changes)))))
+    finally:
+        if close and (aclose := getattr(judge, "aclose", None)) is not None:
+            await aclose()
+    return [r for r in results if r is not None]
 
 
 # ---------------------------------------------------------------------------------------------- the policy

@@ -79,7 +79,7 @@ def run_triage(store: "Store", config: "HilbotConfig", sources: Sequence[str], *
     if changes and changes[0].source == "runs":
         changes = against_accepted(changes, accepted_outputs(store))
     triager = triage_judge(judge or config.triage.judge, config, store)
-    triages = asyncio.run(triage_all(triager, changes))
+    triages = asyncio.run(triage_all(triager, changes, close=True))
     run_id = store.new_run_id()
     triaged = [Triaged(c, t, decide(c, t, config.triage, run_id)) for c, t in zip(changes, triages)]
     label = triages[0].judge if triages else triager.name
