@@ -79,6 +79,8 @@ def run_triage(store: "Store", config: "HilbotConfig", sources: Sequence[str], *
     if changes and changes[0].source == "runs":
         changes = against_accepted(changes, accepted_outputs(store))
     triager = triage_judge(judge or config.triage.judge, config, store)
+    if not changes:  # nothing to triage: no run, no records
+        return TriageOutcome("", triager.name)
     triages = asyncio.run(triage_all(triager, changes, close=True))
     run_id = store.new_run_id()
     triaged = [Triaged(c, t, decide(c, t, config.triage, run_id)) for c, t in zip(changes, triages)]

@@ -363,3 +363,12 @@ def test_a_booktest_project_is_triaged_reviewed_and_its_books_updated(run_cli, t
     assert len(same & {"test/examples/example_book.py/ExampleTestBook/test_float.md", "test/examples/new_book.py/test_new.md",
                        "test/examples/simple_book.py/test_simple.md"}) == 2
     assert (books / "test/examples/old_book.py/test_not_run.md").is_file()  # a book that did not run stays
+
+
+def test_identical_trees_are_no_changes_and_leave_nothing_behind(run_cli, store, tmp_path):
+    for side in ("e", "a"):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / "x.md").write_text("same\n")
+    result = run_cli("triage", str(tmp_path / "e"), str(tmp_path / "a"))
+    assert result.returncode == 0 and result.stdout.startswith("0 changes")
+    assert store.run_ids() == [] and not store.ratings.path.exists()
