@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from .changes import Change, find_changes, marked_diff
+from .changes import Change, Tolerance, find_changes, marked_diff
 from .records import Evaluation, ItemData, JudgeInfo, Query, QueryEvaluation, RunHeader, RunSummary, TriageDecision
 from .triage import CATEGORIES, Decision, Triage, TriageError, decide, tolerance, triage_all, triage_judge
 
@@ -55,6 +55,8 @@ class TriageOutcome:
     """Every change, in path order."""
     ai_files: list[Path] = field(default_factory=list)
     """The ``.ai.json`` files written."""
+    tolerance: Tolerance = field(default_factory=Tolerance)
+    """The numeric tolerance diffs are marked with."""
 
     def counts(self) -> Counter[str]:
         """Changes per category name."""
@@ -87,7 +89,7 @@ def run_triage(store: "Store", config: "HilbotConfig", sources: Sequence[str], *
     label = triages[0].judge if triages else triager.name
     run_id = _create_run(store, config, run_id, triaged, JudgeInfo(name=label, registry_name=triager.name, kind=triager.kind))
     store.ratings.append_many(_decision(run_id, t) for t in triaged)
-    outcome = TriageOutcome(run_id, label, triaged)
+    outcome = TriageOutcome(run_id, label, triaged, tolerance=tolerance(config.triage))
     outcome.ai_files = [_write_ai_json(store, t) for t in triaged if t.change.source == "snapshots" and t.change.actual_file]
     return outcome
 
@@ -142,7 +144,7 @@ def report_lines(outcome: TriageOutcome, *, mode: str = "compact", only_failed: 
     shown = [t for t in outcome.changes if not only_failed or t.decision.outcome != "accepted"]
     lines: list[str] = []
     for t in shown:
-        lines += _verbose(t, diff) if mode == "verbose" else [_compact(t)]
+        lines += _verbose(t, diff, outcome.tolerance) if mode == "verbose" else [_compact(t)]
     return lines + ([""] if lines else []) + [_footer(outcome)]
 
 
@@ -173,15 +175,13 @@ def _analysis(triage: Triage) -> list[str]:
     return lines
 
 
-def _verbose(t: Triaged, diff: bool) -> list[str]:
+def _verbose(t: Triaged, diff: bool, tol: Tolerance) -> list[str]:
     from .text import visible
 
     lines = [f"{t.change.path} - {t.triage.label}", "", *_analysis(t.triage)]
     lines += ["", f"  Decision: {_decided(t.decision)} — {t.decision.rule}"]
     if diff and t.change.expected != t.change.actual:
-        from .changes import unified_diff
-
-        lines += ["", *unified_diff(t.change).splitlines()]
+        lines += ["", *marked_diff(t.change, tol).splitlines()]
     return [visible(line, newlines=False) for line in lines] + [""]
 
 

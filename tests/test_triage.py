@@ -372,3 +372,33 @@ def test_identical_trees_are_no_changes_and_leave_nothing_behind(run_cli, store,
     result = run_cli("triage", str(tmp_path / "e"), str(tmp_path / "a"))
     assert result.returncode == 0 and result.stdout.startswith("0 changes")
     assert store.run_ids() == [] and not store.ratings.path.exists()
+
+
+REAL_BOOKTEST = Path(__file__).parent / "fixtures" / "booktest_project"
+
+
+def test_a_real_booktest_projects_diffs_are_triaged_and_accepted_into_its_books(run_cli, tmp_path):
+    """The books and their .out were written by booktest 1.1.6 itself (see the fixture's README)."""
+    import shutil
+
+    project = tmp_path / "project"
+    shutil.copytree(REAL_BOOKTEST, project)
+    books, out = project / "books", project / "books" / ".out"
+    (tmp_path / "hilbot.toml").write_text("[triage]\naudit_share = 0.0\nrelative_tolerance = 0.01\n")
+    report = run_cli("triage", str(books), str(out), "-u", cwd=tmp_path)
+    assert report.returncode == 1, report.stderr
+    lines = report.stdout.splitlines()
+    prefix = "test/report_test.py/"
+    assert lines[:4] == [
+        f"{prefix}test_answer.md - UNSURE (local: the text changed (local rules cannot judge it)) → to a human",
+        f"{prefix}test_format.md - ACCEPT (local: identical once whitespace is normalised) → accepted by rule",
+        f"{prefix}test_latency.md - UNSURE (local: added (local rules do not judge added or removed outputs)) → to a human",
+        f"{prefix}test_metrics.md - RECOMMEND ACCEPT (local: only numbers changed, all 1 within tolerance) → to a human"]
+    assert f"wrote 1 expected file(s): {prefix}test_format.md" in lines
+    assert (books / prefix / "test_format.md").read_text() == (out / prefix / "test_format.md").read_text()
+    assert "precision: 0.851  ≈ within tolerance" in run_cli("triage", str(books), str(out), "-v", cwd=tmp_path).stdout
+    reviewed = run_cli("triage", str(books), str(out), "-i", input="aaa", cwd=tmp_path)
+    assert reviewed.returncode == 0, reviewed.stdout  # every change accepted: nothing rejected or waiting
+    for name in ("test_answer.md", "test_format.md", "test_latency.md", "test_metrics.md"):
+        assert (books / prefix / name).read_text() == (out / prefix / name).read_text(), name
+    assert run_cli("triage", str(books), str(out), cwd=tmp_path).stdout.startswith("0 changes")
