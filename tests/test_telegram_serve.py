@@ -185,8 +185,10 @@ def test_a_secret_in_a_traceback_logged_by_the_error_handler_is_scrubbed(demo_st
 
 
 def test_a_reviewer_taps_through_a_run_and_every_tap_is_in_the_log(demo_store, tmp_path):
-    write_config(tmp_path)
-    with FakeTelegram(limits=Limits()) as fake:
+    # each tap edits a card and sends the next, to one chat: at Telegram's 1 message/s a chat, 24 s of pacing;
+    # the pacing itself is the flood test's, so here the bot and the fake both allow 10 a second
+    write_config(tmp_path, "[telegram.limits]\nchat_per_s = 10")
+    with FakeTelegram(limits=Limits(chat=10)) as fake:
         fake.user(ALICE, first_name="Alice", username="alice")
         proc = serve(fake, tmp_path)
         try:
