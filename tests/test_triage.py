@@ -402,3 +402,21 @@ def test_a_real_booktest_projects_diffs_are_triaged_and_accepted_into_its_books(
     for name in ("test_answer.md", "test_format.md", "test_latency.md", "test_metrics.md"):
         assert (books / prefix / name).read_text() == (out / prefix / name).read_text(), name
     assert run_cli("triage", str(books), str(out), cwd=tmp_path).stdout.startswith("0 changes")
+
+
+def test_a_local_model_triages_through_the_openai_compatible_provider(openai_api, store, tmp_path, monkeypatch):
+    from tests.fakes.openai_api import answer
+
+    monkeypatch.chdir(tmp_path)
+    config = load_config(None)
+    config.llm.provider, config.llm.model = "openai-compatible", "qwen2.5:7b-instruct"
+    config.triage.audit_share = 0.0
+    openai_api.queue(answer(**{**ANSWER, "category": 5, "confidence": 0.99, "summary": "only the timestamp moved"}))
+    rows = tmp_path / "changes.jsonl"
+    rows.write_text(json.dumps({"id": "t1", "name": "report", "expected": "at 10:00\nok\n", "actual": "at 10:05\nok\n"}) + "\n")
+    outcome = run_triage(store, config, [str(rows)], judge="llm")
+    [t] = outcome.changes
+    assert (t.triage.label, t.triage.judge, t.decision.outcome) == ("ACCEPT", "openai-compatible/qwen2.5:7b-instruct", "accepted")
+    [body] = openai_api.requests
+    assert body["model"] == "qwen2.5:7b-instruct" and body["response_format"]["type"] == "json_schema"
+    assert "+at 10:05" in body["messages"][-1]["content"]
