@@ -148,7 +148,8 @@ class Curation:
 
     async def _propose(self) -> State:
         if self.propose is None:
-            self._tell("No LLM available: set ANTHROPIC_API_KEY to generate queries.")
+            self._tell("No LLM available: set the [llm] provider's key (ANTHROPIC_API_KEY; OPENAI_BASE_URL for a local model) "
+                       "to generate queries.")
             return State.LIST
         avoid = [*self.rejected, *(e.item for e in self.entries)]
         self._tell(f"Asking the LLM for {self.target} queries…")
@@ -248,7 +249,8 @@ class Curation:
 
     async def _fill(self, arg: str) -> State:
         if self.propose is None:
-            self._tell("fill needs the LLM: export ANTHROPIC_API_KEY=... and rerun.")
+            self._tell("fill needs the LLM: set the [llm] provider's key (ANTHROPIC_API_KEY; OPENAI_BASE_URL for a local model) "
+                       "and rerun.")
             return State.EDIT
         missing = int(arg) if arg.isdigit() and int(arg) > 0 else self.target - len(self.entries)
         if missing <= 0:

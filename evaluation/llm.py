@@ -127,10 +127,19 @@ def get_provider(settings: "LLMSettings") -> Provider:
     return PROVIDERS.get(settings.provider)(settings)
 
 
+_KEY_VARIABLES = {"anthropic": ("ANTHROPIC_API_KEY",), "openai-compatible": ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
+
+
 def has_key(settings: "LLMSettings") -> bool:
     """Whether the environment holds a key for the configured provider (for ``openai-compatible``, a base URL will do)."""
-    names = {"anthropic": ("ANTHROPIC_API_KEY",), "openai-compatible": ("OPENAI_API_KEY", "OPENAI_BASE_URL")}.get(settings.provider)
+    names = _KEY_VARIABLES.get(settings.provider)
     return any(os.environ.get(name) for name in names) if names else True
+
+
+def key_hint(settings: "LLMSettings") -> str:
+    """What to set for the configured provider, in words: ``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY or OPENAI_BASE_URL``."""
+    names = _KEY_VARIABLES.get(settings.provider)
+    return " or ".join(names) if names else f"the key the {settings.provider} provider reads"
 
 
 def parse_output(request: LLMRequest, reply: ProviderReply) -> BaseModel:

@@ -75,7 +75,7 @@ async def test_bad_input_gets_a_hint_never_a_crash(qdir, store):
     assert out.count("No query ") == 2 and "No query 9: the list has 4; nothing changed" in out
     assert "Edit one query at a time, e.g. edit 5" in out
     assert "No set 'relay-focus' in this review; use one of: core" in out
-    assert "fill needs the LLM: export ANTHROPIC_API_KEY" in out
+    assert "fill needs the LLM: set the [llm] provider's key (ANTHROPIC_API_KEY; OPENAI_BASE_URL for a local model)" in out
     assert out.count("Edit commands") == 2
     assert (qdir / "core.json").read_bytes() == before
 

@@ -22,12 +22,12 @@ class CompareFormat(str, Enum):
 
 def _judge(name: str | None, config: "HilbotConfig", store: "Store") -> "Judge":
     from evaluation.judges import default_judge, get_judge
-    from evaluation.llm import has_key
+    from evaluation.llm import has_key, key_hint
 
     if name is None:
         name = default_judge(config)
         if name == "lexical":
-            how = "pass --judge llm or set [judge] name = \"llm\"" + ("" if has_key(config.llm) else " with ANTHROPIC_API_KEY set")
+            how = "pass --judge llm or set [judge] name = \"llm\"" + ("" if has_key(config.llm) else f" with {key_hint(config.llm)} set")
             typer.echo(f"note: judging with the lexical judge (local methods, nothing sent). AI review is opt-in: {how}.", err=True)
     return get_judge(name, config, store)
 

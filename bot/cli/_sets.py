@@ -82,7 +82,7 @@ def generate(
     Actions: [a]ccept all, [e]dit list, [r]egenerate, [q]uit. Edit mode: drop 3,7,12 ·
     edit 5 · add · fill (the LLM tops the list up to --count) · list · done · help.
     Accept writes generated/<date>.json (<date>-2.json… when taken); quit writes nothing.
-    Needs ANTHROPIC_API_KEY; proposals are never answered from the LLM cache.
+    Needs the [llm] provider's key (ANTHROPIC_API_KEY; OPENAI_BASE_URL for a local model); proposals are never answered from the LLM cache.
 
     Example: hilbot sets generate --set core --count 12
     """
@@ -118,7 +118,7 @@ def review(
 
     Shows the list (with each query's source set when several are loaded) and
     Actions: [a]ccept all, [e]dit list, [f]ill gaps with the LLM, [q]uit — [f] only
-    when ANTHROPIC_API_KEY is set; it tops the list back up to its original size.
+    when the [llm] provider's key is set; it tops the list back up to its original size.
     Edit mode: drop 3,7,12 · edit 5 · add [SET] (new queries go to the first set unless
     you name one) · fill · list · done · help. Files are written atomically, keeping the
     order of the queries and every field not edited; unchanged sets are not rewritten.
