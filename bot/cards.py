@@ -8,7 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-ActionKind = Literal["rate", "toggle", "note", "text", "skip", "view_full", "view_tools", "ai_review", "next", "quit"]
+ActionKind = Literal["rate", "toggle", "note", "text", "skip", "view_full", "view_tools", "ai_review", "guide", "next",
+                     "quit"]
 
 
 @dataclass(frozen=True)

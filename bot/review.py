@@ -335,6 +335,14 @@ class ReviewSession:
             return None
         return await self.engine.review_change(item)
 
+    def guide(self) -> str:
+        """The guidelines: what the dimension asks and what each option of its scale means (``?``, the Guide button)."""
+        lines = [f"{self.dimension}: {self.question or ''}".rstrip()]
+        for option in self.scale.options:
+            meaning = f" — {option.meaning}" if option.meaning else ""
+            lines.append(f"  {option.key or ' '}  {option.label}{meaning}")
+        return "\n".join(lines)
+
     def _decide(self, action: Action, review_text: str | None = None) -> Transition:
         if self.state == State.QUIT:
             return Transition(self.state, alert="This review is finished.")
@@ -347,6 +355,8 @@ class ReviewSession:
         if action.kind in ("view_full", "view_tools"):
             detail = render.full_text(item) if action.kind == "view_full" else render.tools_text(item)
             return Transition(self._state_of(item), item, detail=detail)
+        if action.kind == "guide":
+            return Transition(self._state_of(item), item, detail=self.guide())
         if action.kind == "ai_review":
             return Transition(self._state_of(item), item, detail=review_text or "No AI review: this item is not a change.")
         rated = self._rating(item)
@@ -533,6 +543,7 @@ class ReviewSession:
             views.append(Button("Tool captures", Action("view_tools", item_id=iid), keys["view_tools"]))
         if render.is_change(item):
             views.append(Button("AI review", Action("ai_review", item_id=iid), keys["ai_review"]))
+        views.append(Button("Guide", Action("guide", item_id=iid), None))  # the terminal's key for it is ?
         quit_ = Button("Quit & save", Action("quit"), "q")
         if final:
             return (scale,)

@@ -29,7 +29,7 @@ from .cards import Action, ActionKind, Card
 from .review import ReviewEngine, ReviewSession, Step
 
 _OPS: dict[ActionKind, str] = {"rate": "r", "toggle": "t", "note": "n", "skip": "s", "view_full": "v", "view_tools": "x", "ai_review": "i",
-                                 "next": "d"}
+                                 "guide": "h", "next": "d"}
 _KINDS = {code: kind for kind, code in _OPS.items()}
 
 

@@ -375,3 +375,13 @@ async def test_a_change_card_shows_its_diff_as_code_and_ai_review_opens_in_a_mod
         await slack.until(lambda: [v for v in slack.fake.views if v.get("callback_id") == "hilbot_full"], what="the modal")
         [modal] = [v for v in slack.fake.views if v.get("callback_id") == "hilbot_full"]
         assert "Category: UNSURE" in flatten(modal["blocks"]) and ratings(store) == []
+
+
+async def test_the_guide_button_opens_what_each_option_means(slack, demo_store):
+    async with slack.bot(demo_store):
+        _, card = await slack.command(ALICE, "review", SEARCH_RUN, replies=2)
+        await slack.tap(ALICE, card, "Guide")
+        await slack.until(lambda: [v for v in slack.fake.views if v.get("callback_id") == "hilbot_full"], what="the modal")
+        [modal] = [v for v in slack.fake.views if v.get("callback_id") == "hilbot_full"]
+        shown = unescape(flatten(modal["blocks"]))
+        assert "good — Results nail it - exactly what I'd want" in shown and ratings(demo_store) == []

@@ -112,3 +112,15 @@ async def test_a_change_card_shows_its_diff_monospaced_and_ai_review_answers_bel
         review = "".join(m.text for m in driver.messages(ALICE)[before:])
         assert "AI review (confidence: 0.00, by local)" in review and "Category: UNSURE" in review and "local rules only" in review
         assert driver.records("rating") == []  # asking for a review decides nothing
+
+
+async def test_the_guide_button_shows_what_each_option_means(driver, demo_store):
+    async with driver.bot(demo_store):
+        _, card = await driver.command(ALICE, "review", SEARCH_RUN, replies=2)
+        assert "Guide" in card.labels
+        before = len(driver.messages(ALICE))
+        await driver.tap(ALICE, card, "Guide")
+        await driver.until(lambda: len(driver.messages(ALICE)) > before, what="the guide")
+        guide = "".join(m.text for m in driver.messages(ALICE)[before:])
+        assert "overall: " in guide and "good — Results nail it - exactly what I'd want" in guide
+        assert "terrible" in guide and driver.records("rating") == []

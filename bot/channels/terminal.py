@@ -142,10 +142,10 @@ class TerminalView:
 
     def guide(self, session: ReviewSession) -> None:
         """What the question asks and what each option of the scale means (the ``?`` key)."""
-        self.console.print(_text(f"  {session.dimension}: {session.question or ''}", "bold", newlines=True))
-        for option in session.scale.options:
-            meaning = f" — {option.meaning}" if option.meaning else ""
-            self.console.print(_text(f"    {option.key}  {option.label:<10}{meaning}", newlines=True))
+        first, *options = session.guide().splitlines()
+        self.console.print(_text(f"  {first}", "bold", newlines=True))
+        for line in options:
+            self.console.print(_text(f"  {line}", newlines=True))
 
     def recorded(self, card: Card) -> None:
         if card.recorded is None:

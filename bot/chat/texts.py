@@ -96,7 +96,7 @@ def action_label(action: Action) -> str:
     """What a tap did, for its answer."""
     return {"rate": f"Recorded: {action.value}", "skip": "Skipped", "next": "Done",
             "note": "Reply with your note", "view_full": "Full view below", "view_tools": "Tool captures below",
-            "ai_review": "AI review below"}.get(action.kind, "")
+            "ai_review": "AI review below", "guide": "Guide below"}.get(action.kind, "")
 
 
 def usage(prefix: str, name: str) -> str:
