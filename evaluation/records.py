@@ -140,6 +140,8 @@ class RunHeader(_Model):
     """Name shown in model comparisons (default: the model the target reports, else the run id)."""
     baseline: str | None = None
     """Run this one was checked against for regressions."""
+    sample: dict[str, Any] | None = None
+    """How a sampled run was drawn (``hilbot sample``): source, by, allocation, n, seed, population, strata."""
 
 
 class Query(_Model):

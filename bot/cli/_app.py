@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from . import _analyze, _data, _demo, _digest, _review, _run, _serve, _sets, _triage
+from . import _analyze, _data, _demo, _digest, _review, _run, _sample, _serve, _sets, _triage
 from ._common import global_options
 
 app = typer.Typer(
@@ -32,4 +32,5 @@ app.command("compare")(_run.compare)
 app.command("serve")(_serve.serve)
 app.command("digest")(_digest.digest)
 app.command("triage")(_triage.triage)
+app.command("sample")(_sample.sample)
 app.add_typer(_analyze.app, name="analyze")
