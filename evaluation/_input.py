@@ -150,3 +150,13 @@ def is_regular(path: Path) -> bool:
         return stat.S_ISREG(os.stat(path).st_mode)
     except (OSError, ValueError):
         return False
+
+
+def listed_once(names: list[str], option: str, what: str, error: type[HilbotError], choices: str) -> list[str]:
+    """``names`` from a comma-separated option: none empty, none twice; else ``error`` naming ``option`` (``choices``: what to use)."""
+    if not names or any(not name for name in names):
+        raise error(f"empty {what} name", where=option, fix=f"name {what}s separated by commas, {choices}")
+    for index, name in enumerate(names):
+        if name in names[:index]:
+            raise error(f"{what} {name!r} is listed twice", where=option, fix=f"name each {what} once")
+    return names

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 from pydantic import ValidationError
 
 from . import _json
-from ._input import BOM, check_file, decode, dotted, json_problem_line, line_of, non_finite, read_file, where
+from ._input import BOM, check_file, decode, dotted, json_problem_line, line_of, listed_once, non_finite, read_file, where
 from .errors import ImportFailed
 from .records import Evaluation, ItemData, JudgeInfo, Query, QueryEvaluation, RunHeader, RunSummary, SearchResult
 from .runs import RunKind, average_scores
@@ -433,11 +433,7 @@ def _check_dimensions(dimensions: list[str], config: "HilbotConfig | None") -> l
 
     known = list((config or load_config(None)).dimensions)
     example = "e.g. --dimensions overall,quality"
-    if not dimensions or any(not name for name in dimensions):
-        raise ImportFailed("empty dimension name", where="--dimensions", fix=f"list dimension names separated by commas, {example}")
-    for index, name in enumerate(dimensions):
-        if name in dimensions[:index]:
-            raise ImportFailed(f"dimension {name!r} is listed twice", where="--dimensions", fix="name each dimension once")
+    for name in listed_once(dimensions, "--dimensions", "dimension", ImportFailed, example):
         if name not in known:
             raise ImportFailed(f"unknown dimension {name!r}", where="--dimensions",
                                fix=f"use one of {', '.join(known)}, or define it as "

@@ -207,12 +207,10 @@ def known_fields(run: Run) -> list[str]:
 def parse_fields(by: str | Sequence[str], run: Run) -> list[str]:
     """The ``--by`` fields, checked against what the run's items have."""
     names = [name.strip() for name in by.split(",")] if isinstance(by, str) else [name.strip() for name in by]
+    from ._input import listed_once
+
     known = known_fields(run)
-    if not names or any(not name for name in names):
-        raise HilbotError("empty field name", where="--by", fix=f"name fields separated by commas, from: {', '.join(known)}")
-    for index, name in enumerate(names):
-        if name in names[:index]:
-            raise HilbotError(f"field {name!r} is listed twice", where="--by", fix="name each field once")
+    for name in listed_once(names, "--by", "field", HilbotError, f"from: {', '.join(known)}"):
         if name not in known:
             raise HilbotError(f"no item of run {run.run_id!r} has the field {name!r}", where="--by",
                               fix=f"use one of the fields the items have: {', '.join(known)}")
