@@ -433,10 +433,28 @@ def krippendorff_alpha(data: Any, level: Level) -> Number:
 
 @dataclass(frozen=True)
 class _Resampler:
-    """A statistic ready for resampling: ``evaluate(multiplicity (B, n_units)) -> (B,)`` (NaN = undefined)."""
+    """A statistic ready for resampling: ``evaluate(multiplicity (B, n_units)) -> (B,)`` (NaN = undefined).
+
+    ``replicates(n_boot, seed)``, when set, draws the replicates itself (Cohen's κ: from its confusion table).
+    """
 
     n_units: int
     evaluate: Callable[[np.ndarray], np.ndarray]
+    replicates: Callable[[int, int], np.ndarray] | None = None
+
+
+def _cohen_replicates(codes: np.ndarray, k: int, weights: Sequence[np.ndarray], n_boot: int, seed: int) -> np.ndarray:
+    """Replicate κ for each weight matrix, (B, len(weights)), drawn from the confusion table of the paired codes a·k + b.
+
+    κ depends on the items only through their k × k confusion table, and n items drawn with replacement
+    put Multinomial(n, table / n) counts into its cells: so each replicate's table is one multinomial draw
+    (``default_rng(seed)``), the same bootstrap distribution as resampling the items, at k² numbers a
+    replicate instead of n (a pair sharing 7,000 items: 7,000 draws a replicate before).
+    """
+    n = len(codes)
+    table = np.bincount(codes, minlength=k * k).astype(float)
+    tables = np.random.default_rng(seed).multinomial(n, table / n, size=n_boot).reshape(n_boot, k, k).astype(float)
+    return np.stack([_kappa_from_tables(tables, w) for w in weights], axis=1)
 
 
 def _cohen_evaluate(codes: np.ndarray, k: int, weights: Sequence[np.ndarray]) -> Callable[[np.ndarray], np.ndarray]:
@@ -458,7 +476,8 @@ def _cohen_evaluate(codes: np.ndarray, k: int, weights: Sequence[np.ndarray]) ->
 def _cohen_resampler(a: Sequence[Any], b: Sequence[Any], *, categories: Sequence[Any], weights: Weights = None) -> _Resampler:
     codes, k = _cohen_pairs(a, b, categories)
     evaluate = _cohen_evaluate(codes, k, [kappa_weights(k, weights)])
-    return _Resampler(len(codes), lambda mult: evaluate(mult)[:, 0])
+    return _Resampler(len(codes), lambda mult: evaluate(mult)[:, 0],
+                      lambda n_boot, seed: _cohen_replicates(codes, k, [kappa_weights(k, weights)], n_boot, seed)[:, 0])
 
 
 def _fleiss_resampler(counts: Any, *, n_raters: int | None = None) -> _Resampler:
@@ -564,6 +583,8 @@ def _bootstrap(statistic: Callable[..., Number], estimate: Number, args: tuple, 
     if n_boot == 0:
         return Undefined("no bootstrap")
     resampler = _RESAMPLERS[statistic](*args, **kwargs)
+    if resampler.replicates is not None:
+        return _percentile_ci(resampler.replicates(n_boot, seed), confidence)
     return _percentile_ci(_replicates(resampler.n_units, resampler.evaluate, n_boot, seed), confidence)
 
 
@@ -678,7 +699,7 @@ def _pair_estimates(codes: np.ndarray, k: int, n_boot: int, seed: int) -> list[A
     elif n_boot == 0:
         cis = [Undefined("no bootstrap")] * len(weights)
     else:
-        reps = _replicates(len(codes), _cohen_evaluate(codes, k, weights), n_boot, seed)
+        reps = _cohen_replicates(codes, k, weights, n_boot, seed)
         cis = [_percentile_ci(reps[:, j]) for j in range(len(weights))]
     return [AgreementEstimate(v, v if isinstance(v, Undefined) else ci, band(v, "cohen"), len(codes))
             for v, ci in zip(values, cis)]

@@ -365,6 +365,36 @@ def test_vectorised_kappa_replicates_equal_recomputing_on_resampled_units():
         assert rep == pytest.approx(sm_fleiss_kappa(counts[idx]), abs=1e-12)
 
 
+def test_kappa_replicates_are_kappa_of_the_multinomial_tables_drawn_with_the_seed():
+    """The report's κ bootstrap draws each replicate's confusion table (Multinomial(n, table / n)): pinned here."""
+    from analysis.agreement import _cohen_pairs, _cohen_replicates, kappa_weights
+
+    rng = np.random.default_rng(2)
+    a = rng.integers(0, 4, 30)
+    b = np.where(rng.random(30) < 0.6, a, rng.integers(0, 4, 30))
+    codes, k = _cohen_pairs(a, b, range(4))
+    weights = [kappa_weights(k, w) for w in (None, "linear", "quadratic")]
+    reps = _cohen_replicates(codes, k, weights, 50, seed=1)
+    tables = np.random.default_rng(1).multinomial(30, np.bincount(codes, minlength=16) / 30, size=50)
+    for rep, table in zip(reps, tables):
+        cells = np.repeat(np.arange(16), table)  # a resample of the items, rebuilt from its table
+        for j, name in enumerate((None, "linear", "quadratic")):
+            expected = cohen_kappa(cells // 4, cells % 4, categories=range(4), weights=name)
+            assert (np.isnan(rep[j]) and isinstance(expected, Undefined)) or rep[j] == pytest.approx(expected, abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_table_bootstrap_of_kappa_matches_resampling_the_items(seed):
+    """Same bootstrap distribution: the percentile CIs of the two ways agree to within Monte-Carlo error."""
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 4, 200)
+    b = np.where(rng.random(200) < 0.7, a, rng.integers(0, 4, 200))
+    resampler = _cohen_resampler(a, b, categories=range(4), weights="quadratic")
+    by_items = np.quantile(run_replicates(resampler, 4000, seed), [0.025, 0.975])
+    by_tables = np.quantile(resampler.replicates(4000, seed + 100), [0.025, 0.975])
+    assert by_tables == pytest.approx(by_items, abs=0.02)
+
+
 def test_bootstrap_ci_is_the_2_5_and_97_5_percentiles_of_naive_replicates():
     # the same unit draws, recomputed one replicate at a time with the public function
     data = random_reliability_data(8, 3, 25, np.arange(1, 6, dtype=float), 0.2)
