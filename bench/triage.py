@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import math
 import os
@@ -61,10 +60,12 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from _chatbench import harness_without_gc  # noqa: E402
 
 from tests.fakes.anthropic_api import FakeAnthropic  # noqa: E402
 
@@ -203,21 +204,6 @@ async def _collect_open_clients() -> None:
     await asyncio.gather(*(t for t in asyncio.all_tasks() if t is not current), return_exceptions=True)
 
 
-@contextlib.contextmanager
-def no_gc() -> Iterator[None]:
-    """No garbage collection in this process (the fake server) while a subprocess is measured."""
-    import gc
-
-    gc.collect()
-    gc.freeze()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
-        gc.unfreeze()
-
-
 def one_run(root: Path, changes_file: Path, fake: FakeAnthropic, in_process: bool) -> dict:
     """One timed triage of ``changes_file`` over the data directory ``root/results``; the figures and checks."""
     data_dir, config_path = root / "results", root / "hilbot.toml"
@@ -240,7 +226,7 @@ def one_run(root: Path, changes_file: Path, fake: FakeAnthropic, in_process: boo
         asyncio.run(_collect_open_clients())
     else:
         env = {**os.environ, **fake.env(), "HILBOT_DATA_DIR": str(data_dir), "HILBOT_CONFIG": str(config_path)}
-        with no_gc():
+        with harness_without_gc():
             start, started = time.perf_counter(), time.monotonic()
             proc = subprocess.run([str(HILBOT), "triage", str(changes_file), "--judge", "llm", "--silent"], env=env, cwd=root,
                                   capture_output=True, text=True)

@@ -282,10 +282,13 @@ def _latest(ledger: Any, run_id: str) -> dict[str, tuple[Any, str]]:
     return decided
 
 
-def apply_accepted(store: "Store", run_id: str) -> Applied:
-    """Write each snapshot change humans accepted on the triage run over its expected file (see :func:`apply_changes`)."""
+def apply_accepted(store: "Store", run_id: str, decided: dict[str, str] | None = None) -> Applied:
+    """Write each snapshot change humans accepted on the triage run over its expected file (see :func:`apply_changes`).
+
+    ``decided`` is :func:`human_decisions` of the run, when the caller has it.
+    """
     run = store.load_run(run_id)
-    decided = human_decisions(store, run)
+    decided = human_decisions(store, run) if decided is None else decided
     return apply_changes(store, [change_of(item) for item in run.items if decided.get(item.id) == "accept"])
 
 
@@ -388,10 +391,10 @@ def triage_command(store: "Store", config: "HilbotConfig", sources: Sequence[str
             show(lines)
             lines = []
         review(store, config, outcome.run_id, options.reviewer)
-        human = apply_accepted(store, outcome.run_id)
+        decisions = human_decisions(store, store.load_run(outcome.run_id))
+        human = apply_accepted(store, outcome.run_id, decisions)
         applied.written += human.written
         applied.refused += human.refused
-        decisions = human_decisions(store, store.load_run(outcome.run_id))
         lines += ["", *decided_lines(outcome, decisions)]
     lines += _applied_lines(applied)
     return CommandResult(lines, 1 if failed(outcome, decisions) else 0, warnings + [f"not written: {r}" for r in applied.refused])
@@ -414,8 +417,9 @@ def apply_command(store: "Store", run_id: str, extra: Sequence[str]) -> CommandR
     run = store.load_run(run_id)
     if run.header.kind != "change":
         raise TriageError(f"run {run_id!r} is not a triage run", fix="name the run `hilbot triage` printed (set triage)")
-    applied = apply_accepted(store, run_id)
-    waiting = len(run.items) - len(human_decisions(store, run))
+    decided = human_decisions(store, run)
+    applied = apply_accepted(store, run_id, decided)
+    waiting = len(run.items) - len(decided)
     lines = _applied_lines(applied) or ["nothing to write: no snapshot change of this run was accepted"]
     return CommandResult(lines + ([f"{waiting} changes still wait for a human"] if waiting else []), 0,
                          [f"not written: {r}" for r in applied.refused])

@@ -31,6 +31,7 @@ from analysis.triage import TriageReport, digest_line, human_decisions, read_dec
 from evaluation import Store, load_config
 from evaluation.log import read_numbered
 from evaluation.records import Note, Rating, Reviewer, TriageDecision
+from tests.test_triage import write_trees
 
 T0 = datetime(2026, 11, 20, 9, 0, tzinfo=timezone.utc)
 ANN = Reviewer(platform="terminal", id="ann")
@@ -293,16 +294,10 @@ def test_triage_is_a_builtin_analysis_with_its_help():
 
 
 def _trees(root):
-    expected, actual = root / "books", root / "out"
-    files = {"test/format.md": ("total: 10\n", "total:  10\n"),         # ACCEPT 1.0 → accepted (and audited: share 1)
+    return write_trees(root, {"test/format.md": ("total: 10\n", "total:  10\n"),         # ACCEPT 1.0 → accepted (and audited: share 1)
              "test/numbers.md": ("f1: 0.850\n", "f1: 0.851\n"),         # RECOMMEND ACCEPT 0.8 → human
              "test/words.md": ("answer: Paris\n", "answer: Lyon\n"),    # UNSURE → human
-             "api/security_login.md": ("ok\n", " ok\n")}                # ACCEPT, but require_human → human
-    for rel, (old, new) in files.items():
-        for base, text in ((expected, old), (actual, new)):
-            (base / rel).parent.mkdir(parents=True, exist_ok=True)
-            (base / rel).write_text(text)
-    return expected, actual
+             "api/security_login.md": ("ok\n", " ok\n")})               # ACCEPT, but require_human → human
 
 
 @pytest.fixture

@@ -23,10 +23,11 @@ from typing import Any, Literal
 import pytest
 from pydantic import BaseModel
 
-from evaluation import Store, load_config
+from evaluation import load_config
 from evaluation.config import Price
 from evaluation.llm import LLM, PROVIDERS, LLMError, LLMOutputError, LLMRequest, NoAPIKey, has_key
 from tests.fakes.openai_api import KEY, FakeOpenAI, Reply, answer, error
+from tests.test_llm import cache_files, calls_log
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = ROOT / "tests" / "fixtures" / "cases"
@@ -90,18 +91,6 @@ def no_network(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.chdir(tmp_path)  # no stray ./hilbot.toml
     return load_config(None).llm.model_copy(update={"provider": "openai-compatible", "model": MODEL})
-
-
-def calls_log(store: Store) -> list[dict[str, Any]]:
-    path = store.root / "llm-calls.jsonl"
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
-
-
-def cache_files(store: Store) -> list[Path]:
-    folder = store.root / "cache" / "llm"
-    return sorted(folder.rglob("*.json")) if folder.is_dir() else []
 
 
 def formats(server: FakeOpenAI) -> list[str | None]:

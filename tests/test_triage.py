@@ -147,19 +147,23 @@ def test_a_malformed_answer_is_unsure_with_the_error_and_the_rest_go_on(fake, st
 # --------------------------------------------------------------------------- a whole triage of snapshot trees
 
 
-def _trees(root: Path) -> tuple[Path, Path]:
+def write_trees(root: Path, files: dict[str, tuple[str, str]]) -> tuple[Path, Path]:
+    """``root/books`` (expected) and ``root/out`` (actual) holding each path's (old, new) text."""
     expected, actual = root / "books", root / "out"
-    files = {
-        "test/format.md": ("total: 10\n", "total:  10\n"),                 # whitespace only: ACCEPT 1.0 → accepted
-        "test/numbers.md": ("f1: 0.850\n", "f1: 0.851\n"),                 # within tolerance: RECOMMEND ACCEPT → human
-        "test/words.md": ("answer: Paris\n", "answer: Lyon\n"),            # text: UNSURE → human
-        "test/security_login.md": ("ok\n", " ok\n"),                      # whitespace, but a security test → human
-    }
     for rel, (old, new) in files.items():
         for base, text in ((expected, old), (actual, new)):
             (base / rel).parent.mkdir(parents=True, exist_ok=True)
             (base / rel).write_text(text)
     return expected, actual
+
+
+def _trees(root: Path) -> tuple[Path, Path]:
+    return write_trees(root, {
+        "test/format.md": ("total: 10\n", "total:  10\n"),                 # whitespace only: ACCEPT 1.0 → accepted
+        "test/numbers.md": ("f1: 0.850\n", "f1: 0.851\n"),                 # within tolerance: RECOMMEND ACCEPT → human
+        "test/words.md": ("answer: Paris\n", "answer: Lyon\n"),            # text: UNSURE → human
+        "test/security_login.md": ("ok\n", " ok\n"),                      # whitespace, but a security test → human
+    })
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 from aiohttp import web
 
-from ._server import ThreadedApp
+from ._server import ThreadedApp, example_for
 
 
 @dataclass
@@ -57,30 +57,10 @@ def error(status: int, error_type: str = "api_error", retry_after: float | None 
     return Reply(status=status, error_type=error_type, retry_after=retry_after, message=message, echo_key=echo_key)
 
 
-def _value_for(schema: dict[str, Any], defs: dict[str, Any]) -> Any:
-    if "$ref" in schema:
-        return _value_for(defs[schema["$ref"].split("/")[-1]], defs)
-    if "enum" in schema:
-        return schema["enum"][0]
-    if "anyOf" in schema:
-        return _value_for(schema["anyOf"][0], defs)
-    kind = schema.get("type")
-    if kind == "object":
-        return {name: _value_for(sub, defs) for name, sub in schema.get("properties", {}).items()}
-    if kind == "array":
-        return [_value_for(schema.get("items", {}), defs)] if schema.get("minItems") else []
-    if kind in ("number", "integer"):
-        low, high = schema.get("minimum", 0), schema.get("maximum", 1)
-        return high if kind == "integer" else round(low + 0.8 * (high - low), 3)
-    if kind == "boolean":
-        return True
-    return "Looks right."
-
-
 def schema_responder(body: dict[str, Any]) -> Reply:
     """A valid answer for the request's first tool: enums take their first value, numbers 0.8."""
     schema = body["tools"][0]["input_schema"] if body.get("tools") else body["output_config"]["format"]["schema"]
-    return Reply(tool_input=_value_for(schema, schema.get("$defs", {})))
+    return Reply(tool_input=example_for(schema, schema.get("$defs", {})))
 
 
 @dataclass

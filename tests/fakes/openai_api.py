@@ -28,7 +28,7 @@ from typing import Any, Callable
 
 from aiohttp import web
 
-from ._server import Call, ThreadedApp, take_fault
+from ._server import Call, ThreadedApp, example_for, take_fault
 
 KEY = "sk-proj-test-not-a-real-openai-key-0123456789"
 """The key :meth:`FakeOpenAI.env` hands out (and the server expects, when it checks one)."""
@@ -76,28 +76,6 @@ def error(status: int, error_type: str = "server_error", retry_after: float | No
     return Reply(status=status, error_type=error_type, retry_after=retry_after, message=message, code=code, echo_key=echo_key)
 
 
-def _value_for(schema: dict[str, Any], defs: dict[str, Any]) -> Any:
-    if "$ref" in schema:
-        return _value_for(defs[schema["$ref"].split("/")[-1]], defs)
-    if "enum" in schema:
-        return schema["enum"][0]
-    if "const" in schema:
-        return schema["const"]
-    if "anyOf" in schema:
-        return _value_for(schema["anyOf"][0], defs)
-    kind = schema.get("type")
-    if kind == "object":
-        return {name: _value_for(sub, defs) for name, sub in schema.get("properties", {}).items()}
-    if kind == "array":
-        return [_value_for(schema.get("items", {}), defs)] if schema.get("minItems") else []
-    if kind in ("number", "integer"):
-        low, high = schema.get("minimum", 0), schema.get("maximum", 1)
-        return high if kind == "integer" else round(low + 0.8 * (high - low), 3)
-    if kind == "boolean":
-        return True
-    return "Looks right."
-
-
 def schema_in(body: dict[str, Any]) -> dict[str, Any] | None:
     """The schema a request asks its answer to match: ``response_format``'s, else the first one in its system message."""
     fmt = body.get("response_format") or {}
@@ -121,7 +99,7 @@ def schema_responder(body: dict[str, Any]) -> Reply:
     schema = schema_in(body)
     if schema is None:
         return Reply(text="I do not know what shape the answer should take.")
-    return Reply(answer=_value_for(schema, schema.get("$defs", {})))
+    return Reply(answer=example_for(schema, schema.get("$defs", {})))
 
 
 def _invalid(message: str, param: str | None = None, status: int = 400) -> web.Response:
