@@ -544,7 +544,7 @@ def _points(frames: Any, dimension: str | None) -> list[tuple[float, float]]:
     return points
 
 
-@analysis("calibration", markdown=_markdown, charts=_charts, options=[
+@analysis("calibration", markdown=_markdown, charts=_charts, gold=True, options=[
     Option("by", str, "dimension", "Group by these, comma-separated", many=True, choices=GROUP_KEYS, required=True)])
 def calibration_command(inputs: Inputs, *, by: tuple[str, ...]) -> CalibrationReport:
     """The AI judge against the humans: Spearman ρ, Kendall τ, κ on categories, confusion matrix, Δ, worst items.

@@ -481,7 +481,7 @@ def _chart(report: CorrelationReport) -> bytes:
                          ylabel="success rate (95% Wilson CI)")
 
 
-@analysis("correlate", markdown=_markdown, file_name=lambda report: f"correlate-{report.feature}",
+@analysis("correlate", markdown=_markdown, gold=True, file_name=lambda report: f"correlate-{report.feature}",
           charts=lambda report, inputs: {f"success-by-{report.feature}": lambda: _chart(report)}, options=[
     Option("feature", str, None, "An item feature: numbers (or number text), or ordered category labels, e.g. leap_distance",
            required=True),

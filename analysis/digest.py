@@ -27,7 +27,7 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from statistics import mean
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from evaluation.config import HilbotConfig
 from evaluation.output import signed
@@ -217,7 +217,7 @@ def build_digest(store: Store, config: HilbotConfig, *, since: datetime | None =
         ai_vs_human_delta=_mean(d for s in slices for d in s.deltas()),
         top_concerns=top_concerns(ratings),
         chart_png=chart_png(charted) if chart and charted else None,
-        figures=tuple(analysis_lines(frames, config)) if figures and ratings else (),
+        figures=tuple(analysis_lines(frames, config, _adjudications(store, issues))) if figures and ratings else (),
         triage=triage_line(store, frames, config, runs),
     )
 
@@ -234,17 +234,25 @@ def triage_line(store: Store, frames: "Frames", config: HilbotConfig, runs: Iter
     return digest_line(triage_report(decisions, frames.ratings, config.triage)) if len(decisions) else None
 
 
-def analysis_lines(frames: "Frames", config: HilbotConfig) -> list[str]:
-    """Per dimension: Krippendorff's α (ordinal) with its band, and the judge's Spearman ρ and κ against the humans."""
+def _adjudications(store: Store, issues: list | None) -> list:
+    from .gold import read_adjudications
+
+    return read_adjudications(store.ratings.path, issues)
+
+
+def analysis_lines(frames: "Frames", config: HilbotConfig, adjudications: Sequence[Any] = ()) -> list[str]:
+    """Per dimension: Krippendorff's α (ordinal) with its band (on the independent ratings), and the judge's Spearman ρ
+    and κ against the humans' gold labels (:mod:`analysis.gold`; ``adjudications`` from the log)."""
     from .agreement import agreement
     from .calibration import calibration
+    from .gold import gold_frames
 
     lines = []
     for dim in agreement(frames.ratings, config, n_boot=0).dimensions:
         alpha = dim.alpha.get("ordinal")
         if alpha is not None and isinstance(alpha.value, float):
             lines.append(f"Agreement on {dim.dimension}: α {alpha.value:.3f} ({alpha.band}, {dim.n_pairable} items with 2+ ratings)")
-    for group in calibration(frames, config).groups:
+    for group in calibration(gold_frames(frames, list(adjudications), config)[0], config).groups:
         rho, kappa = group.spearman.coefficient, group.categories.kappa
         if isinstance(rho, float):
             extra = f", κ {kappa:.2f}" if isinstance(kappa, float) else ""

@@ -337,7 +337,7 @@ def _charts(report: PatternsReport, inputs: Any) -> dict[str, Any]:
     return {"distribution": lambda: judgment_distribution(inputs.frames.ratings, inputs.config)}
 
 
-@analysis("patterns", markdown=_markdown, charts=_charts, options=[
+@analysis("patterns", markdown=_markdown, charts=_charts, gold=True, options=[
     Option("window_days", int, 7, "Days per drift window", low=1, high=MAX_WINDOW_DAYS)])
 def patterns_command(inputs: Inputs, *, window_days: int) -> PatternsReport:
     """Patterns by quality, source type, category and concern tag; drift; patterns that regressed.

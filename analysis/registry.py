@@ -36,7 +36,7 @@ from __future__ import annotations
 import inspect
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
@@ -181,6 +181,21 @@ class Inputs:
         self.warnings += [str(issue) for issue in issues]
         return frames
 
+    @cached_property
+    def gold(self) -> tuple["Frames", Any]:
+        """The frames with one gold label per item (:mod:`analysis.gold`) and how the labels were reached."""
+        from .gold import gold_frames, read_adjudications
+
+        issues: list = []
+        adjudications = read_adjudications(self.store.ratings.path, issues)
+        return gold_frames(self.frames, adjudications, self.config)
+
+    def with_gold(self) -> "Inputs":
+        """These inputs as an analysis of gold labels sees them: ``frames.ratings`` holds one gold label per item."""
+        copy = replace(self, warnings=self.warnings)
+        copy.__dict__["frames"] = self.gold[0]
+        return copy
+
 
 @dataclass
 class Output:
@@ -219,6 +234,8 @@ class Analysis:
     """Whether the command takes ``--out``."""
     file_name: Callable[[Any], str] | None = None
     """The stem of the ``--out`` files for a report (default: the name)."""
+    gold: bool = False
+    """Whether the analysis reads gold labels (one per item; :mod:`analysis.gold`) instead of every rating."""
 
     def __post_init__(self) -> None:
         # The registry refuses a built-in's name from any module but the built-in's own; it reads `__module__`.
@@ -246,20 +263,33 @@ class Analysis:
             raise AnalysisError(f"hilbot analyze {self.name} covers the whole log", fix="leave out --run and --dimension")
         if out is not None and not self.writes_files:
             raise AnalysisError(f"hilbot analyze {self.name} writes no files", fix="leave out --out")
-        report = self.compute(inputs, **self.check(options))
-        files = self._save(inputs, report, Path(out)) if out is not None else []
-        return Output(self.render(report, fmt), int(getattr(report, "exit_code", 0) or 0), files, list(inputs.warnings))
+        checked = self.check(options)
+        counts = None
+        if self.gold:
+            inputs, counts = inputs.with_gold(), inputs.gold[1]
+            counts = counts if counts.differs else None
+        report = self.compute(inputs, **checked)
+        files = self._save(inputs, report, Path(out), counts) if out is not None else []
+        return Output(self.render(report, fmt, counts), int(getattr(report, "exit_code", 0) or 0), files, list(inputs.warnings))
 
-    def render(self, report: Any, fmt: str = "markdown") -> str:
-        """The report as Markdown (text from the logs made visible) or as JSON (every value exact)."""
+    def render(self, report: Any, fmt: str = "markdown", gold: Any = None) -> str:
+        """The report as Markdown (text from the logs made visible) or as JSON (every value exact).
+
+        ``gold``: how the items' gold labels were reached (a line under the title; ``gold`` in the JSON)."""
         if fmt == "json":
-            return json.dumps(report.to_dict(), indent=2, ensure_ascii=False, default=str)
-        return visible("\n".join(self.markdown(report)).rstrip() + "\n")
+            document = report.to_dict()
+            if gold is not None and isinstance(document, dict):
+                document = {**document, "gold": gold.to_dict()}
+            return json.dumps(document, indent=2, ensure_ascii=False, default=str)
+        lines = list(self.markdown(report))
+        if gold is not None:
+            lines[1:1] = ["", gold.line()]
+        return visible("\n".join(lines).rstrip() + "\n")
 
-    def _save(self, inputs: Inputs, report: Any, out: Path) -> list[Path]:
+    def _save(self, inputs: Inputs, report: Any, out: Path, gold: Any = None) -> list[Path]:
         store, name = inputs.store, _file_part(self.file_name(report) if self.file_name else self.name)
-        paths = [store.write_file(out / f"{name}.md", self.render(report)),
-                 store.write_file(out / f"{name}.json", self.render(report, "json"))]
+        paths = [store.write_file(out / f"{name}.md", self.render(report, gold=gold)),
+                 store.write_file(out / f"{name}.json", self.render(report, "json", gold))]
         charts = self.charts(report, inputs) if self.charts else {}
         return paths + [store.write_bytes(out / f"{_file_part(chart)}.png", draw()) for chart, draw in charts.items()]
 
@@ -299,12 +329,13 @@ analyses: Registry[Analysis] = Registry(
 
 
 def analysis(name: str, *, markdown: Callable[[Any], list[str]], options: Iterable[Option] = (), charts: Charts | None = None,
-             scoped: bool = True, writes_files: bool = True,
-             file_name: Callable[[Any], str] | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+             scoped: bool = True, writes_files: bool = True, file_name: Callable[[Any], str] | None = None,
+             gold: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register the decorated ``compute(inputs, **options)`` as the analysis ``name`` (see the module doc)."""
 
     def register(compute: Callable[..., Any]) -> Callable[..., Any]:
-        analyses.register(name)(Analysis(name, compute, markdown, tuple(options), charts, scoped, writes_files, file_name))
+        analyses.register(name)(Analysis(name, compute, markdown, tuple(options), charts, scoped, writes_files, file_name,
+                                         gold))
         return compute
 
     return register

@@ -12,10 +12,11 @@ session's end: statistical unless the LLM is asked for, and a no-op when nothing
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from statistics import mean
 from typing import TYPE_CHECKING, Any
 
+import pandas as pd
 from pydantic import BaseModel, Field
 
 from evaluation import HilbotConfig, ReviewSummary, Store
@@ -176,9 +177,7 @@ def synthesize(store: Store, config: HilbotConfig, *, run_id: str | None = None,
 
     Unreadable lines of the logs go to ``issues``.
     """
-    from .load import load
-
-    frames = load(store, issues=issues)
+    frames = _load(store, issues)
     evidence = _evidence(frames, run_id or _latest_reviewed(frames), dimension)
     if not evidence.items:
         raise AnalysisError(f"run {evidence.run_id!r} has no ratings on {evidence.dimension!r}", fix="review it first (hilbot review)")
@@ -196,10 +195,27 @@ def synthesize_and_store(store: Store, config: HilbotConfig, run_id: str, dimens
     the dimension yet (nothing is written). An unknown run is a :class:`AnalysisError`; so is a
     failed LLM call with ``llm`` (nothing is written then either). Unreadable log lines go to ``issues``.
     """
+    evidence = _evidence(_load(store, issues), run_id, dimension)
+    return _store(store, config, evidence, llm) if evidence.items else None
+
+
+def _load(store: Store, issues: list | None) -> "Frames":
+    """The log as frames, without the items an adjudicator excluded (:mod:`analysis.gold`)."""
+    from .gold import KEY3, read_adjudications
     from .load import load
 
-    evidence = _evidence(load(store, issues=issues), run_id, dimension)
-    return _store(store, config, evidence, llm) if evidence.items else None
+    frames = load(store, issues=issues)
+    latest = {(a.run_id, a.item_id, a.dimension): a for a in read_adjudications(store.ratings.path, issues)}
+    excluded = [key for key, a in latest.items() if a.decision == "exclude"]
+    if not excluded:
+        return frames
+    gone = pd.MultiIndex.from_tuples(excluded, names=KEY3)
+
+    def kept(table: pd.DataFrame) -> pd.DataFrame:
+        return table[~pd.MultiIndex.from_frame(table[KEY3]).isin(gone)] if len(table) else table
+
+    return replace(frames, ratings=kept(frames.ratings), skips=kept(frames.skips), concerns=kept(frames.concerns),
+                   notes=kept(frames.notes))
 
 
 def _evidence(frames: "Frames", run_id: str, dimension: str | None) -> Evidence:

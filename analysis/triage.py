@@ -83,90 +83,15 @@ DECISION_COLUMNS = ["run_id", "change_id", "path", "outcome", "rule", "audit", "
 TOP_LEVEL = "(top level)"
 """The first segment of a path without ``/``."""
 
-_NEEDLE = b'"triage_decision"'
-_BLOCK = 16 << 20
-
-
-# ---------------------------------------------------------------------------------------------- reading the decisions
-
-
 def read_decisions(path: str | Path, issues: list[LogIssue] | None = None) -> pd.DataFrame:
     """Every ``triage_decision`` record of the log at ``path`` as a frame (:data:`DECISION_COLUMNS`); bad lines → ``issues``.
 
-    Only lines holding the bytes ``"triage_decision"`` are parsed, so a log of a million ratings is
-    read in a fraction of a second; a missing log reads as empty.
+    Only lines holding the bytes ``"triage_decision"`` are parsed (:func:`analysis._records.read_typed`), so a log
+    of a million ratings is read in a fraction of a second; a missing log reads as empty.
     """
-    from evaluation.log import _open_for_reading
+    from ._records import read_typed
 
-    path = Path(path)
-    found: list[tuple[int, Any]] = []
-    handle = _open_for_reading(path)
-    if handle is None:
-        return _decision_frame(found)
-    with handle:
-        lines, tail = 0, b""
-        while block := handle.read(_BLOCK):
-            first = 0
-            if tail:  # the line begun in the block before ends in this one (or later)
-                ends = block.find(b"\n")
-                if ends == -1:
-                    tail += block
-                    continue
-                first, joined, tail = ends + 1, tail + block[:ends + 1], b""
-                _scan(joined, 0, len(joined), lines, path, found, issues, torn_end=False)
-                lines += 1
-            cut = block.rfind(b"\n", first) + 1 or first  # whole lines: block[first:cut]; the rest waits for its end
-            if block.find(_NEEDLE, first, cut) != -1:
-                _scan(block, first, cut, lines, path, found, issues, torn_end=False)
-            lines += block.count(b"\n", first, cut)
-            tail = block[cut:]
-        if tail:
-            _scan(tail, 0, len(tail), lines, path, found, issues, torn_end=True)
-    return _decision_frame(found)
-
-
-def _scan(data: bytes, lo: int, hi: int, before: int, path: Path, found: list[tuple[int, Any]], issues: list[LogIssue] | None, *,
-          torn_end: bool) -> None:
-    """The candidate lines of ``data[lo:hi]`` (whole lines, read in place; ``before`` lines precede ``lo`` in the file)."""
-    counted_to, number = lo, before
-    at = data.find(_NEEDLE, lo, hi)
-    while at != -1:
-        start = data.rfind(b"\n", lo, at) + 1 or lo
-        end = data.find(b"\n", at, hi)
-        end = hi if end == -1 else end + 1
-        number += data.count(b"\n", counted_to, start)
-        counted_to = start
-        record = _record(data[start:end], path, number + 1, issues, torn=torn_end and end == hi)
-        if record is not None:
-            found.append((number + 1, record))
-        at = data.find(_NEEDLE, end, hi)
-
-
-def _record(raw: bytes, path: Path, number: int, issues: list[LogIssue] | None, *, torn: bool) -> Any:
-    """The TriageDecision a line holds; None for another record type or a bad line (reported)."""
-    from pydantic import ValidationError
-
-    from evaluation.log import _parse_line
-    from evaluation.records import parse_record
-
-    from ._reader import _issue_reason, _json_loads
-
-    try:
-        obj = _json_loads(raw)
-    except (ValueError, RecursionError):
-        obj = None
-    try:
-        if obj.__class__ is dict:
-            if obj.get("type") != "triage_decision":
-                return None
-            record = parse_record(obj)
-        else:  # not JSON orjson reads, or not an object: the log's own parser decides, and says why
-            record = _parse_line(raw, False)
-    except (ValueError, RecursionError, ValidationError) as exc:
-        if issues is not None:
-            issues.append(LogIssue(path, number, _issue_reason(exc, torn), torn))
-        return None
-    return record if getattr(record, "type", None) == "triage_decision" else None
+    return _decision_frame(read_typed(path, "triage_decision", issues))
 
 
 def _decision_frame(found: list[tuple[int, Any]]) -> pd.DataFrame:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 ActionKind = Literal["rate", "toggle", "note", "text", "skip", "view_full", "view_tools", "ai_review", "guide", "next",
-                     "quit"]
+                     "quit", "exclude", "confidence", "answer", "type"]
 
 
 @dataclass(frozen=True)
@@ -18,7 +18,9 @@ class Action:
 
     kind: ActionKind
     value: str | None = None
-    """The scale value for ``rate``, the tag for ``toggle``, the text for ``text``."""
+    """The scale value for ``rate``, the tag for ``toggle``, the text for ``text``; ``high``/``medium``/``low`` for
+    ``confidence``; ``field:choice`` for ``answer``; the field to type for ``type``; the reason for ``skip``; the
+    question passed (``confidence`` or a field) for ``next``."""
     item_id: str | None = None
     """The item the button belonged to; stale buttons are checked against the current item."""
     delivery_id: str | None = None
@@ -80,6 +82,12 @@ class Card:
     """Whether ``view_full`` would show more than the card."""
     has_tools: bool = False
     """Whether the item has tool captures to view."""
+    prompt: str | None = None
+    """What the card asks now that the item is judged: how sure, a follow-up's question, why skip."""
+    answers: tuple[str, ...] = ()
+    """The answers given after the rating, as shown (``confidence: high``, ``code issues: syntax error``)."""
+    enter: Button | None = None
+    """What the enter key presses in the terminal (skip, next, pass a question)."""
 
     def button_for_key(self, key: str) -> Button | None:
         """The button a terminal key presses."""

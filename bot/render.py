@@ -14,6 +14,8 @@ from evaluation import ItemData
 from evaluation.text import visible
 
 if TYPE_CHECKING:
+    from evaluation.config import Scale
+
     from .cards import Card
 
 SNIPPET_CHARS = 160
@@ -179,3 +181,12 @@ def reveal_lines(card: "Card") -> list[str]:
 
 def _number(value: object) -> str:
     return f"{value:.2f}" if isinstance(value, float) else str(value)
+
+
+def guide_text(dimension: str, question: str | None, scale: "Scale") -> str:
+    """The guidelines of a dimension: what it asks and what each option of its scale means."""
+    lines = [f"{dimension}: {question or ''}".rstrip()]
+    for option in scale.options:
+        meaning = f" — {option.meaning}" if option.meaning else ""
+        lines.append(f"  {option.key or ' '}  {option.label}{meaning}")
+    return "\n".join(lines)

@@ -11,6 +11,16 @@ is derived from the log — rated means follow-up (concern tags, a note, a chang
 otherwise rating. An action without an item acts on the session's current item, which the
 terminal walks through one by one. Building a card is a pure read.
 
+After a rating the dimension may ask more, in order (``[dimensions.X]``): how sure the
+reviewer is (:attr:`State.CONFIDENCE`), then each follow-up whose ``when`` names the option
+chosen (:attr:`State.QUESTION`, :attr:`State.ANSWER` for a typed answer); then the concern
+tags. Each answer is a new ``rating`` record under its own key (the rating with that field
+set), and passing a question writes nothing: what comes next follows from the action itself,
+so a button on any card works without remembering where the reviewer was. A skip is stored at
+once; its reason, when ``[review] skip_reasons`` offers some, is asked next
+(:attr:`State.SKIP_REASON`) and stored as a second skip carrying it. The card stays blind
+until the questions are answered or passed.
+
 A platform event that comes again (the same idempotency key with the same action) is a
 repeat: nothing is written, and the step carries the action's after-effects again (the
 reveal, the follow-ups, moving on), so a crash between storing and answering loses nothing.
@@ -28,7 +38,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from enum import Enum
 from functools import cached_property, partial
-from typing import Any, Callable
+from typing import Any, Callable, get_args
 
 from pydantic import BaseModel
 
@@ -51,12 +61,19 @@ from evaluation import (
     summarize,
     utcnow,
 )
+from evaluation.config import FOLLOW_UP_FIELDS, LIST_FIELDS, FollowUp
+from evaluation.records import Confidence
 from evaluation.reviews import fingerprint
 
 from . import assignment, render
 from .cards import Action, Button, Card, Progress, Reveal, Section
 
 _log = logging.getLogger("hilbot.review")
+
+CONFIDENCE_LEVELS: tuple[str, ...] = get_args(Confidence)
+"""How sure a reviewer is, as a rating stores it: ``high``, ``medium``, ``low``."""
+OTHER_REASON = "other"
+"""The skip reason that also asks for a note."""
 
 
 class State(str, Enum):
@@ -68,6 +85,14 @@ class State(str, Enum):
     """The item is rated and revealed; concern tags, a note, a changed rating or next."""
     NOTE = "note"
     """Waiting for the note's text."""
+    CONFIDENCE = "confidence"
+    """The item is rated (still blind); how sure is the reviewer? High, medium, low, or passed."""
+    QUESTION = "question"
+    """The item is rated (still blind); a follow-up of the dimension is asked (choices, or a typed answer)."""
+    ANSWER = "answer"
+    """Waiting for a follow-up's typed answer."""
+    SKIP_REASON = "skip_reason"
+    """The item is skipped; why? One of ``[review] skip_reasons``, or none."""
     DONE = "done"
     """No items left for this reviewer."""
     QUIT = "quit"
@@ -88,6 +113,12 @@ class Transition:
     alert: str | None = None
     repeated: bool = False
     """The action was stored before: its after-effects again, nothing written."""
+    asking: str | None = None
+    """In QUESTION or ANSWER: the follow-up's field."""
+    prompt: str | None = None
+    """In ANSWER: what the typed text answers (a chat's reply prompt shows it)."""
+    said: str | None = None
+    """What a chat says once a typed text is stored, when it is not a note."""
 
 
 @dataclass
@@ -112,6 +143,10 @@ class Step:
     item_id: str | None = None
     """The item the action was about."""
     _progress: Callable[[], Progress] | None = field(default=None, repr=False)
+    prompt: str | None = None
+    """In ANSWER: what the typed text answers (a follow-up's question and the item)."""
+    said: str | None = None
+    """What a chat says once a typed text is stored, when it is not a note ("📝 Saved as code issues.")."""
 
     @cached_property
     def card(self) -> Card | None:
@@ -236,16 +271,27 @@ class ReviewSession:
         self.channel = channel
         self.scale = engine.config.scale_for(dimension)
         self.tags = engine.config.concerns_for(dimension)
-        self.question = engine.config.dimension(dimension).question or self.scale.question
+        config = engine.config.dimension(dimension)
+        self.question = config.question or self.scale.question
+        self.confidence = config.confidence
+        """Whether a rating is followed by "how sure are you?"."""
+        self.follow_ups: dict[str, FollowUp] = {f.field: f for f in config.follow_ups}
+        """The dimension's follow-up questions by field, in the order they are asked."""
+        self.skip_reasons = list(engine.config.review.skip_reasons)
         self.state = State.RATING
         """The terminal's state (chat channels act on items and get each item's state from the log)."""
         self.item: ItemData | None = None
         """The terminal's current item (None on chat channels)."""
+        self.asking: str | None = None
+        """The terminal's current follow-up (its field) in QUESTION and ANSWER."""
+        self._typing: dict[str, str] = {}
+        """Per item id: the follow-up whose typed answer the next text is (a text without one is a note)."""
         self._session_id = uuid.uuid4().hex[:12]
         self._seq = 0
         self._handlers: dict[str, Callable[[_Act, Rating | None], Transition]] = {
             "rate": self._on_rate, "toggle": self._on_toggle, "note": self._on_note, "text": self._on_text,
-            "skip": self._on_skip, "next": self._on_next,
+            "skip": self._on_skip, "next": self._on_next, "confidence": self._on_confidence, "answer": self._on_answer,
+            "type": self._on_type,
         }
         self._keys = self._allocate_keys()
 
@@ -337,11 +383,7 @@ class ReviewSession:
 
     def guide(self) -> str:
         """The guidelines: what the dimension asks and what each option of its scale means (``?``, the Guide button)."""
-        lines = [f"{self.dimension}: {self.question or ''}".rstrip()]
-        for option in self.scale.options:
-            meaning = f" — {option.meaning}" if option.meaning else ""
-            lines.append(f"  {option.key or ' '}  {option.label}{meaning}")
-        return "\n".join(lines)
+        return render.guide_text(self.dimension, self.question, self.scale)
 
     def _decide(self, action: Action, review_text: str | None = None) -> Transition:
         if self.state == State.QUIT:
@@ -354,40 +396,149 @@ class ReviewSession:
                               else "That item is not in this run any more.")
         if action.kind in ("view_full", "view_tools"):
             detail = render.full_text(item) if action.kind == "view_full" else render.tools_text(item)
-            return Transition(self._state_of(item), item, detail=detail)
+            return self._stay(item, detail=detail)
         if action.kind == "guide":
-            return Transition(self._state_of(item), item, detail=self.guide())
+            return self._stay(item, detail=self.guide())
         if action.kind == "ai_review":
-            return Transition(self._state_of(item), item, detail=review_text or "No AI review: this item is not a change.")
+            return self._stay(item, detail=review_text or "No AI review: this item is not a change.")
         rated = self._rating(item)
         key, repeated = self._keyed(action, item)
         if repeated:
             return self._repeat(action, item, rated)
         handler = self._handlers.get(action.kind)
         if handler is None:
-            return Transition(self._state_of(item), item, alert=f"Pick a rating ({self.scale.question})")
+            return self._stay(item, alert=f"Pick a rating ({self.scale.question})")
         return handler(_Act(action, item, key), rated)
 
     def _state_of(self, item: ItemData) -> State:
         """An item's state for this reviewer, from the log."""
-        return State.FOLLOW_UP if self._rating(item) is not None else State.RATING
+        if self._rating(item) is not None:
+            return State.FOLLOW_UP
+        return State.SKIP_REASON if self.skip_reasons and self._skipped(item) else State.RATING
+
+    def _stay(self, item: ItemData, **kw: Any) -> Transition:
+        """An item stays where it is (a view, a refused action): on the terminal's current item, where the terminal
+        is (unless it was waiting for text); otherwise its state from the log."""
+        if self.item is not None and item.id == self.item.id and self.state not in (State.NOTE, State.ANSWER):
+            return Transition(self.state, item, asking=self.asking, **kw)
+        return Transition(self._state_of(item), item, **kw)
+
+    def _asked(self, judgment: str) -> list[str]:
+        """What a rating of ``judgment`` is followed by, in order: ``confidence``, then the follow-ups' fields."""
+        asked = ["confidence"] if self.confidence else []
+        return asked + [f.field for f in self.follow_ups.values() if not f.when or judgment in f.when]
+
+    def _onwards(self, item: ItemData, rating: Rating, after: str | None, records: list[BaseModel] | None = None,
+                 **kw: Any) -> Transition:
+        """Where a rated item goes once ``after`` is answered or passed (None: the rating itself): the next
+        question, else the concern tags (when the option asks for them), else on to the next item."""
+        asked = self._asked(rating.judgment)
+        rest = asked if after is None else asked[asked.index(after) + 1:] if after in asked else []
+        if rest:
+            state = State.CONFIDENCE if rest[0] == "confidence" else State.QUESTION
+            return Transition(state, item, records or [], asking=None if rest[0] == "confidence" else rest[0], **kw)
+        option = self.scale.option(rating.judgment)
+        if option is not None and option.ask_concerns and self.tags:
+            return Transition(State.FOLLOW_UP, item, records or [], **kw)
+        return Transition(State.RATING, item, records or [], advance=True, **kw)
+
+    def _answered(self, act: _Act, rated: Rating, **update: Any) -> Rating:
+        """The rating again with an answer: a new record under this action's key (the log is never rewritten).
+
+        ``ai_verdict_shown`` stays the rating's: the card is blind while its questions are asked."""
+        return rated.model_copy(update={**self._event_fields(act), **update, "timestamp": utcnow()})
 
     def _on_rate(self, act: _Act, rated: Rating | None) -> Transition:
         option = self.scale.option(act.action.value or "")
         if option is None:
-            return Transition(self._state_of(act.item), act.item, alert=f"Unknown rating {act.action.value!r}")
-        follow_up = option.ask_concerns and bool(self.tags)
-        state = State.FOLLOW_UP if follow_up else State.RATING
+            return self._stay(act.item, alert=f"Unknown rating {act.action.value!r}")
         if rated is not None and rated.judgment == option.value:  # a second tap: counted once, its effects again
-            return Transition(state, act.item, advance=not follow_up, repeated=True)
+            return self._onwards(act.item, rated, None, repeated=True)
+        labels, metadata = dict(option.labels), {"source_type": act.item.features.get("source_type"),
+                                                 "session_date": date.today().isoformat()}
+        if rated is not None:  # a changed rating keeps the answers still asked after the new option
+            for name in self._asked(option.value):
+                if name != "confidence" and (value := _answer_of(rated, name)) is not None:
+                    (labels if FOLLOW_UP_FIELDS[name] == "labels" else metadata)[name] = value
         rating = Rating(
             **self._event_fields(act), judgment=option.value, score=option.score,
-            concerns=list(rated.concerns) if rated else [],
+            concerns=list(rated.concerns) if rated else [], confidence=rated.confidence if rated else None,
             ai_verdict_shown=rated is not None and self.engine.config.review.reveal_after_rating,
-            labels=Labels(**option.labels),
-            metadata=RatingMetadata(source_type=act.item.features.get("source_type"), session_date=date.today().isoformat()),
+            labels=Labels(**labels), metadata=RatingMetadata(**metadata),
         )
-        return Transition(state, act.item, [rating], advance=not follow_up)
+        return self._onwards(act.item, rating, None, [rating])
+
+    def _on_confidence(self, act: _Act, rated: Rating | None) -> Transition:
+        level = act.action.value
+        if rated is None:
+            return Transition(self._state_of(act.item), act.item, alert="Rate the item first; then say how sure you are.")
+        if not self.confidence or level not in CONFIDENCE_LEVELS:
+            return self._stay(act.item, alert=f"Unknown confidence {level!r}")
+        if rated.confidence == level:  # nothing new: on to what follows
+            return self._onwards(act.item, rated, "confidence", repeated=True)
+        answered = self._answered(act, rated, confidence=level)
+        return self._onwards(act.item, answered, "confidence", [answered])
+
+    def _unasked(self, follow_up: FollowUp, act: _Act, rated: Rating | None) -> Transition | None:
+        """Why a follow-up cannot be answered now (the item is not rated, or not with an option that asks it), or None."""
+        if rated is None:
+            return Transition(self._state_of(act.item), act.item, alert="Rate the item first; then answer its questions.")
+        if follow_up.when and rated.judgment not in follow_up.when:
+            return self._stay(act.item, alert=f"That is not asked after {rated.judgment!r}.")
+        return None
+
+    def _on_answer(self, act: _Act, rated: Rating | None) -> Transition:
+        name, _, choice = (act.action.value or "").partition(":")
+        follow_up = self.follow_ups.get(name)
+        if follow_up is None or choice not in follow_up.choices:
+            return self._stay(act.item, alert=f"Unknown answer {act.action.value!r}")
+        refused = self._unasked(follow_up, act, rated)
+        if refused is not None or rated is None:
+            return refused or Transition(State.RATING, act.item)
+        current = _answer_of(rated, name)
+        value: Any = choice
+        if name in LIST_FIELDS:
+            picked = set(current or []) ^ {choice} if follow_up.multiple else {choice}
+            typed = [v for v in current or [] if v not in follow_up.choices] if follow_up.multiple else []
+            value = [c for c in follow_up.choices if c in picked] + typed or None
+        if value == current:  # the same single answer again: nothing new
+            return self._onwards(act.item, rated, name, repeated=True)
+        answered = self._answered(act, rated, **_with_answer(rated, name, value))
+        if follow_up.multiple:  # several may be picked: the question stays until Done
+            return Transition(State.QUESTION, act.item, [answered], asking=name)
+        return self._onwards(act.item, answered, name, [answered])
+
+    def _on_type(self, act: _Act, rated: Rating | None) -> Transition:
+        follow_up = self.follow_ups.get(act.action.value or "")
+        if follow_up is None or not follow_up.text:
+            return self._stay(act.item, alert=f"{act.action.value!r} takes no typed answer here.")
+        refused = self._unasked(follow_up, act, rated)
+        if refused is not None:
+            return refused
+        self._typing[act.item.id] = follow_up.field
+        return Transition(State.ANSWER, act.item, asking=follow_up.field,
+                          prompt=f"{follow_up.question} ({render.one_line(act.item.query.query)})")
+
+    def _typed(self, act: _Act, rated: Rating, name: str, text: str) -> Transition:
+        """A follow-up's typed answer: stored in its field (a list field gains it; a question of one answer moves on)."""
+        follow_up = self.follow_ups[name]
+        if not text:
+            return Transition(State.QUESTION, act.item, alert="No answer added.", asking=name)
+        current = _answer_of(rated, name)
+        value: Any = text
+        if name in LIST_FIELDS:
+            given = list(current or [])
+            value = (given + ([] if text in given else [text])) if follow_up.multiple else [text]
+        said = f"📝 Saved as {name.replace('_', ' ')}."
+        if value == current:
+            return Transition(State.QUESTION, act.item, asking=name, alert="Already saved.")
+        answered = self._answered(act, rated, **_with_answer(rated, name, value))
+        if follow_up.multiple:
+            return Transition(State.QUESTION, act.item, [answered], asking=name, said=said)
+        return self._onwards(act.item, answered, name, [answered], said=said)
+
+    def _skipped(self, item: ItemData) -> bool:
+        return isinstance(self.ledger.judgment(self.run_id, item.id, self.dimension, self.reviewer), Skip)
 
     def _on_toggle(self, act: _Act, rated: Rating | None) -> Transition:
         if rated is None:
@@ -406,35 +557,63 @@ class ReviewSession:
 
     def _on_text(self, act: _Act, rated: Rating | None) -> Transition:
         text = (act.action.value or "").strip()
+        typing = self._typing.pop(act.item.id, None)
+        if typing is not None and rated is not None and typing in self.follow_ups:
+            return self._typed(act, rated, typing, text)
         if not text:
-            return Transition(self._state_of(act.item), act.item, alert="No note added.")
+            return self._stay(act.item, alert="No note added.")
         note = Note(**self._event_fields(act), text=text)
         if rated is not None:
             return Transition(State.FOLLOW_UP, act.item, [note])
+        if self._skipped(act.item):  # the note a skip's reason ("other") asked for
+            return Transition(State.RATING, act.item, [note], advance=True)
         skip = Skip(**self._event_fields(act, ":skip"), skip_reason="note only")  # a note instead of a score
         return Transition(State.RATING, act.item, [note, skip], advance=True)
 
     def _on_skip(self, act: _Act, rated: Rating | None) -> Transition:
         if rated is not None:  # rated already: skipping the follow-ups moves on
             return Transition(State.RATING, act.item, advance=True)
-        return Transition(State.RATING, act.item, [Skip(**self._event_fields(act), skip_reason=act.action.value or None)],
-                          advance=True)
+        reason = act.action.value
+        if reason is not None and reason not in self.skip_reasons:
+            return self._stay(act.item, alert=f"Unknown skip reason {reason!r}")
+        judged = self.ledger.judgment(self.run_id, act.item.id, self.dimension, self.reviewer)
+        again = isinstance(judged, Skip) and judged.skip_reason == reason  # skipped so already: nothing new
+        records: list[BaseModel] = [] if again else [Skip(**self._event_fields(act), skip_reason=reason)]
+        if reason is None and self.skip_reasons:  # stored now; why is asked next (one more key, or none)
+            return Transition(State.SKIP_REASON, act.item, records, repeated=again)
+        if reason == OTHER_REASON:
+            return Transition(State.NOTE, act.item, records)
+        return Transition(State.RATING, act.item, records, advance=True, repeated=again)
 
     def _on_next(self, act: _Act, rated: Rating | None) -> Transition:
+        passed = act.action.value
         if rated is None:
+            if passed is None and self._skipped(act.item):  # no reason for the skip
+                return Transition(State.RATING, act.item, advance=True)
             return Transition(State.RATING, act.item, alert=f"Pick a rating ({self.scale.question})")
-        return Transition(State.RATING, act.item, advance=True)
+        if passed is None:
+            return Transition(State.RATING, act.item, advance=True)
+        if passed != "confidence" and passed not in self.follow_ups:
+            return self._stay(act.item, alert=f"Nothing is asked as {passed!r}.")
+        self._typing.pop(act.item.id, None)
+        return self._onwards(act.item, rated, passed)  # passed: nothing written
 
     def _repeat(self, action: Action, item: ItemData, rated: Rating | None) -> Transition:
         """A stored action again: what it led to, from the log, with nothing written."""
         judged = self.ledger.judgment(self.run_id, item.id, self.dimension, self.reviewer)
-        if isinstance(judged, Skip) or judged is None:
+        if rated is None:
+            if (isinstance(judged, Skip) and judged.skip_reason is None and action.kind == "skip" and action.value is None
+                    and self.skip_reasons):
+                return Transition(State.SKIP_REASON, item, repeated=True)
             return Transition(State.RATING, item, advance=judged is not None, repeated=True)
-        option = self.scale.option(judged.judgment)
-        follow_up = option is not None and option.ask_concerns and bool(self.tags)
-        moves_on = action.kind == "rate" and not follow_up
-        return Transition(State.FOLLOW_UP if follow_up or not moves_on else State.RATING, item, advance=moves_on,
-                          repeated=True)
+        if action.kind in ("rate", "confidence"):
+            return self._onwards(item, rated, None if action.kind == "rate" else "confidence", repeated=True)
+        follow_up = self.follow_ups.get((action.value or "").partition(":")[0]) if action.kind == "answer" else None
+        if follow_up is not None and follow_up.multiple:
+            return Transition(State.QUESTION, item, asking=follow_up.field, repeated=True)
+        if follow_up is not None:
+            return self._onwards(item, rated, follow_up.field, repeated=True)
+        return Transition(State.FOLLOW_UP, item, repeated=True)
 
     # ------------------------------------------------------------------ keys and records
 
@@ -475,13 +654,14 @@ class ReviewSession:
             self.ledger.add(record)
         linear = transition.item is None or (self.item is not None and transition.item.id == self.item.id)
         if linear:
-            self.state = transition.state
+            self.state, self.asking = transition.state, transition.asking
             if transition.advance:
                 self._advance()
         return self._step(transition, linear=linear)
 
     def _advance(self) -> None:
         pending = self.pending(limit=1)
+        self.asking = None
         if pending:
             self.item, self.state = pending[0], State.RATING
         else:
@@ -493,16 +673,18 @@ class ReviewSession:
         if linear:  # the terminal: the card of the session's current item, as it is now
             state = self.state
             ended = state in (State.DONE, State.QUIT)
-            shown = None if ended or self.item is None else self._card(self.item, state=state)
+            shown = None if ended or self.item is None else self._card(self.item, state=state, asking=self.asking)
             card = (lambda: shown) if shown is not None else None
         else:  # a chat: the acted-on item's card, built when the chat shows it
             state = transition.state
-            card = None if transition.advance or item is None else partial(self._card, item)
+            card = (None if transition.advance or item is None
+                    else partial(self._card, item, state=transition.state, asking=transition.asking))
         summary = next((r for r in transition.records if isinstance(r, ReviewSummary)), None)
         if state == State.DONE and summary is None:
             summary = self.summary()
         return Step(state, card, finished, transition.detail, transition.alert, summary, len(transition.records),
-                    transition.repeated, item.id if item is not None else None, self.progress)
+                    transition.repeated, item.id if item is not None else None, self.progress, prompt=transition.prompt,
+                    said=transition.said)
 
     # ------------------------------------------------------------------ cards
 
@@ -515,27 +697,75 @@ class ReviewSession:
         pool = [c for c in "123456789abcdfhijklruwyz" if c not in taken]
         for tag, key in zip(self.tags, pool):
             keys[f"tag:{tag}"] = key
+        # once an item is judged only its question's keys, the views and q are live (the scale is not shown)
+        views = {keys["view_full"], keys["view_tools"], keys["ai_review"], "q"}
+        for level, digit in zip(CONFIDENCE_LEVELS, "123"):
+            keys[f"confidence:{level}"] = level[0] if level[0] not in views else digit
+        keys["type"] = next((c for c in "ow" if c not in views), None)
+        choices = [c for c in "123456789abcdgjknprsuyz" if c not in views and c != keys["type"]]
+        for n, key in enumerate(choices):
+            keys[f"choice:{n}"] = key
         return keys
 
-    def _card(self, item: ItemData, *, final: bool = False, state: State | None = None) -> Card:
+    def _card(self, item: ItemData, *, final: bool = False, state: State | None = None, asking: str | None = None) -> Card:
         current = self._rating(item)
         state = state or (State.FOLLOW_UP if current is not None else State.RATING)
+        asked = state in (State.CONFIDENCE, State.QUESTION, State.ANSWER) and not final
         number = self.ledger.number(self.run_id, item.id, self.dimension, self.reviewer)
         title = f'[{number}/{max(self.progress().total, number)}] "{render.one_line(item.query.query)}"'
         ai_first = (self.run.header.kind == "change" and self.engine.config.triage.show_ai and not item.features.get("audit"))
         sections = tuple(Section(t, tuple(lines), mono=t == "Diff" and render.is_change(item))
                          for t, lines in render.item_sections(item, ai_first=ai_first))
-        show_ai = current is not None and self.engine.config.review.reveal_after_rating
+        show_ai = current is not None and self.engine.config.review.reveal_after_rating and not asked  # blind till answered
         return Card(
             run_id=self.run_id, item_id=item.id, dimension=self.dimension, title=title, sections=sections,
-            question=self.question, buttons=self._buttons(item, current, final, state),
+            question=self.question, buttons=self._buttons(item, current, final, state, asking),
             recorded=current.judgment if current else None,
             concerns=tuple(current.concerns) if current else (),
             reveal=_reveal(item, self.run.header.judge) if show_ai else None,
             has_more=render.has_more(item), has_tools=bool(item.tool_captures),
+            prompt=None if final else self._prompt(state, asking), answers=self._answers(current),
+            enter=None if final else self._enter(item.id, state, asking),
         )
 
-    def _buttons(self, item: ItemData, current: Rating | None, final: bool, state: State) -> tuple[tuple[Button, ...], ...]:
+    def _prompt(self, state: State, asking: str | None) -> str | None:
+        """What a card asks after the judgment, in its state."""
+        if state == State.CONFIDENCE:
+            return "How sure are you?"
+        if state in (State.QUESTION, State.ANSWER) and asking in self.follow_ups:
+            follow_up = self.follow_ups[asking]
+            return follow_up.question + (" (pick any, then Done)" if follow_up.multiple else "")
+        if state == State.SKIP_REASON:
+            return "⏭ Skipped — why? (optional)"
+        return None
+
+    def _answers(self, current: Rating | None) -> tuple[str, ...]:
+        """A rating's answers after the judgment, as a card shows them."""
+        if current is None:
+            return ()
+        shown = [f"confidence: {current.confidence}"] if current.confidence else []
+        for name in self.follow_ups:
+            value = _answer_of(current, name)
+            if value:
+                shown.append(f"{name.replace('_', ' ')}: {', '.join(value) if isinstance(value, list) else value}")
+        return tuple(shown)
+
+    def _enter(self, iid: str, state: State, asking: str | None) -> Button | None:
+        """What the enter key does on a card (the terminal): skip before a judgment, pass a question, move on."""
+        if state == State.RATING:
+            return Button("skip", Action("skip", item_id=iid))
+        if state == State.CONFIDENCE:
+            return Button("skip", Action("next", "confidence", iid))
+        if state == State.QUESTION and asking in self.follow_ups:
+            return Button("done" if self.follow_ups[asking].multiple else "skip", Action("next", asking, iid))
+        if state == State.SKIP_REASON:
+            return Button("no reason", Action("next", item_id=iid))
+        if state == State.FOLLOW_UP:
+            return Button("next", Action("next", item_id=iid))
+        return None
+
+    def _buttons(self, item: ItemData, current: Rating | None, final: bool, state: State,
+                 asking: str | None = None) -> tuple[tuple[Button, ...], ...]:
         keys, iid = self._keys, item.id
         scale = tuple(Button(o.label, Action("rate", o.value, iid), o.key) for o in self.scale.options)
         views = [Button("View full", Action("view_full", item_id=iid), keys["view_full"])]
@@ -547,6 +777,16 @@ class ReviewSession:
         quit_ = Button("Quit & save", Action("quit"), "q")
         if final:
             return (scale,)
+        if state == State.SKIP_REASON:
+            reasons = tuple(Button(_reason_label(r), Action("skip", r, iid), keys.get(f"choice:{n}"))
+                            for n, r in enumerate(self.skip_reasons))
+            return (reasons, (Button("No reason", Action("next", item_id=iid), None),), (*views, quit_))
+        if current is not None and state == State.CONFIDENCE:
+            levels = tuple(Button(("✓ " if current.confidence == c else "") + c.title(), Action("confidence", c, iid),
+                                  keys[f"confidence:{c}"]) for c in CONFIDENCE_LEVELS)
+            return (levels, (Button("Skip", Action("next", "confidence", iid), None),), (*views, quit_))
+        if current is not None and state in (State.QUESTION, State.ANSWER) and asking in self.follow_ups:
+            return self._question(iid, current, self.follow_ups[asking], (*views, quit_))
         if state == State.RATING or current is None:
             return (scale, (Button("Note only", Action("note", item_id=iid), keys["note"]),
                             Button("Skip", Action("skip", item_id=iid), keys["skip"])), (*views, quit_))
@@ -554,6 +794,35 @@ class ReviewSession:
                      for t in self.tags)
         return (tags, (Button("Add note", Action("note", item_id=iid), keys["note"]),
                        Button("Next", Action("next", item_id=iid), None)), scale, (*views, quit_))
+
+    def _question(self, iid: str, current: Rating, follow_up: FollowUp,
+                  tail: tuple[Button, ...]) -> tuple[tuple[Button, ...], ...]:
+        """A follow-up's buttons: its choices (✓ on those given), "Other…" to type one, and Done or Skip."""
+        given = _answer_of(current, follow_up.field)
+        given = set(given) if isinstance(given, list) else {given}
+        choices = tuple(Button(("✓ " if c in given else "") + c, Action("answer", f"{follow_up.field}:{c}", iid),
+                               self._keys.get(f"choice:{n}")) for n, c in enumerate(follow_up.choices))
+        more = [Button("Other…" if follow_up.choices else "Type it…", Action("type", follow_up.field, iid), self._keys["type"])]
+        more = more if follow_up.text else []
+        done = Button("✓ Done" if follow_up.multiple else "Skip", Action("next", follow_up.field, iid), None)
+        return (choices, (*more, done), tail)
+
+
+def _answer_of(rating: Rating, name: str) -> Any:
+    """A follow-up field's value on a rating (a ``labels`` or a ``metadata`` field)."""
+    return getattr(rating.labels if FOLLOW_UP_FIELDS[name] == "labels" else rating.metadata, name)
+
+
+def _with_answer(rating: Rating, name: str, value: Any) -> dict[str, Any]:
+    """The update that sets a follow-up field on a rating."""
+    where = FOLLOW_UP_FIELDS[name]
+    home = rating.labels if where == "labels" else rating.metadata
+    return {where: home.model_copy(update={name: value})}
+
+
+def _reason_label(reason: str) -> str:
+    """A skip reason as its button reads: capitalised; ``other`` says a note follows."""
+    return "Other…" if reason == OTHER_REASON else reason[:1].upper() + reason[1:]
 
 
 def _action_text(action: Action) -> str:

@@ -9,9 +9,10 @@ needs around it, for Telegram and Slack alike:
   restart the bot knows every open card, which message shows which item and which note prompt
   awaits its text. Nothing here is kept that the log does not have.
 - **Buttons** carry a compact token (≤ 64 bytes) that is checked on the server: the run, the
-  item and the dimension exist, the value is on the scale, and the card was dealt to this
-  reviewer (or shown in a group they tap in). Anything else is :class:`Refused`; nothing is
-  written.
+  item and the dimension exist, the value is on the scale (a confidence level the dimension
+  asks, a choice of one of its follow-ups, a configured skip reason), and the card was dealt
+  to this reviewer (or shown in a group they tap in). Anything else is :class:`Refused`;
+  nothing is written.
 - **One reviewer at a time**: a lock per reviewer serialises their taps, so the session's
   state is never shared between two handlers.
 """
@@ -26,10 +27,13 @@ from typing import Literal
 from evaluation import Delivery, HilbotError, Reviewer, RunNotFound, validate_run_id
 
 from .cards import Action, ActionKind, Card
-from .review import ReviewEngine, ReviewSession, Step
+from .review import CONFIDENCE_LEVELS, ReviewEngine, ReviewSession, Step
 
 _OPS: dict[ActionKind, str] = {"rate": "r", "toggle": "t", "note": "n", "skip": "s", "view_full": "v", "view_tools": "x", "ai_review": "i",
-                                 "guide": "h", "next": "d"}
+                                 "guide": "h", "next": "d", "confidence": "c", "answer": "a", "type": "y"}
+"""Each action's op letter; the value follows it as indexes into the config: ``r2`` (the third option), ``c0``
+(high), ``a1.3`` (follow-up 1, choice 3), ``y1`` (type follow-up 1's answer), ``s2`` (skip reason 2), ``d`` (next),
+``dc`` (pass the confidence), ``d1`` (pass follow-up 1)."""
 _KINDS = {code: kind for kind, code in _OPS.items()}
 
 
@@ -186,13 +190,28 @@ class Sessions:
         return f"{op}|{run_key(card.run_id)}|{index}|{run.header.dimensions.index(card.dimension)}"
 
     def _value_index(self, dimension: str, action: Action) -> str:
+        config = self.engine.config
+        fields: list[str] = [f.field for f in config.dimension(dimension).follow_ups]
+        if action.kind == "next" and action.value is not None:  # pass a question
+            return "c" if action.value == "confidence" else str(fields.index(action.value))
+        if action.kind == "answer":
+            name, _, choice = (action.value or "").partition(":")
+            n = fields.index(name)
+            return f"{n}.{config.dimension(dimension).follow_ups[n].choices.index(choice)}"
+        values: list[str]
         if action.kind == "rate":
-            values = [o.value for o in self.engine.config.scale_for(dimension).options]
+            values = [o.value for o in config.scale_for(dimension).options]
         elif action.kind == "toggle":
-            values = self.engine.config.concerns_for(dimension)
+            values = config.concerns_for(dimension)
+        elif action.kind == "confidence":
+            values = list(CONFIDENCE_LEVELS)
+        elif action.kind == "type":
+            values = fields
+        elif action.kind == "skip" and action.value is not None:
+            values = config.review.skip_reasons
         else:
             return ""
-        assert action.value is not None  # a rate or toggle button carries its value
+        assert action.value is not None  # these buttons carry their value
         return str(values.index(action.value))
 
     def resolve(self, token: str, reviewer: Reviewer, message: tuple[object, object], delivery_id: str,
@@ -218,10 +237,25 @@ class Sessions:
 
     def _value(self, dimension: str, kind: str, digits: str) -> str | None:
         if kind == "rate":
-            return self.engine.config.scale_for(dimension).options[int(digits)].value
+            return self.engine.config.scale_for(dimension).options[_index(digits)].value
         if kind == "toggle":
-            return self.engine.config.concerns_for(dimension)[int(digits)]
-        if digits:
+            return self.engine.config.concerns_for(dimension)[_index(digits)]
+        config = self.engine.config.dimension(dimension)
+        if kind == "confidence" and config.confidence:
+            return CONFIDENCE_LEVELS[_index(digits)]
+        if kind == "answer":
+            question, choice = digits.split(".")
+            follow_up = config.follow_ups[_index(question)]
+            return f"{follow_up.field}:{follow_up.choices[_index(choice)]}"
+        if kind == "type" and config.follow_ups[_index(digits)].text:
+            return config.follow_ups[_index(digits)].field
+        if kind == "next" and digits:
+            if digits == "c" and config.confidence:
+                return "confidence"
+            return config.follow_ups[_index(digits)].field
+        if kind == "skip" and digits:
+            return self.engine.config.review.skip_reasons[_index(digits)]
+        if digits or kind in ("confidence", "type"):
             raise ValueError(digits)
         return None
 
@@ -253,6 +287,13 @@ class Sessions:
     async def act(self, session: ReviewSession, action: Action) -> Step:
         """Act on the action's item; the records are fsynced before this returns."""
         return await session.aact(action)
+
+
+def _index(digits: str) -> int:
+    """An index a token carries: ASCII digits only (``-1`` or ``²`` would still be numbers to ``int``)."""
+    if not (digits.isascii() and digits.isdigit()):
+        raise ValueError(digits)
+    return int(digits)
 
 
 __all__ = ["Refused", "Sessions", "Tap", "run_key"]

@@ -17,6 +17,8 @@ _EXPORTS = {
     "Dimension": "config",
     "Evaluation": "records",
     "EventLog": "log",
+    "Adjudication": "records",
+    "AdjudicationSettings": "config",
     "HilbotConfig": "config",
     "HilbotError": "errors",
     "ImportFailed": "errors",
@@ -62,6 +64,7 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:
+    from .config import AdjudicationSettings as AdjudicationSettings
     from .config import ConcernSet as ConcernSet
     from .config import Dimension as Dimension
     from .config import HilbotConfig as HilbotConfig
@@ -81,6 +84,7 @@ if TYPE_CHECKING:
     from .queries import QuerySet as QuerySet
     from .queries import QuerySetError as QuerySetError
     from .queries import QuerySets as QuerySets
+    from .records import Adjudication as Adjudication
     from .records import Delivery as Delivery
     from .records import Evaluation as Evaluation
     from .records import ItemData as ItemData

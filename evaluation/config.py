@@ -50,6 +50,8 @@ class ScaleOption(_Config):
     """Single key that picks it in the terminal."""
     score: float = Field(ge=0.0, le=1.0)
     """Numeric score (0–1) stored with the rating."""
+    number: float | None = None
+    """The option's value on the scale's own numbers (e.g. 1–5) for interval and ratio agreement; default: its score."""
     meaning: str | None = None
     """One-line guidance shown in help."""
     ask_concerns: bool = False
@@ -92,6 +94,51 @@ class ConcernSet(_Config):
     """Tag names (snake_case), offered as toggles."""
 
 
+def _once(values: list[str]) -> list[str]:
+    """A list of names, each given once."""
+    twice = next((v for n, v in enumerate(values) if v in values[:n]), None)
+    if twice is not None:
+        raise ValueError(f"{twice!r} listed twice; list each once")
+    return values
+
+
+Choice = Annotated[str, Field(min_length=1, max_length=60)]
+"""A button's text: a skip reason, a follow-up's choice."""
+
+LIST_FIELDS = ("code_issues", "inaccuracies", "missing_elements")
+"""Follow-up fields that hold a list of answers (``Labels``)."""
+FOLLOW_UP_FIELDS = {"trigger_component_observed": "labels", **{f: "labels" for f in LIST_FIELDS},
+                    "blocked_by": "metadata", "follow_up": "metadata"}
+"""Every field a follow-up may fill, and where it lives on a rating (``labels`` or ``metadata``)."""
+FollowUpField = Literal["trigger_component_observed", "code_issues", "inaccuracies", "missing_elements", "blocked_by",
+                        "follow_up"]
+
+
+class FollowUp(_Config):
+    """A structured question asked after a rating; the answer is stored in a field of the rating."""
+
+    field: FollowUpField
+    """The rating's field: trigger_component_observed, code_issues, inaccuracies, missing_elements (labels), blocked_by, follow_up."""
+    question: str = Field(min_length=1, max_length=300)
+    """What the reviewer is asked, e.g. "Which issues?"."""
+    choices: Annotated[list[Choice], AfterValidator(_once)] = Field(default_factory=list, max_length=12)
+    """Answers offered as buttons (terminal keys 1–9, then letters)."""
+    text: bool = False
+    """Also take a typed answer: "Other…" reads a line in the terminal and asks for a reply in a chat."""
+    multiple: bool = False
+    """Several choices may be picked (they toggle, then Done); only for the list fields."""
+    when: list[str] = Field(default_factory=list)
+    """Scale values after which it is asked (empty: after every rating)."""
+
+    @model_validator(mode="after")
+    def _answerable(self) -> "FollowUp":
+        if not self.choices and not self.text:
+            raise ValueError("give choices, or text = true for a typed answer")
+        if self.multiple and self.field not in LIST_FIELDS:
+            raise ValueError(f"multiple = true only for the list fields ({', '.join(LIST_FIELDS)}); {self.field} holds one answer")
+        return self
+
+
 class Dimension(_Config):
     """A dimension reviewers rate: which scale and which concern tags."""
 
@@ -101,6 +148,18 @@ class Dimension(_Config):
     """Name of a concern set in ``[concerns]``, or none."""
     question: str | None = None
     """Overrides the scale's question for this dimension."""
+    confidence: bool = False
+    """After a rating, ask how sure the reviewer is (high, medium, low): one more key or tap, which may be skipped."""
+    follow_ups: list[FollowUp] = Field(default_factory=list, max_length=9)
+    """Structured questions asked after a rating, in order, each only after the options its ``when`` names."""
+
+    @model_validator(mode="after")
+    def _each_field_once(self) -> "Dimension":
+        fields = [f.field for f in self.follow_ups]
+        twice = next((f for n, f in enumerate(fields) if f in fields[:n]), None)
+        if twice is not None:
+            raise ValueError(f"follow_ups asks {twice} twice; ask each field once")
+        return self
 
 
 class ReviewSettings(_Config):
@@ -114,6 +173,8 @@ class ReviewSettings(_Config):
     """Unanswered cards pushed per reviewer on chat channels."""
     synthesize_at_end: Literal["off", "statistical", "llm"] = "statistical"
     """At a session's end, synthesize the run's reviews into its summary (``llm``: sends notes and scores to [llm])."""
+    skip_reasons: Annotated[list[Choice], AfterValidator(_once)] = Field(default_factory=list, max_length=9)
+    """Why a reviewer skips, offered after Skip (one more key or tap, which may be left out); ``other`` also asks for a note."""
 
 
 class Price(_Config):
@@ -379,6 +440,19 @@ class SlackSettings(_Config):
     """Scheduled digests (``chats``: channel ids ``C…``)."""
 
 
+class AdjudicationSettings(_Config):
+    """Which items ``hilbot adjudicate`` offers, and the reasons an item can be excluded for."""
+
+    min_spread: int = Field(default=1, ge=1)
+    """How many levels apart labels must be to count as a disagreement on scales of 3+ options (two options: any)."""
+    ai_gap: float | None = Field(default=0.5, gt=0.0, le=1.0)
+    """Also offer items whose AI score is more than this far (0–1) from the humans' median score; none: never."""
+    exclude_reasons: list[Annotated[str, Field(min_length=1, max_length=60)]] = Field(
+        default_factory=lambda: ["genuinely ambiguous", "broken item", "guidelines do not cover it", "other"],
+        min_length=1, max_length=8)
+    """The reasons an adjudicator picks from to exclude an item (buttons in chat, keys 1–8 in the terminal)."""
+
+
 class HilbotConfig(_Config):
     """The whole of ``hilbot.toml``."""
 
@@ -406,6 +480,8 @@ class HilbotConfig(_Config):
     """The Telegram reviewer bot."""
     slack: SlackSettings = Field(default_factory=SlackSettings)
     """The Slack reviewer bot."""
+    adjudication: AdjudicationSettings = Field(default_factory=AdjudicationSettings)
+    """Disagreement adjudication: which items are offered, and the exclusion reasons."""
     triage: TriageSettings = Field(default_factory=TriageSettings)
     """Diff triage: the judge, the thresholds, the patterns that always need a human, the audit sample."""
     features: dict[str, FeatureSettings] = Field(default_factory=dict)
@@ -418,6 +494,12 @@ class HilbotConfig(_Config):
                 raise ValueError(f"dimensions.{name}.scale names unknown scale {dim.scale!r}; known: {', '.join(sorted(self.scales))}")
             if dim.concerns is not None and dim.concerns not in self.concerns:
                 raise ValueError(f"dimensions.{name}.concerns names unknown concern set {dim.concerns!r}; known: {', '.join(sorted(self.concerns))}")
+            options = [o.value for o in self.scales[dim.scale].options]
+            for n, follow_up in enumerate(dim.follow_ups):
+                off = next((w for w in follow_up.when if w not in options), None)
+                if off is not None:
+                    raise ValueError(f"dimensions.{name}.follow_ups.{n}.when: {off!r} is not an option of scale {dim.scale!r} "
+                                     f"({', '.join(options)})")
         return self
 
     def dimension(self, name: str) -> Dimension:

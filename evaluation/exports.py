@@ -29,8 +29,10 @@ Format = Literal["json", "jsonl", "csv"]
 CSV_COLUMNS = [
     "scenarioId", "dimension", "labelerId", "judgment", "humanScore", "aiScore", "concerns", "confidence", "notes",
     "skipped", "skipReason", "aiVerdictShown", "channel", "timestamp", "triggerCorrect", "codeParses", "codeRuns",
-    "technicallyCorrect", "completenessScore", "source_type", "session_date", "user_notes", "blocked_by", "follow_up",
+    "technicallyCorrect", "completenessScore", "triggerComponentObserved", "codeIssues", "inaccuracies", "missingElements",
+    "source_type", "session_date", "user_notes", "blocked_by", "follow_up",
 ]
+"""The csv export's columns; a list (concerns, codeIssues, inaccuracies, missingElements) is joined with ``;``."""
 
 
 def _camel(name: str) -> str:
@@ -67,6 +69,23 @@ def _labels(ledger: Ledger, run: Run, dimension: str | None, reviewer: str | Non
               if k[0] == run.run_id and (dimension is None or k[2] == dimension) and (reviewer is None or k[3] == reviewer)]
     chosen.sort(key=lambda j: (order.get(j.item_id, len(order)), j.dimension, j.reviewer.key))
     return [label(j, ledger, run) for j in chosen]
+
+
+def gold_labels(ledger: Ledger, run: Run, dimension: str, scale: Any) -> list[dict[str, Any]]:
+    """Each labelled item's gold label (:mod:`evaluation.gold`): ``scenarioId``, ``dimension``, ``judgment``,
+    ``humanScore``, ``source`` (consensus, majority, median, single, excluded, unresolved), ``labelCount``, and
+    ``adjudicatedBy`` / ``reason`` where an adjudicator decided."""
+    from .gold import gold_of
+
+    rows = []
+    for item in run.items:
+        gold = gold_of(ledger, run.run_id, item.id, dimension, scale)
+        if gold.n_labels == 0 and gold.adjudicator is None:
+            continue
+        row = {"scenarioId": item.id, "dimension": dimension, "judgment": gold.judgment, "humanScore": gold.score,
+               "source": gold.source, "labelCount": gold.n_labels, "adjudicatedBy": gold.adjudicator, "reason": gold.reason}
+        rows.append({k: v for k, v in row.items() if v is not None})
+    return rows
 
 
 def _queries(ledger: Ledger, run: Run, dimension: str, reviewer: Reviewer | None) -> list[dict[str, Any]]:
@@ -106,9 +125,14 @@ def _read(store: Store, run_id: str, dimension: str, reviewer: str | None,
     return ledger, latest
 
 
+def _scale(config: Any, dimension: str) -> Any:
+    """The dimension's scale, or None (gold labels then go by the scores alone)."""
+    return config.scale_for(dimension) if config is not None and dimension in config.dimensions else None
+
+
 def export_run(store: Store, run_id: str, fmt: Format = "json", *, dimension: str | None = None,
-               reviewer: str | None = None, issues: list[LogIssue] | None = None) -> str:
-    """The review of a run in ``fmt``; ``reviewer`` is a ``platform:id`` key.
+               reviewer: str | None = None, issues: list[LogIssue] | None = None, config: Any = None) -> str:
+    """The review of a run in ``fmt``; ``reviewer`` is a ``platform:id`` key; ``config`` gives the scales gold labels use.
 
     Unreadable lines of the run file and of ratings.jsonl go to ``issues`` (the rest is exported).
     """
@@ -127,7 +151,7 @@ def export_run(store: Store, run_id: str, fmt: Format = "json", *, dimension: st
         writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, extrasaction="ignore", lineterminator="\n")
         writer.writeheader()
         for row in labels:
-            writer.writerow({**row, "concerns": ";".join(row.get("concerns", []))})
+            writer.writerow({k: ";".join(v) if isinstance(v, list) else v for k, v in row.items()})
         return buffer.getvalue()
     if fmt == "jsonl":
         lines = [run.header.model_dump(mode="json", exclude_none=True), *_queries(ledger, run, dim, who)]
@@ -135,5 +159,6 @@ def export_run(store: Store, run_id: str, fmt: Format = "json", *, dimension: st
         lines.append({**summary, "hilReview": review})
         return "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
     document = {"exportedAt": utcnow().isoformat(), "runId": run_id, "dimension": dimension, "labelerId": reviewer,
-                "labels": labels, "queries": _queries(ledger, run, dim, who), "hilReview": review}
+                "labels": labels, "goldLabels": gold_labels(ledger, run, dim, _scale(config, dim)) if reviewer is None else None,
+                "queries": _queries(ledger, run, dim, who), "hilReview": review}
     return json.dumps({k: v for k, v in document.items() if v is not None}, ensure_ascii=False, indent=2) + "\n"

@@ -2,7 +2,7 @@
 
 Each record is one JSON line with ``type`` and ``v`` (schema version). Run files hold
 ``run_header``, ``query_evaluation`` and ``run_summary``; ``ratings.jsonl`` holds the human
-events ``rating``, ``skip`` and ``note``, the chat channels' ``delivery`` and the derived
+events ``rating``, ``skip``, ``note`` and ``adjudication``, the chat channels' ``delivery`` and the derived
 ``review_summary``.
 
 Every time a record carries is a :data:`Timestamp`: one written without a zone is UTC, and one
@@ -392,6 +392,46 @@ class Note(_HumanEvent):
     """The note."""
 
 
+class AdjudicatedLabel(_Strict):
+    """One reviewer's independent label as the adjudicator saw it."""
+
+    reviewer: str
+    """The reviewer's ``platform:id`` key."""
+    judgment: str
+    """What they rated."""
+    score: float = Field(ge=0.0, le=1.0)
+    """Its score (0–1)."""
+
+
+class Adjudication(_HumanEvent):
+    """How an adjudicator resolved an item the reviewers (or the AI and the humans) disagree on.
+
+    ``reviewer`` is the adjudicator. The latest adjudication of an item and dimension counts; the
+    reviewers' own ratings are never changed, so agreement is still measured on them.
+    """
+
+    type: Literal["adjudication"] = "adjudication"
+    """Record type."""
+    decision: Literal["consensus", "exclude"]
+    """A consensus label for the item, or the item left out of every gold-label analysis."""
+    judgment: str | None = None
+    """The consensus label (a value of the dimension's scale); None when excluded."""
+    score: float | None = Field(default=None, ge=0.0, le=1.0)
+    """The consensus label's score (0–1); None when excluded."""
+    reason: str | None = None
+    """Why the item is excluded (required then), or a remark on the consensus."""
+    labels: list[AdjudicatedLabel] = Field(default_factory=list)
+    """The independent labels the adjudicator saw, by reviewer."""
+
+    @model_validator(mode="after")
+    def _complete(self) -> "Adjudication":
+        if self.decision == "consensus" and (self.judgment is None or self.score is None):
+            raise ValueError("a consensus adjudication needs its judgment and score")
+        if self.decision == "exclude" and not (self.reason or "").strip():
+            raise ValueError("an exclusion needs its reason")
+        return self
+
+
 class Delivery(_Strict):
     """A card or a note prompt a chat channel delivered to a reviewer (so sessions survive restarts)."""
 
@@ -517,15 +557,17 @@ class LLMCall(_Strict):
 
 
 RunRecord = Annotated[Union[RunHeader, QueryEvaluation, RunSummary], Field(discriminator="type")]
-HumanRecord = Annotated[Union[Rating, Skip, Note, ReviewSummary, Delivery, TriageDecision], Field(discriminator="type")]
+HumanRecord = Annotated[Union[Rating, Skip, Note, ReviewSummary, Delivery, TriageDecision, Adjudication], Field(discriminator="type")]
 AnyRecord = Annotated[
-    Union[RunHeader, QueryEvaluation, RunSummary, Rating, Skip, Note, ReviewSummary, Delivery, TriageDecision, LLMCall],
+    Union[RunHeader, QueryEvaluation, RunSummary, Rating, Skip, Note, ReviewSummary, Delivery, TriageDecision, Adjudication,
+          LLMCall],
     Field(discriminator="type"),
 ]
 
 RECORD_TYPES: dict[str, type[BaseModel]] = {
     m.model_fields["type"].default: m
-    for m in (RunHeader, QueryEvaluation, RunSummary, Rating, Skip, Note, ReviewSummary, Delivery, TriageDecision, LLMCall)
+    for m in (RunHeader, QueryEvaluation, RunSummary, Rating, Skip, Note, ReviewSummary, Delivery, TriageDecision, Adjudication,
+              LLMCall)
 }
 
 _any_adapter: TypeAdapter[Any] | None = None

@@ -23,7 +23,7 @@ from typing import Iterable
 
 from pydantic import BaseModel
 
-from .records import Delivery, Note, Rating, Reviewer, ReviewSummary, Skip
+from .records import Adjudication, Delivery, Note, Rating, Reviewer, ReviewSummary, Skip
 from .runs import Run, ai_score
 
 Key = tuple[str, str, str, str]
@@ -63,6 +63,8 @@ class Ledger:
     """Latest rating or skip per key."""
     notes: dict[Key, Note] = field(default_factory=dict)
     """Latest note per key."""
+    adjudications: dict[ItemKey, Adjudication] = field(default_factory=dict)
+    """Latest adjudication per (run, item, dimension): a consensus label or an exclusion."""
     seen_keys: dict[str, str] = field(default_factory=dict)
     """Idempotency keys already counted, each with the :func:`fingerprint` of the action it came with."""
     duplicates: int = 0
@@ -113,16 +115,22 @@ class Ledger:
         if isinstance(event, Delivery):
             self._deliver(event)
             return True
-        if not isinstance(event, (Rating, Skip, Note)):
+        if not isinstance(event, (Rating, Skip, Note, Adjudication)):
             return False
         if event.idempotency_key in self.seen_keys:
             self.duplicates += 1
             return False
+        if isinstance(event, Adjudication):
+            self.seen_keys[event.idempotency_key] = fingerprint(event.reviewer.key, event.run_id, event.item_id,
+                                                                event.dimension, event.action or event.decision)
+            self.adjudications[(event.run_id, event.item_id, event.dimension)] = event
+            return True
         key = event_key(event)
         self.seen_keys[event.idempotency_key] = fingerprint(key[3], key[0], key[1], key[2], _event_action(event))
         prompt = self.prompts.get(key[3])
-        if isinstance(event, (Note, Skip)) and prompt is not None and (prompt.run_id, prompt.item_id, prompt.dimension) == key[:3]:
-            del self.prompts[key[3]]  # the note (or a skip) answers the prompt
+        answers = isinstance(event, (Note, Skip)) or (event.action or "").startswith("text:")  # a typed follow-up answer
+        if answers and prompt is not None and (prompt.run_id, prompt.item_id, prompt.dimension) == key[:3]:
+            del self.prompts[key[3]]  # the note (a skip, a typed answer) answers the prompt
         if isinstance(event, Skip):
             self._reopen(key[0], key[2])
         if isinstance(event, Note):

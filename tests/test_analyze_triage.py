@@ -256,7 +256,7 @@ def test_an_empty_log(store):
 
 
 def test_the_reader_reads_what_the_log_reader_reads_at_any_block_size(store, monkeypatch):
-    import analysis.triage as triage
+    import analysis._records as records
 
     good = decision("c1", 5, 0.99)
     store.ratings.append_many([good, Note(run_id="tri", item_id="c1", reviewer=ANN, idempotency_key="n", text='"triage_decision"'),
@@ -269,7 +269,7 @@ def test_the_reader_reads_what_the_log_reader_reads_at_any_block_size(store, mon
     expected_issues: list = []
     expected = [(n, r) for n, r in read_numbered(store.ratings.path, expected_issues) if r.type == "triage_decision"]
     for block in (1, 7, 64, 300, 1 << 20):
-        monkeypatch.setattr(triage, "_BLOCK", block)
+        monkeypatch.setattr(records, "_BLOCK", block)
         issues: list = []
         frame = read_decisions(store.ratings.path, issues)
         assert list(zip(frame["line"], frame["change_id"])) == [(n, r.change_id) for n, r in expected] == [(1, "c1"), (4, "c2"), (7, "c9")]

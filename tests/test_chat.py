@@ -549,3 +549,43 @@ async def test_a_change_card_shows_its_diff_and_a_human_accepts_it_into_the_snap
         assert (rating["run_id"], rating["dimension"], rating["judgment"]) == (run_id, "change", "accept")
     assert apply_accepted(store, run_id).written == ["test/capital.md"]
     assert (tmp_path / "snapshots" / "books" / "test" / "capital.md").read_text() == "answer: Lyon\nscore: 0.85\n"
+
+
+# ---------------------------------------------------------------------------------------------- the full label
+
+
+def scenario_run(store: Store, run_id: str = "scenarios") -> None:
+    """A run rated on code validity: how sure, then the issues after "parses" or "Doesn't parse"."""
+    items = [QueryEvaluation(run_id=run_id, data=ItemData(id=f"s{n}", query=Query(query=f"scenario {n}"), answer="import relay"))
+             for n in range(3)]
+    store.create_run(RunHeader(run_id=run_id, kind="scenario", dimensions=["code-validity"]), items)
+
+
+async def test_confidence_follow_ups_and_skip_reasons_are_asked_on_the_card(driver, store):
+    scenario_run(store)
+    async with driver.bot(store):
+        _, card = await driver.command(ALICE, "review", "scenarios", replies=2)
+        await driver.tap(ALICE, card, "Doesn't parse")
+        asked = await driver.labelled(card, "Low")
+        assert "How sure are you?" in asked.text and "🤖" not in asked.text  # blind until the label is complete
+        await driver.until(lambda: len(driver.cards(ALICE)) == 2, what="the next card")
+        await driver.tap(ALICE, asked, "Low")
+        await driver.tap(ALICE, await driver.labelled(card, "syntax error"), "syntax error")
+        await driver.tap(ALICE, await driver.labelled(card, "✓ syntax error"), "Other…")
+        await driver.until(lambda: len(driver.messages(ALICE)) == 4, what="the prompt for the typed answer")
+        [saved] = await driver.say(ALICE, "calls a removed API")
+        assert saved.text.startswith("📝 Saved")
+        await driver.tap(ALICE, await driver.shows(card, "calls a removed API"), "✓ Done")
+        assert "🤖" in (await driver.labelled(card, "hallucination")).text  # then the concern tags, and the AI revealed
+        rating = driver.records("rating")[-1]
+        assert (rating["judgment"], rating["confidence"], rating["labels"]["code_issues"]) == (
+            "broken", "low", ["syntax error", "calls a removed API"])
+        assert driver.records("note") == []  # an answer, not a note
+        [reply] = await driver.say(ALICE, "just chatting")  # the answer closed its prompt
+        assert "Tap a card" in reply.text and driver.records("note") == []
+        second = driver.cards(ALICE)[1]
+        await driver.tap(ALICE, second, "Skip")
+        await driver.tap(ALICE, await driver.labelled(second, "Broken item"), "Broken item")
+        await driver.shows(second, "Skipped")
+        await driver.redeliver_last_tap()
+        assert [s.get("skip_reason") for s in driver.records("skip")] == [None, "broken item"]

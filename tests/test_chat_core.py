@@ -187,3 +187,62 @@ async def test_a_stop_waits_for_cards_under_way_only_as_long_as_its_grace(demo_s
     assert 0.25 <= time.monotonic() - started < 2 and not flow._tasks
     cards = [d for d in demo_store.human_events() if type(d).__name__ == "Delivery" and d.kind == "card"]
     assert [d.reviewer.id for d in cards] == [ALICE.id]  # Bob's card never went out, and is not logged as dealt
+
+
+def _scenarios(store: Store) -> str:
+    """A run rated on code validity (which asks how sure, then the issues after parses or broken) and trigger accuracy."""
+    from evaluation import ItemData, Query, QueryEvaluation, RunHeader
+
+    items = [QueryEvaluation(run_id="scenarios", data=ItemData(id=f"s{n}", query=Query(query=f"scenario {n}"), answer="x = 1"))
+             for n in range(3)]
+    store.create_run(RunHeader(run_id="scenarios", kind="scenario", dimensions=["code-validity", "trigger-accuracy"]), items)
+    return "scenarios"
+
+
+def _tokens(flow: ChatFlow, card: Card) -> dict[str, str]:
+    return {c.label: c.data for row in flow.keyboard(card, group=False) for c in row}
+
+
+async def test_confidence_answers_and_skip_reasons_travel_in_checked_tokens(demo_store: Store) -> None:
+    from bot.chat import texts
+
+    port = MemoryPort()
+    flow = _flow(demo_store, port)
+    await flow.on_command(Command(ALICE, DM, "review", (_scenarios(demo_store),)))
+    card = port.cards()[0]
+    await _tap(flow, port, card, "Doesn't parse", "e1")
+    tokens = _tokens(flow, port.edits[card.id])
+    assert list(tokens)[:4] == ["High", "Medium", "Low", "Skip"] and all(len(t.encode()) <= 64 for t in tokens.values())
+    rest = tokens["Low"].split("|", 1)[1]
+    forged = [f"c9|{rest}", f"c|{rest}", f"c-1|{rest}", f"a9.0|{rest}", f"a0.99|{rest}", f"a0.-1|{rest}", f"a0|{rest}",
+              f"s9|{rest}", f"y5|{rest}", f"dx|{rest}", f"r-1|{rest}"]
+    await flow.on_command(Command(ALICE, DM, "review", ("scenarios", "trigger-accuracy")))
+    trigger = port.cards()[-1]  # its item dealt on trigger accuracy, which asks no confidence
+    trigger_rest = port.token(trigger, "Skip").split("|", 1)[1]
+    messages = [card.id] * len(forged) + [trigger.id] * 2
+    forged += [f"c0|{trigger_rest}", f"dc|{trigger_rest}"]
+    for n, (data, message) in enumerate(zip(forged, messages)):
+        await flow.on_tap(Tap(ALICE, DM, message, data, f"f{n}"))
+        await flow.close()
+        assert port.answers[f"f{n}"] == (texts.STALE_BUTTON, True), data
+    assert len([r for r in demo_store.human_events() if isinstance(r, Rating)]) == 1  # nothing forged was written
+    await flow.on_tap(Tap(ALICE, DM, card.id, tokens["Low"], "e2"))
+    await flow.close()
+    tokens = _tokens(flow, port.edits[card.id])
+    assert port.edits[card.id].prompt.startswith("Which issues?") and "syntax error" in tokens
+    await flow.on_tap(Tap(ALICE, DM, card.id, tokens["syntax error"], "e3"))
+    await flow.on_tap(Tap(ALICE, DM, card.id, tokens["syntax error"], "e3"))  # redelivered: counted once
+    await flow.close()
+    [latest] = [r for r in demo_store.human_events() if isinstance(r, Rating)][-1:]
+    assert (latest.confidence, latest.labels.code_issues) == ("low", ["syntax error"])
+    assert len([r for r in demo_store.human_events() if isinstance(r, Rating)]) == 3
+    second = port.cards()[1]
+    assert second.card.dimension == "code-validity"
+    await _tap(flow, port, second, "Skip", "e4")
+    reasons = _tokens(flow, port.edits[second.id])
+    assert list(reasons)[:4] == ["Unclear item", "Needs expertise I don't have", "Broken item", "Other…"]
+    assert await _tap(flow, port, Sent(second.chat, second.id, "", port.edits[second.id],
+                                       flow.keyboard(port.edits[second.id], group=False)), "Broken item", "e5") == (
+        "Skipped: broken item", False)
+    skips = [r.skip_reason for r in demo_store.human_events() if type(r).__name__ == "Skip"]
+    assert skips == [None, "broken item"]

@@ -69,3 +69,36 @@ def test_judge_weights_outside_0_to_a_million_are_config_errors(tmp_path, table,
     path.write_text(f"[judge.{table}]\n{key} = {weight}\n")
     with pytest.raises(ConfigError, match="between 0 and 1,000,000"):
         load_config(path)
+
+
+def test_defaults_ask_skip_reasons_confidence_and_the_labelled_follow_ups(config):
+    assert config.review.skip_reasons == ["unclear item", "needs expertise I don't have", "broken item", "other"]
+    asked = {name: (dim.confidence, [(f.field, f.when) for f in dim.follow_ups]) for name, dim in config.dimensions.items()
+             if dim.confidence or dim.follow_ups}
+    assert asked == {
+        "trigger-accuracy": (False, [("trigger_component_observed", ["no"])]),
+        "code-validity": (True, [("code_issues", ["parses", "broken"])]),
+        "technical-accuracy": (True, [("inaccuracies", ["incorrect"])]),
+        "completeness": (False, [("missing_elements", ["1", "2", "3"])]),
+    }
+
+
+FOLLOW_UP = "[dimensions.code-validity]\nscale = 'code'\n[[dimensions.code-validity.follow_ups]]\nquestion = 'Which?'\n"
+
+
+@pytest.mark.parametrize("text, expected", [
+    (FOLLOW_UP + "field = 'code_smells'\nchoices = ['a']\n", "dimensions.code-validity.follow_ups.0.field"),
+    (FOLLOW_UP + "field = 'code_issues'\nchoices = ['a']\nwhen = ['maybe']\n", "'maybe' is not an option of scale 'code'"),
+    (FOLLOW_UP + "field = 'blocked_by'\nchoices = ['a', 'b']\nmultiple = true\n", "multiple = true only"),
+    (FOLLOW_UP + "field = 'code_issues'\n", "give choices, or text = true"),
+    (FOLLOW_UP + "field = 'code_issues'\nchoices = ['a', 'a']\n", "choices: 'a' listed twice"),
+    (FOLLOW_UP + "field = 'code_issues'\nchoices = ['a']\n[[dimensions.code-validity.follow_ups]]\nquestion = 'Again?'\n"
+                 "field = 'code_issues'\ntext = true\n", "asks code_issues twice"),
+    (FOLLOW_UP + "field = 'code_issues'\nchoices = ['a']\nkey = 'x'\n", "unknown key dimensions.code-validity.follow_ups.0.key"),
+    ("[review]\nskip_reasons = ['unclear', 'unclear']\n", "review.skip_reasons: 'unclear' listed twice"),
+])
+def test_bad_follow_ups_and_skip_reasons_are_one_line_with_the_path(tmp_path, text, expected):
+    (tmp_path / "hilbot.toml").write_text(text)
+    with pytest.raises(ConfigError) as info:
+        load_config(tmp_path / "hilbot.toml")
+    assert expected in str(info.value) and "\n" not in str(info.value)

@@ -629,3 +629,35 @@ def test_export_of_a_run_never_synthesized_is_unchanged(reviewed: Store):
     for review in (_json(reviewed)["hilReview"], json.loads(export_run(reviewed, RUN, "jsonl").splitlines()[-1])["hilReview"]):
         assert review["synthesis"] is None and review["synthesis_source"] is None and review["actionItems"] == []
         assert review["queriesReviewed"] == 4
+
+
+def test_the_full_label_from_a_review_session_is_exported(demo_store: Store):
+    """Confidence, the follow-up fields and the skip reason, from the engine to every format."""
+    from bot import Action, ReviewEngine
+    from evaluation import load_config
+
+    from .conftest import SEARCH_RUN
+
+    engine = ReviewEngine(demo_store, load_config(None))
+    acts = {"code-validity": [("rate", "broken"), ("confidence", "low"), ("answer", "code_issues:syntax error"),
+                              ("answer", "code_issues:missing import")],
+            "trigger-accuracy": [("rate", "no"), ("type", "trigger_component_observed"), ("text", "search-widget")],
+            "technical-accuracy": [("rate", "incorrect"), ("next", "confidence"), ("answer", "inaccuracies:wrong fact")],
+            "completeness": [("rate", "2"), ("answer", "missing_elements:edge cases")],
+            "overall": [("skip", None), ("skip", "unclear item")]}
+    for dimension, steps in acts.items():
+        session = engine.session(SEARCH_RUN, ALICE, dimension)
+        session.start()
+        for kind, value in steps:
+            assert not session.act(Action(kind, value)).alert, (dimension, kind, value)
+    labels = {label["dimension"]: label for label in json.loads(export_run(demo_store, SEARCH_RUN, "json"))["labels"]}
+    assert (labels["code-validity"]["confidence"], labels["code-validity"]["codeIssues"]) == ("low", ["syntax error", "missing import"])
+    assert labels["trigger-accuracy"]["triggerComponentObserved"] == "search-widget"
+    assert labels["technical-accuracy"]["inaccuracies"] == ["wrong fact"] and "confidence" not in labels["technical-accuracy"]
+    assert labels["completeness"]["missingElements"] == ["edge cases"]
+    assert labels["overall"]["skipReason"] == "unclear item"
+    rows = {r["dimension"]: r for r in csv.DictReader(io.StringIO(export_run(demo_store, SEARCH_RUN, "csv")))}
+    assert (rows["code-validity"]["confidence"], rows["code-validity"]["codeIssues"]) == ("low", "syntax error;missing import")
+    assert rows["trigger-accuracy"]["triggerComponentObserved"] == "search-widget"
+    assert (rows["technical-accuracy"]["inaccuracies"], rows["completeness"]["missingElements"]) == ("wrong fact", "edge cases")
+    assert rows["overall"]["skipReason"] == "unclear item"

@@ -120,7 +120,8 @@ def test_notes_skip_and_note_only(demo_store):
     assert session.act(Action("text", "  stale v1 page on top ")).state == State.FOLLOW_UP
     session.act(Action("next"))
     second = session.item.id
-    session.act(Action("skip"))
+    assert session.act(Action("skip")).state == State.SKIP_REASON  # stored; why is asked next
+    session.act(Action("next"))  # no reason
     third = session.item.id
     session.act(Action("note"))
     step = session.act(Action("text", "cannot judge without the v2 docs"))
@@ -341,3 +342,209 @@ def test_dealing_from_the_full_prefix_equals_a_fresh_walk(data):
             fresh = [i.id for i in queue(run, ledger, "overall", reviewer, k, ordered=ordered)]
             ledger.full, ledger.full_prefix = kept
             assert cached == fresh
+
+
+# --------------------------------------------------------------------------- the full label: confidence, skip reasons, follow-ups
+
+FULL_LABEL = """
+[review]
+skip_reasons = ["unclear item", "broken item", "other"]
+
+[dimensions.code-validity]
+scale = "code"
+concerns = "answer"
+confidence = true
+
+[[dimensions.code-validity.follow_ups]]
+field = "code_issues"
+question = "Which issues?"
+choices = ["syntax error", "missing import", "wrong API"]
+when = ["parses", "broken"]
+multiple = true
+text = true
+
+[[dimensions.code-validity.follow_ups]]
+field = "blocked_by"
+question = "What would have made it run?"
+choices = ["missing dependency", "missing docs"]
+when = ["parses"]
+"""
+"""code-validity asking how sure, then its issues (after parses or broken), then what blocked it (after parses)."""
+
+
+def _labelled(store, tmp_path, reviewer=ALICE):
+    (tmp_path / "full.toml").write_text(FULL_LABEL)
+    return _session(store, reviewer, dimension="code-validity", config=load_config(tmp_path / "full.toml"))
+
+
+def _latest(store, item_id, dimension="code-validity", reviewer=ALICE):
+    return Ledger.from_events(_on_disk(store)).judgment(SEARCH_RUN, item_id, dimension, reviewer)
+
+
+def _labels(card, row=0):
+    return [b.label for b in card.buttons[row]]
+
+
+def test_confidence_is_asked_only_where_configured_and_can_be_passed(demo_store, tmp_path):
+    plain = _session(demo_store)  # overall asks no confidence: a top rating moves on at once
+    plain.start()
+    assert plain.act(Action("rate", "good")).state == State.RATING
+    session = _labelled(demo_store, tmp_path, BOB)
+    session.start()
+    first = session.item.id
+    step = session.act(Action("rate", "runs"))
+    assert step.state == State.CONFIDENCE and session.item.id == first
+    assert [(b.label, b.key) for b in step.card.buttons[0]] == [("High", "h"), ("Medium", "m"), ("Low", "l")]
+    assert step.card.prompt == "How sure are you?" and step.card.reveal is None  # blind until the label is complete
+    step = session.act(Action("confidence", "medium"))
+    assert step.state == State.RATING and session.item.id != first  # "runs" asks nothing more
+    second = session.item.id
+    session.act(Action("rate", "runs"))
+    step = session.act(Action("next", "confidence"))  # passed: nothing stored
+    assert step.stored == 0 and session.item.id not in (first, second)
+    assert _latest(demo_store, first, reviewer=BOB).confidence == "medium"
+    assert _latest(demo_store, second, reviewer=BOB).confidence is None
+    ratings = [e for e in _on_disk(demo_store) if isinstance(e, Rating) and e.dimension == "code-validity"]
+    assert [(r.judgment, r.confidence, r.ai_verdict_shown) for r in ratings] == [
+        ("runs", None, False), ("runs", "medium", False), ("runs", None, False)]
+
+
+def test_follow_ups_are_asked_after_their_options_only_and_stored_in_their_fields(demo_store, tmp_path):
+    session = _labelled(demo_store, tmp_path)
+    session.start()
+    first = session.item.id
+    session.act(Action("rate", "broken"))
+    step = session.act(Action("confidence", "low"))
+    assert step.state == State.QUESTION and step.card.prompt.startswith("Which issues?")
+    assert _labels(step.card) == ["syntax error", "missing import", "wrong API"]
+    assert [b.key for b in step.card.buttons[0]] == ["1", "2", "3"]
+    session.act(Action("answer", "code_issues:wrong API"))
+    step = session.act(Action("answer", "code_issues:syntax error"))
+    assert step.state == State.QUESTION  # several may be picked: they toggle
+    assert _labels(step.card) == ["✓ syntax error", "missing import", "✓ wrong API"]
+    step = session.act(Action("next", "code_issues"))  # done with the issues
+    assert step.state == State.FOLLOW_UP and step.card.reveal is not None  # blocked_by is asked only after "parses"
+    session.act(Action("next"))
+    latest = _latest(demo_store, first)
+    assert latest.labels.code_issues == ["syntax error", "wrong API"] and latest.labels.code_parses is False
+    assert latest.confidence == "low" and latest.metadata.blocked_by is None
+    second = session.item.id
+    session.act(Action("rate", "parses"))
+    session.act(Action("next", "confidence"))
+    session.act(Action("answer", "code_issues:missing import"))
+    step = session.act(Action("next", "code_issues"))
+    assert step.state == State.QUESTION and step.card.prompt == "What would have made it run?"
+    step = session.act(Action("answer", "blocked_by:missing docs"))  # one answer: on to the concern tags
+    assert step.state == State.FOLLOW_UP
+    assert "blocked by: missing docs" in step.card.answers
+    latest = _latest(demo_store, second)
+    assert (latest.labels.code_issues, latest.metadata.blocked_by) == (["missing import"], "missing docs")
+    summary = session.summary()  # a rating with its answers is still one judgment
+    assert (summary.queriesReviewed, summary.queriesSkipped) == (2, 0)
+    assert summary.humanAverageScore == pytest.approx(0.25)
+    assert len(Ledger.from_events(_on_disk(demo_store)).ratings(SEARCH_RUN, "code-validity")) == 2
+
+
+def test_a_typed_answer_is_stored_in_its_field_and_an_empty_one_is_not(demo_store, tmp_path):
+    session = _labelled(demo_store, tmp_path)
+    session.start()
+    item = session.item.id
+    session.act(Action("rate", "broken"))
+    session.act(Action("next", "confidence"))
+    assert session.act(Action("type", "code_issues")).state == State.ANSWER
+    step = session.act(Action("text", "   "))
+    assert step.state == State.QUESTION and step.alert and step.stored == 0
+    session.act(Action("answer", "code_issues:syntax error"))
+    session.act(Action("type", "code_issues"))
+    step = session.act(Action("text", " uses a removed API "))
+    assert step.state == State.QUESTION and step.stored == 1 and _labels(step.card)[0] == "✓ syntax error"
+    assert _latest(demo_store, item).labels.code_issues == ["syntax error", "uses a removed API"]
+    assert not [e for e in _on_disk(demo_store) if isinstance(e, Note)]  # an answer, not a note
+    assert session.act(Action("type", "blocked_by")).alert  # not asked after "broken", and it takes no typing
+
+
+def test_the_four_labelled_dimensions_ask_their_follow_ups_by_default(demo_store):
+    trigger = _session(demo_store, dimension="trigger-accuracy")
+    trigger.start()
+    assert trigger.act(Action("rate", "yes")).state == State.RATING  # a right trigger asks nothing more
+    item = trigger.item.id
+    step = trigger.act(Action("rate", "no"))
+    assert step.state == State.QUESTION and step.card.prompt == "What triggered instead?"
+    trigger.act(Action("type", "trigger_component_observed"))
+    step = trigger.act(Action("text", "search-widget"))
+    assert step.state == State.FOLLOW_UP  # then the concern tags of a wrong trigger
+    assert _latest(demo_store, item, "trigger-accuracy").labels.trigger_component_observed == "search-widget"
+    expected = {"code-validity": ("broken", State.CONFIDENCE), "technical-accuracy": ("incorrect", State.CONFIDENCE),
+                "completeness": ("2", State.QUESTION)}
+    for dimension, (value, state) in expected.items():
+        session = _session(demo_store, dimension=dimension)
+        session.start()
+        assert session.act(Action("rate", value)).state == state, dimension
+    fields = {d: [f.field for f in load_config(None).dimension(d).follow_ups] for d in expected}
+    assert fields == {"code-validity": ["code_issues"], "technical-accuracy": ["inaccuracies"],
+                      "completeness": ["missing_elements"]}
+
+
+def test_a_changed_rating_keeps_the_answers_that_still_apply(demo_store, tmp_path):
+    session = _labelled(demo_store, tmp_path)
+    session.start()
+    item = session.item.id
+    session.act(Action("rate", "broken"))
+    session.act(Action("confidence", "high"))
+    session.act(Action("answer", "code_issues:missing import"))
+    session.act(Action("rate", "parses"))  # the issues are asked after "parses" too: kept
+    assert (_latest(demo_store, item).labels.code_issues, _latest(demo_store, item).confidence) == (["missing import"], "high")
+    session.act(Action("rate", "runs"))  # not after "runs": dropped
+    latest = _latest(demo_store, item)
+    assert (latest.labels.code_issues, latest.labels.code_runs, latest.confidence) == (None, True, "high")
+
+
+def test_skip_offers_the_reasons_and_other_asks_for_a_note(demo_store):
+    session = _session(demo_store)  # the built-in reasons
+    session.start()
+    first = session.item.id
+    step = session.act(Action("skip"))
+    assert step.state == State.SKIP_REASON and session.item.id == first and step.stored == 1
+    assert _labels(step.card) == ["Unclear item", "Needs expertise I don't have", "Broken item", "Other…"]
+    assert [b.key for b in step.card.buttons[0]] == ["1", "2", "3", "4"]
+    assert session.act(Action("skip", "broken item")).state == State.RATING and session.item.id != first
+    second = session.item.id
+    session.act(Action("skip"))
+    assert session.act(Action("skip", "other")).state == State.NOTE
+    step = session.act(Action("text", "the results never loaded"))
+    assert step.state == State.RATING and session.item.id not in (first, second)
+    third = session.item.id
+    session.act(Action("skip"))
+    session.act(Action("next"))  # no reason: one key more than a bare skip
+    events = _on_disk(demo_store)
+    assert [(e.item_id, e.skip_reason) for e in events if isinstance(e, Skip)] == [
+        (first, None), (first, "broken item"), (second, None), (second, "other"), (third, None)]
+    assert [(e.item_id, e.text) for e in events if isinstance(e, Note)] == [(second, "the results never loaded")]
+    ledger = Ledger.from_events(events)
+    assert [ledger.judgment(SEARCH_RUN, i, "overall", ALICE).skip_reason for i in (first, second, third)] == [
+        "broken item", "other", None]
+    progress = session.progress()
+    assert (progress.done, progress.skipped, progress.remaining) == (0, 3, 15)
+    step = session.act(Action("skip", "bored"))  # only the configured reasons
+    assert step.alert and step.stored == 0
+
+
+def test_redelivered_answers_and_reasons_write_nothing(demo_store, tmp_path):
+    session = _labelled(demo_store, tmp_path, BOB)
+    session.start()
+    item = session.item.id
+    session.act(Action("rate", "broken", item, "u1"))
+    session.act(Action("confidence", "high", item, "u2"))
+    again = session.act(Action("confidence", "high", item, "u2"))
+    assert again.repeated and again.stored == 0 and again.state == State.QUESTION
+    session.act(Action("answer", "code_issues:missing import", item, "u3"))
+    again = session.act(Action("answer", "code_issues:missing import", item, "u3"))
+    assert again.repeated and again.stored == 0 and _latest(demo_store, item, reviewer=BOB).labels.code_issues == ["missing import"]
+    session.act(Action("next", item_id=item))
+    skipped = session.item.id
+    session.act(Action("skip", None, skipped, "u4"))
+    assert session.act(Action("skip", None, skipped, "u4")).state == State.SKIP_REASON
+    session.act(Action("skip", "unclear item", skipped, "u5"))
+    assert session.act(Action("skip", "unclear item", skipped, "u5")).stored == 0
+    events = _on_disk(demo_store)
+    assert [type(e).__name__ for e in events] == ["Rating", "Rating", "Rating", "Skip", "Skip"]

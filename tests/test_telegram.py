@@ -33,7 +33,7 @@ async def test_start_registers_the_command_list(driver, demo_store):
     async with driver.bot(demo_store):
         await driver.until(lambda: driver.fake.commands, what="setMyCommands")
         names = [c["command"] for c in driver.fake.commands]
-        assert names == ["start", "help", "runs", "review", "next", "status", "push", "digest"]
+        assert names == ["start", "help", "runs", "review", "next", "status", "push", "digest", "adjudicate"]
 
 
 async def test_view_full_sends_everything_the_card_cut(driver, store):

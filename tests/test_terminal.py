@@ -56,7 +56,9 @@ def test_keystrokes_land_in_ratings_jsonl(data_dir):
     child.send("g")
     child.expect("recorded: good")
     child.expect(QUESTION)
-    child.send("\r")                     # skip
+    child.send("\r")                     # skip (stored now), then why?
+    child.expect(r"Why\?")
+    child.send("\r")                     # no reason
     child.expect(QUESTION)
     child.send("q")
     child.expect("Session summary")
@@ -204,3 +206,42 @@ def test_control_sequences_in_a_real_terminal(tmp_path):
     child.close()
     assert child.exitstatus == 0
     assert_nothing_raw(transcript.getvalue())
+
+
+def test_confidence_follow_ups_and_skip_reasons_by_key(data_dir):
+    env = {**os.environ, "HILBOT_DATA_DIR": str(data_dir), "TERM": "dumb", "NO_COLOR": "1"}
+    child = pexpect.spawn(str(HILBOT), ["review", "demo-rag-answers", "--dimension", "code-validity", "--reviewer", "alice"],
+                          env=env, encoding="utf-8", timeout=20, dimensions=(60, 140))
+    child.expect("Does the code parse and run")
+    child.send("b")                      # doesn't parse: how sure?
+    child.expect(r"How sure are you\?")
+    child.expect(r"\[h\]igh")
+    assert len(_ratings(data_dir)) == 1  # the rating is on disk before the question is drawn
+    child.send("l")                      # low: then the issues
+    child.expect(r"Which issues\?")
+    child.send("1")                      # toggle the first issue
+    child.expect("✓ syntax error")
+    child.send("o")                      # another one, typed
+    child.expect("answer>")
+    child.sendline("calls a removed API")
+    child.expect(r"Which issues\?")
+    child.send("\r")                     # done: the concern tags of a broken answer
+    child.expect("Concerns")
+    child.send("\r")                     # next item
+    child.expect("Does the code parse and run")
+    child.send("\r")                     # skip: why?
+    child.expect("⏭ skipped")
+    child.expect(r"Why\?")
+    child.send("3")                      # broken item
+    child.expect("Does the code parse and run")
+    child.send("q")
+    child.expect("Session summary")
+    child.expect("reviewed 1 · skipped 1")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    events = _ratings(data_dir)
+    ratings = [e for e in events if e["type"] == "rating"]
+    assert [(r.get("confidence"), r["labels"].get("code_issues")) for r in ratings] == [
+        (None, None), ("low", None), ("low", ["syntax error"]), ("low", ["syntax error", "calls a removed API"])]
+    assert [e.get("skip_reason") for e in events if e["type"] == "skip"] == [None, "broken item"]

@@ -261,7 +261,8 @@ def test_a_change_card_shows_the_recommendation_and_the_diff_but_not_on_audit_ca
     from bot import ReviewEngine
     from evaluation import Reviewer
 
-    (tmp_path / "hilbot.toml").write_text("[triage]\naudit_share = 1.0\n")
+    # no skip reasons: each skip moves straight on to the next card
+    (tmp_path / "hilbot.toml").write_text("[triage]\naudit_share = 1.0\n[review]\nskip_reasons = []\n")
     config = load_config(tmp_path / "hilbot.toml")
     expected, actual = _trees(tmp_path)
     outcome = run_triage(store, config, [str(expected), str(actual)])

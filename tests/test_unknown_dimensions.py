@@ -104,16 +104,17 @@ def test_calibration_describes_the_dimension_from_the_log(select, setup, run_cli
     assert "| AI \\ human | cold | aloof | warm |" in markdown
 
 
-def test_calibration_puts_each_item_in_the_judgment_with_the_nearest_mean_score(toned, run_cli):
+def test_calibration_puts_each_item_in_the_judgment_of_its_gold_label(toned, run_cli):
     data = json.loads(ok(run_cli, "calibration", "--format", "json").stdout)
     (group,) = data["groups"]
-    # aloof's mean is 0.45 (per cycle .5 .5 .3 .5), so the midpoints are 0.275 and 0.675. Item means per cycle:
-    # warm,warm,aloof 0.77 → warm; cold,aloof,cold 0.23 → cold; all warm 0.9 → warm; all cold 0.1 → cold;
-    # aloof,aloof,warm 0.57 → aloof; warm,cold,warm 0.63 → aloof
+    # Each item's human label is its gold label, here the majority of its three ratings (not the mean of them, which
+    # put warm,cold,warm in aloof). Per cycle of six items: warm,warm,aloof → warm; cold,aloof,cold → cold; all warm
+    # → warm; all cold → cold; aloof,aloof,warm → aloof; warm,cold,warm → warm. 30 items: 5 cycles.
     human = [sum(column) for column in zip(*group["categories"]["confusion"]["counts"])]
-    assert human == [10, 10, 10]  # 30 items: 10 of each
+    assert human == [10, 5, 15]  # cold, aloof, warm
+    assert data["gold"]["derived"] == 30 and data["gold"]["adjudicated"] == 0
     note = next(n for n in group["notes"] if n.startswith(NOT_CONFIGURED))
-    assert "cold (0.10) < aloof (0.45) < warm (0.90)" in note
+    assert "cold (0.10) < aloof (0.30) < warm (0.90)" in note  # the means of the gold labels: aloof's are all 0.3
 
 
 def test_calibration_with_charts(toned, run_cli, tmp_path):

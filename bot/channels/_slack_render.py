@@ -108,11 +108,13 @@ def _mono(text: str) -> str:
 def _footer(card: Card, final: bool) -> list[str]:
     if card.recorded is None and final:
         return ["_⏭ Skipped — click a rating to rate it after all._"]
-    if card.recorded is None:
-        return [f"*{escape(_clip_line(card.question or 'Your rating?', 600))}*"]
+    if card.recorded is None:  # the question, or (skipped) why
+        return [f"*{escape(_clip_line(card.prompt or card.question or 'Your rating?', 600))}*"]
     tags = f" · concerns: {', '.join(card.concerns)}" if card.concerns else ""
-    lines = [f"*{escape(_clip_line(f'✓ Recorded: {card.recorded}{tags}', 600))}*"]
-    return lines + [escape(_clip_line(line, 600)) for line in render.reveal_lines(card)]
+    answers = "".join(f" · {answer}" for answer in card.answers)
+    lines = [f"*{escape(_clip_line(f'✓ Recorded: {card.recorded}{tags}{answers}', 600))}*"]
+    asked = [f"*{escape(_clip_line(card.prompt, 600))}*"] if card.prompt else []  # how sure, a follow-up's question
+    return lines + [escape(_clip_line(line, 600)) for line in render.reveal_lines(card)] + asked
 
 
 def buttons(keyboard: Keyboard, action: str = ACTION) -> list[Block]:

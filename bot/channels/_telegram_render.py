@@ -48,11 +48,13 @@ def _body(card: Card) -> list[tuple[str, str]]:
 def _footer(card: Card, final: bool) -> list[tuple[str, str]]:
     if card.recorded is None and final:
         return [_line("⏭ Skipped — tap a rating to rate it after all.", "i")]
-    if card.recorded is None:
-        return [_line(clip(card.question or "Your rating?", LINE_UNITS), "b")]
+    if card.recorded is None:  # the question, or (skipped) why
+        return [_line(clip(card.prompt or card.question or "Your rating?", LINE_UNITS), "b")]
     tags = f" · concerns: {', '.join(card.concerns)}" if card.concerns else ""
-    lines = [_line(clip(f"✓ Recorded: {card.recorded}{tags}", LINE_UNITS), "b")]
-    return lines + reveal_lines(card)
+    answers = "".join(f" · {answer}" for answer in card.answers)
+    lines = [_line(clip(f"✓ Recorded: {card.recorded}{tags}{answers}", LINE_UNITS), "b")]
+    asked = [_line(clip(card.prompt, LINE_UNITS), "b")] if card.prompt else []  # how sure, a follow-up's question
+    return lines + reveal_lines(card) + asked
 
 
 def reveal_lines(card: Card) -> list[tuple[str, str]]:

@@ -115,10 +115,15 @@ class TerminalView:
 
     def card(self, card: Card, state: State) -> None:
         out = self.console
-        if state != State.RATING:
+        if state == State.SKIP_REASON:
+            self.recorded(card)  # ⏭ skipped
+            out.print(_text("  Why? press a reason's key (optional)", "bold"))
+            self.keys(card, state)
+            return
+        if state != State.RATING:  # rated: how sure, a follow-up's question, or the concern tags
             self.recorded(card)
-            out.print(_text("  Concerns? press a key to toggle", "bold"))
-            self.keys(card, enter="next")
+            out.print(_text(f"  {card.prompt or 'Concerns? press a key to toggle'}", "bold", newlines=True))
+            self.keys(card, state)
             return
         out.print()
         out.print(_text(card.title, "bold cyan"))
@@ -128,15 +133,15 @@ class TerminalView:
             for line in section.lines:
                 out.print(_text("  " + line, _diff_style(line) if section.title == "Diff" else ""), soft_wrap=True)
         out.print(_text(f"\n  {card.question}", "bold", newlines=True))
-        self.keys(card, enter="skip")
+        self.keys(card, state)
 
-    def keys(self, card: Card, enter: str) -> None:
+    def keys(self, card: Card, state: State) -> None:
         for number, row in enumerate(card.buttons):
             parts = [_button_text(b) for b in row if b.key]
-            if enter == "next" and number == 2:
+            if state == State.FOLLOW_UP and number == 2:
                 parts.insert(0, "change:")
             if number == 1:
-                parts += [f"[enter] {enter}", "[?] guide"]
+                parts += ([f"[enter] {card.enter.label}"] if card.enter else []) + ["[?] guide"]
             if parts:
                 self.console.print(_text("  " + "  ".join(parts), "yellow"))
 
@@ -152,7 +157,8 @@ class TerminalView:
             self.console.print(_text("  ⏭ skipped", "yellow"))
             return
         tags = f"  concerns: {', '.join(card.concerns)}" if card.concerns else ""
-        self.console.print(_text(f"  ✓ recorded: {card.recorded}{tags}", "green"))
+        answers = "".join(f"  {answer}" for answer in card.answers)
+        self.console.print(_text(f"  ✓ recorded: {card.recorded}{tags}{answers}", "green"))
         if card.reveal:
             r = card.reveal
             scores = " ".join(f"{k}={_fmt_score(v)}" for k, v in r.scores.items())
@@ -185,7 +191,7 @@ class TerminalChannel:
         with self.input.raw():
             try:
                 while step.state not in (State.DONE, State.QUIT):
-                    if redraw and step.card is not None and step.state != State.NOTE:
+                    if redraw and step.card is not None and step.state not in (State.NOTE, State.ANSWER):
                         self.view.card(step.card, step.state)
                     step, redraw = self._turn(session, step)
             except KeyboardInterrupt:
@@ -198,9 +204,15 @@ class TerminalChannel:
         return step.summary
 
     def _turn(self, session: ReviewSession, step: Step) -> tuple[Step, bool]:
-        """One key (or one note) → the next step, and whether to draw its card."""
-        if step.state == State.NOTE:
-            return session.act(Action("text", self.input.line(self.view.console, "  note> "))), True
+        """One key (or one note, or a typed answer) → the next step, and whether to draw its card."""
+        if step.state in (State.NOTE, State.ANSWER):
+            typed = self.input.line(self.view.console, "  note> " if step.state == State.NOTE else "  answer> ")
+            result = session.act(Action("text", typed))
+            if result.finished is not None:
+                self.view.recorded(result.finished)
+            if result.alert:
+                self.view.console.print(_text(f"  {result.alert}", "red"))
+            return result, True
         key = self.input.key()
         if key == "?":
             self.view.guide(session)
@@ -222,8 +234,8 @@ class TerminalChannel:
     def _action(card: Card | None, state: State, key: str) -> Action | None:
         if card is None:
             return None
-        if key in ENTER:
-            return Action("skip" if state == State.RATING else "next", item_id=card.item_id)
+        if key in ENTER:  # skip before a judgment, pass a question, or move on: what the card says
+            return card.enter.action if card.enter is not None else None
         button = card.button_for_key(key) or card.button_for_key(key.lower())
         return button.action if button else None
 

@@ -24,6 +24,8 @@ from ..review import ReviewEngine, ReviewSession, State, Step
 from ..sessions import Refused, Sessions
 from ..sessions import Tap as Resolved
 from . import texts
+from .adjudicate import PREFIX as ADJUDICATION
+from .adjudicate import ChatAdjudication
 from .port import Chat, ChatPort, Choice, Command, Keyboard, PortError, Tap, Text
 
 _log = logging.getLogger("hilbot.chat")
@@ -31,7 +33,7 @@ _log = logging.getLogger("hilbot.chat")
 ROW = 4
 """Scale buttons per keyboard row."""
 TAG_ROW = 2
-"""Concern-tag buttons per row (tag names are long)."""
+"""Concern-tag, follow-up choice and skip-reason buttons per row (their names are long)."""
 STOP_GRACE_S = 5.0
 """How long a stopping bot lets cards and edits under way go out before it drops the rest."""
 HOME_RUNS = 20
@@ -82,6 +84,8 @@ class ChatFlow:
             "start": self._start, "help": self._help, "runs": self._runs, "review": self._review, "next": self._next,
             "status": self._status, "push": self._push, "digest": self._digest,
         }
+        self.adjudication = ChatAdjudication(self)
+        self._commands["adjudicate"] = self.adjudication.command
 
     @property
     def prefix(self) -> str:
@@ -264,6 +268,8 @@ class ChatFlow:
         if reviewer is None:
             _log.warning("refused a tap from user %s (not allow-listed)", tap.user.id)
             return await self.port.answer(tap, texts.REFUSED_TAP, alert=True)
+        if tap.data.startswith(ADJUDICATION):
+            return await self.adjudication.on_tap(tap, reviewer)
         try:
             resolved = self.sessions.resolve(tap.data, reviewer, (tap.chat.id, tap.message_id), f"cq:{tap.event_id}",
                                              group=tap.chat.group)
@@ -306,8 +312,8 @@ class ChatFlow:
     async def _after_tap(self, step: Step, tap: Resolved, event: Tap, was_open: bool) -> None:
         if step.detail:  # at once: a modal must open within seconds of the tap
             await self.port.show_full(event, step.detail)
-        if step.state == State.NOTE:
-            return await self._ask_note(tap.session, tap.item_id, event)
+        if step.state in (State.NOTE, State.ANSWER):  # a note, or a follow-up's typed answer: the same reply prompt
+            return await self._ask_note(tap.session, tap.item_id, event, step.prompt)
         await self._answers_first()
         async with self._output(tap.session.reviewer):
             await self._show(step, tap, event)
@@ -334,12 +340,12 @@ class ChatFlow:
         stream = self.sessions.stream(session)
         return session, Chat(*stream) if stream else event.chat
 
-    async def _ask_note(self, session: ReviewSession, item_id: str, event: Tap) -> None:
-        """Ask for the note's text; the prompt is logged before the reviewer's answer is looked at."""
+    async def _ask_note(self, session: ReviewSession, item_id: str, event: Tap, about: str | None = None) -> None:
+        """Ask for the note's text (or ``about``: a follow-up's answer); the prompt is logged before the reviewer's answer is looked at."""
         item = session.run.item(item_id)
         assert item is not None, item_id  # a tap's item is in its run
         async with self.sessions.lock(session.reviewer):
-            prompt_id = await self.port.ask_note(event, texts.clip(item.query.query, 200))
+            prompt_id = await self.port.ask_note(event, texts.clip(about or item.query.query, 200))
             await self.sessions.delivered(session, item_id, event.chat.id, prompt_id, kind="note_prompt",
                                           group=event.chat.group)
 
@@ -351,6 +357,8 @@ class ChatFlow:
         if reviewer is None:
             if not text.chat.group:
                 await self._say(text.chat, texts.refusal(self.port.title, self.port.platform, text.user.id))
+            return
+        if await self.adjudication.on_text(text, reviewer):
             return
         async with self.sessions.lock(reviewer):
             prompt = self.sessions.note_target(reviewer, text.chat.id, text.reply_to)
@@ -367,7 +375,7 @@ class ChatFlow:
 
     async def _after_note(self, session: ReviewSession, prompt: Any, step: Step, was_open: bool, said_in: Chat) -> None:
         """Say the note is saved, show it on the card, deal (the note is on disk: the platform may be acknowledged)."""
-        await self._say(said_in, "📝 Note saved." if step.stored else step.alert or "Already saved.")
+        await self._say(said_in, (step.said or "📝 Note saved.") if step.stored else step.alert or "Already saved.")
         card_at = self.sessions.card_at(session, prompt.item_id)
         card = step.finished if step.finished is not None else step.card
         if card_at is not None and card is not None and not card_at.group and step.effective:
@@ -387,8 +395,9 @@ class ChatFlow:
             buttons = [b for b in row if b.action.kind != "quit"]
             if group:
                 buttons = [b for b in buttons if b.action.kind not in ("toggle", "next")]
-            size = TAG_ROW if buttons and buttons[0].action.kind == "toggle" else ROW
-            choices = [Choice(CHAT_LABELS.get(b.action.kind, b.label), self.sessions.token(card, b.action)) for b in buttons]
+            size = TAG_ROW if buttons and buttons[0].action.kind in ("toggle", "answer", "skip") else ROW  # long labels
+            choices = [Choice(b.label if b.action.value else CHAT_LABELS.get(b.action.kind, b.label),
+                              self.sessions.token(card, b.action)) for b in buttons]
             rows.extend(choices[i:i + size] for i in range(0, len(choices), size))
         return [row for row in rows if row]
 

@@ -16,6 +16,7 @@ COMMANDS: list[tuple[str, str, bool]] = [
     ("status", "Your progress per run", False),
     ("push", "<run-id> [dimension]: deal cards to every reviewer", True),
     ("digest", "Post a digest here now", True),
+    ("adjudicate", "<run-id> [dimension]: resolve the items reviewers disagree on", True),
 ]
 """Every command: name, what it does, admins only."""
 
@@ -94,9 +95,11 @@ def error(exc: HilbotError, prefix: str) -> str:
 
 def action_label(action: Action) -> str:
     """What a tap did, for its answer."""
-    return {"rate": f"Recorded: {action.value}", "skip": "Skipped", "next": "Done",
-            "note": "Reply with your note", "view_full": "Full view below", "view_tools": "Tool captures below",
-            "ai_review": "AI review below", "guide": "Guide below"}.get(action.kind, "")
+    return {"rate": f"Recorded: {action.value}", "skip": f"Skipped: {action.value}" if action.value else "Skipped",
+            "next": "Done", "note": "Reply with your note", "view_full": "Full view below",
+            "view_tools": "Tool captures below", "ai_review": "AI review below", "guide": "Guide below",
+            "confidence": f"Confidence: {action.value}", "answer": f"Saved: {(action.value or '').partition(':')[2]}",
+            "type": "Reply with your answer"}.get(action.kind, "")
 
 
 def usage(prefix: str, name: str) -> str:

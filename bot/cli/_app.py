@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from . import _analyze, _data, _demo, _digest, _review, _run, _sample, _serve, _sets, _triage
+from . import _adjudicate, _analyze, _data, _demo, _digest, _review, _run, _sample, _serve, _sets, _triage
 from ._common import global_options
 
 app = typer.Typer(
@@ -23,6 +23,7 @@ app = typer.Typer(
 app.callback()(global_options)
 app.command("demo")(_demo.demo)
 app.command("review")(_review.review)
+app.command("adjudicate")(_adjudicate.adjudicate)
 app.command("import")(_data.import_)
 app.command("export")(_data.export)
 app.command("schema")(_data.schema)

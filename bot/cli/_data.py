@@ -63,7 +63,8 @@ def export(
     context: Context = ctx.obj
     store = context.store()
     issues: list = []
-    text = export_run(store, run_id, fmt.value, dimension=dimension, reviewer=reviewer, issues=issues)
+    text = export_run(store, run_id, fmt.value, dimension=dimension, reviewer=reviewer, issues=issues,
+                      config=context.config())
     warn(issues)
     if out is None:
         typer.echo(text, nl=False)

@@ -1,0 +1,129 @@
+"""``hilbot adjudicate`` in the terminal: the disputed items one by one, every label shown, single keys."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import IO, Callable
+
+from rich.console import Console
+
+from evaluation import HilbotConfig, LogIssue, Reviewer, Store, validate_run_id
+
+from ..adjudication import AdjudicationSession, Phase, Turn
+from ..cards import Action, Card
+from .terminal import ENTER, Keys, _button_text, _diff_style, _text
+
+
+@dataclass(frozen=True)
+class AdjudicationSummary:
+    """What one adjudication session did."""
+
+    consensus: int
+    excluded: int
+    remaining: int
+    """Disputed items still unresolved on the dimension (left ones included)."""
+
+
+class TerminalAdjudicator:
+    """The single-key adjudication loop."""
+
+    def __init__(self, stdin: IO[str] | None = None, console: Console | None = None):
+        import sys
+
+        self.keys = Keys(stdin or sys.stdin)
+        self.console = console or Console(highlight=False)
+        self._counts = {"consensus": 0, "exclude": 0}
+
+    def run(self, session: AdjudicationSession) -> AdjudicationSummary:
+        """Until quit, done, EOF or Ctrl-C; every decision is on disk before the next card."""
+        self.console.print(_text(f"Adjudicating run {session.run_id} · dimension {session.dimension} · "
+                                 f"{len(session.queue())} disputed items, largest disagreement first", "bold"))
+        self.console.print(_text("Not blind: every reviewer's label, tags and notes and the AI's verdict are shown.", "dim"))
+        turn, redraw = session.start(), True
+        with self.keys.raw():
+            try:
+                while turn.phase not in (Phase.DONE, Phase.QUIT):
+                    if redraw and turn.card is not None:
+                        self._show(turn.card, turn.phase)
+                    turn, redraw = self._turn(session, turn)
+            except KeyboardInterrupt:
+                pass
+        left = session.unresolved()
+        if turn.phase == Phase.DONE:
+            self.console.print()
+            self.console.print(_text("No disputed items left on this dimension.", "green"))
+        summary = AdjudicationSummary(self._counts["consensus"], self._counts["exclude"], left)
+        self.console.print()
+        self.console.print(_text(f"Adjudicated {summary.consensus + summary.excluded}: {summary.consensus} consensus, "
+                                 f"{summary.excluded} excluded; {summary.remaining} disputed items remain.", "bold"))
+        return summary
+
+    def _turn(self, session: AdjudicationSession, turn: Turn) -> tuple[Turn, bool]:
+        if turn.phase == Phase.REASON_TEXT:
+            return self._after(session.act(Action("text", self.keys.line(self.console, "  reason> ")))), True
+        key = self.keys.key()
+        if key == "?":
+            self.console.print(_text(session.guide(), newlines=True))
+            return turn, False
+        action = self._action(turn.card, key)
+        if action is None:
+            self.console.print(_text(f"  (key {key!r} does nothing here)", "dim"))
+            return turn, False
+        return self._after(session.act(action)), True
+
+    def _after(self, turn: Turn) -> Turn:
+        if turn.decided is not None and turn.stored:
+            self._counts[turn.decided.decision] += 1
+            what = turn.decided.judgment if turn.decided.decision == "consensus" else f"excluded ({turn.decided.reason})"
+            self.console.print(_text(f"  ✓ recorded: {what}", "green"))
+        if turn.alert:
+            self.console.print(_text(f"  {turn.alert}", "red"))
+        if turn.detail:
+            self.console.print(_text(turn.detail, newlines=True), soft_wrap=True)
+        return turn
+
+    @staticmethod
+    def _action(card: Card | None, key: str) -> Action | None:
+        if card is None:
+            return None
+        if key in ENTER:
+            return Action("skip", item_id=card.item_id)
+        button = card.button_for_key(key) or card.button_for_key(key.lower())
+        return button.action if button else None
+
+    def _show(self, card: Card, phase: Phase) -> None:
+        out = self.console
+        if phase == Phase.DECIDING:
+            out.print()
+            out.print(_text(card.title, "bold cyan"))
+            for section in card.sections:
+                if section.title:
+                    out.print(_text(f"\n  {section.title}:", "bold", newlines=True))
+                for line in section.lines:
+                    out.print(_text("  " + line, _diff_style(line) if section.mono else ""), soft_wrap=True)
+            if card.reveal is not None:
+                r = card.reveal
+                scores = " ".join(f"{k}={v:.2f}" for k, v in r.scores.items())
+                out.print(_text(f"  {r.label}: {r.verdict or '-'} {scores}", "magenta"))
+        out.print(_text(f"\n  {card.question}", "bold", newlines=True))
+        for n, row in enumerate(card.buttons):
+            parts = [_button_text(b) for b in row if b.key]
+            if n == 1 and phase == Phase.DECIDING:
+                parts += ["[?] guide"]
+            if parts:
+                out.print(_text("  " + "  ".join(parts), "yellow"))
+
+
+def adjudicate_run(store: Store, config: HilbotConfig, run_id: str, *, dimension: str | None = None,
+                   adjudicator: str = "adjudicator", on_issues: Callable[[list[LogIssue]], None] | None = None,
+                   stdin: IO[str] | None = None) -> AdjudicationSummary:
+    """Adjudicate ``run_id``'s disputed items in this terminal as ``adjudicator``."""
+    from ..review import ReviewEngine
+
+    issues: list[LogIssue] = []
+    engine = ReviewEngine(store, config, issues)
+    session = AdjudicationSession(engine, validate_run_id(run_id), dimension,
+                                  Reviewer(platform="terminal", id=adjudicator, name=adjudicator))
+    if on_issues:
+        on_issues(issues)
+    return TerminalAdjudicator(stdin).run(session)
