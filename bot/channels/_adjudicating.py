@@ -11,7 +11,7 @@ from evaluation import HilbotConfig, LogIssue, Reviewer, Store, validate_run_id
 
 from ..adjudication import AdjudicationSession, Phase, Turn
 from ..cards import Action, Card
-from .terminal import ENTER, Keys, _button_text, _diff_style, _text
+from .terminal import ENTER, Keys, TerminalView, _button_text, _text
 
 
 @dataclass(frozen=True)
@@ -94,13 +94,7 @@ class TerminalAdjudicator:
     def _show(self, card: Card, phase: Phase) -> None:
         out = self.console
         if phase == Phase.DECIDING:
-            out.print()
-            out.print(_text(card.title, "bold cyan"))
-            for section in card.sections:
-                if section.title:
-                    out.print(_text(f"\n  {section.title}:", "bold", newlines=True))
-                for line in section.lines:
-                    out.print(_text("  " + line, _diff_style(line) if section.mono else ""), soft_wrap=True)
+            TerminalView(out).body(card)
             if card.reveal is not None:
                 r = card.reveal
                 scores = " ".join(f"{k}={v:.2f}" for k, v in r.scores.items())

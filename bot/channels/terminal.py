@@ -125,6 +125,13 @@ class TerminalView:
             out.print(_text(f"  {card.prompt or 'Concerns? press a key to toggle'}", "bold", newlines=True))
             self.keys(card, state)
             return
+        self.body(card)
+        out.print(_text(f"\n  {card.question}", "bold", newlines=True))
+        self.keys(card, state)
+
+    def body(self, card: Card) -> None:
+        """The card's title and sections (a diff's lines coloured)."""
+        out = self.console
         out.print()
         out.print(_text(card.title, "bold cyan"))
         for section in card.sections:
@@ -132,8 +139,6 @@ class TerminalView:
                 out.print(_text(f"\n  {section.title}:", "bold", newlines=True))
             for line in section.lines:
                 out.print(_text("  " + line, _diff_style(line) if section.title == "Diff" else ""), soft_wrap=True)
-        out.print(_text(f"\n  {card.question}", "bold", newlines=True))
-        self.keys(card, state)
 
     def keys(self, card: Card, state: State) -> None:
         for number, row in enumerate(card.buttons):
