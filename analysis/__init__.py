@@ -38,6 +38,9 @@ _EXPORTS = {
     "bootstrap_ci": "agreement",
     "fleiss_kappa": "agreement",
     "krippendorff_alpha": "agreement",
+    "Coefficient": "coefficients",
+    "raw_coefficients": "coefficients",
+    "table_coefficients": "coefficients",
     "Digest": "digest",
     "RunProgress": "digest",
     "build_digest": "digest",
@@ -60,6 +63,9 @@ if TYPE_CHECKING:
     from .agreement import fleiss_kappa as fleiss_kappa
     from .agreement import krippendorff_alpha as krippendorff_alpha
     from .calibration import CalibrationReport as CalibrationReport
+    from .coefficients import Coefficient as Coefficient
+    from .coefficients import raw_coefficients as raw_coefficients
+    from .coefficients import table_coefficients as table_coefficients
     from .correlate import CorrelationReport as CorrelationReport
     from .correlate import wilson_interval as wilson_interval
     from .digest import Digest as Digest

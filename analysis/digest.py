@@ -248,7 +248,7 @@ def analysis_lines(frames: "Frames", config: HilbotConfig, adjudications: Sequen
     from .gold import gold_frames
 
     lines = []
-    for dim in agreement(frames.ratings, config, n_boot=0).dimensions:
+    for dim in agreement(frames.ratings, config, n_boot=0).dimensions.values():
         alpha = dim.alpha.get("ordinal")
         if alpha is not None and isinstance(alpha.value, float):
             lines.append(f"Agreement on {dim.dimension}: α {alpha.value:.3f} ({alpha.band}, {dim.n_pairable} items with 2+ ratings)")

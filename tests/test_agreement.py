@@ -26,7 +26,10 @@ from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss_kappa
 
 from analysis._undefined import Undefined
 from analysis.agreement import (
+    COEFFICIENTS,
     LEVELS,
+    PAIR_COEFFICIENTS,
+    WEIGHTINGS,
     AgreementReport,
     _alpha_resampler,
     _code,
@@ -41,6 +44,7 @@ from analysis.agreement import (
     fleiss_kappa,
     krippendorff_alpha,
 )
+from analysis.coefficients import raw_coefficients, table_coefficients
 from evaluation import load_config
 
 NAN = np.nan
@@ -276,18 +280,33 @@ def test_cohen_kappa_undefined_cases():
         cohen_kappa(["a"], ["a", "b"], categories="ab")
 
 
-def test_fleiss_kappa_undefined_cases_and_dropped_units():
+def test_fleiss_kappa_undefined_cases():
     assert fleiss_kappa(np.zeros((3, 2))) == Undefined("no ratings")
     assert fleiss_kappa([[1, 0], [0, 1]]) == Undefined("fewer than 2 ratings per item")
-    assert fleiss_kappa([[2, 1], [0, 0]]) == Undefined("fewer than 2 items with 3 ratings")
-    assert fleiss_kappa([[3, 0], [3, 0], [1, 1]]) == Undefined("all ratings identical")
-    # units with another number of ratings than the modal one (3) are dropped
-    full = [[3, 0], [1, 2], [0, 3], [2, 1]]
-    assert fleiss_kappa([*full, [1, 0], [2, 0], [4, 1]]) == pytest.approx(fleiss_kappa(full), abs=1e-12)
-    assert fleiss_kappa(full) == pytest.approx(sm_fleiss_kappa(np.array(full)), abs=1e-12)
-    # n_raters picks the units explicitly
-    assert fleiss_kappa([*full, [1, 1], [2, 0], [0, 2]], n_raters=2) == pytest.approx(
-        sm_fleiss_kappa(np.array([[1, 1], [2, 0], [0, 2]])), abs=1e-12)
+    assert fleiss_kappa([[3, 0], [3, 0], [1, 0]]) == Undefined("all ratings identical")
+    with pytest.raises(ValueError, match="shape"):
+        fleiss_kappa([1, 2, 3])
+
+
+def test_fleiss_kappa_keeps_every_unit_with_missing_ratings():
+    """Fleiss' κ with missing ratings as Gwet's formulas handle them: every unit counts (a bug fixed: units with another
+    number of ratings than the most common one were dropped, 0.6415 here instead of the published 0.76117).
+
+    cac.raw4raters (Krippendorff 2011's data; irrCAC README: ``fleiss.kappa.raw(cac.raw4raters)`` → 0.76117, pa 0.8181818,
+    pe 0.2387153). Units have 3, 4, 4, 4, 4, 4, 4, 4, 4, 3, 2 and 1 ratings.
+    """
+    counts = np.stack([np.bincount(col[~np.isnan(col)].astype(int), minlength=6)[1:] for col in KRIPPENDORFF_2011.T])
+    assert round(fleiss_kappa(counts), 5) == 0.76117
+    # by hand, from the formula: p_a over the 11 units with 2+ ratings, π_k over all 12 units
+    size = counts.sum(axis=1)
+    two = size >= 2
+    pa = ((counts * (counts - 1)).sum(axis=1)[two] / (size * (size - 1))[two]).mean()
+    pi = (counts / size[:, None]).mean(axis=0)
+    assert fleiss_kappa(counts) == pytest.approx((pa - pi @ pi) / (1 - pi @ pi), abs=1e-12)
+    assert pa == pytest.approx(0.8181818, abs=5e-8) and pi @ pi == pytest.approx(0.2387153, abs=5e-8)
+    # units of 2, 3 and 4 ratings all count; a unit of one rating changes only the chance agreement
+    assert fleiss_kappa([[2, 0], [1, 1], [2, 1], [0, 1]]) != pytest.approx(fleiss_kappa([[2, 0], [1, 1], [2, 1]]))
+    assert fleiss_kappa([[3, 0], [1, 2], [0, 3], [2, 1], [0, 0]]) == pytest.approx(sm_fleiss_kappa(np.array([[3, 0], [1, 2], [0, 3], [2, 1]])))
 
 
 def test_bootstrap_undefined_cases():
@@ -599,19 +618,27 @@ def grid_matrix(value) -> np.ndarray:
     return np.array([[NAN if row[r] is None else value(row[r]) for row in GRID.values()] for r in range(3)])
 
 
+NUMBERS = {"1": 1.0, "2": 2.0, "3": 3.0, "4": 4.0, "5": 5.0}
+"""The completeness scale's numbers (defaults.toml)."""
+
+
 @pytest.fixture(scope="module")
 def report() -> AgreementReport:
     return agreement(hand_built(), load_config(None), run="r1", n_boot=300, seed=1)
 
 
 def test_report_counts_and_categories(report):
-    assert [d.dimension for d in report.dimensions] == ["completeness", "overall", "technical-accuracy"]
+    assert report.version == 2 and report.weights == "quadratic"
+    assert list(report.dimensions) == ["completeness", "overall", "technical-accuracy"]
     dim = report.dimension("completeness")
     assert dim.scale == "completeness"
     assert dim.categories == ("1", "2", "3", "4", "5")
+    assert dim.values == (1.0, 2.0, 3.0, 4.0, 5.0)  # the scale's numbers, not its 0–1 scores
     assert (dim.n_items, dim.n_pairable, dim.n_raters, dim.n_ratings) == (10, 9, 3, 25)
     assert dim.reviewers == (BOB, ALICE, CAROL)  # sorted ids: telegram:… before terminal:…
     assert dim.notes == ()
+    assert list(dim.coefficients) == list(WEIGHTINGS)  # five categories: every weighting
+    assert all(list(c) == list(COEFFICIENTS) for c in dim.coefficients.values())
 
 
 def test_report_pairs_with_hand_worked_kappa(report):
@@ -619,12 +646,17 @@ def test_report_pairs_with_hand_worked_kappa(report):
     assert [(p.reviewer_a, p.reviewer_b, p.n_shared) for p in dim.pairs] == [
         (BOB, ALICE, 7), (BOB, CAROL, 7), (ALICE, CAROL, 7)]
     bob_alice = dim.pairs[0]
+    assert list(bob_alice.coefficients) == ["identity", "linear", "quadratic"]
+    assert list(bob_alice.coefficients["identity"]) == list(PAIR_COEFFICIENTS) == list(bob_alice.coefficients["quadratic"])
+    assert list(bob_alice.coefficients["linear"]) == ["cohen_kappa"]  # the others only unweighted and under --weights
     # alice vs bob on i01–i06, i08: (5,5) (4,4) (3,3) (2,1) (1,1) (5,4) (2,2) → 5 of 7 agree, p_o = 5/7.
     # marginals (categories 1–5): alice 1,2,1,1,2 / bob 2,1,1,2,1 → p_e = (2 + 2 + 1 + 2 + 2)/49 = 9/49
     # κ = (5/7 − 9/49)/(1 − 9/49) = (26/49)/(40/49) = 0.65 → "acceptable"
     assert bob_alice.unweighted.value == pytest.approx(0.65, abs=1e-12)
     assert bob_alice.unweighted.band == "acceptable"
     assert bob_alice.unweighted.n_items == 7
+    assert bob_alice.coefficients["identity"]["percent_agreement"].value == pytest.approx(5 / 7)
+    assert bob_alice.coefficients["identity"]["percent_agreement"].band == "n/a"
     a, b = grid_matrix(int)[0], grid_matrix(int)[1]
     shared = ~np.isnan(a) & ~np.isnan(b)
     table = np.zeros((5, 5))
@@ -633,42 +665,60 @@ def test_report_pairs_with_hand_worked_kappa(report):
         estimate = getattr(bob_alice, name)
         assert estimate.value == pytest.approx(cohens_kappa(table, wt=name).kappa, abs=1e-12)
         assert estimate.band == band(estimate.value, "cohen")
-        low, high = estimate.ci
+        low, high = estimate.bootstrap_ci
         assert low <= estimate.value <= high <= 1.0
-    # the report's CIs are bootstrap_ci's (same seed, same items in the same order → same resamples)
+    # the analytic figures are irrCAC's table formulas (analysis.coefficients), the bootstrap CIs bootstrap_ci's
+    # (same seed, same items in the same order → same resamples)
+    analytic = table_coefficients(table, values=[1, 2, 3, 4, 5], weights="quadratic")
+    for name in PAIR_COEFFICIENTS:
+        got, expected = bob_alice.coefficients["quadratic"][name], analytic[name]
+        assert (got.value, got.se, *got.ci, got.p_value) == pytest.approx((expected.value, expected.se, *expected.ci, expected.p_value))
+        if name != "cohen_kappa":
+            assert got.bootstrap_ci == Undefined("not bootstrapped (per pair: Cohen's κ only)")
     bob, alice = list(b[shared].astype(int) - 1), list(a[shared].astype(int) - 1)
     for name in ("unweighted", "linear", "quadratic"):
         expected = bootstrap_ci(cohen_kappa, bob, alice, categories=range(5), weights=None if name == "unweighted" else name,
                                 n_boot=300, seed=1)
-        assert getattr(bob_alice, name).ci == pytest.approx(expected, abs=1e-12)
+        assert getattr(bob_alice, name).bootstrap_ci == pytest.approx(expected, abs=1e-12)
     # alice vs carol: i01 i02 i03 i04 i05 i07 i08 → (5,5) (4,3) (3,3) (2,2) (1,1) (4,4) (2,5)
     alice_carol = dim.pairs[2]
     expected = cohen_kappa(list("5432142"), list("5332145"), categories=list("12345"))
     assert alice_carol.unweighted.value == pytest.approx(expected, abs=1e-12)
 
 
-def test_report_fleiss_and_alpha(report):
+def test_report_coefficients_fleiss_and_alpha(report):
     dim = report.dimension("completeness")
-    # modal number of raters: 3 (i01–i05, i08); i06, i07, i09 have 2 and are dropped, i10 has 1
-    assert dim.fleiss_raters == 3 and dim.fleiss.n_items == 6
-    scores = grid_matrix(COMPLETENESS.get)
-    three = (~np.isnan(scores)).sum(axis=0) == 3
-    counts = np.stack([np.bincount((col * 4).astype(int), minlength=5) for col in scores[:, three].T])
-    assert dim.fleiss.value == pytest.approx(sm_fleiss_kappa(counts), abs=1e-12)
-    assert dim.fleiss.band == band(dim.fleiss.value, "fleiss")
-    assert set(dim.alpha) == set(LEVELS)
+    numbers, scores = grid_matrix(NUMBERS.get), grid_matrix(COMPLETENESS.get)
     positions = grid_matrix(int)
+    # Fleiss' κ over every item with a rating (i10 has one: it counts for the chance agreement), as Gwet's formulas do
+    counts = np.stack([np.bincount(col[~np.isnan(col)].astype(int), minlength=6)[1:] for col in positions.T])
+    assert dim.fleiss.value == pytest.approx(fleiss_kappa(counts), abs=1e-12) and dim.fleiss.n_items == 10
+    assert dim.fleiss.band == band(dim.fleiss.value, "fleiss")
+    assert dim.fleiss.bootstrap_ci == pytest.approx(bootstrap_ci(fleiss_kappa, counts, n_boot=300, seed=1), abs=1e-12)
+    # every coefficient and weighting: irrCAC's raw formulas on the items × reviewers matrix, the numbers as values
+    for weighting, coefficients in dim.coefficients.items():
+        expected = raw_coefficients(positions.T - 1, values=[1, 2, 3, 4, 5], weights=weighting)
+        for name, estimate in coefficients.items():
+            e = expected[name]
+            assert (estimate.value, estimate.se, *estimate.ci, estimate.p_value, estimate.pa, estimate.pe) == pytest.approx(
+                (e.value, e.se, *e.ci, e.p_value, e.pa, e.pe), abs=1e-12), (weighting, name)
+            assert estimate.band == band(e.value, name)
+            assert isinstance(estimate.bootstrap_ci, tuple) and estimate.bootstrap_ci[0] <= estimate.bootstrap_ci[1]
+    assert set(dim.alpha) == set(LEVELS)
     for level in LEVELS:
         estimate = dim.alpha[level]
-        expected = package_alpha(positions if level == "nominal" else scores, level)
+        matrix = positions if level in ("nominal", "ordinal") else numbers
+        expected = package_alpha(matrix, level)
         assert estimate.value == pytest.approx(expected, abs=1e-12)
         assert estimate.n_items == 9
         assert estimate.band == band(expected, "krippendorff")
-        assert isinstance(estimate.ci, tuple) and estimate.ci[0] <= estimate.ci[1]
-        matrix = positions if level == "nominal" else scores
-        assert estimate.ci == pytest.approx(bootstrap_ci(krippendorff_alpha, matrix, level, n_boot=300, seed=1), abs=1e-12)
-    # ordinal α on scores equals ordinal α on category positions (same order)
-    assert dim.alpha["ordinal"].value == pytest.approx(package_alpha(positions, "ordinal"), abs=1e-12)
+        assert isinstance(estimate.se, float) and estimate.ci[0] < estimate.value
+        assert estimate.bootstrap_ci == pytest.approx(bootstrap_ci(krippendorff_alpha, matrix, level, n_boot=300, seed=1), abs=1e-12)
+    # interval α does not care whether the values are 1–5 or 0–1; ratio α does (the numbers are what counts)
+    assert dim.alpha["interval"].value == pytest.approx(package_alpha(scores, "interval"), abs=1e-12)
+    assert dim.alpha["ratio"].value != pytest.approx(package_alpha(scores, "ratio"), abs=1e-3)
+    assert dim.alpha["interval"].value == pytest.approx(dim.coefficients["quadratic"]["krippendorff_alpha"].value, abs=1e-12)
+    assert dim.alpha["nominal"].value == pytest.approx(dim.coefficients["identity"]["krippendorff_alpha"].value, abs=1e-12)
 
 
 def test_report_disagreements_by_spread_then_raters(report):
@@ -684,45 +734,122 @@ def test_report_undefined_dimensions(report):
     identical = report.dimension("technical-accuracy")
     assert identical.n_raters == 2 and len(identical.pairs) == 1
     pair = identical.pairs[0]
-    for estimate in (pair.unweighted, pair.linear, pair.quadratic, identical.fleiss, *identical.alpha.values()):
+    chance_corrected = [pair.unweighted, pair.linear, pair.quadratic, pair.coefficients["identity"]["scott_pi"],
+                        pair.coefficients["identity"]["krippendorff_alpha"], *identical.alpha.values()]
+    for weighting in identical.coefficients.values():
+        chance_corrected += [weighting["fleiss_kappa"], weighting["conger_kappa"], weighting["krippendorff_alpha"]]
+    for estimate in chance_corrected:
         assert estimate.value == Undefined("all ratings identical") and estimate.band == "undefined"
-    assert identical.fleiss_raters is None
+        assert estimate.se == estimate.ci == estimate.p_value == estimate.bootstrap_ci == Undefined("all ratings identical")
+    # everyone agreeing on one category: AC1, Brennan–Prediger and percent agreement are 1
+    for name in ("gwet_ac", "brennan_prediger", "percent_agreement"):
+        assert identical.coefficients["identity"][name].value == 1.0
+        assert pair.coefficients["identity"][name].value == 1.0
     assert identical.disagreements == ()
     lonely = report.dimension("overall")
     assert lonely.n_raters == 1 and lonely.pairs == ()
-    for estimate in (lonely.fleiss, *lonely.alpha.values()):
+    for estimate in (lonely.fleiss, *lonely.alpha.values(), *lonely.coefficients["identity"].values()):
         assert estimate.value == Undefined("one rater") and estimate.ci == Undefined("one rater")
+        assert estimate.bootstrap_ci == Undefined("one rater") and estimate.band == "undefined"
 
 
 def test_report_to_dict_is_json(report):
     data = report.to_dict()
     text = json.dumps(data, allow_nan=False)
     assert json.loads(text) == data
-    overall = next(d for d in data["dimensions"] if d["dimension"] == "overall")
+    assert data["version"] == 2 and list(data["dimensions"]) == ["completeness", "overall", "technical-accuracy"]
+    overall = data["dimensions"]["overall"]
     assert overall["alpha"]["nominal"]["value"] == {"undefined": "one rater"}
-    pair = data["dimensions"][0]["pairs"][0]
-    assert isinstance(pair["unweighted"]["ci"], list) and len(pair["unweighted"]["ci"]) == 2
+    pair = data["dimensions"]["completeness"]["pairs"][0]["coefficients"]["identity"]["cohen_kappa"]
+    assert set(pair) == {"value", "se", "ci", "p_value", "bootstrap_ci", "band", "n_items", "pa", "pe"}
+    assert isinstance(pair["bootstrap_ci"], list) and len(pair["bootstrap_ci"]) == 2 and len(pair["ci"]) == 2
 
 
 def test_report_filters_min_shared_and_run():
     frame, config = hand_built(), load_config(None)
     every_run = agreement(frame, config, dimension="completeness", n_boot=0)
     dim = every_run.dimension("completeness")
-    assert [d.dimension for d in every_run.dimensions] == ["completeness"]
+    assert list(every_run.dimensions) == ["completeness"]
     assert dim.n_items == 11  # r2's i01 is another unit
     assert (dim.disagreements[0].run_id, dim.disagreements[0].item_id, dim.disagreements[0].spread) == ("r2", "i01", 1.0)
-    assert dim.pairs[0].unweighted.ci == Undefined("no bootstrap")
+    assert dim.pairs[0].unweighted.bootstrap_ci == Undefined("no bootstrap")
+    assert isinstance(dim.pairs[0].unweighted.ci, tuple)  # the analytic CI needs no bootstrap
+    assert dim.fleiss.bootstrap_ci == Undefined("no bootstrap") and isinstance(dim.fleiss.ci, tuple)
     strict = agreement(frame, config, run="r1", dimension="completeness", n_boot=0, min_shared=8).dimension("completeness")
     assert strict.pairs == () and strict.pairs_below_min_shared == 3
     empty = agreement(frame, config, run="nope", dimension="completeness", n_boot=0).dimension("completeness")
     assert (empty.n_items, empty.n_ratings) == (0, 0) and empty.alpha["ordinal"].value == Undefined("no ratings")
-    assert agreement(frame.iloc[0:0], config).dimensions == ()
+    assert empty.fleiss.value == Undefined("no ratings")
+    assert agreement(frame.iloc[0:0], config).dimensions == {}
+    with pytest.raises(ValueError, match="unknown weights"):
+        agreement(frame, config, weights="cubic")
+
+
+def test_report_is_the_same_with_sparse_products_for_many_reviewers_and_categories(monkeypatch):
+    """Past a size the pairs' tables and the bootstrap's sums come from sparse products: the same figures."""
+    import analysis.agreement as module
+    import analysis.coefficients as coefficients
+
+    frame, config = hand_built(), load_config(None)
+    dense = agreement(frame, config, run="r1", n_boot=100, seed=3).to_dict()
+    monkeypatch.setattr(module, "_DENSE_PAIR_CELLS", 0)
+    monkeypatch.setattr(coefficients, "_DENSE_CELLS", 0)
+    sparse = agreement(frame, config, run="r1", n_boot=100, seed=3).to_dict()
+    assert leaves(sparse) == pytest.approx(leaves(dense), abs=1e-12)  # sums in another order: equal to rounding
+
+
+def leaves(data) -> list:
+    """The numbers of a JSON document in order (strings and reasons as they are)."""
+    if isinstance(data, dict):
+        return [x for k in data for x in [k, *leaves(data[k])]]
+    if isinstance(data, list):
+        return [x for item in data for x in leaves(item)]
+    return [data]
 
 
 def test_report_seeded_cis_are_reproducible():
     frame, config = hand_built(), load_config(None)
     one = agreement(frame, config, run="r1", dimension="completeness", n_boot=200, seed=5).to_dict()
     assert one == agreement(frame, config, run="r1", dimension="completeness", n_boot=200, seed=5).to_dict()
+    other = agreement(frame, config, run="r1", dimension="completeness", n_boot=200, seed=6).to_dict()
+    assert one["dimensions"]["completeness"]["alpha"]["ordinal"]["bootstrap_ci"] != other["dimensions"]["completeness"]["alpha"]["ordinal"]["bootstrap_ci"]
+
+
+def test_report_weights_shown_and_two_category_scales():
+    frame, config = hand_built(), load_config(None)
+    linear = agreement(frame, config, run="r1", n_boot=0, weights="ordinal")
+    pair = linear.dimension("completeness").pairs[0]
+    assert list(pair.coefficients) == ["identity", "linear", "quadratic", "ordinal"]
+    assert list(pair.coefficients["ordinal"]) == list(PAIR_COEFFICIENTS)
+    assert list(pair.coefficients["quadratic"]) == ["cohen_kappa"]
+    rows = [("r1", f"i{n}", "made-up", who, j, s) for n in range(6)
+            for who, j, s in ((ALICE, "lo", 0.2), (BOB, "hi" if n % 2 else "lo", 0.9 if n % 2 else 0.2))]
+    two = agreement(ratings_frame(rows), config, n_boot=0).dimension("made-up")
+    assert list(two.coefficients) == ["identity"] and list(two.pairs[0].coefficients) == ["identity"]
+    assert two.pairs[0].linear is two.pairs[0].unweighted  # two categories: every weighting is the identity
+
+
+def test_report_weightings_a_scale_cannot_take_are_undefined():
+    from analysis.agreement import _level_weights, _weight_matrix
+
+    assert _weight_matrix("ratio", ["a", "b", "c"], [-1.0, 0.0, 1.0]) == Undefined("ratio weights need category values ≥ 0, got -1, 0, 1")
+    assert _weight_matrix("linear", ["a", "b", "c"], [0.1, float("nan"), 0.9]) == Undefined("linear weights: category 'b' has no value")
+    assert isinstance(_weight_matrix("ordinal", ["a", "b", "c"], [0.1, float("nan"), 0.9]), np.ndarray)  # positions only
+    assert _level_weights("interval", None, ["a", "b"], [0.1, float("nan")]) == Undefined("interval α: category 'b' has no value")
+
+
+def test_report_markdown_is_one_table_per_dimension():
+    from analysis.registry import analyses
+
+    frame, config = hand_built(), load_config(None)
+    text = analyses.get("agreement").render(agreement(frame, config, run="r1", n_boot=50, seed=2, weights="linear"))
+    section = text.split("## completeness")[1].split("## overall")[0]
+    assert "| coefficient | value | SE | 95% CI | bootstrap 95% CI | p | band |" in section
+    for label in ("Percent agreement", "Fleiss' κ", "Conger's κ", "Gwet's AC1", "Brennan–Prediger", "Krippendorff's α (nominal)",
+                  "Fleiss' κ (linear)", "Gwet's AC2 (linear)", "Krippendorff's α (linear)", "Krippendorff's α (ordinal)",
+                  "Krippendorff's α (interval)", "Krippendorff's α (ratio)"):
+        assert f"| {label} |" in section, label
+    assert "(values 1, 2, 3, 4, 5)" in section and "| κ (linear) |" in section
 
 
 def test_report_off_scale_judgments_duplicates_and_unknown_dimension():
@@ -735,10 +862,11 @@ def test_report_off_scale_judgments_duplicates_and_unknown_dimension():
     report = agreement(ratings_frame(rows), load_config(None), n_boot=0, min_shared=2)
     dim = report.dimension("completeness")
     assert dim.categories == ("1", "2", "3", "meh", "4", "5")  # mean score 0.6 sits between 0.5 and 0.75
-    assert any("'meh' is not on scale 'completeness'" in note for note in dim.notes)
+    assert dim.values == (1.0, 2.0, 3.0, 0.6, 4.0, 5.0)  # off the scale: its score is its value
+    assert any("'meh' is not on scale 'completeness': placed by its mean score 0.60, its value" in note for note in dim.notes)
     assert any("1 duplicate" in note for note in dim.notes)
     assert dim.n_ratings == 10
     made_up = report.dimension("made-up")
-    assert made_up.scale is None and made_up.categories == ("lo", "hi")
+    assert made_up.scale is None and made_up.categories == ("lo", "hi") and made_up.values == pytest.approx((0.2, 0.9))
     assert any("not configured" in note for note in made_up.notes)
     assert is_number(made_up.pairs[0].unweighted.value)

@@ -21,6 +21,25 @@ def test_defaults_ship_the_search_quality_and_scenario_scales(config):
     assert {"code-validity", "technical-accuracy"} <= set(config.dimensions)
 
 
+def test_scale_options_may_declare_their_numbers(config, tmp_path):
+    """The completeness scale's 1–5 are its numbers (what interval and ratio agreement measure); other scales have none."""
+    assert [(o.value, o.score, o.number) for o in config.scale_for("completeness").options] == [
+        ("1", 0.0, 1.0), ("2", 0.25, 2.0), ("3", 0.5, 3.0), ("4", 0.75, 4.0), ("5", 1.0, 5.0)]
+    assert all(o.number is None for o in config.scale_for("overall").options)
+    path = tmp_path / "hilbot.toml"
+    path.write_text('[scales.stars]\nquestion = "Stars?"\noptions = [{value="3", label="3", key="3", score=1.0, number=3},'
+                    ' {value="1", label="1", key="1", score=0.0, number=-1.5}]\n')
+    assert [o.number for o in load_config(path).scales["stars"].options] == [3.0, -1.5]
+    path.write_text('[scales.stars]\nquestion = "Stars?"\noptions = [{value="3", label="3", key="3", score=1.0, number="three"},'
+                    ' {value="1", label="1", key="1", score=0.0}]\n')
+    with pytest.raises(ConfigError, match="scales.stars.options.0.number"):
+        load_config(path)
+    path.write_text('[scales.stars]\nquestion = "Stars?"\noptions = [{value="3", label="3", key="3", score=1.0, number=nan},'
+                    ' {value="1", label="1", key="1", score=0.0}]\n')
+    with pytest.raises(ConfigError):
+        load_config(path)
+
+
 def test_project_file_overrides_and_adds(tmp_path):
     path = tmp_path / "hilbot.toml"
     path.write_text('[review]\nk = 2\n[concerns.search]\ntags = ["only_one"]\n'

@@ -150,11 +150,13 @@ def test_patterns_with_charts(toned, run_cli, tmp_path):
 @pytest.mark.parametrize("select", [[], ["--dimension", TONE]])
 def test_agreement_describes_the_dimension_from_the_log(select, setup, run_cli):
     data = json.loads(ok(run_cli, "agreement", "--bootstrap", "0", *select, "--format", "json").stdout)
-    (dim,) = data["dimensions"]
+    (dim,) = data["dimensions"].values()
+    assert list(data["dimensions"]) == [TONE]
     assert dim["scale"] is None and dim["categories"] == ASCENDING
+    assert dim["values"] == pytest.approx([0.1, 0.45, 0.9])  # the judgments' mean scores
     assert NOT_CONFIGURED in dim["notes"]
     markdown = ok(run_cli, "agreement", "--bootstrap", "0", *select).stdout
-    assert "Scale: cold < aloof < warm." in markdown and f"- note: {NOT_CONFIGURED}" in markdown
+    assert "Scale: cold < aloof < warm (values 0.1, 0.45, 0.9)." in markdown and f"- note: {NOT_CONFIGURED}" in markdown
 
 
 def test_agreement_with_charts(toned, run_cli, tmp_path):
