@@ -29,6 +29,7 @@ _EXPORTS = {
     "FLAGS": "validate",
     "Flag": "validate",
     "ValidationReport": "validate",
+    "AcrossDimensions": "agreement",
     "AgreementEstimate": "agreement",
     "AgreementReport": "agreement",
     "DimensionAgreement": "agreement",
@@ -53,6 +54,7 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:
+    from .agreement import AcrossDimensions as AcrossDimensions
     from .agreement import AgreementEstimate as AgreementEstimate
     from .agreement import AgreementReport as AgreementReport
     from .agreement import DimensionAgreement as DimensionAgreement

@@ -63,10 +63,14 @@ renders (markdown lives in :mod:`analysis.report`). Conventions:
   Brennan–Prediger) ≥ 0.85 excellent, ≥ 0.75 good, ≥ 0.60 acceptable, else below acceptable; Krippendorff's α
   ≥ 0.90 / ≥ 0.80 / ≥ 0.67. Percent agreement is not chance-corrected: no band (``"n/a"``). Undefined →
   ``"undefined"``.
-* **No pooled "overall" coefficient.** The dimensions have different scales (categories, values, category
-  frequencies), so a chance agreement pooled across them is not the chance agreement of any of them: pooling
-  would inflate κ, π and α (categories of different dimensions never meet in one unit). Each dimension is
-  reported on its own; a dimension named ``overall`` (hilbot's default one) is one of them.
+* **Across dimensions** (:class:`AcrossDimensions`, when two dimensions or more have agreement to measure): each
+  coefficient of :data:`POOLED_COEFFICIENTS` pooled as De Vries et al. (2008) pool κ, (p̄_a − p̄_e)/(1 − p̄_e) with
+  p̄_a, p̄_e the means of the dimensions' own p_a and p_e (:func:`analysis.coefficients.pooled`). Each dimension
+  keeps its own chance agreement: pooling the ratings themselves would put the categories of different scales in
+  one chance model and inflate κ. Under a weighting, each dimension's own weights on its own values (a
+  two-category scale: the identity). The SE linearises over *items* (an item's dimensions are not independent);
+  no bootstrap. Krippendorff's α is reported per dimension only. A dimension named ``overall`` (hilbot's default
+  one) is one dimension among the others, not this section.
 * **Disagreements**: items with ≥ 2 ratings whose judgments are not all the same, by spread (max − min
   score) descending, then number of raters descending, then run id and item id.
 
@@ -115,6 +119,9 @@ COEFFICIENTS = cf.RAW
 """A dimension's coefficients over all its reviewers, per weighting."""
 PAIR_COEFFICIENTS = cf.TABLE
 """A pair's coefficients, per weighting."""
+POOLED_COEFFICIENTS = cf.POOLED
+"""The coefficients pooled across dimensions, per weighting."""
+NOT_BOOTSTRAPPED_ACROSS = Undefined("not bootstrapped (across dimensions: analytic only)")
 KAPPA_BANDS = ((0.85, "excellent"), (0.75, "good"), (0.60, "acceptable"))
 """Target bands for the κ-type coefficients."""
 ALPHA_BANDS = ((0.90, "excellent"), (0.80, "good"), (0.67, "acceptable"))
@@ -744,6 +751,20 @@ class DimensionAgreement(Jsonable):
 
 
 @dataclass(frozen=True)
+class AcrossDimensions(Jsonable):
+    """The coefficients pooled over the dimensions (module doc: each dimension keeps its own chance agreement)."""
+
+    dimensions: tuple[str, ...]
+    """The dimensions pooled: every one with two ratings of an item."""
+    left_out: dict[str, str]
+    """Dimensions not pooled, and why (e.g. "one rater")."""
+    n_items: int
+    """Items rated on any pooled dimension: the sampling units of the SE."""
+    coefficients: dict[str, dict[str, AgreementEstimate]]
+    """By weighting (:data:`WEIGHTINGS`), then by coefficient (:data:`POOLED_COEFFICIENTS`); analytic CIs only."""
+
+
+@dataclass(frozen=True)
 class AgreementReport(Jsonable):
     """Inter-rater agreement per dimension."""
 
@@ -758,6 +779,8 @@ class AgreementReport(Jsonable):
     n_boot: int
     seed: int
     min_shared: int
+    across: AcrossDimensions | None = None
+    """The pooled coefficients, when two dimensions or more have agreement to pool."""
 
     def dimension(self, name: str) -> DimensionAgreement:
         """The named dimension's agreement (KeyError if absent)."""
@@ -928,18 +951,24 @@ class _Dimension:
     reviewers: list[str]
     data: cf.Ratings
     units: cf.Units
+    items: pd.MultiIndex
+    """(run_id, item_id) of each unit, in unit order."""
 
 
 def _coded(frame: pd.DataFrame, categories: list[str], values: list[float]) -> _Dimension:
     import pandas as pd
 
     reviewers = sorted(frame["reviewer"].astype(str).unique())
-    unit = frame.groupby(["run_id", "item_id"], sort=True).ngroup().to_numpy()
+    grouped = frame.groupby(["run_id", "item_id"], sort=True)
+    unit = grouped.ngroup().to_numpy()
     rater = pd.Categorical(frame["reviewer"].astype(str), categories=reviewers).codes.astype(np.intp)
     category = pd.Categorical(frame["judgment"].astype(str), categories=categories).codes.astype(np.intp)
     n_units = int(unit.max()) + 1 if len(unit) else 0
     data = cf.Ratings(unit.astype(np.intp), rater, category, n_units, len(reviewers), max(len(categories), 1))
-    return _Dimension(categories, values, reviewers, data, cf.Units.of(data))
+    items = grouped.size().index
+    if not isinstance(items, pd.MultiIndex):  # no ratings
+        items = pd.MultiIndex.from_tuples([], names=["run_id", "item_id"])
+    return _Dimension(categories, values, reviewers, data, cf.Units.of(data), items)
 
 
 @dataclass(frozen=True)
@@ -1250,7 +1279,41 @@ def agreement(ratings: pd.DataFrame, config: HilbotConfig, *, run: str | None = 
         kappa_boot = [wait() for wait in waiting]
     dims = {p.dimension: _assemble(p, a, n_boot, seed, k) for p, a, k in zip(prepared, analytic, kappa_boot)}
     return AgreementReport(version=VERSION, run=run, weights=weights, dimensions=dims, n_boot=n_boot, seed=seed,
-                           min_shared=min_shared)
+                           min_shared=min_shared, across=_across(prepared))
+
+
+# ---------------------------------------------------------------------------------------------- across dimensions
+
+
+def _across(prepared: Sequence[_Prepared]) -> AcrossDimensions | None:
+    """The pooled coefficients of every weighting, when two dimensions or more can be pooled."""
+    import pandas as pd
+
+    pooled = [p for p in prepared if p.coded.units.why_undefined() is None]
+    if len(pooled) < 2:
+        return None
+    left_out = {p.dimension: str(why.reason) for p in prepared if (why := p.coded.units.why_undefined()) is not None}
+    keys = pd.MultiIndex.from_tuples(sorted(set().union(*(p.coded.items for p in pooled))), names=["run_id", "item_id"])
+    items = [keys.get_indexer(p.coded.items) for p in pooled]
+    coefficients = {w: _pooled_weighting(w, pooled, items, len(keys)) for w in WEIGHTINGS}
+    return AcrossDimensions(tuple(p.dimension for p in pooled), left_out, len(keys), coefficients)
+
+
+def _pooled_weighting(weighting: str, pooled: Sequence[_Prepared], items: Sequence[np.ndarray], n_items: int) -> dict[str, AgreementEstimate]:
+    """Every pooled coefficient under one weighting (a two-category dimension's weights are all the identity)."""
+    parts: dict[str, list[tuple[cf.Terms, np.ndarray]]] = {name: [] for name in POOLED_COEFFICIENTS}
+    why: dict[str, Undefined] = {}
+    for p, item in zip(pooled, items):
+        matrix = p.matrices.get(weighting, p.matrices["identity"])
+        if isinstance(matrix, Undefined):
+            return {name: _undefined_estimate(Undefined(f"{matrix.reason} ({p.dimension})"), n_items) for name in POOLED_COEFFICIENTS}
+        for name, t in cf.terms(p.coded.units, matrix).items():
+            if isinstance(t, Undefined):
+                why.setdefault(name, Undefined(f"{t.reason} ({p.dimension})"))
+            else:
+                parts[name].append((t, item))
+    return {name: _undefined_estimate(why[name], n_items) if name in why
+            else _estimate(cf.pooled(parts[name], n_items), name, NOT_BOOTSTRAPPED_ACROSS) for name in POOLED_COEFFICIENTS}
 
 
 # ---------------------------------------------------------------------------------------------- the command
@@ -1280,9 +1343,26 @@ def _markdown(report: AgreementReport) -> list[str]:
              f"bootstrap: {boot}. p: one-sided, H0: coefficient = 0. "
              "Bands: κ-type ≥ 0.60 acceptable, ≥ 0.75 good, ≥ 0.85 excellent; α ≥ 0.67 / 0.80 / 0.90. "
              f"Weighted rows: {report.weights} weights on the categories' values (all weightings in --format json)."]
+    lines += _markdown_across(report.across, report.weights)
     for dim in report.dimensions.values():
         lines += _markdown_dimension(dim, report.min_shared, report.weights)
     return lines
+
+
+def _markdown_across(across: AcrossDimensions | None, weights: str) -> list[str]:
+    from .report import table
+
+    if across is None:
+        return []
+    rows = [_row(_name(name, "identity"), e) for name, e in across.coefficients["identity"].items()]
+    if weights != "identity":
+        rows += [_row(f"{_name(name, weights)} ({weights})", e) for name, e in across.coefficients[weights].items()]
+    left = "".join(f" Not pooled: {name} ({why})." for name, why in across.left_out.items())
+    return ["", "## Across dimensions (pooled)", "",
+            f"{', '.join(across.dimensions)} on {across.n_items} items. Each dimension keeps its own chance agreement: "
+            "(mean p_a − mean p_e) / (1 − mean p_e) over the dimensions (De Vries et al. 2008); SE by Gwet's linearisation "
+            f"over items; no bootstrap. Krippendorff's α is per dimension only.{left}", "",
+            *table(["coefficient", "value", "SE", "95% CI", "p", "band"], [(*r[:4], *r[5:]) for r in rows])]
 
 
 def _interval(interval: Interval) -> str:
@@ -1374,7 +1454,8 @@ def agreement_command(inputs: Inputs, *, n_boot: int, seed: int, weights: str) -
 
 
 __all__ = [
-    "ALPHA_BANDS", "COEFFICIENTS", "KAPPA_BANDS", "LEVELS", "PAIR_COEFFICIENTS", "VERSION", "WEIGHTINGS", "AgreementEstimate",
+    "ALPHA_BANDS", "COEFFICIENTS", "KAPPA_BANDS", "LEVELS", "PAIR_COEFFICIENTS", "POOLED_COEFFICIENTS", "VERSION", "WEIGHTINGS",
+    "AcrossDimensions", "AgreementEstimate",
     "AgreementReport", "DimensionAgreement", "ItemDisagreement", "PairAgreement", "agreement", "band", "bootstrap_ci",
     "check_dimensions", "cohen_kappa", "fleiss_kappa", "judgment_means", "kappa_weights", "krippendorff_alpha", "not_configured",
 ]

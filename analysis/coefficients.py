@@ -371,34 +371,50 @@ class _Common:
     def percent(self) -> Coefficient:
         return self.done(self.pa, 0.0, self.variance((self.n / self.n2) * self.pa_unit, self.pa))
 
-    def fleiss(self) -> Coefficient:
+    def fleiss_chance(self) -> tuple[float, np.ndarray]:
+        """Fleiss' p_e and each unit's p_e,i (Gwet's linearisation: p_e's change is Σ_i 2 (p_e,i − p_e) / n)."""
         pe = float(self.pi @ self.w @ self.pi)
-        value = _chance_corrected(self.pa, pe)
-        pe_unit = _dot(self.units.counts, (self.w + self.w.T) / 2.0 @ self.pi) / self.units.size
-        return self.done(value, pe, self.linearised(value, pe, pe_unit))
+        return pe, _dot(self.units.counts, (self.w + self.w.T) / 2.0 @ self.pi) / self.units.size
+
+    def gwet_chance(self) -> tuple[float, np.ndarray] | Undefined:
+        q = len(self.pi)
+        if q < 2:
+            return Undefined("one category")
+        factor = self.w.sum() / (q * (q - 1))
+        return float(factor * (self.pi * (1.0 - self.pi)).sum()), factor * _dot(self.units.counts, 1.0 - self.pi) / self.units.size
+
+    def brennan_prediger_chance(self) -> tuple[float, np.ndarray] | Undefined:
+        q = len(self.pi)
+        if q < 2:
+            return Undefined("one category")
+        pe = float(self.w.sum() / q**2)
+        return pe, np.full(self.n, pe)
+
+    def fleiss(self) -> Coefficient:
+        return self.chance_corrected(self.fleiss_chance())
 
     def gwet(self) -> Coefficient:
-        q = len(self.pi)
-        if q < 2:
-            return _coefficient(Undefined("one category"), self.pa, Undefined("one category"), 0.0, self.n, self.n - 1)
-        factor = self.w.sum() / (q * (q - 1))
-        pe = float(factor * (self.pi * (1.0 - self.pi)).sum())
-        value = _chance_corrected(self.pa, pe)
-        pe_unit = factor * _dot(self.units.counts, 1.0 - self.pi) / self.units.size
-        return self.done(value, pe, self.linearised(value, pe, pe_unit))
+        return self.chance_corrected(self.gwet_chance())
 
     def brennan_prediger(self) -> Coefficient:
-        q = len(self.pi)
-        if q < 2:
-            return _coefficient(Undefined("one category"), self.pa, Undefined("one category"), 0.0, self.n, self.n - 1)
-        pe = float(self.w.sum() / q**2)
+        return self.chance_corrected(self.brennan_prediger_chance())
+
+    def chance_corrected(self, chance: tuple[float, np.ndarray] | Undefined) -> Coefficient:
+        """The coefficient (p_a − p_e)/(1 − p_e) with its linearised variance (a constant p_e,i adds no term)."""
+        if isinstance(chance, Undefined):
+            return _coefficient(chance, self.pa, chance, 0.0, self.n, self.n - 1)
+        pe, pe_unit = chance
         value = _chance_corrected(self.pa, pe)
-        variance = value if isinstance(value, Undefined) else self.variance(self.scaled(pe), value)
-        return self.done(value, pe, variance)
+        return self.done(value, pe, self.linearised(value, pe, pe_unit))
 
 
 def _conger(units: Units, w: np.ndarray, common: _Common) -> Coefficient:
     """Conger's κ: chance agreement from each rater's own category shares p_gk (raters with a rating)."""
+    return common.chance_corrected(_conger_chance_units(units, w))
+
+
+def _conger_chance_units(units: Units, w: np.ndarray) -> tuple[float, np.ndarray]:
+    """Conger's p_e and each unit's p_e,i."""
     data, n, raters = units.ratings, units.n, units.raters
     assert data is not None and raters is not None
     shares = raters / raters.sum(axis=1, keepdims=True)
@@ -406,9 +422,6 @@ def _conger(units: Units, w: np.ndarray, common: _Common) -> Coefficient:
     mean = shares.mean(axis=0)
     spread = (shares.T @ shares - r * np.outer(mean, mean)) / (r - 1)
     pe = float((w * (np.outer(mean, mean) - spread / r)).sum())
-    value = _chance_corrected(common.pa, pe)
-    if isinstance(value, Undefined):
-        return common.done(value, pe, value)
     # pe_i = Σ_g λ_ig / (r (r − 1)), λ_ig = d_g + [g rated i] (n / n_g)(c_g,k(i,g) − d_g), c_g = (r p̄ − p_g) W, d_g = c_g · p_g
     c = (r * mean - shares) @ w
     d = (c * shares).sum(axis=1)
@@ -416,8 +429,7 @@ def _conger(units: Units, w: np.ndarray, common: _Common) -> Coefficient:
     index = np.cumsum(np.bincount(data.rater, minlength=data.n_raters) > 0) - 1  # rater number → row of ``shares``
     g = index[data.rater]
     per_rating = (n / rated[g]) * (c[g, data.category] - d[g])
-    pe_unit = (d.sum() + np.bincount(data.unit, weights=per_rating, minlength=n)) / (r * (r - 1))
-    return common.done(value, pe, common.linearised(value, pe, pe_unit))
+    return pe, (d.sum() + np.bincount(data.unit, weights=per_rating, minlength=n)) / (r * (r - 1))
 
 
 def alpha(units: Units, w: np.ndarray) -> Coefficient:
@@ -447,6 +459,75 @@ def alpha(units: Units, w: np.ndarray) -> Coefficient:
     contribution -= 2.0 * (1.0 - prime) * (pe_unit - pe) / (1.0 - pe)
     variance = float(((contribution - prime) ** 2).sum() / (n2 * (n2 - 1)))
     return _coefficient(value, pa, pe, variance, n2, units.n - 1)
+
+
+# ---------------------------------------------------------------------------------------------- pooled across dimensions
+
+POOLED = ("percent_agreement", "fleiss_kappa", "conger_kappa", "gwet_ac", "brennan_prediger")
+"""Coefficients :func:`pooled` combines across dimensions (every one of the form (p_a − p_e)/(1 − p_e))."""
+
+
+@dataclass(frozen=True)
+class Terms:
+    """One coefficient of one dimension, as pooling needs it: p_a, p_e and each unit's linearised terms."""
+
+    pa: float
+    pe: float
+    a: np.ndarray
+    """Per unit, (n / n₂)(p_a,i − p_e [r_i ≥ 2]): its mean over the units is p_a − p_e."""
+    e: np.ndarray
+    """Per unit, 2 (p_e,i − p_e): its mean is 0 (0 throughout when p_e is fixed)."""
+
+
+def terms(units: Units, w: np.ndarray) -> dict[str, Terms | Undefined]:
+    """Each coefficient of :data:`POOLED` of one dimension's ratings as :class:`Terms` (Undefined: why not)."""
+    why = units.why_undefined()
+    if why is not None:
+        return dict.fromkeys(POOLED, why)
+    common = _Common.of(units, w)
+    chances: dict[str, tuple[float, np.ndarray] | Undefined] = {
+        "percent_agreement": (0.0, np.zeros(units.n)), "fleiss_kappa": common.fleiss_chance(),
+        "conger_kappa": _conger_chance_units(units, w) if units.raters is not None else Undefined("raters unknown"),
+        "gwet_ac": common.gwet_chance(), "brennan_prediger": common.brennan_prediger_chance()}
+    out: dict[str, Terms | Undefined] = {}
+    for name, chance in chances.items():
+        if isinstance(chance, Undefined):
+            out[name] = chance
+            continue
+        pe, pe_unit = chance
+        a = (units.n / common.n2) * (common.pa_unit - pe * units.pairable)
+        out[name] = Terms(common.pa, pe, a, 2.0 * (pe_unit - pe))
+    return out
+
+
+def pooled(parts: Sequence[tuple[Terms, np.ndarray]], n_items: int) -> Coefficient:
+    """One coefficient pooled over D dimensions as De Vries et al. (2008) pool κ, with its linearised variance.
+
+    ``parts``: per dimension its :class:`Terms` and, per unit, the item it is (0 … ``n_items`` − 1; an item may
+    be rated on any of the dimensions). The pooled value is (p̄_a − p̄_e)/(1 − p̄_e), p̄_a and p̄_e the means of the
+    dimensions' p_a and p_e: each dimension keeps its own chance agreement (a weighted mean of the dimensions'
+    coefficients, weights 1 − p_e). Its variance follows Gwet's linearisation with the items as the sampling units
+    (the dimensions of an item are not independent): per item h_j = Σ_d (N / n_d)(a_dj − (1 − P) e_dj) / (D (1 − p̄_e))
+    over the dimensions rating it, v = Σ_j (h_j − P)² / (N (N − 1)), N = ``n_items``. With one dimension it is the
+    dimension's own coefficient and variance. De Vries, Elliott, Kanouse & Teleki (2008), "Using pooled kappa to
+    summarize interrater agreement across many items", *Field Methods* 20(3).
+    """
+    if not parts:
+        why = Undefined("no dimension to pool")
+        return Coefficient(why, why, why, why, why, why, 0)
+    d = len(parts)
+    pa = sum(t.pa for t, _ in parts) / d
+    pe = sum(t.pe for t, _ in parts) / d
+    value = _chance_corrected(pa, pe)
+    if isinstance(value, Undefined):
+        return _coefficient(value, pa, pe, value, n_items, n_items - 1)
+    h = np.zeros(n_items)
+    for t, item in parts:
+        h += np.bincount(item, weights=(n_items / len(item)) * (t.a - (1.0 - value) * t.e), minlength=n_items)
+    h /= d * (1.0 - pe)
+    variance: float | Undefined = (Undefined("fewer than 2 items") if n_items < 2
+                                   else float(((h - value) ** 2).sum() / (n_items * (n_items - 1))))
+    return _coefficient(value, pa, pe, variance, n_items, n_items - 1)
 
 
 # ---------------------------------------------------------------------------------------------- resampled units
@@ -687,6 +768,7 @@ def _table_undefined(n: int, batch: TableBatch, i: int) -> Undefined | None:
     return None
 
 
-__all__ = ["CONFIDENCE", "RAW", "TABLE", "WEIGHTS", "Coefficient", "Ratings", "TableBatch", "Units", "alpha", "alpha_features",
-           "batch_coefficients", "features", "inference", "ordinal_alpha_weights", "raw_coefficients", "resampled",
-           "resampled_alpha", "resampled_weightings", "table_batch", "table_coefficients", "units_coefficients", "weights"]
+__all__ = ["CONFIDENCE", "POOLED", "RAW", "TABLE", "WEIGHTS", "Coefficient", "Ratings", "TableBatch", "Terms", "Units", "alpha",
+           "alpha_features", "batch_coefficients", "features", "inference", "ordinal_alpha_weights", "pooled", "raw_coefficients",
+           "resampled", "resampled_alpha", "resampled_weightings", "table_batch", "table_coefficients", "terms",
+           "units_coefficients", "weights"]

@@ -78,13 +78,16 @@ ORDER_EXAMPLE = "none,small,medium,large,max"
 
 
 def wilson_interval(successes: int, n: int, level: float = 0.95) -> Interval | Undefined:
-    """Wilson's score interval for ``successes`` out of ``n`` (no continuity correction)."""
+    """Wilson's score interval for ``successes`` out of ``n`` (no continuity correction). At 0 successes the lower
+    bound is exactly 0 and at n the upper exactly 1, as the formula gives (not its floating-point rounding)."""
     if n <= 0:
         return Undefined("no ratings")
     z, p = z_value(level), successes / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return Interval(max(0.0, centre - half), min(1.0, centre + half), level, "wilson")
+    low = 0.0 if successes <= 0 else max(0.0, centre - half)
+    high = 1.0 if successes >= n else min(1.0, centre + half)
+    return Interval(low, high, level, "wilson")
 
 
 def success_flags(ratings: pd.DataFrame, config: HilbotConfig) -> pd.Series:

@@ -852,6 +852,59 @@ def test_report_markdown_is_one_table_per_dimension():
     assert "(values 1, 2, 3, 4, 5)" in section and "| κ (linear) |" in section
 
 
+def test_report_pools_the_dimensions_with_their_own_chance_agreement(report):
+    """completeness and technical-accuracy are pooled; overall (one reviewer) is left out and says why. Every pooled
+    value is (mean p_a − mean p_e)/(1 − mean p_e) of the two dimensions' own p_a and p_e. technical-accuracy's
+    reviewers all say "correct": for Fleiss' and Conger's κ p_a = p_e = 1 there and every item's terms are 0, so the
+    pooled κs are completeness's own, with its SE (the items: i01–i10 of either dimension)."""
+    across = report.across
+    assert across is not None
+    assert across.dimensions == ("completeness", "technical-accuracy") and across.left_out == {"overall": "one rater"}
+    assert across.n_items == 10 and list(across.coefficients) == list(WEIGHTINGS)
+    completeness, accuracy = report.dimension("completeness"), report.dimension("technical-accuracy")
+    for weighting in WEIGHTINGS:
+        for name, got in across.coefficients[weighting].items():
+            own = [completeness.coefficients[weighting][name], accuracy.coefficients["identity"][name]]  # two options: identity
+            pa, pe = sum(c.pa for c in own) / 2, sum(c.pe for c in own) / 2
+            assert got.value == pytest.approx((pa - pe) / (1 - pe), abs=1e-12), (weighting, name)
+            assert got.band == band(got.value, name) and got.n_items == 10
+            assert got.bootstrap_ci == Undefined("not bootstrapped (across dimensions: analytic only)")
+            if name in ("fleiss_kappa", "conger_kappa"):
+                assert (got.value, got.se, *got.ci) == pytest.approx((own[0].value, own[0].se, *own[0].ci), abs=1e-12)
+    assert "krippendorff_alpha" not in across.coefficients["identity"]
+
+
+def test_report_pools_two_disagreeing_dimensions_by_hand():
+    """Two two-reviewer dimensions on items a–c: fluency (good, good) (poor, poor) (good, good): p_a = 1,
+    π = (1/3, 2/3) → p_e = 5/9; tone on a–b: (poor, good) (good, good): p_a = 1/2, π = (1/4, 3/4) → p_e = 5/8.
+    Pooled Fleiss' κ (23/59) is not the mean of the two κs (1 and −1/3); the JSON keys it under ``across``."""
+    rows = [("r1", item, dim, who, j, 1.0 if j == "good" else 0.0)
+            for dim, items in (("fluency", {"a": ("good", "good"), "b": ("poor", "poor"), "c": ("good", "good")}),
+                               ("tone", {"a": ("poor", "good"), "b": ("good", "good")}))
+            for item, judgments in items.items() for who, j in zip((ALICE, BOB), judgments)]
+    got = agreement(ratings_frame(rows), load_config(None), n_boot=0)
+    assert got.across is not None and got.across.n_items == 3
+    fleiss = got.across.coefficients["identity"]["fleiss_kappa"]
+    assert fleiss.value == pytest.approx(23 / 59, abs=1e-12) and fleiss.pe == pytest.approx(85 / 144)
+    assert got.dimension("fluency").fleiss.value == pytest.approx(1.0) and got.dimension("tone").fleiss.value == pytest.approx(-1 / 3)
+    data = json.loads(json.dumps(got.to_dict()))
+    assert data["across"]["coefficients"]["identity"]["fleiss_kappa"]["value"] == pytest.approx(23 / 59)
+    single = agreement(ratings_frame([r for r in rows if r[2] == "tone"]), load_config(None), n_boot=0)
+    assert single.across is None  # one dimension: nothing to pool
+
+
+def test_report_markdown_opens_with_the_pooled_table():
+    from analysis.registry import analyses
+
+    text = analyses.get("agreement").render(agreement(hand_built(), load_config(None), run="r1", n_boot=0, weights="linear"))
+    section = text.split("## Across dimensions (pooled)")[1].split("## completeness")[0]
+    assert "completeness, technical-accuracy on 10 items" in section and "Not pooled: overall (one rater)." in section
+    assert "| coefficient | value | SE | 95% CI | p | band |" in section
+    for label in ("Percent agreement", "Fleiss' κ", "Conger's κ", "Gwet's AC1", "Brennan–Prediger", "Fleiss' κ (linear)", "Gwet's AC2 (linear)"):
+        assert f"| {label} |" in section, label
+    assert "| Krippendorff" not in section and "Krippendorff's α is per dimension only." in section
+
+
 def test_report_off_scale_judgments_duplicates_and_unknown_dimension():
     rows = [("r1", f"i{n}", "completeness", who, j, COMPLETENESS.get(j, 0.6))
             for n, (x, y) in enumerate([("1", "2"), ("3", "3"), ("meh", "4"), ("5", "meh"), ("2", "2")])

@@ -228,3 +228,23 @@ def test_inputs_load_the_frames_once_and_keep_log_issues_as_warnings(rated, conf
         log.write("not json\n")
     inputs = Inputs(rated, config)
     assert inputs.frames is inputs.frames and len(inputs.warnings) == 1 and "ratings.jsonl" in inputs.warnings[0]
+
+
+class _Document:
+    def __init__(self, size: int) -> None:
+        self.size = size
+
+    def to_dict(self) -> dict:
+        return {"rows": [{"value": i / 7, "band": "good"} for i in range(self.size)]}
+
+
+def test_json_is_indented_for_reading_and_compact_when_large():
+    """A large report (the 1M-line log's agreement is ~85 MB) is written compact: indenting it takes the pure-Python
+    encoder, seconds; a small one stays indented. Either way it is the same JSON."""
+    from analysis.registry import INDENTED_UP_TO
+
+    spec = analyses.get("agreement")
+    small, large = _Document(10), _Document(INDENTED_UP_TO // 20)
+    small_text, large_text = spec.render(small, "json"), spec.render(large, "json")
+    assert small_text.startswith('{\n  "rows": [') and json.loads(small_text) == small.to_dict()
+    assert "\n" not in large_text and len(large_text) > INDENTED_UP_TO and json.loads(large_text) == large.to_dict()

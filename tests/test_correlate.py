@@ -67,6 +67,16 @@ def test_wilson_matches_newcombes_published_intervals(k, n, low, high):
     assert interval.method == "wilson" and interval.level == 0.95
 
 
+def test_wilson_is_exactly_0_or_1_at_all_failures_or_all_successes():
+    """At k = n the upper bound is exactly 1 and at k = 0 the lower bound exactly 0 (Wilson's formula, not rounding:
+    10 of 10 gave 0.9999999999999999, below the success rate the interval must contain)."""
+    for n in range(1, 200):
+        assert wilson_interval(n, n).high == 1.0 and wilson_interval(0, n).low == 0.0
+        assert wilson_interval(n, n).low <= 1.0 and wilson_interval(0, n).high >= 0.0
+    for level in (0.8, 0.9, 0.95, 0.99):
+        assert wilson_interval(10, 10, level).high == 1.0
+
+
 def test_wilson_matches_statsmodels_on_a_grid():
     from statsmodels.stats.proportion import proportion_confint
 
