@@ -1287,13 +1287,13 @@ def agreement(ratings: pd.DataFrame, config: HilbotConfig, *, run: str | None = 
 
 def _across(prepared: Sequence[_Prepared]) -> AcrossDimensions | None:
     """The pooled coefficients of every weighting, when two dimensions or more can be pooled."""
-    import pandas as pd
-
     pooled = [p for p in prepared if p.coded.units.why_undefined() is None]
     if len(pooled) < 2:
         return None
     left_out = {p.dimension: str(why.reason) for p in prepared if (why := p.coded.units.why_undefined()) is not None}
-    keys = pd.MultiIndex.from_tuples(sorted(set().union(*(p.coded.items for p in pooled))), names=["run_id", "item_id"])
+    keys = pooled[0].coded.items
+    for p in pooled[1:]:
+        keys = keys.union(p.coded.items)
     items = [keys.get_indexer(p.coded.items) for p in pooled]
     coefficients = {w: _pooled_weighting(w, pooled, items, len(keys)) for w in WEIGHTINGS}
     return AcrossDimensions(tuple(p.dimension for p in pooled), left_out, len(keys), coefficients)
