@@ -234,12 +234,16 @@ def test_search_run_with_a_python_target(run_cli, tmp_path):
 
 def test_an_interrupted_run_keeps_what_it_judged(tmp_path):
     (tmp_path / "hilbot.toml").write_text("[targets]\nconcurrency = 1\n")
-    # 1 s a case: after the first item is on disk the run has 7 s to go, so a busy machine that notices the item late
-    # still interrupts a running run (at 0.3 s a case, one stalled poll let the run finish first: exit 0)
-    command = f"sleep 1; {shlex.quote(sys.executable)} {shlex.quote(str(ROOT / 'examples' / 'rules_bot.py'))} \"$HILBOT_QUERY\""
+    command = f"sleep 0.3; {shlex.quote(sys.executable)} {shlex.quote(str(ROOT / 'examples' / 'rules_bot.py'))} \"$HILBOT_QUERY\""
     env = {**os.environ, "HILBOT_DATA_DIR": str(tmp_path / "results"), "ANTHROPIC_API_KEY": ""}
-    proc = subprocess.Popen([str(HILBOT), "run", "--cases", str(CASES), "--target-cmd", command, "--run-id", "intr",
-                             "--quiet"], cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # Ctrl-C as in a terminal: the run starts with SIGINT at its default even when the tests themselves run as a
+    # shell's background job (which ignores SIGINT and passes that on: the run then finished and exited 0)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        proc = subprocess.Popen([str(HILBOT), "run", "--cases", str(CASES), "--target-cmd", command, "--run-id", "intr",
+                                 "--quiet"], cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     path = tmp_path / "results" / "runs" / "intr.jsonl"
     deadline = time.monotonic() + 20
     try:
