@@ -50,10 +50,12 @@ _EXPORTS = {
     "CorrelationReport": "correlate",
     "wilson_interval": "correlate",
     "PatternsReport": "patterns",
+    "read_typed": "_records",
 }
 __all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:
+    from ._records import read_typed as read_typed
     from .agreement import AcrossDimensions as AcrossDimensions
     from .agreement import AgreementEstimate as AgreementEstimate
     from .agreement import AgreementReport as AgreementReport

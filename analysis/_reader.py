@@ -98,9 +98,9 @@ def _readable_size(path: Path) -> int | None:
 
 def _cannot_read(path: Path, exc: OSError) -> Exception:
     from evaluation.errors import LogError
-    from evaluation.log import _os_fix, os_reason
+    from evaluation.log import os_fix, os_reason
 
-    return LogError(f"cannot read: {os_reason(exc)}", where=str(path), fix=_os_fix(exc))
+    return LogError(f"cannot read: {os_reason(exc)}", where=str(path), fix=os_fix(exc))
 
 
 def _jobs(jobs: int | None, size: int) -> int:

@@ -11,6 +11,7 @@ import json
 from typing import TYPE_CHECKING
 
 from evaluation import ItemData
+from evaluation.scrub import scrub
 from evaluation.text import visible
 
 if TYPE_CHECKING:
@@ -29,7 +30,9 @@ def one_line(text: str) -> str:
 
 
 def _clip(text: str, limit: int) -> str:
-    text = one_line(text)
+    """One line of at most ``limit`` characters; secrets are scrubbed before the cut, which could
+    leave a piece of one no scrubber recognises."""
+    text = one_line(scrub(text))
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 

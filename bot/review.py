@@ -545,6 +545,9 @@ class ReviewSession:
             return Transition(State.RATING, act.item, alert="Rate the item first; then add concern tags.")
         if act.action.value not in self.tags:
             return Transition(State.FOLLOW_UP, act.item, alert=f"Unknown concern tag {act.action.value!r}")
+        option = self.scale.option(rated.judgment)
+        if option is None or not option.ask_concerns:
+            return self._stay(act.item, alert=f"A rating of {rated.judgment!r} takes no concern tags.")
         tags = set(rated.concerns) ^ {act.action.value}
         toggled = rated.model_copy(update={
             **self._event_fields(act), "concerns": [t for t in self.tags if t in tags],

@@ -222,7 +222,7 @@ class Sessions:
             kind = _KINDS[op[0]]
             run_id = self._run_for(key)
             run = self.engine.run(run_id)
-            item, dimension = run.items[int(index)], run.header.dimensions[int(dim)]
+            item, dimension = run.items[token_index(index)], run.header.dimensions[token_index(dim)]
             value = self._value(dimension, kind, op[1:])
         except (ValueError, KeyError, IndexError, HilbotError):
             raise Refused(f"unreadable button data {token!r}") from None
@@ -237,24 +237,24 @@ class Sessions:
 
     def _value(self, dimension: str, kind: str, digits: str) -> str | None:
         if kind == "rate":
-            return self.engine.config.scale_for(dimension).options[_index(digits)].value
+            return self.engine.config.scale_for(dimension).options[token_index(digits)].value
         if kind == "toggle":
-            return self.engine.config.concerns_for(dimension)[_index(digits)]
+            return self.engine.config.concerns_for(dimension)[token_index(digits)]
         config = self.engine.config.dimension(dimension)
         if kind == "confidence" and config.confidence:
-            return CONFIDENCE_LEVELS[_index(digits)]
+            return CONFIDENCE_LEVELS[token_index(digits)]
         if kind == "answer":
             question, choice = digits.split(".")
-            follow_up = config.follow_ups[_index(question)]
-            return f"{follow_up.field}:{follow_up.choices[_index(choice)]}"
-        if kind == "type" and config.follow_ups[_index(digits)].text:
-            return config.follow_ups[_index(digits)].field
+            follow_up = config.follow_ups[token_index(question)]
+            return f"{follow_up.field}:{follow_up.choices[token_index(choice)]}"
+        if kind == "type" and config.follow_ups[token_index(digits)].text:
+            return config.follow_ups[token_index(digits)].field
         if kind == "next" and digits:
             if digits == "c" and config.confidence:
                 return "confidence"
-            return config.follow_ups[_index(digits)].field
+            return config.follow_ups[token_index(digits)].field
         if kind == "skip" and digits:
-            return self.engine.config.review.skip_reasons[_index(digits)]
+            return self.engine.config.review.skip_reasons[token_index(digits)]
         if digits or kind in ("confidence", "type"):
             raise ValueError(digits)
         return None
@@ -289,11 +289,15 @@ class Sessions:
         return await session.aact(action)
 
 
-def _index(digits: str) -> int:
-    """An index a token carries: ASCII digits only (``-1`` or ``²`` would still be numbers to ``int``)."""
-    if not (digits.isascii() and digits.isdigit()):
+def token_index(digits: str) -> int:
+    """An index a button token carries, written one way only: ASCII digits, no sign, no leading zero.
+
+    ``int`` would also take ``-1`` (the last item, to Python's indexing), `` 5``, ``+5``, ``05`` and
+    ``٥``; a :class:`ValueError` for each of them.
+    """
+    if not (digits.isascii() and digits.isdigit()) or (digits[0] == "0" and digits != "0"):
         raise ValueError(digits)
     return int(digits)
 
 
-__all__ = ["Refused", "Sessions", "Tap", "run_key"]
+__all__ = ["Refused", "Sessions", "Tap", "run_key", "token_index"]

@@ -14,6 +14,7 @@ _EXPORTS = {
     "ConcernSet": "config",
     "ConfigError": "errors",
     "Delivery": "records",
+    "DigestPosted": "records",
     "Dimension": "config",
     "Evaluation": "records",
     "EventLog": "log",
@@ -86,6 +87,7 @@ if TYPE_CHECKING:
     from .queries import QuerySets as QuerySets
     from .records import Adjudication as Adjudication
     from .records import Delivery as Delivery
+    from .records import DigestPosted as DigestPosted
     from .records import Evaluation as Evaluation
     from .records import ItemData as ItemData
     from .records import JudgeInfo as JudgeInfo

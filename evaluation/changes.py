@@ -10,10 +10,15 @@ and sends the rest to humans; this module is its input side. Every source gives 
   change. Files are read as UTF-8 with ``errors="replace"``. Skipped, silently: binary files (a NUL
   byte in the first 8 KB on either side), hidden files and directories (``.git``, ``.out``…),
   symbolic links to directories, symbolic links that lead outside their tree or to anything but a
-  regular file, files whose names are not UTF-8, and, when one tree lies inside the other, the
-  inner tree on the outer side. A changed file larger than :data:`MAX_FILE_BYTES` is a
-  :class:`ChangeError` (leave it out with an exclude pattern); an unreadable directory is one too,
-  since skipping it would report its files as removed.
+  regular file, files whose names are not UTF-8, ``.ai.json`` records a triage wrote
+  (:func:`evaluation.snapshots.is_record`; a user's own ``.ai.json`` file is compared like any
+  other), and, when one tree lies inside the other, the inner tree on the outer side. hilbot's
+  data directory is never part of a tree: inside one it is left out, and a tree inside it is a
+  :class:`ChangeError`. A changed file larger than :data:`MAX_FILE_BYTES` is left out and named in
+  ``skipped`` when the caller passes that list (``hilbot triage`` warns, naming ``--exclude``), else
+  a :class:`ChangeError`; an unreadable directory is always one, since skipping it would report
+  its files as removed. A snapshot change records each tree's root (resolved: absolute, no links)
+  and the relative ``path``; :mod:`evaluation.snapshots` writes through nothing else.
 - **Two runs** (:func:`changes_between_runs`): items matched by id; an item's output is
   :func:`item_output` — the answer for answer and scenario runs, one ``1. /docs/x.md — Title``
   line per result for search runs. Scores and snippets are left out: a search result that moved
@@ -83,6 +88,7 @@ from typing import Any, Iterable, Literal, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
+from . import snapshots
 from ._input import check_file, is_regular, where
 from .errors import HilbotError, ImportFailed
 from .imports import _BadRow, _CsvRow, read_rows
@@ -93,7 +99,7 @@ from .store import Store
 from .text import visible
 
 MAX_FILE_BYTES = 32 * 1024 * 1024
-"""Largest snapshot file read (32 MiB); a larger file that changed is a :class:`ChangeError`."""
+"""Largest snapshot file read (32 MiB); a larger changed one is left out, or is an error."""
 BINARY_SNIFF = 8192
 """Bytes at the start of a file searched for a NUL byte: one there makes the file binary (skipped)."""
 MAX_NUMERIC_CHARS = 2_000_000
@@ -103,8 +109,6 @@ MAX_DIFF_LINES = 20_000
 BOOKTEST_INCLUDE = ("**/*.md",)
 """What :func:`find_changes` compares in a booktest output tree: the outputs, not the reports beside them."""
 BOOKTEST_EXCLUDE = ("**/*.tmp/**",)
-TRIAGE_FILES = ("**/*.ai.json",)
-"""What ``hilbot triage`` writes beside snapshots: never itself a change."""
 """booktest's scratch directories (``<test>.tmp/``), never compared."""
 WITHIN_MARK = "  ≈ within tolerance"
 """What :func:`marked_diff` appends to a changed line whose numbers all moved within tolerance."""
@@ -149,10 +153,10 @@ class Change(BaseModel):
     """The current output text (None when removed)."""
     source: Literal["runs", "snapshots", "file"]
     """Where the change was found."""
-    expected_file: str | None = None
-    """Snapshots: absolute path of the expected file (where it is, or would be written when accepted)."""
-    actual_file: str | None = None
-    """Snapshots: absolute path of the actual file (None when removed)."""
+    expected_root: str | None = None
+    """Snapshots: the expected tree's root, resolved (absolute, no links); the file is ``path``."""
+    actual_root: str | None = None
+    """Snapshots: the actual tree's root, resolved the same way (also for a removed file)."""
 
 
 def _status(expected: str | None, actual: str | None) -> Literal["changed", "added", "removed"]:
@@ -220,15 +224,30 @@ def _identity(path: Path) -> tuple[int, int]:
 
 def _walk_error(exc: OSError) -> None:
     raise ChangeError(f"cannot read the directory ({os_reason(exc)})", where=where(exc.filename or "?"),
-                      fix="check its permissions, or leave it out with an exclude pattern such as 'dir/**'")
+                      fix="check its permissions, or leave it out with --exclude 'DIR/**' "
+                          "(or [triage] exclude)")
 
 
-def _enter(folder: Path, rel: str, other: tuple[int, int], exclude: Sequence[str]) -> bool:
-    """Whether the walk goes into ``folder``: not hidden, not a link, not the other tree, not excluded."""
+def _enter(folder: Path, rel: str, skip: set[tuple[int, int]], exclude: Sequence[str]) -> bool:
+    """Whether the walk goes into ``folder``: not when it is hidden, a link, excluded, or one of
+    ``skip`` (the other tree, the data directory)."""
     if folder.name.startswith(".") or folder.is_symlink() or path_matches(rel + "/", exclude):
         return False
     try:
-        return _identity(folder) != other
+        return _identity(folder) not in skip
+    except OSError:
+        return False
+
+
+def _triage_record(path: Path) -> bool:
+    """Whether ``path`` is an ``.ai.json`` record a triage wrote (never itself a change)."""
+    if not path.name.endswith(snapshots.RECORD_SUFFIX):
+        return False
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as handle:
+            regular = stat.S_ISREG(os.fstat(fd).st_mode)
+            return regular and snapshots.is_record(handle.read(snapshots.MAX_RECORD_BYTES + 1))
     except OSError:
         return False
 
@@ -249,35 +268,63 @@ def _relative(root: Path, path: Path) -> str | None:
     return None if path.name.startswith(".") else rel
 
 
-def _files(root: Path, other: Path, include: Sequence[str], exclude: Sequence[str]) -> dict[str, Path]:
-    """The files of the tree ``root`` compared, by relative path (``other``, if inside it, left out)."""
-    real_root, skip = os.path.realpath(root), _identity(other)
+def _compared(root: Path, path: Path, real_root: str, include: Sequence[str],
+              exclude: Sequence[str]) -> str | None:
+    """``path``'s relative path when the tree's file is compared, else None."""
+    rel = _relative(root, path)
+    if rel is None or not path_matches(rel, include) or path_matches(rel, exclude):
+        return None
+    return rel if _inside(path, real_root) and not _triage_record(path) else None
+
+
+def _files(root: Path, skip: set[tuple[int, int]], include: Sequence[str],
+           exclude: Sequence[str]) -> dict[str, Path]:
+    """The files of the tree ``root`` compared, by relative path (directories in ``skip`` not)."""
+    real_root = os.path.realpath(root)
     found: dict[str, Path] = {}
     for folder, dirs, names in os.walk(root, onerror=_walk_error):
         base = Path(folder)
         dirs[:] = sorted(d for d in dirs if _enter(base / d, (base / d).relative_to(root).as_posix(), skip, exclude))
         for name in names:
-            rel = _relative(root, base / name)
-            if rel is not None and path_matches(rel, include) and not path_matches(rel, exclude) and _inside(base / name, real_root):
+            rel = _compared(root, base / name, real_root, include, exclude)
+            if rel is not None:
                 found[rel] = base / name
     return found
 
 
+class _TooLarge(ChangeError):
+    """A snapshot past :data:`MAX_FILE_BYTES`."""
+
+    def __init__(self, path: Path, size: int, rel: str = "PATH"):
+        super().__init__(f"larger than {MAX_FILE_BYTES // 2**20} MiB, too large to review as text",
+                         where=where(path),
+                         fix=f"leave it out with --exclude '{rel}' (or [triage] exclude)")
+        self.path, self.size = path, size
+
+
 def _load(path: Path) -> str | None:
-    """A snapshot's text, or None when it is binary; past :data:`MAX_FILE_BYTES` it is a :class:`ChangeError`."""
+    """A snapshot's text, None if it is binary; past :data:`MAX_FILE_BYTES`, :class:`_TooLarge`."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
         with os.fdopen(fd, "rb") as handle:
-            head = handle.read(BINARY_SNIFF) if stat.S_ISREG(os.fstat(fd).st_mode) else b"\0"
+            info = os.fstat(fd)
+            head = handle.read(BINARY_SNIFF) if stat.S_ISREG(info.st_mode) else b"\0"
             if b"\0" in head:
                 return None
             data = head + handle.read(max(0, MAX_FILE_BYTES + 1 - len(head)))
     except OSError as exc:
         raise ChangeError(f"cannot read the file ({os_reason(exc)})", where=where(path), fix="check its permissions") from None
     if len(data) > MAX_FILE_BYTES:
-        raise ChangeError(f"larger than {MAX_FILE_BYTES // 2**20} MiB, too large to review as text", where=where(path),
-                          fix="leave it out with an exclude pattern")
+        raise _TooLarge(path, max(info.st_size, len(data)))
     return data.decode("utf-8", errors="replace")
+
+
+def too_large_warning(rel: str, size: int) -> str:
+    """The warning for a snapshot left out for its size: which, its size, the limit, the fix."""
+    limit = MAX_FILE_BYTES // 2**20
+    return (f"{rel}: {size / 2**20:.1f} MiB, over the {limit} MiB limit for a snapshot reviewed as "
+            f"text; left out, the rest triaged (to leave it out on purpose: --exclude '{rel}', or "
+            f"exclude = [\"{rel}\"] under [triage])")
 
 
 def _same_bytes(old: Path, new: Path) -> bool:
@@ -294,33 +341,63 @@ def _same_bytes(old: Path, new: Path) -> bool:
         raise ChangeError(f"cannot read the file ({os_reason(exc)})", where=where(exc.filename or old), fix="check its permissions") from None
 
 
-def _tree_change(rel: str, roots: tuple[Path, Path], old: Path | None, new: Path | None) -> Change | None:
-    """The change of one relative path, or None when the files are identical or either is binary."""
+def _tree_change(rel: str, roots: tuple[str, str], old: Path | None, new: Path | None,
+                 skipped: list[str] | None) -> Change | None:
+    """The change of one relative path, or None when the files are identical or either is binary
+    (or too large, when ``skipped`` takes the warning)."""
     if old is not None and new is not None and _same_bytes(old, new):
         return None
-    expected = _load(old) if old is not None else None
-    actual = _load(new) if new is not None else None
+    try:
+        expected = _load(old) if old is not None else None
+        actual = _load(new) if new is not None else None
+    except _TooLarge as exc:
+        if skipped is None:
+            raise _TooLarge(exc.path, exc.size, rel) from None
+        skipped.append(too_large_warning(rel, exc.size))
+        return None
     if (old is not None and expected is None) or (new is not None and actual is None):
         return None
     return Change(id=rel, name=rel, path=rel, status=_status(expected, actual), expected=expected, actual=actual, source="snapshots",
-                  expected_file=os.path.abspath(roots[0] / rel), actual_file=os.path.abspath(roots[1] / rel) if new is not None else None)
+                  expected_root=roots[0], actual_root=roots[1])
+
+
+def _check_guards(trees: Sequence[tuple[str, Path]],
+                  guard: Sequence[str | Path]) -> set[tuple[int, int]]:
+    """The guarded directories' identities; a tree inside one of them is a :class:`ChangeError`."""
+    found = set()
+    for folder in guard:
+        real = os.path.realpath(folder)
+        for side, tree in trees:
+            if os.path.commonpath([real, os.path.realpath(tree)]) == real:
+                raise ChangeError(f"the {side} directory is in hilbot's data directory ({folder})",
+                                  where=where(tree),
+                                  fix="triage trees outside it, or give hilbot another --data-dir")
+        if os.path.isdir(real):
+            found.add(_identity(Path(real)))
+    return found
 
 
 def changes_between_trees(expected_dir: str | Path, actual_dir: str | Path, *, include: Sequence[str] = ("**/*",),
-                          exclude: Sequence[str] = (), partial: bool = False) -> list[Change]:
+                          exclude: Sequence[str] = (), partial: bool = False,
+                          guard: Sequence[str | Path] = (),
+                          skipped: list[str] | None = None) -> list[Change]:
     """The changes from the tree ``expected_dir`` to the tree ``actual_dir``, matched by relative path.
 
     ``include``/``exclude`` are glob patterns of relative paths (see :func:`path_matches`). With
     ``partial`` the actual tree holds only the outputs of what ran (booktest's ``.out``): an expected
-    file with no actual one is no change rather than ``removed``.
+    file with no actual one is no change rather than ``removed``. ``guard`` names directories that
+    are never part of a tree (hilbot's data directory). A changed file too large to review is
+    a warning appended to ``skipped`` when it is given, else a :class:`ChangeError`.
     """
     expected, actual = Path(expected_dir), Path(actual_dir)
     _check_dirs(expected, actual)
-    exclude = (*exclude, *TRIAGE_FILES)
-    old = _files(expected, actual, include, exclude)
-    new = _files(actual, expected, include, exclude)
+    guarded = _check_guards([("expected", expected), ("actual", actual)], guard)
+    old = _files(expected, guarded | {_identity(actual)}, include, exclude)
+    new = _files(actual, guarded | {_identity(expected)}, include, exclude)
     names = set(new) if partial else set(new) | set(old)
-    return _sorted(_tree_change(rel, (expected, actual), old.get(rel), new.get(rel)) for rel in names)
+    roots = (os.path.realpath(expected), os.path.realpath(actual))
+    found = (_tree_change(rel, roots, old.get(rel), new.get(rel), skipped) for rel in sorted(names))
+    return _sorted(found)
 
 
 def is_booktest_output(actual_dir: str | Path) -> bool:
@@ -456,12 +533,14 @@ def _looks_like_path(source: str) -> bool:
     return "/" in source or os.sep in source or Path(source).is_dir()
 
 
-def _pair(store: Store, sources: list[str], include: Sequence[str] | None, exclude: Sequence[str]) -> list[Change]:
+def _pair(store: Store, sources: list[str], include: Sequence[str] | None, exclude: Sequence[str],
+          skipped: list[str] | None) -> list[Change]:
     if any(_looks_like_path(s) for s in sources):
         booktest = is_booktest_output(sources[1])
         include = include if include is not None else BOOKTEST_INCLUDE if booktest else ("**/*",)
         exclude = (*exclude, *BOOKTEST_EXCLUDE) if booktest else tuple(exclude)
-        return changes_between_trees(sources[0], sources[1], include=include, exclude=exclude, partial=booktest)
+        return changes_between_trees(sources[0], sources[1], include=include, exclude=exclude,
+                                     partial=booktest, guard=[store.root], skipped=skipped)
     if set(sources) & set(store.run_ids()):
         return changes_between_runs(store, sources[0], sources[1])
     raise ChangeError(f"{sources[0]!r} and {sources[1]!r} are neither directories nor runs", where="sources", fix=_FORMS)
@@ -478,17 +557,19 @@ def _single(store: Store, source: str) -> list[Change]:
     raise ChangeError(f"{source!r} is neither a file nor a run", where="sources", fix=_FORMS)
 
 
-def find_changes(store: Store, sources: Sequence[str], *, include: Sequence[str] | None = None, exclude: Sequence[str] = ()) -> list[Change]:
+def find_changes(store: Store, sources: Sequence[str], *, include: Sequence[str] | None = None,
+                 exclude: Sequence[str] = (), skipped: list[str] | None = None) -> list[Change]:
     """The changes named by ``sources``: two directories (expected, actual), two run ids (baseline, current) or one file.
 
     Two sources are trees when either is a directory or a path (holds a ``/``), else runs when
     either is a run id in ``store``. ``include`` defaults to every file, or to
     :data:`BOOKTEST_INCLUDE` when the actual tree is booktest's (:func:`is_booktest_output`, which
-    also makes it ``partial``); ``include``/``exclude`` apply to trees only.
+    also makes it ``partial``); ``include``/``exclude`` apply to trees only, and so does
+    ``skipped`` (see :func:`changes_between_trees`). The store's data directory is never in a tree.
     """
     sources = [str(s) for s in sources]
     if len(sources) == 2:
-        return _pair(store, sources, include, exclude)
+        return _pair(store, sources, include, exclude, skipped)
     if len(sources) == 1:
         return _single(store, sources[0])
     raise ChangeError(f"{len(sources)} sources given", where="sources", fix=_FORMS)

@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from ._input import decode, line_of, read_file, where
-from .errors import ConfigError
+from .errors import ConfigError, HilbotError
 from .records import Weight
 from .text import visible
 
@@ -381,6 +381,8 @@ class TriageSettings(_Config):
     """Categories a rule may reject (1 FAIL)."""
     require_human: list[str] = Field(default_factory=list)
     """Glob patterns (``**/security_*``, ``**/payment_*``) of paths that always go to a human, whatever the triage says."""
+    exclude: list[str] = Field(default_factory=list)
+    """Glob patterns of snapshot paths never compared (``**/*.bin``, ``big/**``); --exclude adds."""
     audit_share: float = Field(default=0.05, ge=0, le=1)
     """Share of the automatic decisions also sent to humans, blind, so the rules' accuracy is measured."""
     show_ai: bool = True
@@ -453,6 +455,74 @@ class AdjudicationSettings(_Config):
     """The reasons an adjudicator picks from to exclude an item (buttons in chat, keys 1–8 in the terminal)."""
 
 
+class SourceConfig(BaseModel):
+    """A ``[sources.NAME]``: where a run's items come from; its other keys are the source's own settings."""
+
+    model_config = ConfigDict(extra="allow", use_attribute_docstrings=True)
+
+    type: str
+    """The tool: ``langfuse``, ``langsmith``, ``inspect_ai``, ``phoenix`` or ``promptfoo``."""
+    run_id: str | None = None
+    """The run the items go to (default: the source's name)."""
+    dimensions: list[str] | None = None
+    """Dimensions to rate (default by the items' kind)."""
+    follow: bool = False
+    """Keep pulling new items into the run while ``hilbot serve`` runs (a growing run)."""
+
+    def settings(self) -> dict[str, Any]:
+        """The source's own settings (every key but hilbot's)."""
+        return dict(self.model_extra or {})
+
+    @model_validator(mode="after")
+    def _known(self) -> "SourceConfig":
+        from .connectors.pulling import check_settings
+
+        try:
+            check_settings(self.type, self.settings())
+        except HilbotError as exc:
+            raise ValueError(str(exc)) from None
+        return self
+
+
+class SinkConfig(BaseModel):
+    """A ``[sinks.NAME]``: where the labels of runs pulled from a tool go back to; its other keys are the sink's."""
+
+    model_config = ConfigDict(extra="allow", use_attribute_docstrings=True)
+
+    type: str
+    """The tool: ``langfuse``, ``langsmith``, ``inspect_ai`` or ``phoenix``."""
+    runs: list[str] = Field(default_factory=lambda: ["*"])
+    """Glob patterns of the run ids whose labels go there (only items that came from the tool are sent)."""
+    rate_per_s: float | None = Field(default=None, gt=0, le=10000)
+    """Calls a second to allow (default: the tool's documented limit on its smallest plan)."""
+
+    def settings(self) -> dict[str, Any]:
+        """The sink's own settings (every key but hilbot's)."""
+        return dict(self.model_extra or {})
+
+    @model_validator(mode="after")
+    def _known(self) -> "SinkConfig":
+        from .connectors.base import sinks
+
+        try:
+            sinks.get(self.type).settings(**self.settings())
+        except HilbotError as exc:
+            raise ValueError(str(exc)) from None
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            raise ValueError(f"{'.'.join(map(str, err['loc']))}: {err['msg']}") from None
+        return self
+
+
+class ConnectorSettings(_Config):
+    """How ``hilbot serve`` keeps the sources and sinks in step."""
+
+    every_s: float = Field(default=5.0, gt=0, le=3600)
+    """Seconds between two rounds (pull what is new, push what is pending)."""
+    push_budget_s: float = Field(default=30.0, gt=0, le=3600)
+    """The longest one round spends pushing (the rest waits for the next round)."""
+
+
 class HilbotConfig(_Config):
     """The whole of ``hilbot.toml``."""
 
@@ -486,6 +556,12 @@ class HilbotConfig(_Config):
     """Diff triage: the judge, the thresholds, the patterns that always need a human, the audit sample."""
     features: dict[str, FeatureSettings] = Field(default_factory=dict)
     """Item features by name (without the ``feature_`` prefix): ordered categories for ``analyze correlate``."""
+    sources: dict[str, SourceConfig] = Field(default_factory=dict)
+    """Where items come from (Langfuse, LangSmith, inspect_ai, Phoenix, promptfoo), by name."""
+    sinks: dict[str, SinkConfig] = Field(default_factory=dict)
+    """Where human labels go back to, by name."""
+    connectors: ConnectorSettings = Field(default_factory=ConnectorSettings)
+    """How the bots keep sources and sinks in step."""
 
     @model_validator(mode="after")
     def _references(self) -> "HilbotConfig":

@@ -11,10 +11,13 @@ line, so two records never share a line. Any other bad line is reported as
 ``file:line: reason`` and left in place. Nothing is ever rewritten.
 
 Files that others replace: before every write (and after it) the writer checks, under the lock,
-that the path still names the file it holds open (device and inode) and that the file has not
-shrunk. When an editor's save-by-rename or ``sed -i`` replaced it, or a deletion removed it, the
-writer reopens the path. Records this writer acknowledged in the last ten minutes that the new
-file lacks (the editor read the file before they were written) are appended again, once. A
+that the path still names the file it holds open (device and inode), that the file has not
+shrunk, and that the last line it wrote is still where it wrote it (one ``pread``): a lock-less
+``cp older.jsonl ratings.jsonl`` keeps the inode, and another writer's appends can grow the file
+past its old size again, so neither size nor inode tells that a record is gone. When an editor's
+save-by-rename or ``sed -i`` replaced the file, or a deletion removed it, the writer reopens the
+path. Records this writer acknowledged in the last ten minutes that the file lacks (the editor
+read the file before they were written) are appended again, once. A
 program that edits the log while hilbot runs should hold the same lock (``flock FILE sed -i …``);
 then nothing is ever at risk.
 
@@ -48,6 +51,7 @@ RECENT_S = 600.0
 """How long a writer remembers what it wrote, to put it back if a replacement of the file drops it."""
 _RECENT_BYTES = 16 << 20
 _ATTEMPTS = 50
+_SETTLE_S, _SETTLE_POLLS = 0.02, 10
 _log = logging.getLogger("hilbot.log")
 
 
@@ -116,6 +120,8 @@ class EventLog:
         self._fd: int | None = None
         self._identity: tuple[int, int] = (-1, -1)
         self._end = 0
+        self._last: tuple[int, bytes] | None = None
+        """Where this writer's last line starts in the file it holds, and the line."""
         self._recent: deque[tuple[float, bytes]] = deque()
         self._recent_bytes = 0
         self._recent_s = recent_s
@@ -184,7 +190,7 @@ class EventLog:
                 self._cond.notify_all()
         if ticket.error is not None:
             raise LogError(f"could not append: {os_reason(ticket.error)}", where=str(self.path),
-                           fix=_os_fix(ticket.error) + "; the record was not stored") from ticket.error
+                           fix=os_fix(ticket.error) + "; the record was not stored") from ticket.error
 
     def _write_batch(self, lines: list[bytes]) -> BaseException | None:
         """Write ``lines`` to the file the path names, fsync, and check it still names it afterwards."""
@@ -215,8 +221,10 @@ class EventLog:
             fd = self._open()
             fcntl.flock(fd, fcntl.LOCK_EX)
             state, size = self._state()
-            if state in ("same", "shrunk"):
-                return fd, restore or state == "shrunk", size
+            if state == "shrunk":
+                return fd, True, _settled(fd)
+            if state == "same":
+                return fd, restore, size
             fcntl.flock(fd, fcntl.LOCK_UN)
             self._drop()
             if state == "gone":  # deleted or moved away: what was in it went with it
@@ -226,15 +234,25 @@ class EventLog:
         raise OSError(errno.EAGAIN, "the file kept being replaced while hilbot wrote to it")
 
     def _state(self) -> tuple[str, int]:
-        """What the path names now, and its size: ``same``; ``shrunk`` (rewritten in place); ``replaced`` or
-        ``gone`` (another file, or none). One ``stat``: the file held open is known by its device and inode."""
+        """What the path names now, and its size: ``same``; ``shrunk`` (rewritten in place: smaller, or
+        our last line no longer where we wrote it); ``replaced`` or ``gone`` (another file, or none).
+        One ``stat`` (the file held open is known by its device and inode) and one ``pread``."""
         try:
             named = os.stat(self.path, follow_symlinks=False)
         except (FileNotFoundError, NotADirectoryError):
             return "gone", 0
         if (named.st_dev, named.st_ino) != self._identity:
             return "replaced", 0
-        return ("shrunk" if named.st_size < self._end else "same"), named.st_size
+        if named.st_size < self._end or not self._last_in_place():
+            return "shrunk", named.st_size
+        return "same", named.st_size
+
+    def _last_in_place(self) -> bool:
+        """Whether the last line this writer wrote is still at the offset it was written at."""
+        if self._last is None or self._fd is None:
+            return True
+        offset, line = self._last
+        return os.pread(self._fd, len(line), offset) == line
 
     def _append_locked(self, fd: int, lines: list[bytes], size: int) -> None:
         """Append ``lines`` at the end of a file of ``size`` bytes (locked), on a fresh line."""
@@ -242,6 +260,7 @@ class EventLog:
             size += os.write(fd, b"\n")  # a torn last line: start a fresh one
         for line in lines:
             _write_all(fd, line)
+            self._last = (size, line)
             size += len(line)
         self._end = size
 
@@ -288,6 +307,7 @@ class EventLog:
             if created:  # make the new directory entry durable too
                 fsync_dir(self.path.parent)
             self._fd, self._end, self._identity = fd, info.st_size, (info.st_dev, info.st_ino)
+            self._last = None
         return self._fd
 
     def _drop(self) -> None:
@@ -317,6 +337,22 @@ def _open_append(path: Path) -> tuple[int, bool]:
     raise OSError(errno.EAGAIN, "the file kept appearing and disappearing")
 
 
+def _settled(fd: int) -> int:
+    """The size of a file rewritten in place once it stops changing (at most ~0.1 s).
+
+    A program that rewrites the file without the lock (``cp older.jsonl ratings.jsonl``) may
+    still be writing it: what it will hold is known only when it is done.
+    """
+    before = os.fstat(fd)
+    for _ in range(_SETTLE_POLLS):
+        time.sleep(_SETTLE_S)
+        now = os.fstat(fd)
+        if (now.st_size, now.st_mtime_ns) == (before.st_size, before.st_mtime_ns):
+            break
+        before = now
+    return before.st_size
+
+
 def fsync_dir(folder: Path) -> None:
     """Make a directory's entries (a file created, linked or renamed in it) durable."""
     dir_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
@@ -329,7 +365,7 @@ def fsync_dir(folder: Path) -> None:
 _REASONS = {
     errno.ELOOP: "it is a symbolic link, and hilbot never writes through one",
     errno.EINVAL: "it is not a regular file",
-    errno.ENOSPC: "the disk is full",
+    errno.ENOSPC: "no space left on the device (its disk or its inodes are full)",
     errno.EDQUOT: "the disk quota is used up",
     errno.EFBIG: "the file size limit was reached (ulimit -f)",
     errno.EACCES: "permission denied",
@@ -342,7 +378,7 @@ _REASONS = {
 _FIXES = {
     errno.ELOOP: "replace the link with the file itself, or point --data-dir at the real directory",
     errno.EINVAL: "move it away so hilbot can create the file",
-    errno.ENOSPC: "free some disk space",
+    errno.ENOSPC: "free some disk space (or inodes: df -i)",
     errno.EDQUOT: "free some space",
     errno.EFBIG: "raise the limit (ulimit -f unlimited)",
     errno.EACCES: "check the file's and directory's permissions",
@@ -355,7 +391,7 @@ _FIXES = {
 
 
 def os_reason(exc: BaseException) -> str:
-    """What an OS error means for the file, in words (``the disk is full``)."""
+    """What an OS error means for the file, in words (``permission denied``)."""
     if isinstance(exc, OSError) and exc.errno in _REASONS and not (exc.errno == errno.EINVAL and exc.strerror != "not a regular file"):
         return _REASONS[exc.errno]
     if isinstance(exc, OSError) and exc.strerror:
@@ -363,7 +399,8 @@ def os_reason(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
-def _os_fix(exc: BaseException) -> str:
+def os_fix(exc: BaseException) -> str:
+    """How to put right what an OS error says of a file (``free some disk space``)."""
     default = "check the disk and the file's permissions"
     errno_ = getattr(exc, "errno", None)
     if errno_ is None or (errno_ == errno.EINVAL and getattr(exc, "strerror", None) != "not a regular file"):
@@ -440,7 +477,7 @@ def _open_for_reading(path: Path) -> Any:
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise LogError(f"cannot read: {os_reason(exc)}", where=str(path), fix=_os_fix(exc)) from None
+        raise LogError(f"cannot read: {os_reason(exc)}", where=str(path), fix=os_fix(exc)) from None
     kind = os.fstat(fd).st_mode
     if not stat.S_ISREG(kind):
         os.close(fd)
@@ -475,7 +512,7 @@ def read_numbered(path: str | Path, issues: list[LogIssue] | None = None, *,
                                   if torn else _reason(exc) + "; " + BAD_LINE)
                         issues.append(LogIssue(path, number, reason, torn))
         except OSError as exc:
-            raise LogError(f"cannot read: {os_reason(exc)}", where=str(path), fix=_os_fix(exc)) from None
+            raise LogError(f"cannot read: {os_reason(exc)}", where=str(path), fix=os_fix(exc)) from None
 
 
 BAD_LINE = "skipped and left in place"

@@ -1,17 +1,25 @@
-"""The run output: verbose (default), quiet and silent lines, as plain strings.
+"""The run output: verbose (default), quiet and silent lines, as plain strings, and the CI gate.
 
 Queries, results, answers, quotes and error details come from outside; every line is made safe
 for a terminal with :func:`evaluation.text.visible` (one line each, control characters visible).
+
+The gate (:func:`gate_failed`) is the same whatever the output mode: it fails on a regression,
+on more unjudged items than ``[judge] max_unjudged`` tolerates, when every query came back empty,
+and when no item has an overall score at all.
 """
 
 from __future__ import annotations
 
 from statistics import mean
+from typing import TYPE_CHECKING
 
 from .records import ItemData, JudgeInfo
 from .runs import Run
 from .scrub import scrub
 from .text import visible
+
+if TYPE_CHECKING:
+    from .regressions import RegressionReport
 
 PASS_MARK = 0.6
 """``overall`` at or above this gets ✓ in verbose output, below it ✗."""
@@ -95,6 +103,8 @@ def verbose_item(item: ItemData, position: int, total: int, *, max_results: int 
     who = who_judged(item, judge)
     if item.error:
         lines.append(f"  ✗ target failed: {_line(item.error)}")
+    elif returned_nothing(item):
+        lines.append(f"  ✗ {_nothing(item)}: overall=0.00 (not judged)")
     elif evaluation.error:
         lines.append(f"  ✗ {who}: judging failed: {_line(evaluation.error)}")
     else:
@@ -110,7 +120,18 @@ def quiet_item(item: ItemData, position: int, total: int, *, judge: JudgeInfo | 
     value = f"{overall:.2f}" if overall is not None else "n/a"
     line = f'[{position}/{total}] "{_line(item.query.query)}" - overall: {value}'
     line += f" ({who_judged(item, judge)})"
+    if returned_nothing(item):
+        return f"{line} ({_nothing(item)})"
     return line if not (item.error or item.evaluation.error) else f"{line} ({'target' if item.error else 'judging'} failed)"
+
+
+def returned_nothing(item: ItemData) -> bool:
+    """Whether the target gave nothing to judge: no error, no results and no answer text."""
+    return not item.error and not item.results and not (item.answer or "").strip()
+
+
+def _nothing(item: ItemData) -> str:
+    return "no results" if item.answer is None else "empty answer"
 
 
 def unjudged(run: Run) -> list[ItemData]:
@@ -118,29 +139,68 @@ def unjudged(run: Run) -> list[ItemData]:
     return [i for i in run.items if i.error or i.evaluation.error]
 
 
-def gate_failed(run: Run, regressions: int, tolerance: float = 0.0) -> bool:
-    """Whether CI should fail: a regression, or more unjudged items than the tolerated share."""
+def empty(run: Run) -> list[ItemData]:
+    """The items the target returned nothing for (each scored 0)."""
+    return [i for i in run.items if returned_nothing(i)]
+
+
+def _unscored(run: Run) -> bool:
+    """Whether items were judged and not one has an overall score: nothing was measured."""
+    judged = [i for i in run.items if not (i.error or i.evaluation.error)]
+    return bool(judged) and all(i.evaluation.scores.get("overall") is None for i in judged)
+
+
+def _too_many_unjudged(run: Run, tolerance: float) -> bool:
     missed = len(unjudged(run))
-    return regressions > 0 or (missed > 0 and missed > tolerance * len(run.items))
+    return missed > 0 and missed > tolerance * len(run.items)
 
 
-def silent_lines(run: Run, regressions: int = 0, tolerance: float = 0.0) -> list[str]:
-    """The CI lines: average overall, how many items went unjudged (if any), the regression verdict.
+def gate_failed(run: Run, report: "RegressionReport | None" = None, tolerance: float = 0.0) -> bool:
+    """Whether CI should fail: a regression, more unjudged items than the tolerated share, every
+    query empty, or no overall score at all. The output mode has no say."""
+    all_empty = bool(run.items) and len(empty(run)) == len(run.items)
+    regressed = bool(report and report.regressed)
+    return regressed or _too_many_unjudged(run, tolerance) or all_empty or _unscored(run)
 
-    A run with items nobody could judge is never reported as a pass: the regression verdict
-    speaks only when every item beyond the tolerated share was judged.
+
+def _empty_line(run: Run) -> str | None:
+    """``❌ 15 of 15 queries returned no results`` (all: the gate fails), ``⚠ 3 of 15 …`` (some),
+    or None."""
+    nothing = empty(run)
+    if not nothing:
+        return None
+    what = "returned no results" if run.header.kind == "search" else "returned an empty answer"
+    if len(nothing) == len(run.items):
+        return f"❌ {len(nothing)} of {len(run.items)} queries {what}"
+    return f"⚠ {len(nothing)} of {len(run.items)} queries {what} (each scored 0)"
+
+
+def silent_lines(run: Run, report: "RegressionReport | None" = None,
+                 tolerance: float = 0.0) -> list[str]:
+    """The CI lines: average overall, the queries that came back empty and the items that went
+    unjudged (if any), then the verdict.
+
+    A run is never reported as a pass when items nobody could judge exceed the tolerated share, when
+    every query came back empty, or when no item has an overall score.
     """
     overall = [s for i in run.items if (s := i.evaluation.scores.get("overall")) is not None]
     average = f"{mean(overall):.2f}" if overall else "n/a"
     lines = [f"📈 Average overall score: {average}"]
+    lines += [line for line in (_empty_line(run),) if line]
     missed = unjudged(run)
     if missed:
         first = missed[0].error and f"target failed: {missed[0].error}" or missed[0].evaluation.error
-        allowed = f" (tolerated: up to {tolerance:.0%})" if not gate_failed(run, 0, tolerance) else ""
+        tolerated = not _too_many_unjudged(run, tolerance)
+        allowed = f" (tolerated: up to {tolerance:.0%})" if tolerated else ""
         lines.append(f"❌ {len(missed)} of {len(run.items)} items could not be judged{allowed}: {_line(first or '')}")
-    if regressions:
-        lines.append(f"❌ {regressions} regression(s) detected")
-    elif not gate_failed(run, 0, tolerance):
+    if _unscored(run):
+        judged = len(run.items) - len(missed)
+        nothing = "has an overall score: nothing was measured"
+        lines.append(f"❌ none of the {judged} judged items {nothing}")
+    verdict = report.verdict() if report else None
+    if verdict:
+        lines.append(verdict)
+    elif not gate_failed(run, report, tolerance):
         lines.append("✅ No regressions detected" + (f" among the {len(overall)} judged items" if missed else ""))
     return lines
 

@@ -525,6 +525,89 @@ class TriageDecision(_Strict):
     """When it was decided (UTC)."""
 
 
+class DigestPosted(_Strict):
+    """A scheduled digest a chat bot posted: when, where, and from when its "new" ratings count."""
+
+    type: Literal["digest_posted"] = "digest_posted"
+    """Record type."""
+    v: int = SCHEMA_VERSION
+    """Schema version."""
+    channel: str
+    """The bot that posted it: ``telegram`` or ``slack``."""
+    chats: list[str] = Field(default_factory=list)
+    """The chats it went to (Telegram chat ids, Slack channel ids)."""
+    since: Timestamp
+    """Ratings after this time were counted as new."""
+    scheduled: bool = True
+    """Posted by the schedule (a digest asked for with a command does not move the schedule)."""
+    timestamp: Timestamp = Field(default_factory=utcnow)
+    """When it was posted (UTC)."""
+
+
+class Push(_Strict):
+    """A human label on its way to the tool its item came from (the outbox): one record per state."""
+
+    type: Literal["push"] = "push"
+    """Record type."""
+    v: int = SCHEMA_VERSION
+    """Schema version."""
+    sink: str
+    """Where it goes: a ``[sinks.NAME]`` of hilbot.toml, or the tool's name for ``hilbot push --to``."""
+    tool: str
+    """The tool (``langfuse``, ``langsmith``, ``inspect_ai``, ``phoenix``)."""
+    run_id: str
+    """The run the label belongs to."""
+    item_id: str
+    """The item rated."""
+    dimension: str
+    """The dimension rated."""
+    reviewer: str
+    """Who rated it (``platform:id``); the adjudicator for a gold label."""
+    version: str
+    """The idempotency key of the rating (or adjudication) sent: a corrected rating is a new version."""
+    remote_id: str
+    """The label's id in the tool (derived, so a re-send updates it)."""
+    state: Literal["pending", "sent", "confirmed", "failed"]
+    """``pending`` (to send), ``sent`` (accepted), ``confirmed`` (read back) or ``failed`` (refused: see ``error``)."""
+    attempt: int = 0
+    """How many times it was tried."""
+    error: str | None = None
+    """Why the last attempt failed (scrubbed)."""
+    gold: bool = False
+    """An adjudicated gold label rather than one reviewer's rating."""
+    timestamp: Timestamp = Field(default_factory=utcnow)
+    """When the state was reached (UTC)."""
+
+
+class ConnectorCall(_Strict):
+    """One call a connector made to another tool (``results/connectors-calls.jsonl``): what went where."""
+
+    type: Literal["connector_call"] = "connector_call"
+    """Record type."""
+    v: int = SCHEMA_VERSION
+    """Schema version."""
+    at: Timestamp = Field(default_factory=utcnow)
+    """When the call was made."""
+    tool: str
+    """The tool called."""
+    sink: str | None = None
+    """The sink it was made for, if any."""
+    operation: Literal["pull", "send", "confirm"]
+    """What was asked."""
+    where: str | None = None
+    """The host or file it went to."""
+    count: int = 0
+    """Items pulled, or labels sent or confirmed."""
+    labels: list[str] = Field(default_factory=list)
+    """The remote ids written or read back."""
+    sent: list[dict[str, Any]] = Field(default_factory=list)
+    """What was sent, label by label (item, dimension, reviewer, value, comment)."""
+    seconds: float = 0.0
+    """How long it took."""
+    error: str | None = None
+    """Why it failed, if it did."""
+
+
 class LLMCall(_Strict):
     """One call to an LLM provider, as sent after redaction (``results/llm-calls.jsonl``)."""
 
@@ -557,17 +640,18 @@ class LLMCall(_Strict):
 
 
 RunRecord = Annotated[Union[RunHeader, QueryEvaluation, RunSummary], Field(discriminator="type")]
-HumanRecord = Annotated[Union[Rating, Skip, Note, ReviewSummary, Delivery, TriageDecision, Adjudication], Field(discriminator="type")]
+HumanRecord = Annotated[Union[Rating, Skip, Note, ReviewSummary, Delivery, TriageDecision, Adjudication, DigestPosted,
+                              Push], Field(discriminator="type")]
 AnyRecord = Annotated[
     Union[RunHeader, QueryEvaluation, RunSummary, Rating, Skip, Note, ReviewSummary, Delivery, TriageDecision, Adjudication,
-          LLMCall],
+          DigestPosted, Push, ConnectorCall, LLMCall],
     Field(discriminator="type"),
 ]
 
 RECORD_TYPES: dict[str, type[BaseModel]] = {
     m.model_fields["type"].default: m
     for m in (RunHeader, QueryEvaluation, RunSummary, Rating, Skip, Note, ReviewSummary, Delivery, TriageDecision, Adjudication,
-              LLMCall)
+              DigestPosted, Push, ConnectorCall, LLMCall)
 }
 
 _any_adapter: TypeAdapter[Any] | None = None

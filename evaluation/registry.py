@@ -88,7 +88,7 @@ class Registry(Generic[T]):
         def register(factory: T) -> T:
             with self._lock:
                 home, held = self._builtins.get(name), self._factories.get(name)
-                if not replace and home and getattr(factory, "__module__", None) != home:
+                if not replace and home and _module_of(factory) != home:
                     raise RegistryError(f"{self.what} {name!r} is a built-in (from {home})",
                                         fix=f"register {_origin(factory)} under another name, or pass replace=True")
                 if not replace and held is not None and held is not factory:
@@ -173,6 +173,13 @@ class Registry(Generic[T]):
         elif self._factories.get(name) is not loaded:
             self.register(name)(loaded)
         return self._factories[name]
+
+
+def _module_of(factory: object) -> str | None:
+    """The module a factory comes from: its ``module`` when it says (a spec object made in one module
+    from a class of another), else its ``__module__``."""
+    module = getattr(factory, "module", None)
+    return module if isinstance(module, str) else getattr(factory, "__module__", None)
 
 
 def _origin(obj: object) -> str:

@@ -1,14 +1,20 @@
-"""Regression detection: a run against a baseline run of the same set.
+"""Regression detection: a run against a baseline run like it.
 
 A query regresses when its ``overall`` drops by more than ``[regression] threshold``; the run
 regresses when its average ``overall`` drops by more than ``average_threshold``. Items match by
 id, else by query text. An item with no ``overall`` on either side (a failed judgment) is not
 compared and is counted as ``unjudged``.
 
-A run without a summary is incomplete (cut short, or still being evaluated). The default baseline
-is the newest *complete* run of the set: newer incomplete ones are passed over, and the report
-says so. An incomplete baseline asked for by name is used, said to be incomplete, and its
-averages are taken over the items both runs have.
+Runs are compared like with like. The default baseline is the newest *complete* run of the same
+set and kind, of the same target (:func:`target_of`: the label, which for ``--outputs`` is the
+model the outputs report, else ``module:function`` or the command) and judged by the same judge.
+With none, the run is the first of its line and the report says so. A baseline asked for by name
+is used whatever it is, and the report names what makes it unlike the run.
+
+A run without a summary is incomplete (cut short, or still being evaluated): newer incomplete
+runs are passed over for the default baseline, and the report says so. An incomplete baseline
+asked for by name is used, said to be incomplete, and its averages are taken over the items both
+runs have.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from statistics import mean
 
 from .config import RegressionSettings
 from .errors import HilbotError
-from .records import ItemData
+from .records import ItemData, RunHeader
 from .runs import Run, ai_score
 from .store import Store
 from .text import visible
@@ -59,20 +65,55 @@ class RegressionReport:
     """Items the baseline set out to evaluate (its header's ``item_count``), when known."""
     skipped: list[str] = field(default_factory=list)
     """Newer incomplete runs of the set passed over to choose the default baseline, newest first."""
+    line: str = ""
+    """What the run is (``set cases with target grok-3 and judge lexical``): said when no run is
+    like it."""
+    unlike: list[str] = field(default_factory=list)
+    """How a baseline asked for by name differs from the run (``target a, this run b``)."""
 
     @property
     def count(self) -> int:
-        """Regressions found: each query, plus one if the average regressed."""
-        return len(self.queries) + int(self.average_regressed)
+        """Queries that regressed (a drop of the average is not a query, and is not counted)."""
+        return len(self.queries)
+
+    @property
+    def regressed(self) -> bool:
+        """Whether anything regressed: a query, or the average."""
+        return bool(self.queries) or self.average_regressed
+
+    def verdict(self) -> str | None:
+        """The ``❌`` line when something regressed: the queries, and the average if it dropped."""
+        if not self.regressed:
+            return None
+        drop = f"the average overall dropped {self.average_before:.2f} → {self.average_after:.2f}"
+        if not self.queries:
+            return f"❌ No query regressed, but {drop}"
+        average = f"; {drop}" if self.average_regressed else ""
+        return f"❌ {self.count} regression(s) detected{average}"
+
+    def first_of_its_line(self) -> str | None:
+        """What to say when no earlier run is like this one (there is no baseline), else None."""
+        if self.baseline_id is not None:
+            return None
+        return f"no earlier complete run of {self.line} to compare with; this run is the baseline"
+
+    def warning(self) -> str | None:
+        """What to say when the baseline asked for is unlike the run, else None."""
+        if not self.unlike:
+            return None
+        return (f"baseline {visible(self.baseline_id or '', newlines=False)} is unlike this run "
+                f"({visible('; '.join(self.unlike), newlines=False)}): compared as asked")
 
     def lines(self) -> list[str]:
         """Human-readable detail, one line per regression (queries made visible: they come from files)."""
         if self.baseline_id is None:
-            return ["(no baseline run of this set yet: nothing to compare)"]
+            return [f"({visible(self.first_of_its_line() or '', newlines=False)})"]
         out = []
         if self.skipped:
-            out.append(f"  (baseline {self.baseline_id}: the latest complete run of this set; passed over incomplete "
-                       f"run(s) {', '.join(self.skipped)}: no summary, cut short or still running)")
+            passed = ", ".join(self.skipped)
+            out.append(f"  (baseline {self.baseline_id}: the latest complete run of this set, "
+                       f"target and judge; passed over incomplete run(s) {passed}: no summary, cut "
+                       "short or still running)")
         if not self.baseline_complete:
             size = (f"{self.baseline_items} of {self.baseline_expected} items" if self.baseline_expected is not None
                     else f"{self.baseline_items} items")
@@ -96,12 +137,34 @@ def _average(items: list[ItemData]) -> float | None:
     return round(mean(values), 4) if values else None
 
 
+def target_of(header: RunHeader) -> str:
+    """What a run evaluated, as baselines match it: its label (for ``--outputs``, the model the
+    outputs report), else its target (``module:function``, the command), else its source."""
+    return header.label or header.target or header.source or "(unknown)"
+
+
+def line_of(header: RunHeader) -> str:
+    """``set cases with target grok-3 and judge lexical``: what a baseline shares with the run."""
+    return f"set {header.set} with target {target_of(header)} and judge {header.judge.name}"
+
+
+def unlike(run: RunHeader, baseline: RunHeader) -> list[str]:
+    """How ``baseline`` differs from ``run`` in what makes runs comparable (``target a, this run
+    b``)."""
+    pairs = (("set", baseline.set, run.set), ("kind", baseline.kind, run.kind),
+             ("target", target_of(baseline), target_of(run)),
+             ("judge", baseline.judge.name, run.judge.name))
+    return [f"{what} {theirs}, this run {ours}" for what, theirs, ours in pairs if theirs != ours]
+
+
 def detect(run: Run, baseline: Run | None, settings: RegressionSettings, skipped: list[str] | None = None) -> RegressionReport:
     """Per-query and average regressions of ``run`` against ``baseline`` (``skipped``: the incomplete runs
     :func:`previous_run` passed over to choose it)."""
-    report = RegressionReport(run.run_id, baseline.run_id if baseline else None)
+    report = RegressionReport(run.run_id, baseline.run_id if baseline else None,
+                              line=line_of(run.header))
     if baseline is None:
         return report
+    report.unlike = unlike(run.header, baseline.header)
     report.skipped = list(skipped or ())
     report.baseline_complete = baseline.complete
     report.baseline_items, report.baseline_expected = len(baseline.items), baseline.header.item_count
@@ -129,6 +192,12 @@ def detect(run: Run, baseline: Run | None, settings: RegressionSettings, skipped
     return report
 
 
+def _alike(header: RunHeader, target: str | None, judge: str | None) -> bool:
+    """Whether a run is of ``target`` and by ``judge`` (either None: any)."""
+    same_target = target is None or target_of(header) == target
+    return same_target and (judge is None or header.judge.name == judge)
+
+
 def _complete(store: Store, run_id: str) -> bool:
     try:
         return store.load_run(run_id, []).complete
@@ -137,10 +206,12 @@ def _complete(store: Store, run_id: str) -> bool:
 
 
 def previous_run(store: Store, set_name: str, kind: str, *, before: datetime | None = None,
-                 exclude: str | None = None) -> tuple[str | None, list[str]]:
-    """The newest complete run of the same set and kind (created before ``before``): the default baseline,
-    and the newer runs of the set passed over because they have no summary (most likely aborted, or still
-    running), newest first. With no complete run there is no baseline.
+                 exclude: str | None = None, target: str | None = None,
+                 judge: str | None = None) -> tuple[str | None, list[str]]:
+    """The newest complete run of the same set and kind (created before ``before``; of ``target``
+    and ``judge`` when given, see :func:`target_of`): the default baseline, and the newer such
+    runs passed over because they have no summary (most likely aborted, or still running), newest
+    first. With no complete run there is no baseline.
     """
     candidates = []
     for run_id in store.run_ids():
@@ -148,6 +219,8 @@ def previous_run(store: Store, set_name: str, kind: str, *, before: datetime | N
             continue
         header = store.run_header(run_id)
         if header is None or header.set != set_name or header.kind != kind:
+            continue
+        if not _alike(header, target, judge):
             continue
         if before is None or header.created_at < before:
             candidates.append((header.created_at, run_id))

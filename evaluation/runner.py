@@ -3,6 +3,9 @@
 The run header is written first and every judged item is appended (and fsynced) the moment it
 is done, so an interrupted run keeps what it judged; the summary line is written last. Items
 are reported to ``on_item`` in case order whatever order they finish in.
+
+A target that returns nothing for a case (no results, no answer text) is not sent to the judge:
+the item scores 0, so an empty run can neither pass nor hide a drop from its baseline.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import TYPE_CHECKING, Callable
 
 from .cases import Case
 from .judges import Judge
+from .output import returned_nothing
 from .records import Evaluation, ItemData, QueryEvaluation, RunHeader, RunSummary
 from .runs import Run, RunKind, average_scores
 from .store import Store
@@ -57,9 +61,19 @@ async def _evaluate_one(plan: RunPlan, case: Case, gate: asyncio.Semaphore) -> I
     item = item_from(case, output)
     if output.error:
         item.evaluation = Evaluation(error=f"target failed: {output.error}", judge=plan.judge.info().name)
+    elif returned_nothing(item):
+        item.evaluation = _nothing(plan)
     else:
         item.evaluation = await plan.judge.judge(case, item)
     return item
+
+
+def _nothing(plan: RunPlan) -> Evaluation:
+    """The evaluation of an item the target returned nothing for: overall 0, a FAIL, unjudged."""
+    what = "no results" if plan.kind == "search" else "an empty answer"
+    reason = f"the target returned {what}: scored 0 without judging"
+    return Evaluation(scores={"overall": 0.0}, verdict="FAIL", judge=plan.judge.info().name,
+                      reasons={"overall": reason}, rationale=reason)
 
 
 class _InOrder:
@@ -122,12 +136,19 @@ def plan_cases(config: "HilbotConfig", *, set_spec: str, cases_path: str | None,
 
 def evaluate(store: Store, config: "HilbotConfig", plan: RunPlan, *, baseline: str | None = None,
              on_item: Callable[[int, ItemData], None] | None = None) -> Outcome:
-    """Execute a plan, then check it against ``baseline`` (default: the previous run of the set)."""
+    """Execute a plan, then check it against ``baseline`` (default: the previous complete run of the
+    set with the same target and judge; see :mod:`evaluation.regressions`)."""
     from .regressions import detect, previous_run
 
     if baseline is not None:
         store.load_run(baseline)  # a wrong baseline id fails before any work is done
-    plan.baseline, skipped = (baseline, []) if baseline else previous_run(store, plan.set_name, plan.kind)
+    plan.label = plan.label or getattr(plan.target, "model", None)  # --outputs: their model
+    target, judge = plan.label or plan.target.name, plan.judge.info().name
+    skipped: list[str] = []
+    plan.baseline = baseline
+    if baseline is None:
+        plan.baseline, skipped = previous_run(store, plan.set_name, plan.kind, target=target,
+                                              judge=judge)
     run = asyncio.run(execute(store, plan, on_item))
     report = detect(run, store.load_run(plan.baseline) if plan.baseline else None, config.regression, skipped)
     return Outcome(run, report)

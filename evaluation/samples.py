@@ -323,6 +323,10 @@ def default_sample_id(source: str, n: int) -> str:
     return f"{source[: 120 - len(suffix)]}{suffix}"
 
 
+SEED_MAX = 2**32 - 1
+"""The largest seed a sample takes (seeds are 0 to 2³² − 1, as every other seed of hilbot's)."""
+
+
 def sample_run(store: Store, source: str, n: int, by: str | Sequence[str], *, allocation: Allocation = "proportional",
                seed: int | str = 0, run_id: str | None = None) -> tuple[Sample, str]:
     """Write a new run holding a stratified sample of run ``source``; returns the sample and the new run's id.
@@ -331,6 +335,8 @@ def sample_run(store: Store, source: str, n: int, by: str | Sequence[str], *, al
     ``label`` describes the sample and its ``sample`` entry records the fields, allocation, n, seed and the
     per-stratum counts. Without ``run_id`` the id is ``<RUN>-sample-<n>``, suffixed if taken.
     """
+    if isinstance(seed, int) and not 0 <= seed <= SEED_MAX:
+        raise HilbotError(f"--seed {seed} is out of range", fix=f"use a whole number from 0 to {SEED_MAX}")
     generated = run_id is None
     if run_id is not None:
         validate_run_id(run_id)

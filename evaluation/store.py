@@ -5,6 +5,7 @@ Layout under the data directory (default ``results/``)::
     runs/<run-id>.jsonl   run_header, query_evaluation..., run_summary
     ratings.jsonl         rating, skip, note, review_summary ...
     llm-calls.jsonl       what was sent to an LLM provider (after redaction), tokens, cost
+    connectors-calls.jsonl  what a connector sent to another tool, and where
     cache/llm/ab/<key>.json  LLM answers keyed by model and prompt
 
 A run file is created whole and exclusively: its records are written to a temporary file in
@@ -28,7 +29,7 @@ from typing import Iterable
 from pydantic import BaseModel
 
 from .errors import HilbotError, LogError, RunNotFound
-from .log import EventLog, LogIssue, encode_all, fsync_dir, os_reason, read_log
+from .log import EventLog, LogIssue, encode_all, fsync_dir, os_fix, os_reason, read_log
 from .records import QueryEvaluation, RunHeader, RunSummary
 from .runs import Run
 from .scrub import scrub
@@ -56,6 +57,8 @@ class Store:
         """The human events log."""
         self.llm_calls = EventLog(self.root / "llm-calls.jsonl")
         """Every call sent to an LLM provider, after redaction."""
+        self.connector_calls = EventLog(self.root / "connectors-calls.jsonl")
+        """Every call a connector made to another tool (what was sent where), scrubbed."""
         self._runs: dict[str, EventLog] = {}
 
     # ------------------------------------------------------------------ runs
@@ -213,7 +216,8 @@ class Store:
                               fix="choose another --out, outside the runs/ and cache/ folders and not a .jsonl log")
 
     def _protected(self) -> list[Path]:
-        return [self.ratings.path, self.llm_calls.path, self.root / "runs", self.root / "cache"]
+        return [self.ratings.path, self.llm_calls.path, self.connector_calls.path, self.root / "runs",
+                self.root / "cache"]
 
 
 def _is_under(path: Path, protected: list[Path]) -> bool:
@@ -249,8 +253,9 @@ def _write_atomic(path: Path, content: bytes, *, durable: bool) -> Path:
 
 def _write_aside_and_link(folder: Path, path: Path, records: list[BaseModel]) -> None:
     """Write a run's records to a temporary file in ``folder``, fsync, and hard-link it to ``path`` (exclusive)."""
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.stem}.", suffix=".partial")
+    tmp = ""
     try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.stem}.", suffix=".partial")
         with os.fdopen(fd, "wb") as handle:
             for line in encode_all(records):
                 handle.write(line)
@@ -262,9 +267,17 @@ def _write_aside_and_link(folder: Path, path: Path, records: list[BaseModel]) ->
         raise
     except OSError as exc:
         raise LogError(f"could not write the run: {os_reason(exc)}", where=str(path),
-                       fix="free disk space or raise the file size limit, then run the command again; nothing was written") from None
+                       fix=f"{_run_fix(exc)}, then run the command again; nothing was written") from None
     finally:
-        Path(tmp).unlink(missing_ok=True)
+        if tmp:
+            Path(tmp).unlink(missing_ok=True)
+
+
+def _run_fix(exc: OSError) -> str:
+    """What to do when a run file cannot be written: the OS error's own fix, or the usual two."""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM):
+        return os_fix(exc)
+    return "free disk space or raise the file size limit (ulimit -f)"
 
 
 def _sweep_partials(folder: Path, older_than_s: float = 3600.0) -> None:

@@ -6,11 +6,15 @@
 - ``--target-cmd 'CMD'``: a command printing that JSON (or plain text, an answer) on stdout.
   The query never becomes part of a command line a shell reads: with ``{query}`` the command is
   split into arguments (``shlex``) and run *without a shell*, ``{query}`` replaced by the query as
-  data; shell syntax in such a template, or ``{query}`` where a program would run it as code
-  (``sh -c``, ``python -c``...), is refused up front. Without ``{query}`` the command runs
-  through the shell (pipes work) and reads the query from stdin. Either way the query is also
-  in the environment as ``HILBOT_QUERY``. A non-zero exit, a timeout or a query that cannot be
-  passed (a NUL byte, too long for one argument) is recorded on the item and the run goes on.
+  one whole argument. Shell syntax in such a template is refused up front, and so is ``{query}``
+  anywhere a program could run it (:func:`query_refusal`): inside another argument, after an
+  option no ``--`` has ended, where a program is named, or among the arguments of a program known
+  to run them (shells, interpreters, ``ssh``, ``xargs``...; looked up through ``env``, ``timeout``
+  and the other wrappers). A query starting with ``-`` where the program still reads options is
+  an error on its item. Without ``{query}`` the command runs through the shell (pipes work) and
+  reads the query from stdin. Either way the query is also in the environment as
+  ``HILBOT_QUERY``. A non-zero exit, a timeout or a query that cannot be passed (a NUL byte,
+  too long for one argument) is recorded on the item and the run goes on.
 - ``--outputs FILE``: precomputed outputs (JSONL or a JSON list), matched to cases by ``id``
   (or by the query text).
 
@@ -31,8 +35,9 @@ import shutil
 import sys
 import threading
 import time
+from collections import Counter
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Iterable, NamedTuple, Protocol
 
 from pydantic import Field, ValidationError
 
@@ -178,11 +183,16 @@ MAX_ARG_BYTES = 128 * 1024
 
 _SHELL_FIX = ('to use pipes, ";", redirections or $VARIABLES, drop {query} and read the query from "$HILBOT_QUERY" '
               "or stdin, e.g. --target-cmd 'mytool \"$HILBOT_QUERY\" | jq .'")
-_CODE_FIX = ("pass it as data: drop {query} and read the query from \"$HILBOT_QUERY\" or stdin, "
-             "e.g. sh -c 'mytool \"$HILBOT_QUERY\"'")
+_CODE_FIX = ('pass it on stdin (leave {query} out) or as "$HILBOT_QUERY", e.g. --target-cmd '
+             "'mytool \"$HILBOT_QUERY\"'")
 _OPERATORS = {";": "';'", "|": "a pipe '|'", "&": "'&'", "<": "a redirection '<'", ">": "a redirection '>'",
               "(": "a subshell '('", ")": "a subshell ')'", "\n": "a newline", "`": "a backtick substitution"}
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+
+
+_OPTION_LIKE = ("the query starts with '-', so the program could read it as an option (some "
+                "options run code) — put -- before {query} in --target-cmd (e.g. mytool -- "
+                '{query}), or leave {query} out and read the query from stdin or "$HILBOT_QUERY"')
 
 
 class _Unpassable(Exception):
@@ -196,6 +206,9 @@ class CommandTarget:
         self.name, self.command, self.timeout_s = command, command, timeout_s
         self.argv = _template(command) if PLACEHOLDER in command else None
         """The command split into arguments when it holds ``{query}`` (run without a shell), else None."""
+        self.exposed = self.argv is not None and _exposed(self.argv)
+        """Whether a ``{query}`` has no ``--`` before it (then a query starting with ``-`` is an
+        option)."""
 
     async def __call__(self, case: Case) -> TargetOutput:
         started = time.perf_counter()
@@ -229,6 +242,8 @@ class CommandTarget:
         if "\x00" in query:
             raise _Unpassable("the query holds a NUL byte, which cannot be passed as an argument — drop {query} from "
                               "--target-cmd to get the query on stdin")
+        if self.exposed and query.startswith("-"):
+            raise _Unpassable(_OPTION_LIKE)
         argv = [arg.replace(PLACEHOLDER, query) for arg in self.argv]
         longest = max(len(arg.encode("utf-8")) for arg in argv)
         if longest >= MAX_ARG_BYTES:
@@ -265,9 +280,11 @@ def _template(command: str) -> list[str]:
     if _ASSIGNMENT.match(argv[0]):
         raise TargetError(f"--target-cmd starts with the variable assignment {argv[0].split('=')[0]}=..., shell syntax, but "
                           "a command with {query} runs without a shell", fix=_SHELL_FIX + " (or use env NAME=value mytool)")
-    code = _runs_as_code(argv)
-    if code:
-        raise TargetError(f"--target-cmd puts {{query}} {code}, so the query would be run as code", fix=_CODE_FIX)
+    refusal = query_refusal(argv)
+    if refusal:
+        where, hint = refusal
+        raise TargetError(f"--target-cmd: {{query}} is {where}; a query there could run as code",
+                          fix=_CODE_FIX + (f", or end the options first: {hint}" if hint else ""))
     _check_program(argv[0])
     return argv
 
@@ -298,130 +315,305 @@ def _shell_syntax(command: str) -> str | None:
     return None
 
 
-_SHELLS = frozenset("sh bash dash zsh ksh mksh ash yash rbash fish csh tcsh".split())
-_SHELL_VALUED = ("-o", "+o", "-O", "+O", "--rcfile", "--init-file")
-_CODE_FLAGS: dict[str, tuple[str, tuple[str, ...], str, str]] = {
-    # program: (short flags whose value is code, long flags whose value is code, short flags taking another
-    # value, short flags after which the rest are the script's arguments)
-    "python": ("c", (), "WXm", "cm"), "perl": ("eEMm", (), "Ii", ""), "ruby": ("e", (), "IrCEFKT", ""),
-    "node": ("ep", ("--eval", "--print"), "r", ""), "php": ("rBRE", (), "cdfzF", ""), "lua": ("e", (), "l", ""),
-    "rscript": ("e", (), "", ""), "osascript": ("e", (), "l", ""), "script": ("c", ("--command",), "", ""),
-    "su": ("c", ("--command", "--session-command"), "gGsw", ""),
+# ---------------------------------------------------------------- where {query} may stand
+#
+# The rule needs no knowledge of programs: {query} is a whole argument, never inside another one,
+# never after an option that no "--" has ended (it could be that option's value), never where a
+# program is named. The tables below are the second line: programs known to run their arguments,
+# looked up through the wrappers that run a command.
+
+_SHELLS = frozenset("sh bash dash zsh ksh mksh ash yash rbash fish csh tcsh pwsh".split())
+_SCRIPT_RUNNERS = _SHELLS | frozenset(
+    "python node deno bun perl ruby php lua rscript osascript awk sed jq git expect tclsh wish "
+    "julia guile racket sbcl groovy scala kotlin elixir escript swift java dotnet".split())
+"""Programs that run their first plain argument (a script, a program text, a subcommand)."""
+_WHOLE_RUNNERS = frozenset(
+    "ssh xargs watch su sudo doas runuser sg eval exec nsenter chroot systemd-run parallel tmux "
+    "screen sqlite3 find script make npx pnpx bunx uvx powershell cmd r at batch".split())
+"""Programs that may run any of their arguments: as a command, as SQL, as a make variable."""
+
+
+class _Wrapper(NamedTuple):
+    """How a program that runs a command reads its own options and operands first."""
+
+    flags: str = ""
+    """Short options without a value."""
+    valued: str = ""
+    """Short options taking a value."""
+    long_flags: tuple[str, ...] = ()
+    long_valued: tuple[str, ...] = ()
+    code: tuple[str, ...] = ()
+    """Options after which it runs a string as code (``env -S``, ``flock LOCK -c``)."""
+    operands: int = 0
+    """Plain arguments before the command (``timeout``'s duration, ``flock``'s lock file)."""
+    assignments: bool = False
+    """``NAME=value`` words (and ``-``) before the command (``env``)."""
+    numeric: bool = False
+    """``-10`` is an option (``nice``)."""
+
+
+_WRAPPERS: dict[str, _Wrapper] = {
+    "env": _Wrapper("i0v", "uCP", ("--ignore-environment", "--null", "--debug", "--default-signal",
+                                   "--ignore-signal", "--block-signal", "--list-signal-handling"),
+                    ("--unset", "--chdir"), ("-S", "--split-string"), assignments=True),
+    "timeout": _Wrapper("v", "sk", ("--foreground", "--preserve-status", "--verbose"),
+                        ("--signal", "--kill-after"), operands=1),
+    "nice": _Wrapper("", "n", (), ("--adjustment",), numeric=True),
+    "nohup": _Wrapper(),
+    "stdbuf": _Wrapper("", "ioe", (), ("--input", "--output", "--error")),
+    "flock": _Wrapper("sexnouF", "wE",
+                      ("--shared", "--exclusive", "--unlock", "--nonblock", "--nb", "--close",
+                       "--no-fork", "--verbose"),
+                      ("--timeout", "--wait", "--conflict-exit-code"), ("-c", "--command"),
+                      operands=1),
+    "ionice": _Wrapper("t", "cnpPu", ("--ignore",),
+                       ("--class", "--classdata", "--pid", "--pgid", "--uid")),
+    "setsid": _Wrapper("cfw", "", ("--ctty", "--fork", "--wait")),
+    "time": _Wrapper("pavq", "fo", ("--portability", "--append", "--verbose", "--quiet"),
+                     ("--format", "--output")),
+    "chrt": _Wrapper("abdfiomprRv", "TPD",
+                     ("--all-tasks", "--batch", "--deadline", "--fifo", "--idle", "--other",
+                      "--max", "--pid", "--rr", "--reset-on-fork", "--verbose"),
+                     ("--sched-runtime", "--sched-period", "--sched-deadline"), operands=1),
+    "taskset": _Wrapper("apc", "", ("--all-tasks", "--pid", "--cpu-list"), operands=1),
+    "unbuffer": _Wrapper("p"),
+    "command": _Wrapper("pvV"),
+    "builtin": _Wrapper(),
+    "busybox": _Wrapper(),
+    "strace": _Wrapper("cCdDfFhiknqrtTvVwxyYzZ", "abeEIoOpPsSuUX"),
+    "ltrace": _Wrapper("bcCfhiLrStTV", "aAeDFlnopsuwx"),
 }
-_ALIASES = {"nodejs": "node", "luajit": "lua", "pypy": "python", "gawk": "awk", "mawk": "awk", "nawk": "awk",
-            "gsed": "sed", "pwsh": "powershell"}
-_VERSIONED = ("python", "pypy", "ruby", "perl", "lua", "php")
-_WRAPPERS = frozenset("env sudo doas nice nohup timeout stdbuf xargs time exec command busybox setsid ionice taskset "
-                      "chrt strace ltrace unbuffer chroot".split())
-_WHOLE_COMMAND = frozenset(("ssh", "watch"))
-"""Programs that hand all their later arguments to a shell."""
+"""Programs that run the command after their own options, looked through to that command."""
+
+_RUN = ({"run": 0}, frozenset({"tool"}))
+_LAUNCHERS: dict[str, tuple[dict[str, int], frozenset[str]]] = {
+    # program: (subcommands running the command after them, with the plain arguments before it
+    # (docker exec's container); subcommands running their arguments as code). Another
+    # subcommand: its arguments are data.
+    **{name: _RUN for name in "uv poetry pipenv pdm hatch rye pixi".split()},
+    **{name: ({"run": 0}, frozenset()) for name in "conda mamba micromamba".split()},
+    "npm": ({"exec": 0, "x": 0, "run": 0, "run-script": 0}, frozenset()),
+    "pnpm": ({"exec": 0, "run": 0}, frozenset({"dlx"})),
+    "yarn": ({"exec": 0, "run": 0}, frozenset({"dlx"})),
+    "deno": ({"run": 0}, frozenset({"eval", "x", "task", "repl"})),
+    "bun": ({"run": 0}, frozenset({"x", "exec"})),
+    "go": ({}, frozenset({"run", "generate", "tool"})),
+    "pipx": ({}, frozenset({"run"})),
+    **{name: ({"exec": 1, "run": 1}, frozenset()) for name in "docker podman nerdctl".split()},
+    **{name: ({"exec": 1}, frozenset({"run", "debug"})) for name in "kubectl oc".split()},
+}
+_ALIASES = {"nodejs": "node", "luajit": "lua", "pypy": "python", "gawk": "awk", "mawk": "awk",
+            "nawk": "awk", "gsed": "sed"}
+_KNOWN = _SCRIPT_RUNNERS | _WHOLE_RUNNERS | _WRAPPERS.keys() | _LAUNCHERS.keys() | _ALIASES.keys()
+_ORDINARY_WORDS = frozenset("time command builtin watch screen script parallel find nice exec eval "
+                            "su at batch make git go r cmd expect swift java".split())
+_SCANNED = _KNOWN - _ORDINARY_WORDS
+"""Names that mark a program wherever they stand (``docker exec box sh {query}``); ordinary
+words only where a program is run."""
 
 
 def _program(arg: str) -> str:
     """The program an argument names, normalised: ``/usr/bin/python3.11`` → ``python``."""
     name = os.path.basename(arg).lower().removesuffix(".exe")
-    if name.startswith(_VERSIONED):
-        name = re.sub(r"(?<=[a-z])[0-9.]+$", "", name)
+    bare = re.sub(r"-?[0-9][0-9.]*$", "", name)  # python3.11, lua5.4, pypy3
+    name = bare if bare in _KNOWN else name
     return _ALIASES.get(name, name)
 
 
-def _at(args: list[str], index: int) -> str:
-    return args[index] if index < len(args) else ""
+def _is_option(word: str, shell: bool = False) -> bool:
+    """Whether a program would read ``word`` as an option (``+x`` too, for a shell)."""
+    return len(word) > 1 and word != "--" and (word[0] == "-" or (shell and word[0] == "+"))
 
 
-def _runs_as_code(argv: list[str]) -> str | None:
-    """Where ``{query}`` would be run as code (e.g. ``in the code sh runs``), or None."""
-    for position in _program_positions(argv):
-        if PLACEHOLDER in argv[position]:
-            return "in the place of the program to run"
-    for index, arg in enumerate(argv):
-        name, rest = _program(arg), argv[index + 1:]
-        if name in _WHOLE_COMMAND and any(PLACEHOLDER in a for a in rest):
-            return f"in the command {arg} hands to a shell"
-        if any(PLACEHOLDER in code for code in _codes(name, rest)):
-            return f"in the code {arg} runs"
+class _Step(NamedTuple):
+    """One program on a command line, and the arguments that are its own."""
+
+    at: int
+    """Where it is named."""
+    end: int
+    """Where its own arguments end: where the command it runs is named, or the line's end."""
+    kind: str
+    """``wrapper`` (runs the command at ``end``), ``plain``, ``script``, ``whole``, or
+    ``unknown`` (an option of a wrapper hilbot cannot read: where its command starts is
+    unknown)."""
+    note: str = ""
+    """The option or subcommand that made it ``whole`` or ``unknown``."""
+
+
+def _chain(argv: list[str], at: int) -> list[_Step]:
+    """The programs run from ``argv[at]`` on: wrappers, looked through to the one that gets
+    the rest of the arguments."""
+    steps: list[_Step] = []
+    while True:
+        name = _program(argv[at])
+        if name in _WRAPPERS:
+            command, kind, note = _wrapped(argv, at, _WRAPPERS[name])
+        elif name in _LAUNCHERS:
+            command, kind, note = _launched(argv, at, *_LAUNCHERS[name])
+        else:
+            command, kind, note = len(argv), _runner_kind(name), ""
+        if kind != "wrapper" or command >= len(argv):
+            steps.append(_Step(at, len(argv), kind, note))
+            return steps
+        steps.append(_Step(at, command, kind))
+        at = command
+
+
+def _runner_kind(name: str) -> str:
+    return "script" if name in _SCRIPT_RUNNERS else "whole" if name in _WHOLE_RUNNERS else "plain"
+
+
+def _wrapped(argv: list[str], at: int, spec: _Wrapper) -> tuple[int, str, str]:
+    """(where the command a wrapper runs is named, ``wrapper``), or (where it stops reading,
+    ``whole`` or ``unknown``, the option that stopped it)."""
+    index = at + 1
+    while index < len(argv) and _wrapper_reads(argv[index], spec):
+        taken = _wrapper_option(argv[index], spec)
+        if isinstance(taken, str):
+            return index, taken, argv[index]
+        index += 1 + taken
+    index += index < len(argv) and argv[index] == "--"
+    while spec.assignments and index < len(argv) and _ASSIGNMENT.match(argv[index]):
+        index += 1
+    index += spec.operands
+    if index < len(argv) and argv[index] in spec.code:
+        return index, "whole", argv[index]
+    return index, "wrapper", ""
+
+
+def _wrapper_reads(arg: str, spec: _Wrapper) -> bool:
+    """Whether a wrapper reads ``arg`` as one of its options (``env -`` too)."""
+    return _is_option(arg) or (arg == "-" and spec.assignments)
+
+
+def _wrapper_option(arg: str, spec: _Wrapper) -> int | str:
+    """How many following arguments an option of a wrapper takes; ``whole`` when it makes the
+    wrapper run code, ``unknown`` when hilbot cannot say."""
+    name, eq, _ = arg.partition("=")
+    if arg == "-" or (spec.numeric and arg[1:].isdigit()):
+        return 0
+    if name in spec.code or arg[:2] in spec.code:
+        return "whole"
+    if arg.startswith("--"):
+        if name in spec.long_valued:
+            return 0 if eq else 1
+        return 0 if name in spec.long_flags else "unknown"
+    for position, letter in enumerate(arg[1:], 2):
+        if letter in spec.valued:
+            return 0 if arg[position:] else 1
+        if letter not in spec.flags:
+            return "unknown"
+    return 0
+
+
+def _launched(argv: list[str], at: int, runs: dict[str, int],
+              code: frozenset[str]) -> tuple[int, str, str]:
+    """Like :func:`_wrapped`, for a program whose subcommand runs a command (``docker exec``,
+    ``uv run``); ``script`` when the subcommand is another one (its arguments are data)."""
+    first = at + 1
+    if first >= len(argv):
+        return len(argv), "script", ""
+    if _is_option(argv[first]):
+        return first, "unknown", argv[first]
+    sub = argv[first]
+    if sub in code:
+        return first, "whole", sub
+    if sub not in runs:
+        return first, "script", ""
+    index = first + 1
+    for index in range(first + 1, first + 2 + runs[sub]):  # the operands, then the command
+        if index < len(argv) and _is_option(argv[index]):
+            return index, "unknown", argv[index]
+    index += index < len(argv) and argv[index] == "--"
+    return index, "wrapper", ""
+
+
+def query_refusal(argv: list[str]) -> tuple[str, str] | None:
+    """Where ``{query}`` stands if a program could run it as code there (``the value of the
+    option -c of flock``) and a hint for the command line (or ""); None when every ``{query}``
+    is a plain argument."""
+    for arg in argv:
+        if PLACEHOLDER in arg and arg != PLACEHOLDER:
+            return f"inside the argument {arg!r}, not an argument of its own", ""
+    spots = [i for i, arg in enumerate(argv) if arg == PLACEHOLDER]
+    if not spots:
+        return None
+    scanned = [i for i in range(1, spots[-1]) if _program(argv[i]) in _SCANNED]
+    chains = [_chain(argv, 0)] + [_chain(argv, i) for i in scanned]
+    for spot in spots:
+        for chain in chains:
+            refusal = _placed(argv, chain, spot)
+            if refusal:
+                return refusal
     return None
 
 
-def _program_positions(argv: list[str]) -> list[int]:
-    """Where programs are named: the first argument, and what wrappers (``env``, ``timeout 5``...) run."""
-    positions = [0]
-    while _program(argv[positions[-1]]) in _WRAPPERS:
-        after = positions[-1] + 1
-        found = next((i for i in range(after, len(argv)) if not argv[i].startswith("-")
-                      and not _ASSIGNMENT.match(argv[i]) and not re.fullmatch(r"[0-9.]+[smhd]?", argv[i])), None)
-        if found is None:
-            break
-        positions.append(found)
-    return positions
+def _placed(argv: list[str], chain: list[_Step], spot: int) -> tuple[str, str] | None:
+    """Why ``{query}`` at ``spot`` could be run as code by a program of ``chain``, or None."""
+    if spot < chain[0].at:
+        return None
+    index = max(i for i, step in enumerate(chain) if step.at <= spot)
+    step, program = chain[index], argv[chain[index].at]
+    if spot == step.at:
+        runner = argv[chain[index - 1].at] if index else ""
+        return (f"the program {runner} runs" if runner else "in the place of the program"), ""
+    shell = _program(program) in _SHELLS
+    before = argv[step.at + 1:spot]
+    if step.kind == "unknown":
+        return (f"after the option {step.note} of {program}, which hilbot does not know, so where "
+                f"the command {program} runs starts is unknown"), ""
+    option = _open_option(before, shell)
+    if option:
+        where = (f"the value of the option {option} of {program}" if before[-1] == option else
+                 f"after the option {option} of {program} with no -- between, so it could be "
+                 "that option's value")
+        return where, (_with_dashes(argv, spot) if step.kind == "plain" else "")
+    if step.kind == "wrapper":
+        return f"an argument of {program}, before the command it runs", ""
+    if step.kind == "whole":
+        what = f"{program} {step.note}".strip()
+        return f"an argument of {what}, which runs its arguments as a command or as code", ""
+    if step.kind == "script" and _positionals(before, shell) == 0:
+        return f"the script {program} would run", ""
+    return None
 
 
-def _codes(name: str, args: list[str]) -> list[str]:
-    """The code strings a program would run, read from its arguments (none for other programs)."""
-    if name in _SHELLS:
-        return _shell_code(args)
-    if name == "powershell":
-        return _powershell_code(args)
-    if name in ("awk", "sed"):
-        codes, first, seen = _options(args, "e", ("--source", "--expression"), "Fvfil" if name == "awk" else "fl")
-        explicit = codes or "f" in seen or "--file" in seen
-        return codes if explicit else [_at(args, first)]
-    if name in _CODE_FLAGS:
-        return _options(args, *_CODE_FLAGS[name])[0]
-    return []
+def _ends(word: str, shell: bool) -> bool:
+    """Whether ``word`` ends the options: ``--`` (and ``-``, for a shell)."""
+    return word == "--" or (shell and word == "-")
 
 
-def _shell_code(args: list[str]) -> list[str]:
-    """A shell's code: the first plain argument after options holding ``c``; fish's ``--command``/``-C`` values."""
-    codes, command, index = [], False, 0
-    while index < len(args) and args[index][:1] in "-+" and args[index] not in ("-", "--"):
-        option, index = args[index], index + 1
-        name, eq, value = option.partition("=")
-        if name in ("-C", "--command", "--init-command"):
-            codes.append(value if eq else _at(args, index))
-            index += not eq
-        elif option in _SHELL_VALUED:
-            index += 1
-        else:
-            command = command or (not option.startswith("--") and "c" in option[1:])
-    index += _at(args, index) == "--"
-    return codes + ([_at(args, index)] if command else [])
+def _open_option(before: list[str], shell: bool) -> str | None:
+    """The last option among ``before`` if nothing there ends the options, else None."""
+    if any(_ends(word, shell) for word in before):
+        return None
+    return next((word for word in reversed(before) if _is_option(word, shell)), None)
 
 
-def _powershell_code(args: list[str]) -> list[str]:
-    """PowerShell's code: everything after ``-Command`` (any prefix); Windows PowerShell's plain arguments too."""
-    for index, arg in enumerate(args):
-        flag = arg[1:].lower() if arg[:1] in "-/" and len(arg) > 1 else ""
-        if flag and "file".startswith(flag):
-            return []
-        if flag and ("command".startswith(flag) or "encodedcommand".startswith(flag) or flag == "ec"):
-            return [" ".join(args[index + 1:])]
-    return [" ".join(args)]
+def _positionals(before: list[str], shell: bool) -> int:
+    """Plain arguments among ``before`` for certain: those after ``--``, and those before it
+    when no option there could take one as its value."""
+    ends = next((i for i, word in enumerate(before) if _ends(word, shell)), None)
+    head = before if ends is None else before[:ends]
+    after = 0 if ends is None else len(before) - ends - 1
+    return after + (0 if any(_is_option(word, shell) for word in head) else len(head))
 
 
-def _options(args: list[str], short: str, long: tuple[str, ...], valued: str,
-             final: str = "") -> tuple[list[str], int, set[str]]:
-    """Walk an interpreter's options: (values of its code flags, index of the first plain argument, flags seen)."""
-    codes: list[str] = []
-    seen: set[str] = set()
-    index = 0
-    while index < len(args) and args[index] not in ("-", "--") and args[index].startswith("-") and not seen & set(final):
-        arg, index = args[index], index + 1
-        if arg.startswith("--"):
-            name, eq, value = arg.partition("=")
-            seen.add(name)
-            if name in long:
-                codes.append(value if eq else _at(args, index))
-                index += not eq
-            continue
-        for position, letter in enumerate(arg[1:], 2):
-            seen.add(letter)
-            if letter in short or letter in valued:
-                attached = arg[position:]
-                codes += [attached or _at(args, index)] if letter in short else []
-                index += not attached
-                break
-    return codes, index + (_at(args, index) == "--"), seen
+def _with_dashes(argv: list[str], spot: int) -> str:
+    """The command line with ``--`` before ``{query}``, to show."""
+    words = argv[:spot] + ["--"] + argv[spot:]
+    return " ".join(word if word == PLACEHOLDER else shlex.quote(word) for word in words)
+
+
+def _exposed(argv: list[str]) -> bool:
+    """Whether some ``{query}`` has no ``--`` before it among its program's arguments, so that a
+    query starting with ``-`` would be read as an option."""
+    chain = _chain(argv, 0)
+    for spot in (i for i, arg in enumerate(argv) if arg == PLACEHOLDER):
+        step = max((s for s in chain if s.at < spot), key=lambda s: s.at)
+        if "--" not in argv[step.at + 1:spot]:
+            return True
+    return False
 
 
 def _check_program(program: str) -> None:
@@ -463,6 +655,8 @@ class OutputsTarget:
         self.path = Path(path)
         self.name = str(self.path)
         self.by_key = _load_outputs(self.path)
+        self.model = _common_model(self.by_key.values())
+        """The model most rows report (the first of a tie), or None: what the outputs are of."""
 
     async def __call__(self, case: Case) -> TargetOutput:
         row = self.by_key.get(case.id) or self.by_key.get(case.query.query)
@@ -472,6 +666,12 @@ class OutputsTarget:
             return to_output(row)
         except (ValueError, ValidationError) as exc:
             return TargetOutput(error=f"bad output row: {_first_line(exc)}")
+
+
+def _common_model(rows: Iterable[dict[str, Any]]) -> str | None:
+    models = Counter(row["model"] for row in rows
+                     if isinstance(row.get("model"), str) and row["model"].strip())
+    return models.most_common(1)[0][0] if models else None
 
 
 def _load_outputs(path: Path) -> dict[str, dict[str, Any]]:

@@ -48,3 +48,27 @@ def visible(text: str, *, newlines: bool = True) -> str:
     if not pattern.search(text):
         return text
     return pattern.sub(_stand_in, text.replace("\r\n", "\n") if newlines else text)
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
+def json_visible(text: str) -> str:
+    """JSON text with every character :func:`visible` would replace written as its JSON escape
+    (``\\u202e``): the same JSON value, safe to send to a terminal.
+
+    Such characters can stand only inside JSON strings (the line breaks and indents between values
+    are kept), so the document parses to exactly the data it held.
+    """
+    return _UNSAFE.sub(_json_escape, text) if _UNSAFE.search(text) else text
+
+
+def for_terminal(text: str, kind: str) -> str:
+    """A document as it may go to a terminal: ``json`` through :func:`json_visible`, anything else
+    (CSV, Markdown) through :func:`visible`."""
+    return json_visible(text) if kind in ("json", "jsonl") else visible(text)

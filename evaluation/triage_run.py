@@ -6,23 +6,43 @@
   audit sample), so ``hilbot review RUN`` and the Telegram and Slack bots deal them like any other item:
   a human's decision is a rating on the dimension ``change`` (``accept`` or ``reject``);
 * one ``triage_decision`` record per change in the log: accepted or rejected by a rule, or sent to humans;
-* for snapshot trees, an ``.ai.json`` beside each changed actual file with its triage.
+* for snapshot trees, a record beside each changed actual file with its triage, named after the
+  file's whole name (``x.md`` → ``x.md.ai.json``) and marked as hilbot's; a file of that name that
+  is not such a record (a user's own) is left alone, with a warning.
+
+The records are written aside first (:func:`evaluation.snapshots.stage`): a full disk,
+``ulimit -f`` or an unwritable directory stops the triage before the run or a decision is
+recorded. A snapshot too large to review is left out with a warning naming ``--exclude``, and
+the rest are triaged.
 
 :func:`apply_accepted` then writes each accepted snapshot change's actual file over its expected one
 (atomically), as ``booktest -u`` and ``cargo insta accept`` do; a rejected one is left as it is.
+Every file is reached from the tree root the triage recorded plus the change's relative path, one
+component at a time and never through a link (:mod:`evaluation.snapshots`), and never inside the
+data directory. A run whose items hold a field no triage writes (a path leaving its tree, a bad
+status, trees differing between items) is refused whole, naming its file and line; an accepted
+change whose files moved on since the triage is refused alone, saying which and why (exit 1).
+The new expected file keeps the old one's permission bits (accepting reviews the text, and the
+diff shows no mode); an added file takes the actual file's.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
+import stat
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from .changes import Change, Tolerance, find_changes, marked_diff
+from . import snapshots
+from .changes import MAX_FILE_BYTES, Change, Tolerance, find_changes, marked_diff
+from .log import os_reason
 from .records import Evaluation, ItemData, JudgeInfo, Query, QueryEvaluation, RunHeader, RunSummary, TriageDecision
+from .scrub import scrub
+from .text import visible
 from .triage import CATEGORIES, Decision, Triage, TriageError, decide, tolerance, triage_all, triage_judge
 
 if TYPE_CHECKING:
@@ -57,6 +77,10 @@ class TriageOutcome:
     """The ``.ai.json`` files written."""
     tolerance: Tolerance = field(default_factory=Tolerance)
     """The numeric tolerance diffs are marked with."""
+    warnings: list[str] = field(default_factory=list)
+    """Snapshots left out (too large) and records not written (a user's file had the name)."""
+    left_out: int = 0
+    """Changed snapshots left out because they were too large: nobody decided them, so CI fails."""
 
     def counts(self) -> Counter[str]:
         """Changes per category name."""
@@ -71,26 +95,40 @@ class TriageOutcome:
         return [t for t in self.changes if t.decision.outcome == "rejected"]
 
 
-def run_triage(store: "Store", config: "HilbotConfig", sources: Sequence[str], *, judge: str | None = None) -> TriageOutcome:
+def run_triage(store: "Store", config: "HilbotConfig", sources: Sequence[str], *,
+               judge: str | None = None, exclude: Sequence[str] = ()) -> TriageOutcome:
     """Find the changes of ``sources``, triage each with ``judge`` (default ``[triage] judge``), decide, and record it all.
 
     Between two runs, an item whose output a human accepted in an earlier triage is compared with
     that accepted output, not with the baseline run's: accepting made it the item's new baseline.
+    ``exclude`` adds glob patterns to ``[triage] exclude``.
     """
-    changes = find_changes(store, sources)
+    skipped: list[str] = []
+    patterns = [*config.triage.exclude, *exclude]
+    changes = find_changes(store, sources, exclude=patterns, skipped=skipped)
     if changes and changes[0].source == "runs":
         changes = against_accepted(changes, accepted_outputs(store))
     triager = triage_judge(judge or config.triage.judge, config, store)
     if not changes:  # nothing to triage: no run, no records
-        return TriageOutcome("", triager.name)
+        return TriageOutcome("", triager.name, warnings=skipped, left_out=len(skipped))
     triages = asyncio.run(triage_all(triager, changes, close=True))
     run_id = store.new_run_id()
     triaged = [Triaged(c, t, decide(c, t, config.triage, run_id)) for c, t in zip(changes, triages)]
     label = triages[0].judge if triages else triager.name
-    run_id = _create_run(store, config, run_id, triaged, JudgeInfo(name=label, registry_name=triager.name, kind=triager.kind))
-    store.ratings.append_many(_decision(run_id, t) for t in triaged)
-    outcome = TriageOutcome(run_id, label, triaged, tolerance=tolerance(config.triage))
-    outcome.ai_files = [_write_ai_json(store, t) for t in triaged if t.change.source == "snapshots" and t.change.actual_file]
+    staged, left = _stage_records(store, triaged)  # written aside before anything is recorded
+    judge_info = JudgeInfo(name=label, registry_name=triager.name, kind=triager.kind)
+    try:
+        run_id = _create_run(store, config, run_id, triaged, judge_info)
+        store.ratings.append_many(_decision(run_id, t) for t in triaged)
+    except BaseException:
+        _discard(staged)
+        raise
+    outcome = TriageOutcome(run_id, label, triaged, tolerance=tolerance(config.triage),
+                            warnings=skipped + left, left_out=len(skipped))
+    for record in staged:
+        why = snapshots.commit(record)
+        outcome.warnings += [why] if why else []
+        outcome.ai_files += [] if why else [Path(record.tree.path(record.rel))]
     return outcome
 
 
@@ -112,7 +150,8 @@ def _item(t: Triaged, diff: str) -> ItemData:
                             rationale=triage.rationale, judge=triage.judge, error=triage.error, cost_usd=triage.cost_usd)
     features = {"path": change.path, "status": change.status, "source": change.source, "diff": diff, "audit": t.decision.audit,
                 "rule": t.decision.rule, "summary": triage.summary, "issues": triage.issues, "suggestions": triage.suggestions,
-                "flags_for_human": triage.flags_for_human, "expected_file": change.expected_file, "actual_file": change.actual_file}
+                "flags_for_human": triage.flags_for_human, "expected_root": change.expected_root,
+                "actual_root": change.actual_root}
     return ItemData(id=change.id, query=Query(query=change.name, intent=change.description, expected_answer=change.expected),
                     answer=change.actual, evaluation=evaluation, features=features)
 
@@ -123,13 +162,56 @@ def _decision(run_id: str, t: Triaged) -> TriageDecision:
                           judge_kind=t.triage.judge_kind)
 
 
-def _write_ai_json(store: "Store", t: Triaged) -> Path:
-    """``<actual file without its suffix>.ai.json``: the triage and the decision, beside the snapshot."""
-    actual = Path(t.change.actual_file or "")
-    record = {"path": t.change.path, "status": t.change.status, "category": t.triage.category, "category_name": t.triage.label,
-              **t.triage.model_dump(exclude={"category"}), "decision": t.decision.outcome, "rule": t.decision.rule,
-              "audit": t.decision.audit}
-    return store.write_file(actual.with_name(actual.stem + ".ai.json"), json.dumps(record, indent=2, ensure_ascii=False) + "\n")
+def _record(t: Triaged) -> bytes:
+    """A change's ``.ai.json`` record: the triage and the decision, marked as hilbot's."""
+    record = {**snapshots.RECORD_MARK, "path": t.change.path, "status": t.change.status,
+              "category": t.triage.category, "category_name": t.triage.label,
+              **t.triage.model_dump(exclude={"category"}), "decision": t.decision.outcome,
+              "rule": t.decision.rule, "audit": t.decision.audit}
+    text = scrub(json.dumps(record, indent=2, ensure_ascii=False) + "\n")
+    return text.encode("utf-8", "replace")
+
+
+def _guard(store: "Store") -> dict[snapshots.Identity, str]:
+    """The data directory, which no snapshot write or delete may enter."""
+    found = snapshots.identity(store.root)
+    return {found: "hilbot's data directory"} if found else {}
+
+
+def _tree(root: str, other: str | None, guard: dict[snapshots.Identity, str]) -> snapshots.Tree:
+    """The tree at ``root``, guarded from the data directory and from the other tree inside it."""
+    found = snapshots.identity(other) if other else None
+    return snapshots.Tree(root, guard, {found: "the other tree"} if found else {})
+
+
+def _stage_records(store: "Store",
+                   triaged: list[Triaged]) -> tuple[list[snapshots.Staged], list[str]]:
+    """Each snapshot change's record written aside beside its actual file, and why any was not.
+
+    A write that fails (a full disk, ``ulimit -f``, an unwritable directory) is a
+    :class:`evaluation.snapshots.WriteFailed`, with nothing left aside.
+    """
+    staged: list[snapshots.Staged] = []
+    left: list[str] = []
+    guard = _guard(store)
+    try:
+        for t in triaged:
+            change = t.change
+            if change.source != "snapshots" or change.status == "removed" or not change.actual_root:
+                continue
+            tree = _tree(change.actual_root, change.expected_root, guard)
+            found = snapshots.stage(tree, snapshots.record_name(change.path), _record(t))
+            staged += [found] if isinstance(found, snapshots.Staged) else []
+            left += [found] if isinstance(found, str) else []
+    except BaseException:
+        _discard(staged)
+        raise
+    return staged, left
+
+
+def _discard(staged: list[snapshots.Staged]) -> None:
+    for record in staged:
+        snapshots.discard(record)
 
 
 # ---------------------------------------------------------------------------------------------- reports
@@ -211,10 +293,13 @@ def decided_lines(outcome: TriageOutcome, decisions: dict[str, str]) -> list[str
 
 
 def failed(outcome: TriageOutcome, decisions: dict[str, str] | None = None) -> bool:
-    """Whether CI should fail: a change rejected (by a rule or a human) or still waiting for a human.
+    """Whether CI should fail: a change rejected (by a rule or a human), still waiting for a human, or
+    left out as too large (nobody decided it; ``--exclude`` it to pass).
 
     ``decisions`` are the humans' (change id → ``accept``/``reject``); a human's decision replaces a rule's.
     """
+    if outcome.left_out:
+        return True
     decisions = decisions or {}
     for t in outcome.changes:
         human = decisions.get(t.change.id)
@@ -231,9 +316,11 @@ class Applied:
     """What :func:`apply_accepted` did."""
 
     written: list[str] = field(default_factory=list)
-    """Expected files replaced by their actual ones."""
+    """Expected files replaced by their actual ones (or deleted, for a removal)."""
+    unchanged: list[str] = field(default_factory=list)
+    """Accepted changes already in place (applied before): nothing to do, and no failure."""
     refused: list[str] = field(default_factory=list)
-    """Accepted changes not applied, each with why."""
+    """Accepted changes not applied, each as ``path — why``."""
 
 
 def human_decisions(store: "Store", run: "Run") -> dict[str, str]:
@@ -283,13 +370,16 @@ def _latest(ledger: Any, run_id: str) -> dict[str, tuple[Any, str]]:
 
 
 def apply_accepted(store: "Store", run_id: str, decided: dict[str, str] | None = None) -> Applied:
-    """Write each snapshot change humans accepted on the triage run over its expected file (see :func:`apply_changes`).
+    """Write each snapshot change humans accepted on the triage run (see :func:`apply_changes`).
 
-    ``decided`` is :func:`human_decisions` of the run, when the caller has it.
+    ``decided`` is :func:`human_decisions` of the run, when the caller has it. Every item of the
+    run is read first (:func:`run_changes`): a run with an item no triage writes is refused whole.
     """
     run = store.load_run(run_id)
     decided = human_decisions(store, run) if decided is None else decided
-    return apply_changes(store, [change_of(item) for item in run.items if decided.get(item.id) == "accept"])
+    changes = run_changes(store, run)
+    accepted = [changes[item.id] for item in run.items if decided.get(item.id) == "accept"]
+    return apply_changes(store, accepted)
 
 
 def apply_rule_accepted(store: "Store", outcome: TriageOutcome) -> Applied:
@@ -298,50 +388,183 @@ def apply_rule_accepted(store: "Store", outcome: TriageOutcome) -> Applied:
 
 
 def apply_changes(store: "Store", changes: Sequence[Change]) -> Applied:
-    """Each snapshot change's actual file written over its expected one, atomically; an accepted removal deletes it.
+    """Each snapshot change's actual file written over its expected one, atomically; an accepted
+    removal deletes it.
 
     A change is applied only while its actual file still holds what was triaged and its expected
-    file still holds the old output (or is absent, for an added file): anything else changed since,
-    and is refused, saying so. Changes from runs or files have no files to update and are passed over.
+    file still holds the old output (or is absent, for an added file): anything else changed
+    since, and is refused, saying so; one already applied is counted as such. Both files are
+    reached from their tree's recorded root with no link followed, never inside the data
+    directory (:mod:`evaluation.snapshots`). Changes from runs or files have no files to update
+    and are passed over.
     """
     applied = Applied()
+    guard = _guard(store)
     for change in changes:
-        if change.source != "snapshots" or not change.expected_file:
+        if change.source != "snapshots":
             continue
-        why = _stale(change)
-        if why:
-            applied.refused.append(f"{change.path}: {why}")
-        elif change.actual is None:
-            Path(change.expected_file).unlink(missing_ok=True)
-            applied.written.append(change.path)
-        else:
-            store.write_bytes(change.expected_file, Path(change.actual_file or "").read_bytes())
-            applied.written.append(change.path)
+        try:
+            done = _apply_one(change, guard)
+        except snapshots.SnapshotError as exc:
+            applied.refused.append(f"{change.path} — {exc.one_line()}")
+            continue
+        except OSError as exc:
+            applied.refused.append(f"{change.path} — {os_reason(exc)} — {_AGAIN}")
+            continue
+        (applied.written if done else applied.unchanged).append(change.path)
     return applied
 
 
+_AGAIN = "triage the trees again (hilbot triage EXPECTED ACTUAL) and apply that run"
+
+
+def _stale(what: str) -> snapshots.SnapshotError:
+    return snapshots.SnapshotError(f"{what} since the triage", fix=_AGAIN)
+
+
+def _apply_one(change: Change, guard: dict[snapshots.Identity, str]) -> bool:
+    """Apply one accepted snapshot change; whether it wrote anything (False: already in place)."""
+    if not change.expected_root or not change.actual_root:
+        raise snapshots.SnapshotError("the run records an absolute path for it (an older hilbot "
+                                      "wrote it), which --apply does not trust", fix=_AGAIN)
+    try:
+        names = snapshots.parts(change.path)
+    except ValueError as exc:
+        raise snapshots.SnapshotError(str(exc), fix=_AGAIN) from None
+    new = _actual_now(change, _tree(change.actual_root, change.expected_root, guard))
+    expected = _tree(change.expected_root, change.actual_root, guard)
+    try:
+        with snapshots.directory(expected, names[:-1], create=change.status == "added") as fd:
+            return _replace(fd, names[-1], expected.path(change.path), change, new)
+    except FileNotFoundError:
+        if change.actual is None:
+            return False  # removed, directory and all
+        raise _stale("the expected file's directory is gone") from None
+
+
+Found = tuple[bytes, os.stat_result]
+"""A file's bytes and status."""
+
+
+def _actual_now(change: Change, actual: snapshots.Tree) -> Found | None:
+    """The actual file now, while it still holds what was triaged; else a refusal."""
+    found = snapshots.read_file(actual, change.path, MAX_FILE_BYTES, links_inside=True)
+    text = None if found is None else found[0].decode("utf-8", errors="replace")
+    if text != change.actual:
+        raise _stale("the actual file " + ("appeared" if change.actual is None else "changed"))
+    return found
+
+
+def _replace(fd: int, name: str, shown: str, change: Change, new: Found | None) -> bool:
+    """The expected file ``name`` in the directory ``fd`` replaced by ``new`` (deleted when None).
+
+    False when it is so already. The new file keeps the old one's permission bits; an added one
+    takes the actual file's.
+    """
+    found = snapshots.read_at(fd, name, shown, MAX_FILE_BYTES)
+    old = None if found is None else found[0].decode("utf-8", errors="replace")
+    if old == change.actual:
+        return False
+    if old != change.expected:
+        raise _stale("the expected file " + ("appeared" if change.expected is None else "changed"))
+    if new is None:
+        snapshots.remove_at(fd, name, shown)
+        return True
+    mode = stat.S_IMODE((found or new)[1].st_mode) & 0o777
+    snapshots.move_into_place(fd, snapshots.write_aside(fd, name, new[0], mode, shown), name, shown)
+    return True
+
+
+_STATUSES = ("changed", "added", "removed")
+_SOURCES = ("runs", "snapshots", "file")
+_CRAFTED = "this run was not written by hilbot triage, or was edited since: " + _AGAIN
+
+
 def change_of(item: ItemData) -> Change:
-    """The change a triage run's item holds."""
+    """The change a triage run's item holds; a field no triage writes is a :class:`TriageError`.
+
+    A snapshot change must name a relative path inside its tree (see
+    :func:`evaluation.snapshots.parts`) and both trees' roots (absolute, normalised), and its
+    status must fit the outputs it holds. An older hilbot's item (absolute ``expected_file`` and
+    ``actual_file``) is read without its trees: it can be reviewed, and ``--apply`` refuses it.
+    """
     f = item.features
-    return Change(id=item.id, name=item.query.query, description=item.query.intent, path=str(f.get("path", item.id)),
-                  status=f.get("status", "changed"), expected=item.query.expected_answer, actual=item.answer,
-                  source=f.get("source", "file"), expected_file=f.get("expected_file"), actual_file=f.get("actual_file"))
+    status = _choice(item, "status", _STATUSES, _status_of(item))
+    source = _choice(item, "source", _SOURCES, "file")
+    path = f.get("path", None if source == "snapshots" else item.id)
+    if not isinstance(path, str):
+        kind = type(path).__name__
+        raise _bad(item, "it names no path" if path is None else f"its path is {kind}, not text")
+    roots = _roots(item, path) if source == "snapshots" else (None, None)
+    if source == "snapshots" and status != _status_of(item):
+        raise _bad(item, f"its status {status!r} does not fit its outputs ({_status_of(item)})")
+    return Change(id=item.id, name=item.query.query, description=item.query.intent, path=path,
+                  status=status, expected=item.query.expected_answer, actual=item.answer,
+                  source=source, expected_root=roots[0], actual_root=roots[1])
 
 
-def _read(path: str | None) -> str | None:
-    return Path(path).read_text("utf-8", errors="replace") if path and Path(path).is_file() else None
+def _bad(item: ItemData, what: str) -> TriageError:
+    return TriageError(f"change {visible(item.id, newlines=False)[:80]!r}: {what}", fix=_CRAFTED)
 
 
-def _stale(change: Change) -> str | None:
-    """Why a change can no longer be applied as triaged, or None."""
-    expected = _read(change.expected_file)
-    if expected is not None and expected == change.actual:
-        return "already applied"
-    if expected != change.expected:
-        return "the expected file changed since the triage; triage again"
-    if _read(change.actual_file) != change.actual:
-        return "the actual file changed since the triage; triage again"
-    return None
+def _status_of(item: ItemData) -> str:
+    """The status the item's outputs make: both given, only the actual, only the expected."""
+    expected, actual = item.query.expected_answer, item.answer
+    if expected is not None and actual is not None:
+        return "changed"
+    return "added" if actual is not None else "removed"
+
+
+def _choice(item: ItemData, name: str, allowed: tuple[str, ...], default: str) -> Any:
+    value = item.features.get(name, default)
+    if not isinstance(value, str) or value not in allowed:
+        shown = repr(value[:40]) if isinstance(value, str) else f"(a {type(value).__name__})"
+        raise _bad(item, f"its {name} {shown} is none of {', '.join(allowed)}")
+    return value
+
+
+def _roots(item: ItemData, path: str) -> tuple[str | None, str | None]:
+    """A snapshot item's tree roots, checked with its path; (None, None) for an older hilbot's."""
+    f = item.features
+    if "expected_root" not in f and "actual_root" not in f and "expected_file" in f:
+        return None, None
+    try:
+        snapshots.parts(path)
+        expected = snapshots.check_root(f.get("expected_root"))
+        return expected, snapshots.check_root(f.get("actual_root"))
+    except ValueError as exc:
+        raise _bad(item, str(exc)) from None
+
+
+def run_changes(store: "Store", run: "Run") -> dict[str, Change]:
+    """Every item of a triage run as its change, by id.
+
+    An item no triage writes, or snapshot changes naming different trees, is a
+    :class:`TriageError` naming the run file and the item's line.
+    """
+    changes: dict[str, Change] = {}
+    trees: tuple[str | None, str | None] | None = None
+    for item in run.items:
+        try:
+            change = changes[item.id] = change_of(item)
+            if change.source == "snapshots" and change.expected_root:
+                trees = trees or (change.expected_root, change.actual_root)
+                if (change.expected_root, change.actual_root) != trees:
+                    raise _bad(item, f"it names other trees than the run's first ({trees[0]})")
+        except TriageError as exc:
+            at = _line_of(store, run.run_id, item.id)
+            raise TriageError(exc.what, where=at, fix=exc.fix) from None
+    return changes
+
+
+def _line_of(store: "Store", run_id: str, item_id: str) -> str:
+    """``<run file>:<line>`` of the item's last record in its run file (the version in the run)."""
+    from .log import read_numbered
+
+    path = store.run_path(run_id)
+    lines = [n for n, record in read_numbered(path, [])
+             if isinstance(record, QueryEvaluation) and record.data.id == item_id]
+    return f"{path}:{lines[-1]}" if lines else str(path)
 
 
 # ---------------------------------------------------------------------------------------------- the command
@@ -363,6 +586,8 @@ class TriageOptions:
     """Review the changes left for humans now, then write what they accepted."""
     reviewer: str = "me"
     """Who reviews, with ``interactive``."""
+    exclude: tuple[str, ...] = ()
+    """Glob patterns of snapshot paths never compared, besides ``[triage] exclude``."""
 
 
 @dataclass
@@ -381,9 +606,9 @@ def triage_command(store: "Store", config: "HilbotConfig", sources: Sequence[str
 
     With a review, the report is handed to ``show`` first, so it is read before the cards come.
     """
-    outcome = run_triage(store, config, sources, judge=options.judge)
+    outcome = run_triage(store, config, sources, judge=options.judge, exclude=options.exclude)
     lines = report_lines(outcome, mode=options.mode, only_failed=options.only_failed)
-    warnings = _sent_warning(store, outcome)
+    warnings = outcome.warnings + _sent_warning(store, outcome)
     applied = apply_rule_accepted(store, outcome) if options.update or options.interactive else Applied()
     decisions: dict[str, str] = {}
     if options.interactive and review is not None and any(t.decision.to_humans for t in outcome.changes):
@@ -394,10 +619,11 @@ def triage_command(store: "Store", config: "HilbotConfig", sources: Sequence[str
         decisions = human_decisions(store, store.load_run(outcome.run_id))
         human = apply_accepted(store, outcome.run_id, decisions)
         applied.written += human.written
+        applied.unchanged += human.unchanged
         applied.refused += human.refused
         lines += ["", *decided_lines(outcome, decisions)]
     lines += _applied_lines(applied)
-    return CommandResult(lines, 1 if failed(outcome, decisions) else 0, warnings + [f"not written: {r}" for r in applied.refused])
+    return CommandResult(lines, 1 if failed(outcome, decisions) or applied.refused else 0, warnings)
 
 
 def _sent_warning(store: "Store", outcome: TriageOutcome) -> list[str]:
@@ -421,14 +647,23 @@ def apply_command(store: "Store", run_id: str, extra: Sequence[str]) -> CommandR
     applied = apply_accepted(store, run_id, decided)
     waiting = len(run.items) - len(decided)
     lines = _applied_lines(applied) or ["nothing to write: no snapshot change of this run was accepted"]
-    return CommandResult(lines + ([f"{waiting} changes still wait for a human"] if waiting else []), 0,
-                         [f"not written: {r}" for r in applied.refused])
+    return CommandResult(lines + ([f"{waiting} changes still wait for a human"] if waiting else []),
+                         1 if applied.refused else 0)
 
 
 def _applied_lines(applied: Applied) -> list[str]:
-    return [f"wrote {len(applied.written)} expected file(s): " + ", ".join(applied.written)] if applied.written else []
+    """What was written, what was in place already, and ``not written: path — why`` per refusal."""
+    lines = []
+    if applied.written:
+        written = ", ".join(applied.written)
+        lines.append(f"wrote {len(applied.written)} expected file(s): {written}")
+    if applied.unchanged:
+        lines.append("already written: " + ", ".join(applied.unchanged))
+    lines += [f"not written: {r}" for r in applied.refused]
+    return [visible(line, newlines=False) for line in lines]
 
 
 __all__ = ["CATEGORIES", "DIMENSION", "Applied", "CommandResult", "TriageOptions", "TriageOutcome", "Triaged", "accepted_outputs",
            "against_accepted", "apply_accepted", "apply_changes", "apply_command", "apply_rule_accepted", "change_of", "decided_lines", "failed",
-           "human_decisions", "report_lines", "run_triage", "triage_command", "triage_text"]
+           "human_decisions", "report_lines", "run_changes", "run_triage", "triage_command",
+           "triage_text"]

@@ -7,9 +7,11 @@ import sys
 
 
 def read_query(argv: list[str]) -> str:
-    """The query from the arguments, else stdin (plain text or ``{"query": ...}``)."""
-    if len(argv) > 1:
-        return " ".join(argv[1:])
+    """The query from the arguments (after a ``--``, if one comes first), else stdin (plain text or
+    ``{"query": ...}``)."""
+    words = argv[2:] if argv[1:2] == ["--"] else argv[1:]
+    if words:
+        return " ".join(words)
     raw = sys.stdin.read().strip()
     if raw.startswith("{"):
         try:

@@ -16,7 +16,7 @@ Modes:
 ``soak PATH WRITER``
     Appends ``probe`` records (``writer``, ``seq``), single appends and batches of 2..5 mixed,
     printing ``seq`` once each is acknowledged, until SIGTERM; then closes the log (which puts
-    back whatever a replacement of the file dropped) and prints ``closed``. Used by the soak in
+    back whatever a replacement of the file dropped) and prints ``closed RESTORED``. Used by the soak in
     tests/test_soak.py, which also kills writers with SIGKILL.
 """
 
@@ -84,7 +84,7 @@ def soak(path: str, writer: str) -> None:
         sys.stdout.flush()
         seq += size
     log.close()
-    print("closed", flush=True)
+    print(f"closed {log.restored}", flush=True)
 
 
 def main(argv: list[str]) -> None:

@@ -82,10 +82,10 @@ def test_trees_match_files_by_relative_path(tmp_path: Path) -> None:
     assert [(c.id, c.status) for c in found] == [("a.md", "changed"), ("new.md", "added"), ("sub/gone.md", "removed")]
     changed, added, removed = found
     assert (changed.name, changed.path, changed.expected, changed.actual, changed.source) == ("a.md", "a.md", "one\n", "two\n", "snapshots")
-    assert changed.expected_file == str((expected / "a.md").absolute()) and changed.actual_file == str((actual / "a.md").absolute())
+    roots = (os.path.realpath(expected), os.path.realpath(actual))  # each tree's root, resolved
+    assert all((c.expected_root, c.actual_root) == roots for c in found)
     assert (added.expected, added.actual) == (None, "hi\n")
-    assert added.expected_file == str((expected / "new.md").absolute())  # where accepting it would write
-    assert (removed.expected, removed.actual, removed.actual_file) == ("bye\n", None, None)
+    assert (removed.expected, removed.actual) == ("bye\n", None)
 
 
 def test_trees_skip_binary_files_but_not_late_nul_bytes(tmp_path: Path) -> None:
@@ -171,6 +171,35 @@ def test_trees_refuse_a_changed_file_too_large_but_not_an_identical_one(tmp_path
     assert changes_between_trees(expected, actual, exclude=["huge.md"]) == []
 
 
+def test_trees_report_a_file_too_large_in_skipped_and_triage_the_rest(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(changes_module, "MAX_FILE_BYTES", 100)
+    expected, actual = _trees(tmp_path, {"a.md": "1", "huge.md": "y" * 200}, {"a.md": "2", "huge.md": "z" * 300})
+    skipped: list[str] = []
+    assert [c.id for c in changes_between_trees(expected, actual, skipped=skipped)] == ["a.md"]
+    [warning] = skipped
+    assert warning.startswith("huge.md: 0.0 MiB, over the 0 MiB limit") and "--exclude 'huge.md'" in warning
+
+
+def test_the_data_directory_is_never_part_of_a_tree(tmp_path: Path) -> None:
+    expected, actual = _trees(tmp_path, {"a.md": "1", "results/ratings.jsonl": "{}\n"}, {"a.md": "2"})
+    found = changes_between_trees(expected, actual, guard=[expected / "results"])
+    assert [c.id for c in found] == ["a.md"]  # inside a tree it is left out, not "removed"
+    with pytest.raises(ChangeError, match="in hilbot's data directory") as info:
+        changes_between_trees(expected / "results", actual, guard=[expected / "results"])
+    assert "--data-dir" in (info.value.fix or "")
+    store = Store(expected / "results")
+    assert [c.id for c in find_changes(store, [str(expected), str(actual)])] == ["a.md"]
+
+
+def test_triage_records_are_never_changes_but_a_users_own_ai_json_is(tmp_path: Path) -> None:
+    record = json.dumps({"written_by": "hilbot triage", "path": "a.md"})
+    older = json.dumps({"path": "a.md", "status": "changed", "category": 3, "category_name": "UNSURE",
+                        "decision": "human", "rule": "r"})
+    expected, actual = _trees(tmp_path, {"a.md": "1"}, {"a.md": "2", "a.md.ai.json": record, "a.ai.json": older,
+                                                        "mine.ai.json": '{"notes": 1}', "bad.ai.json": "{"})
+    assert [c.id for c in changes_between_trees(expected, actual)] == ["a.md", "bad.ai.json", "mine.ai.json"]
+
+
 def test_trees_an_unreadable_directory_is_an_error_not_a_removal(tmp_path: Path, monkeypatch) -> None:
     expected, actual = _trees(tmp_path, {"locked/a.md": "a"}, {"locked/a.md": "a"})
     real_scandir = os.scandir
@@ -206,8 +235,8 @@ def test_booktest_project_changes_are_its_outputs_that_ran(store: Store) -> None
     ]  # not the unrun book, index.md, reports, logs, pickles, cases.ndjson, recorded calls or scratch files
     simple = _by_id(found)["test/examples/simple_book.py/test_simple.md"]
     assert (simple.expected, simple.actual) == ("this is a simple test\n", "this is a simplified test\n")
-    assert simple.expected_file == str((BOOKS / "test/examples/simple_book.py/test_simple.md").absolute())
-    assert simple.actual_file == str((BOOKS / ".out/test/examples/simple_book.py/test_simple.md").absolute())
+    roots = (os.path.realpath(BOOKS), os.path.realpath(BOOKS / ".out"))
+    assert (simple.expected_root, simple.actual_root) == roots
 
 
 def test_booktest_number_change_is_marked_within_tolerance(store: Store) -> None:

@@ -337,6 +337,44 @@ async def test_scheduled_digest_is_registered_and_posts_to_its_chats(driver, dem
         assert "hilbot digest" in driver.messages(GROUP)[0].text
 
 
+def _posted(driver, store: Store, minutes_ago: float) -> None:
+    """The log says the bot posted its scheduled digest ``minutes_ago`` (and then, say, went down)."""
+    from datetime import timedelta
+
+    from evaluation.records import DigestPosted
+
+    at = datetime.now(timezone.utc) - timedelta(minutes=minutes_ago)
+    store.ratings.append(DigestPosted(channel=driver.platform, chats=["c"], since=at - timedelta(hours=1),
+                                      timestamp=at))
+
+
+async def test_a_scheduled_digest_is_recorded_in_the_log(driver, demo_store):
+    async with driver.bot(demo_store, driver.digest_config([GROUP], every_minutes=60)):
+        await driver.digest_now()
+        [record] = driver.records("digest_posted")
+        assert record["channel"] == driver.platform and record["scheduled"] is True
+
+
+async def test_a_digest_missed_while_the_bot_was_down_is_posted_when_it_starts(driver, demo_store):
+    _posted(driver, demo_store, minutes_ago=150)  # hourly: two were due while it was down, one is posted
+    async with driver.bot(demo_store, driver.digest_config([GROUP], every_minutes=60)):
+        await driver.until(lambda: driver.messages(GROUP), what="the digest missed while the bot was down")
+        assert "hilbot digest" in driver.messages(GROUP)[0].text
+        await driver.until(lambda: len(driver.records("digest_posted")) == 2, what="its record")
+    assert len(driver.messages(GROUP)) == 1
+
+
+async def test_a_digest_posted_before_a_restart_is_not_posted_again(driver, demo_store):
+    import asyncio
+
+    _posted(driver, demo_store, minutes_ago=10)
+    async with driver.bot(demo_store, driver.digest_config([GROUP], every_minutes=60)):
+        await asyncio.sleep(0.5)
+        assert driver.messages(GROUP) == [] and len(driver.records("digest_posted")) == 1
+        fire = driver.next_digest(datetime.now(timezone.utc))
+        assert fire is not None and 45 * 60 < (fire - datetime.now(timezone.utc)).total_seconds() <= 50 * 60
+
+
 async def test_items_of_a_run_still_being_evaluated_are_dealt_as_they_come(driver, store):
     growing_run(store)
     async with driver.bot(store):

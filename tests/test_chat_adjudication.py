@@ -58,3 +58,7 @@ async def test_only_admins_adjudicate(driver, panel):
         forged = card.datas[0].replace("Ar0", "Ar9")
         answer = await driver.tap_data(ADMIN, card, forged)
         assert answer.alert and driver.records("adjudication") == []
+        op, key, index, dim = card.datas[0].split("|")
+        for bad in (f"{op}|{key}|-1|{dim}", f"{op}|{key}|{index}|-1", f"{op}|{key}|+{index}|{dim}"):
+            answer = await driver.tap_data(ADMIN, card, bad)  # -1 is the last item to Python's indexing
+            assert answer.alert and driver.records("adjudication") == [], bad

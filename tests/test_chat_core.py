@@ -246,3 +246,44 @@ async def test_confidence_answers_and_skip_reasons_travel_in_checked_tokens(demo
         "Skipped: broken item", False)
     skips = [r.skip_reason for r in demo_store.human_events() if type(r).__name__ == "Skip"]
     assert skips == [None, "broken item"]
+
+
+async def test_an_item_or_dimension_index_is_plain_digits_never_negative_or_signed(demo_store: Store) -> None:
+    """``-13`` is item 5 of 18 to Python's indexing, `` 5``, ``+5`` and ``٥`` are 5 to ``int``: all refused."""
+    from bot.chat import texts
+
+    port = MemoryPort()
+    flow = _flow(demo_store, port)
+    await flow.on_command(Command(ALICE, DM, "review", (SEARCH_RUN,)))
+    card = port.cards()[0]
+    op, key, index, dim = port.token(card, "good").split("|")
+    count = len(flow.engine.run(SEARCH_RUN).items)
+    negative = str(int(index) - count)
+    forged = [f"{op}|{key}|{negative}|{dim}", f"{op}|{key}|{index}|-1", f"{op}|{key}|+{index}|{dim}",
+              f"{op}|{key}| {index}|{dim}", f"{op}|{key}|{index}|\u0660", f"{op}|{key}|0{index}|{dim}",
+              f"{op}|{key}|{index}|{dim} "]
+    for n, data in enumerate(forged):
+        await flow.on_tap(Tap(ALICE, DM, card.id, data, f"f{n}"))
+        await flow.close()
+        assert port.answers[f"f{n}"] == (texts.STALE_BUTTON, True), data
+    assert [r for r in demo_store.human_events() if isinstance(r, Rating)] == []
+    await flow.on_tap(Tap(ALICE, DM, card.id, f"{op}|{key}|{index}|{dim}", "ok"))
+    await flow.close()
+    assert len([r for r in demo_store.human_events() if isinstance(r, Rating)]) == 1
+
+
+async def test_a_concern_tag_on_a_rating_that_asks_for_none_is_refused(demo_store: Store) -> None:
+    """A top rating asks no concern tags, so its card offers none: a forged (or old) tag button changes nothing."""
+    port = MemoryPort()
+    flow = _flow(demo_store, port)
+    await flow.on_command(Command(ALICE, DM, "review", (SEARCH_RUN,)))
+    card = port.cards()[0]
+    await _tap(flow, port, card, "poor", "e1")
+    tag = next(c.data for row in flow.keyboard(port.edits[card.id], group=False) for c in row
+               if c.data.startswith("t"))
+    await _tap(flow, port, card, "good", "e2")
+    await flow.on_tap(Tap(ALICE, DM, card.id, tag, "e3"))
+    await flow.close()
+    assert port.answers["e3"][1] is True
+    ratings = [r for r in demo_store.human_events() if isinstance(r, Rating)]
+    assert ratings[-1].judgment == "good" and ratings[-1].concerns == []

@@ -661,3 +661,66 @@ def test_the_full_label_from_a_review_session_is_exported(demo_store: Store):
     assert rows["trigger-accuracy"]["triggerComponentObserved"] == "search-widget"
     assert (rows["technical-accuracy"]["inaccuracies"], rows["completeness"]["missingElements"]) == ("wrong fact", "edge cases")
     assert rows["overall"]["skipReason"] == "unclear item"
+
+
+# --------------------------------------------------------------------------- to a terminal
+
+HOSTILE_NOTE = "copy \x1b]52;c;cm0gLXJmIH4=\x07 me\u202eevil\x00 \x9b31m\u200b end"
+UNSAFE_OUT = ("\x1b", "\x07", "\x00", "\u202e", "\x9b", "\u200b")
+
+
+def _export_to(search: Store, fmt: str, *, tty: bool) -> bytes:
+    """``hilbot export`` of the reviewed run to a pseudo-terminal (or a pipe): the bytes it wrote."""
+    import os
+    import subprocess
+
+    import pexpect
+
+    from .conftest import HILBOT
+
+    note(search, "q01", HOSTILE_NOTE)
+    args = ["--data-dir", str(search.root), "export", RUN, "--format", fmt]
+    if not tty:
+        return subprocess.run([str(HILBOT), *args], capture_output=True, check=True, timeout=60).stdout
+    child = pexpect.spawn(str(HILBOT), args, env={**os.environ, "TERM": "dumb"}, timeout=60)
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    return child.before
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json", "jsonl"])
+def test_an_export_to_a_terminal_shows_control_characters_visibly(reviewed: Store, fmt: str) -> None:
+    shown = _export_to(reviewed, fmt, tty=True).decode("utf-8")
+    assert not [c for c in UNSAFE_OUT if c in shown], shown
+    assert "cm0gLXJmIH4=" in shown  # the note is there, made visible
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json", "jsonl"])
+def test_an_export_to_a_pipe_keeps_the_data_exact(reviewed: Store, fmt: str) -> None:
+    text = _export_to(reviewed, fmt, tty=False).decode("utf-8")
+    if fmt == "csv":
+        assert HOSTILE_NOTE in text
+    else:
+        rows = [json.loads(text)] if fmt == "json" else [json.loads(line) for line in text.splitlines()]
+        assert any(HOSTILE_NOTE in s for s in _strings(rows))
+
+
+@pytest.mark.parametrize("fmt", ["json", "jsonl"])
+def test_a_json_export_to_a_terminal_is_still_the_same_json(reviewed: Store, fmt: str) -> None:
+    """On a terminal the unsafe characters of a JSON export are written as JSON escapes: the same data."""
+    shown = _export_to(reviewed, fmt, tty=True).decode("utf-8").replace("\r\n", "\n")
+    rows = [json.loads(shown)] if fmt == "json" else [json.loads(line) for line in shown.splitlines() if line]
+    assert any(HOSTILE_NOTE in s for s in _strings(rows))
+
+
+def _strings(value):
+    """Every string inside a JSON value."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)

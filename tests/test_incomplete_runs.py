@@ -143,11 +143,12 @@ def test_only_incomplete_runs_of_the_set_mean_no_baseline(run_cli, store, tmp_pa
     assert cli_run(run_cli, CLAUDE, "--run-id", "claude", "--silent").returncode == 0
     cut_short(store, "claude", "aborted", 3, overall=1.0)
     store.run_path("claude").unlink()
-    result = cli_run(run_cli, GPT, "--run-id", "gpt", "--quiet")
+    result = cli_run(run_cli, CLAUDE, "--run-id", "claude-2", "--quiet")  # only "aborted" is alike
     assert result.returncode == 0, result.stderr
-    assert run_file(tmp_path, "gpt")[0].get("baseline") is None
+    assert run_file(tmp_path, "claude-2")[0].get("baseline") is None
     assert "✅ No regressions detected" in result.stdout
-    assert "nothing to compare" in result.stdout
+    assert ("(no earlier complete run of set cases with target claude-sonnet-4-5 and judge lexical "
+            "to compare with; this run is the baseline)") in result.stdout
 
 
 def test_an_explicit_incomplete_baseline_is_named_and_compared_on_its_items(run_cli, store, tmp_path):

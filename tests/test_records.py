@@ -39,7 +39,8 @@ def test_schema_doc_is_current():
     on_disk = (ROOT / "docs" / "schema.json").read_text()
     assert json.loads(printed) == json.loads(on_disk), "docs/schema.json is stale: run `make schema`"
     assert set(json.loads(on_disk)) == {"run_header", "query_evaluation", "run_summary", "rating", "skip", "note", "review_summary", "delivery",
-                                        "triage_decision", "adjudication", "llm_call"}
+                                        "triage_decision", "adjudication", "digest_posted", "push", "connector_call",
+                                        "llm_call"}
 
 
 def test_schema_matches_models():

@@ -51,14 +51,31 @@ def outputs_rows(path: str) -> dict[str, dict]:
     return {row["id"]: row for row in map(json.loads, Path(path).read_text().splitlines()) if row}
 
 
-def expected_regressions(base: list[dict], new: list[dict], threshold: float = 0.10, average: float = 0.05) -> int:
-    """Per-query drops beyond the threshold plus one for the average, computed from the run files."""
+def expected_regressions(base: list[dict], new: list[dict], threshold: float = 0.10,
+                         average: float = 0.05) -> int:
+    """Queries whose overall drops beyond the threshold, computed from the run files."""
     before, after = items_of(base), items_of(new)
-    count = sum(1 for k, item in after.items() if k in before and overall(before[k]) is not None
-                and overall(item) is not None and overall(before[k]) - overall(item) > threshold + 1e-9)
+
+    def dropped(k: str, item: dict) -> bool:
+        a, b = overall(before[k]), overall(item)
+        return a is not None and b is not None and a - b > threshold + 1e-9
+
+    return sum(1 for k, item in after.items() if k in before and dropped(k, item))
+
+
+def expected_verdict(base: list[dict], new: list[dict], threshold: float = 0.10,
+                     average: float = 0.05) -> str:
+    """The ``❌`` line for these run files: the queries that regressed, and the average if it
+    dropped too."""
+    before, after = items_of(base), items_of(new)
     avg_before = round(mean(v for i in before.values() if (v := overall(i)) is not None), 4)
     avg_after = round(mean(v for i in after.values() if (v := overall(i)) is not None), 4)
-    return count + int(avg_before - avg_after > average + 1e-9)
+    drop = f"the average overall dropped {avg_before:.2f} → {avg_after:.2f}"
+    drop = drop if avg_before - avg_after > average + 1e-9 else ""
+    n = expected_regressions(base, new, threshold, average)
+    if not n:
+        return f"❌ No query regressed, but {drop}"
+    return f"❌ {n} regression(s) detected" + (f"; {drop}" if drop else "")
 
 
 def cli_run(run_cli, outputs: str, *extra: str, env: dict | None = None, **kw):
@@ -132,14 +149,17 @@ def test_silent_is_two_lines_and_exit_1_on_a_regression(run_cli, tmp_path):
     assert n >= 2  # grok-3 misses critical rules and gets two answers wrong
     assert second.returncode == 1
     grok_avg = mean(overall(i) for i in items_of(grok).values())
-    assert second.stdout.splitlines() == [f"📈 Average overall score: {grok_avg:.2f}", f"❌ {n} regression(s) detected"]
+    verdict = expected_verdict(claude, grok)
+    assert verdict.startswith(f"❌ {n} regression(s) detected; the average overall dropped ")
+    assert second.stdout.splitlines() == [f"📈 Average overall score: {grok_avg:.2f}", verdict]
     assert grok[0]["baseline"] == "claude"
 
-    # the same comparison outside --silent lists the regressions and exits 0
+    # the same comparison outside --silent lists the regressions, and exits 1 too
     third = cli_run(run_cli, GROK, "--run-id", "grok-again", "--quiet", "--baseline", "claude")
-    assert third.returncode == 0
-    assert f"❌ {n} regression(s) detected" in third.stdout
-    assert len(re.findall(r'^  ↓ ', third.stdout, re.M)) == n  # one line per query, one for the average
+    assert third.returncode == 1
+    assert verdict in third.stdout.splitlines()
+    assert len(re.findall(r'^  ↓ "', third.stdout, re.M)) == n  # one line per query
+    assert len(re.findall(r'^  ↓ average overall ', third.stdout, re.M)) == 1  # and the average
 
 
 def test_default_baseline_is_the_previous_run_of_the_same_set(run_cli, tmp_path):
@@ -148,15 +168,14 @@ def test_default_baseline_is_the_previous_run_of_the_same_set(run_cli, tmp_path)
     (other / "banner.yaml").write_text((CASES / "banner-carrier-dies.yaml").read_text())
     assert cli_run(run_cli, CLAUDE, "--run-id", "claude", "--silent").returncode == 0
     # a later run of a different set is not a baseline for the cases set
-    assert run_cli("run", "--cases", str(other), "--outputs", GROK, "--run-id", "other-set", "--silent",
-                   env=OFFLINE).returncode == 0
-    grok = cli_run(run_cli, GROK, "--run-id", "grok", "--silent")
-    assert grok.returncode == 1 and "❌" in grok.stdout
-    assert run_file(tmp_path, "grok")[0]["baseline"] == "claude"
-    # the next run compares with grok (the newest of the set), which it beats
-    again = cli_run(run_cli, CLAUDE, "--run-id", "claude-2", "--silent")
-    assert again.returncode == 0 and again.stdout.splitlines()[1] == "✅ No regressions detected"
-    assert run_file(tmp_path, "claude-2")[0]["baseline"] == "grok"
+    assert run_cli("run", "--cases", str(other), "--outputs", CLAUDE, "--run-id", "other-set",
+                   "--silent", env=OFFLINE).returncode == 0
+    second = cli_run(run_cli, CLAUDE, "--run-id", "claude-2", "--silent")
+    assert second.returncode == 0 and second.stdout.splitlines()[1] == "✅ No regressions detected"
+    assert run_file(tmp_path, "claude-2")[0]["baseline"] == "claude"
+    # the next run compares with the newest run of the set
+    again = cli_run(run_cli, CLAUDE, "--run-id", "claude-3", "--silent")
+    assert again.returncode == 0 and run_file(tmp_path, "claude-3")[0]["baseline"] == "claude-2"
 
 
 def test_regression_threshold_comes_from_hilbot_toml(run_cli, tmp_path):
@@ -170,17 +189,22 @@ def test_regression_threshold_comes_from_hilbot_toml(run_cli, tmp_path):
                      "--silent", "--baseline", "claude", env=OFFLINE)
     n = expected_regressions(run_file(tmp_path, "claude"), run_file(tmp_path, "grok-strict"), 0.0, 0.0)
     assert n > expected_regressions(run_file(tmp_path, "claude"), run_file(tmp_path, "grok-strict"))
-    assert result.returncode == 1 and result.stdout.splitlines()[1] == f"❌ {n} regression(s) detected"
+    verdict = expected_verdict(run_file(tmp_path, "claude"), run_file(tmp_path, "grok-strict"),
+                               0.0, 0.0)
+    assert verdict.startswith(f"❌ {n} regression(s) detected")
+    assert result.returncode == 1 and result.stdout.splitlines()[1] == verdict
 
 
-def test_an_average_drop_alone_is_one_regression(run_cli, tmp_path):
+def test_an_average_drop_alone_is_a_regression(run_cli, tmp_path):
     assert cli_run(run_cli, CLAUDE, "--run-id", "claude", "--silent").returncode == 0
     (tmp_path / "hilbot.toml").write_text("[regression]\nthreshold = 0.9\naverage_threshold = 0.01\n")
     claude_avg = round(mean(overall(i) for i in items_of(run_file(tmp_path, "claude")).values()), 4)
     result = cli_run(run_cli, GROK, "--run-id", "grok", "--quiet", "--baseline", "claude")
     grok_avg = round(mean(overall(i) for i in items_of(run_file(tmp_path, "grok")).values()), 4)
     assert claude_avg - grok_avg > 0.01  # no query drops by 0.9, but the average drops
-    assert "❌ 1 regression(s) detected" in result.stdout
+    assert result.returncode == 1
+    dropped = f"the average overall dropped {claude_avg:.2f} → {grok_avg:.2f}"
+    assert f"❌ No query regressed, but {dropped}" in result.stdout
     assert f"  ↓ average overall {claude_avg:.2f} → {grok_avg:.2f}" in result.stdout
     assert not re.search(r'^  ↓ "', result.stdout, re.M)
 
@@ -198,7 +222,7 @@ def test_a_missing_output_is_recorded_on_its_item_and_the_run_goes_on(run_cli, t
     partial.write_text("".join(line + "\n" for line in Path(CLAUDE).read_text().splitlines()
                                if line.strip() and json.loads(line)["id"] != "charge-range"))
     result = cli_run(run_cli, str(partial), "--run-id", "partial")
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 1, result.stderr  # an unjudged item fails the gate, in every mode
     assert "  ✗ target failed: no output for 'charge-range' in partial.jsonl" in result.stdout
     records = run_file(tmp_path, "partial")
     assert records[-1]["type"] == "run_summary" and records[-1]["item_count"] == 8
@@ -315,7 +339,8 @@ def test_llm_judging_failure_is_shown_on_its_item_and_the_run_finishes(run_cli, 
     with FakeAnthropic(responder=responder) as fake:
         (tmp_path / "hilbot.toml").write_text("[llm]\nmax_retries = 0\n")
         result = run_cli("run", "--cases", str(CASES), "--outputs", CLAUDE, "--run-id", "llm-fail", "--judge", "llm", env=fake.env())
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 1, result.stderr  # finished, and not a pass: an item went unjudged
+    assert "❌ 1 of 8 items could not be judged" in result.stdout
     assert re.search(r"^  ✗ AI: judging failed: model answered without the record_answer tool", result.stdout, re.M)
     assert len(re.findall(r"^  ✓ AI: ", result.stdout, re.M)) == 7
     records = run_file(tmp_path, "llm-fail")
@@ -441,6 +466,6 @@ def test_a_failing_command_target_shows_its_stderr_visibly(tmp_path):
     command = "printf 'broke \\033]0;T\\007\\033[2J\\342\\200\\256 here\\n' >&2; exit 3"
     result = invoke("run", "--set", "one", "--dir", str(tmp_path / "q"), "--target-cmd", command, "--run-id", "f",
                     env={"HILBOT_DATA_DIR": str(tmp_path / "results"), "ANTHROPIC_API_KEY": ""}, cwd=tmp_path)
-    assert result.exit_code == 0, result.stderr
+    assert result.exit_code == 1, result.stderr  # the one item went unjudged
     _no_raw_controls(result.stdout + result.stderr)
     assert "  ✗ target failed: exit 3: broke ␛]0;T␇␛[2J<U+202E> here" in result.stdout

@@ -226,6 +226,8 @@ def test_cli_writes_the_sample(store, run_cli):
     (["base", "--n", "0", "--by", "category"], "use --n 1 or more"),
     (["nope", "--n", "5", "--by", "category"], "no run 'nope'"),
     (["base", "--n", "5", "--by", "category,category"], "listed twice"),
+    (["base", "--n", "5", "--by", "category", "--seed", "-1"], "--seed -1 is out of range — use a whole number from 0 to 4294967295"),
+    (["base", "--n", "5", "--by", "category", "--seed", str(2**32)], "--seed 4294967296 is out of range"),
 ])
 def test_cli_errors_are_one_line(store, run_cli, args, expected):
     run = _three()

@@ -385,3 +385,49 @@ async def test_the_guide_button_opens_what_each_option_means(slack, demo_store):
         [modal] = [v for v in slack.fake.views if v.get("callback_id") == "hilbot_full"]
         shown = unescape(flatten(modal["blocks"]))
         assert "good — Results nail it - exactly what I'd want" in shown and ratings(demo_store) == []
+
+
+def test_serve_slack_v_logs_no_token_of_a_request_whose_signature_fails(tmp_path, demo_store):
+    """Issue 14: in HTTP mode slack_bolt logs a refused request's raw body, where the verification
+    token is URL-encoded (``payload=%7B%22token%22%3A+%22…``)."""
+    from tests._canary import leaks
+    from tests.chat_drivers.slack import _free_port
+
+    port = _free_port()
+    toml = f'[slack]\nreviewers = ["U0ALICE"]\nmode = "http"\nport = {port}\n'
+    (tmp_path / "hilbot.toml").write_text(toml)
+    with FakeSlack() as fake:
+        fake.user("U0ALICE", "alice")
+        env = {**os.environ, **_env(fake, tmp_path, HILBOT_DATA_DIR=str(demo_store.root))}
+        proc = subprocess.Popen([str(HILBOT), "serve", "slack", "-v"], env=env, cwd=tmp_path,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            fake.http_target = f"http://127.0.0.1:{port}/slack/events"
+            fake.wait(lambda: _listening(port), timeout=30, what="the bot's port")
+            fake.slash("U0ALICE", f"review {SEARCH_RUN}").wait_acked_sync(30)
+            fake.wait(lambda: _cards(fake), timeout=15, what="the card")
+            ts = _cards(fake)[0]["ts"]
+            dm = fake.dm("U0ALICE")
+            refused = [fake.click_button("U0ALICE", dm, ts, "good", signature="bad"),
+                       fake.slash("U0ALICE", "status", signature="bad"),
+                       fake.open_home("U0ALICE", signature="bad")]
+            for delivery in refused:
+                assert delivery.answered.wait(10) and delivery.status == 401
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 0, out[-2000:]
+    assert "Invalid request signature" in out  # bolt did log each refused body...
+    secrets = [fake.bot_token, fake.app_token, fake.signing_secret, fake.verification_token]
+    assert leaks(out, secrets) == [], out[-3000:]  # ...with no token in any encoding
+
+
+def _cards(fake: FakeSlack) -> list[dict]:
+    return [m for m in fake.messages("U0ALICE") if m.get("blocks")]
+
+
+def _listening(port: int) -> bool:
+    import socket
+
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) == 0

@@ -130,6 +130,50 @@ def test_a_line_another_writer_wrote_and_the_user_deleted_stays_deleted(tmp_path
     assert keys(path) == ["k2", "k3"]
 
 
+def copy_in_place(path: Path, content: bytes) -> None:
+    """What ``cp older.jsonl ratings.jsonl`` does: the same file (inode), truncated and written again."""
+    with open(path, "r+b") as handle:
+        handle.truncate(0)
+        handle.write(content)
+
+
+def test_a_lockless_copy_in_place_then_another_writers_appends_loses_nothing(tmp_path: Path) -> None:
+    """k2 is dropped by an in-place copy of an older file; the other writer's appends then grow the
+    file past k2's end, so size and inode look fine: the record at k2's offset tells it is gone."""
+    path = tmp_path / "ratings.jsonl"
+    first, second = EventLog(path), EventLog(path)
+    first.append(note(1))
+    older = path.read_bytes()
+    first.append(note(2))
+    copy_in_place(path, older)
+    second.append(note(3).model_copy(update={"text": "x" * 500}))
+    first.append(note(4))
+    assert sorted(keys(path)) == ["k1", "k2", "k3", "k4"]
+    assert first.restored == 1
+
+
+def test_closing_after_a_lockless_copy_in_place_puts_back_what_it_dropped(tmp_path: Path) -> None:
+    path = tmp_path / "ratings.jsonl"
+    first, second = EventLog(path), EventLog(path)
+    first.append(note(1))
+    older = path.read_bytes()
+    first.append(note(2))
+    copy_in_place(path, older)
+    second.append(note(3).model_copy(update={"text": "x" * 500}))
+    first.close()
+    assert sorted(keys(path)) == ["k1", "k2", "k3"]
+
+
+def test_a_lockless_copy_of_the_same_bytes_restores_nothing(tmp_path: Path) -> None:
+    """Copying the file over itself changes nothing: nothing is appended twice."""
+    path = tmp_path / "ratings.jsonl"
+    log = EventLog(path)
+    log.append(note(1))
+    copy_in_place(path, path.read_bytes())
+    log.append(note(2))
+    assert keys(path) == ["k1", "k2"] and log.restored == 0
+
+
 def test_a_run_file_replaced_mid_run_still_gets_its_items(store: Store) -> None:
     log = store.run_log("r1")
     log.append(RunHeader(run_id="r1"))
@@ -299,6 +343,39 @@ def test_an_import_cut_short_by_the_file_size_limit_leaves_no_run(tmp_path: Path
                            capture_output=True, text=True, timeout=60)
     assert again.returncode == 0, again.stderr
     assert len(store.load_run("big").items) == 2000
+
+
+def _on_a_small_file_system(tmp_path: Path, data: Path, how: str, *command: str) -> subprocess.CompletedProcess:
+    """``hilbot COMMAND`` with ``data`` on a file system of its own (tmpfs, in a private mount
+    namespace): ``read-only``, or ``no-inodes`` (every inode in use). Its files are copied in first."""
+    fill = "i=0; while touch data/.fill$i 2>/dev/null; do i=$((i+1)); done"
+    script = (f"set -e; cp -a data {tmp_path}/.copy; mount -t tmpfs -o size=8m,nr_inodes=256 tmpfs data; "
+              f"cp -a {tmp_path}/.copy/. data/; "
+              + ("mount -o remount,ro data; " if how == "read-only" else f"{fill}; ")
+              + '"$@"')
+    return subprocess.run(["unshare", "-rm", "sh", "-c", script, "sh", str(HILBOT), "--data-dir", "data", *command],
+                          cwd=data.parent, capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("how", ["read-only", "no-inodes"])
+@pytest.mark.parametrize("command", [("import", "rows.jsonl"), ("sample", SEARCH_RUN, "--n", "3", "--by", "category"),
+                                     ("triage", "expected", "actual")])
+def test_a_data_dir_that_takes_no_new_file_is_one_line(demo_store: Store, tmp_path: Path, how: str,
+                                                       command: tuple[str, ...]) -> None:
+    _rows(tmp_path)
+    for side, text in (("expected", "old\n"), ("actual", "new\n")):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / "a.md").write_text(text)
+    data = tmp_path / "data"
+    os.rename(demo_store.root, data)
+    before = sorted(p.name for p in (data / "runs").iterdir())
+    outcome = _on_a_small_file_system(tmp_path, data, how, *command)
+    assert outcome.returncode == 2, outcome.stderr
+    assert len(outcome.stderr.strip().splitlines()) == 1 and "Traceback" not in outcome.stderr, outcome.stderr
+    assert BUG not in outcome.stderr and ".partial" not in outcome.stderr, outcome.stderr
+    says = "read-only" if how == "read-only" else "no space left"
+    assert says in outcome.stderr, outcome.stderr
+    assert sorted(p.name for p in (data / "runs").iterdir()) == before  # the mount went with its namespace
 
 
 def test_create_run_is_written_aside_and_moved_into_place(store: Store) -> None:

@@ -1,4 +1,4 @@
-"""Targets: ``module:function`` (sync and async), ``--target-cmd`` (``{query}`` shell-quoted, or
+"""Targets: ``module:function`` (sync and async), ``--target-cmd`` (``{query}`` one argument, or
 stdin), timeouts, failures recorded on the item while the run goes on, and ``--outputs``."""
 
 from __future__ import annotations
@@ -155,14 +155,23 @@ def test_bad_specs_are_one_line_errors(targets_module):
 
 # --------------------------------------------------------------------------- --target-cmd
 
-ECHO_ARGV = f"{PY} -c 'import sys, json; print(json.dumps({{\"answer\": sys.argv[1], \"cost_usd\": 0.5, \"model\": \"cmd\"}}))' {{query}}"
+ECHO_ARGV = ('import sys, json; '
+             'print(json.dumps({"answer": sys.argv[1], "cost_usd": 0.5, "model": "cmd"}))')
+"""A script printing its first argument as the answer, with a cost and a model."""
 ECHO_STDIN = f"{PY} -c 'import sys, json; print(json.dumps({{\"answer\": sys.stdin.read()}}))'"
 NASTY = 'It\'s 8" away; "$(touch PWNED)" `touch PWNED2` $HOME \\ && touch PWNED3 \'quoted\''
 
 
+def script(directory: Path, name: str, body: str) -> str:
+    """A Python script written to ``directory``, as the command running it ({query} may follow)."""
+    path = directory / f"{name}.py"
+    path.write_text(body + "\n")
+    return f"{PY} {shlex.quote(str(path))}"
+
+
 def test_query_placeholder_is_one_argument_of_data(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    out = call(CommandTarget(ECHO_ARGV, 10), case(NASTY))
+    out = call(CommandTarget(f"{script(tmp_path, 'echo', ECHO_ARGV)} {{query}}", 10), case(NASTY))
     assert out.error is None, out.error
     assert out.answer == NASTY  # one argument, byte for byte: nothing expanded, nothing run
     assert out.cost_usd == 0.5 and out.model == "cmd" and out.latency_ms > 0
@@ -203,9 +212,10 @@ def test_command_timeout_kills_the_command(tmp_path, monkeypatch):
 
 def test_a_failing_item_is_recorded_and_the_run_goes_on(tmp_path, monkeypatch, store, config):
     monkeypatch.chdir(tmp_path)
-    command = (f"{PY} -c 'import sys, json; q = sys.argv[1]\n"
-               "if \"fail\" in q: sys.stderr.write(\"no luck\\n\"); sys.exit(4)\n"
-               "print(json.dumps({\"answer\": q, \"quotes\": [\"rule one text here\"], \"cost_usd\": 0.01}))' {query}")
+    command = script(tmp_path, "flaky", 'import sys, json; q = sys.argv[1]\n'
+                     'if "fail" in q: sys.stderr.write("no luck\\n"); sys.exit(4)\n'
+                     'out = {"answer": q, "quotes": ["rule one text here"], "cost_usd": 0.01}\n'
+                     'print(json.dumps(out))') + " {query}"
     cases = [case(q, f"c{n}", ground_truth_contexts=[], ground_truth_answers=["rule one"]) for n, q in
              enumerate(["first", "please fail", "third"])]
     plan = RunPlan("cmd-run", "t", "answer", cases, CommandTarget(command, 10), get_judge("lexical", config, store))
@@ -225,11 +235,19 @@ def test_a_failing_item_is_recorded_and_the_run_goes_on(tmp_path, monkeypatch, s
 
 # --------------------------------------------------------------------------- --target-cmd: hostile queries
 
-ARGV = f"{PY} -c 'import sys, json; print(json.dumps({{\"answer\": json.dumps(sys.argv[1:])}}))'"
-"""Prints the arguments it got as the answer (a JSON list)."""
-ENV_STDIN = (f"{PY} -c 'import os, sys, json; print(json.dumps({{\"answer\": json.dumps("
-             f"[os.environ.get(\"HILBOT_QUERY\"), sys.stdin.read()])}}))'")
-"""Prints $HILBOT_QUERY (null when unset) and stdin as the answer (a JSON list)."""
+ARGS = 'import sys, json; print(json.dumps({"answer": json.dumps(sys.argv[1:])}))'
+"""A script printing the arguments it got as the answer (a JSON list)."""
+ENV_STDIN_SCRIPT = ('import os, sys, json; print(json.dumps({"answer": json.dumps('
+                    '[os.environ.get("HILBOT_QUERY"), sys.stdin.read()])}))')
+"""A script printing $HILBOT_QUERY (null when unset) and stdin as the answer (a JSON list)."""
+ENV_STDIN = f"{PY} -c {shlex.quote(ENV_STDIN_SCRIPT)}"
+"""That script as a shell command (no ``{query}``)."""
+
+
+@pytest.fixture
+def ARGV(tmp_path) -> str:
+    """The command running :data:`ARGS` (``{query}`` may follow it)."""
+    return script(tmp_path, "args", ARGS)
 HOSTILE = ["$(touch PWNED)", "`touch PWNED`", "; touch PWNED", "x | touch PWNED", "x && touch PWNED",
            "x\ntouch PWNED", "'", '"', "\\", "' ; touch PWNED ; '", '" ; touch PWNED ; "', "$HOME", "*",
            "--foo", "-c", "--version", "{query}", "  two  spaces  ", "ünï ✓ 🦀"]
@@ -247,25 +265,34 @@ def test_the_reported_repro_prints_the_query_and_runs_nothing(tmp_path, monkeypa
     assert not (tmp_path / "PWNED").exists()
 
 
-@pytest.mark.parametrize("template", ["{query}", "'{query}'", '"{query}"', "--q={query}", "'--q={query}'", '"--q="{query}'])
-def test_the_query_is_data_whatever_quotes_the_template_puts_around_it(tmp_path, monkeypatch, template):
+@pytest.mark.parametrize("template", ["{query}", "'{query}'", '"{query}"', "-- {query}",
+                                      "'--' '{query}'"])
+def test_the_query_is_data_whatever_quotes_the_template_puts_around_it(tmp_path, monkeypatch, ARGV,
+                                                                       template):
     monkeypatch.chdir(tmp_path)
     target = CommandTarget(f"{ARGV} {template}", 10)
+    ended = "--" in template
     for query in HOSTILE:
-        expected = f"--q={query}" if "--q=" in template else query
-        assert args_of(call(target, case(query))) == [expected], (template, query)
+        out = call(target, case(query))
+        if query.startswith("-") and not ended:  # could be an option: not passed, said on the item
+            assert out.answer is None, (template, query)
+            assert out.error.startswith("the query starts with '-'"), (template, query)
+        else:
+            assert args_of(out) == ["--", query] if ended else [query], (template, query)
     assert not list(tmp_path.glob("PWNED*"))
 
 
-def test_the_placeholder_twice_and_inside_a_word(tmp_path, monkeypatch):
+def test_the_placeholder_twice_but_never_inside_a_word(tmp_path, monkeypatch, ARGV):
     monkeypatch.chdir(tmp_path)
     query = "a'b\"c $(touch PWNED)"
     assert args_of(call(CommandTarget(f"{ARGV} {{query}} {{query}}", 10), case(query))) == [query, query]
-    assert args_of(call(CommandTarget(f"{ARGV} x{{query}}-{{query}}y", 10), case(query))) == [f"x{query}-{query}y"]
+    for template in ("x{query}-{query}y", "--q={query}", "'--q={query}'", '"--q="{query}'):
+        with pytest.raises(TargetError, match="is inside the argument"):
+            CommandTarget(f"{ARGV} {template}", 10)
     assert not list(tmp_path.glob("PWNED*"))
 
 
-def test_quoted_shell_syntax_in_the_template_is_passed_literally(tmp_path, monkeypatch):
+def test_quoted_shell_syntax_in_the_template_is_passed_literally(tmp_path, monkeypatch, ARGV):
     monkeypatch.chdir(tmp_path)
     out = call(CommandTarget(f"{ARGV} 'a; b | c && $(touch PWNED)' {{query}}", 10), case("q"))
     assert args_of(out) == ["a; b | c && $(touch PWNED)", "q"]
@@ -274,7 +301,8 @@ def test_quoted_shell_syntax_in_the_template_is_passed_literally(tmp_path, monke
 
 def test_a_placeholder_command_gets_the_query_in_hilbot_query_too(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    out = call(CommandTarget(f"{ENV_STDIN} {{query}}", 10), case("it's $(x)"))
+    command = f"{script(tmp_path, 'env_stdin', ENV_STDIN_SCRIPT)} {{query}}"
+    out = call(CommandTarget(command, 10), case("it's $(x)"))
     assert args_of(out) == ["it's $(x)", ""]  # stdin is empty in this mode
 
 
@@ -314,13 +342,11 @@ def test_the_placeholder_where_a_program_would_run_it_as_code_is_refused(templat
 
 
 @pytest.mark.parametrize("template", [
-    "sh -c 'grep -c \"$1\" /dev/null' sh {query}", "sh script.sh {query}", "bash -e script.sh {query}",
-    "env FOO=1 grep -e {query} /dev/null", "timeout 5 grep -e {query} /dev/null", "nice -n 5 grep {query} /dev/null",
-    "awk -v q={query} 'BEGIN { print q }'", "awk '{ print }' {query}", "sed -e 's/a/b/' {query}",
-    "sed -n p {query}", "python3 -c 'import sys; print(sys.argv[1])' {query}", "python3 -m json.tool {query}",
-    "python3 -c 'import sys' -c {query}", "perl -ne 'print' {query}", "perl script.pl -e {query}",
-    "node app.js {query}", "jq -n --arg q {query} '$q'", "curl -s --data-urlencode q={query} http://localhost:9",
-    "grep -- {query} /dev/null", "grep time {query}",
+    "sh script.sh {query}", "bash -e -- script.sh {query}",
+    "env FOO=1 grep -e x -- {query} /dev/null", "timeout 5 grep -e x -- {query} /dev/null",
+    "nice -n 5 grep {query} /dev/null", "awk '{ print }' {query}", "sed s/a/b/ {query}",
+    "python3 script.py {query}", "python3 -I -- script.py {query}", "perl script.pl {query}",
+    "node app.js {query}", "curl -s -- {query}", "grep -- {query} /dev/null", "grep time {query}",
 ])
 def test_the_placeholder_as_data_is_accepted(template):
     assert CommandTarget(template, 10).argv  # no refusal: {query} is an argument a program reads as data
@@ -330,15 +356,13 @@ def test_the_safe_forms_the_refusals_suggest_do_work(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     query = "it's `touch PWNED` $(touch PWNED2); \"q\""
     (tmp_path / "args.py").write_text('import sys, json\nprint(json.dumps({"answer": json.dumps(sys.argv[1:])}))\n')
-    positional = CommandTarget(f"sh -c '{PY} args.py \"$1\"' sh {{query}}", 10)  # the query as $1: data
-    assert args_of(call(positional, case(query))) == [query]
     from_env = CommandTarget(f"sh -c '{PY} args.py \"$HILBOT_QUERY\"'", 10)
     assert args_of(call(from_env, case(query))) == [query]
     assert args_of(call(CommandTarget(f"{PY} args.py \"$HILBOT_QUERY\" | cat", 10), case(query))) == [query]
     piped = CommandTarget(f"printf '%s' \"$HILBOT_QUERY\" | {PY} -c 'import sys; print(sys.stdin.read())'", 10)
     assert call(piped, case(query)).answer == query
-    assert args_of(call(CommandTarget(f"{PY} -c 'import sys, json; print(json.dumps({{\"answer\": json.dumps(sys.argv[1:])}}))' {{query}} --x", 10),
-                        case("-c"))) == ["-c", "--x"]
+    ended = CommandTarget(f"{PY} args.py -- {{query}} --x", 10)  # options ended: "-c" is data
+    assert args_of(call(ended, case("-c"))) == ["--", "-c", "--x"]
     assert not list(tmp_path.glob("PWNED*"))
 
 
@@ -348,7 +372,8 @@ def test_without_placeholder_the_query_is_on_stdin_and_in_hilbot_query(tmp_path,
     assert not list(tmp_path.glob("PWNED*"))
 
 
-def test_a_nul_in_the_query_is_an_item_error_and_the_run_goes_on(tmp_path, monkeypatch, store, config):
+def test_a_nul_in_the_query_is_an_item_error_and_the_run_goes_on(tmp_path, monkeypatch, store,
+                                                                 config, ARGV):
     monkeypatch.chdir(tmp_path)
     cases = [case("a\x00b", "nul"), case("plain", "ok")]
     plan = RunPlan("nul-run", "t", "answer", cases, CommandTarget(f"{ARGV} {{query}}", 10), get_judge("lexical", config, store))
@@ -360,7 +385,7 @@ def test_a_nul_in_the_query_is_an_item_error_and_the_run_goes_on(tmp_path, monke
     assert args_of(call(CommandTarget(ENV_STDIN, 10), case("a\x00b"))) == [None, "a\x00b"]
 
 
-def test_a_query_too_long_for_one_argument_is_an_item_error(tmp_path, monkeypatch):
+def test_a_query_too_long_for_one_argument_is_an_item_error(tmp_path, monkeypatch, ARGV):
     monkeypatch.chdir(tmp_path)
     long = "x" * (200 * 1024)
     out = call(CommandTarget(f"{ARGV} {{query}}", 10), case(long))
@@ -370,7 +395,7 @@ def test_a_query_too_long_for_one_argument_is_an_item_error(tmp_path, monkeypatc
     assert args_of(call(CommandTarget(ENV_STDIN, 10), case(long))) == [None, long]
 
 
-def test_a_query_that_is_not_valid_unicode_is_an_item_error(tmp_path, monkeypatch):
+def test_a_query_that_is_not_valid_unicode_is_an_item_error(tmp_path, monkeypatch, ARGV):
     monkeypatch.chdir(tmp_path)
     for command in (f"{ARGV} {{query}}", ENV_STDIN):
         out = call(CommandTarget(command, 10), case("bad \ud800 surrogate"))
@@ -407,7 +432,8 @@ def test_the_cli_never_runs_the_query_and_refuses_shell_syntax_in_one_line(tmp_p
     env = {"HILBOT_DATA_DIR": str(tmp_path / "results"), "ANTHROPIC_API_KEY": ""}
     ok = invoke("run", "--set", "evil", "--dir", str(tmp_path / "q"), "--target-cmd", "echo '{query}'", "--run-id", "ok",
                 env=env, cwd=tmp_path)
-    assert ok.exit_code == 0, ok.stderr
+    assert ok.exit_code == 1, ok.stderr  # answers to a set without ground truth: nothing measured
+    assert "❌ none of the 2 judged items has an overall score: nothing was measured" in ok.stdout
     assert '  → "$(touch PWNED)"' in ok.stdout and '  → "`touch PWNED2`; x"' in ok.stdout
     assert not list(tmp_path.glob("PWNED*"))
     bad = invoke("run", "--set", "evil", "--dir", str(tmp_path / "q"), "--target-cmd", "sleep 0; echo {query}",

@@ -124,3 +124,25 @@ async def test_the_guide_button_shows_what_each_option_means(driver, demo_store)
         guide = "".join(m.text for m in driver.messages(ALICE)[before:])
         assert "overall: " in guide and "good — Results nail it - exactly what I'd want" in guide
         assert "terrible" in guide and driver.records("rating") == []
+
+
+async def test_a_refused_cards_error_never_brings_the_token_into_the_chat(driver, demo_store):
+    """Issue 12: Telegram's description of a refused card was relayed as it came (PTB lower-cases
+    it), the bot token in it if the server quoted it."""
+    from tests._canary import encodings, leaks, planted
+
+    token = driver.fake.token
+    description = "Bad Request: message is too long; " + planted(token).replace("\n", " ")
+    async with driver.bot(demo_store):
+        driver.fake.fail_next("sendMessage", status=400, description=description, match=_a_card)
+        await driver.command(ALICE, "review", SEARCH_RUN)
+        await driver.until(lambda: driver.cards(ALICE), what="the next item's card")
+        await driver.settle()
+    said = [call.params.get("text", "") for call in driver.fake.calls]
+    assert any("refused the card" in text for text in said)
+    assert len(encodings(token)) > 10 and leaks("\n".join(said), [token]) == []
+
+
+def _a_card(params: dict) -> bool:
+    """Whether a sendMessage call is a card (it has buttons)."""
+    return bool((params.get("reply_markup") or {}).get("inline_keyboard"))

@@ -72,3 +72,29 @@ def test_no_control_format_or_separator_character_survives(newlines):
     invisible = {c for c in shown if unicodedata.category(c) == "Cf" and c not in kept
                  and not 0x600 <= ord(c) <= 0x8FF and not 0x110BD <= ord(c) <= 0x110CD}  # Arabic/Kaithi number signs
     assert not invisible, sorted(f"U+{ord(c):04X}" for c in invisible)
+
+
+# --------------------------------------------------------------------------- JSON on a terminal
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from evaluation.text import json_visible  # noqa: E402
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(),
+                     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+                     max_leaves=12)
+
+
+@given(_JSON, st.booleans())
+def test_json_made_safe_for_a_terminal_is_the_same_value(value, indent):
+    import json
+
+    text = json.dumps(value, ensure_ascii=False, indent=2 if indent else None)
+    shown = json_visible(text)
+    assert visible(shown) == shown  # nothing left for a terminal to act on
+    assert json.loads(shown) == value
+
+
+def test_json_escapes_bidi_c1_and_tag_characters():
+    assert json_visible('["a\u202eb\x9b\U000e0041"]') == '["a\\u202eb\\u009b\\udb40\\udc41"]'

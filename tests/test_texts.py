@@ -26,7 +26,8 @@ def test_question_mark_shows_what_each_scale_option_means(demo_store, run_cli):
 
 def test_the_quiet_line_names_every_judge_not_only_the_lexical_one():
     def line(judge: str) -> str:
-        item = ItemData(id="q1", query=Query(query="zod"), evaluation=Evaluation(judge=judge, scores={"overall": 0.5}))
+        item = ItemData(id="q1", query=Query(query="zod"), answer="Use z.object.",  # an answer: it was judged
+                        evaluation=Evaluation(judge=judge, scores={"overall": 0.5}))
         return quiet_item(item, 1, 1)
 
     assert line("lexical").endswith("overall: 0.50 (lexical)")

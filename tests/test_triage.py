@@ -185,9 +185,9 @@ def test_a_triage_records_every_decision_and_deals_only_the_rest(store, triage_c
     run = store.load_run(outcome.run_id)
     assert run.header.kind == "change" and run.header.dimensions == ["change"] and run.header.judge.kind == "local"
     assert sorted(i.id for i in run.items) == ["test/numbers.md", "test/security_login.md", "test/words.md"]
-    ai = json.loads((actual / "test" / "words.ai.json").read_text())
+    ai = json.loads((actual / "test" / "words.md.ai.json").read_text())
     assert ai["category"] == 3 and ai["category_name"] == "UNSURE" and ai["decision"] == "human"
-    assert not (expected / "test" / "words.ai.json").exists()
+    assert not (expected / "test" / "words.md.ai.json").exists()
     again = run_triage(store, triage_config, [str(expected), str(actual)])  # its own .ai.json files are never changes
     assert [t.change.path for t in again.changes] == [t.change.path for t in outcome.changes]
     assert (expected / "test" / "format.md").read_text() == "total: 10\n"  # nothing written without -u or a human
@@ -251,10 +251,13 @@ def test_apply_refuses_a_change_whose_files_moved_on(store, triage_config, tmp_p
     (expected / "test" / "words.md").write_text("someone edited it\n")
     applied = apply_accepted(store, outcome.run_id)
     assert sorted(applied.written) == ["test/numbers.md", "test/security_login.md"]
-    assert applied.refused == ["test/words.md: the expected file changed since the triage; triage again"]
+    [refused] = applied.refused
+    assert refused.startswith("test/words.md — the expected file changed since the triage — ")
     assert (expected / "test" / "words.md").read_text() == "someone edited it\n"
-    again = apply_accepted(store, outcome.run_id)
-    assert again.written == [] and "already applied" in " ".join(again.refused)
+    again = apply_accepted(store, outcome.run_id)  # the rest in place; the edited one still refused
+    assert again.written == []
+    assert sorted(again.unchanged) == ["test/numbers.md", "test/security_login.md"]
+    assert again.refused == applied.refused
 
 
 def test_a_change_card_shows_the_recommendation_and_the_diff_but_not_on_audit_cards(store, tmp_path):
@@ -357,7 +360,7 @@ def test_a_booktest_project_is_triaged_reviewed_and_its_books_updated(run_cli, t
     assert lines[1].startswith("test/examples/new_book.py/test_new.md - UNSURE (local: added")
     assert lines[2].startswith("test/examples/simple_book.py/test_simple.md - UNSURE")
     assert lines[4].startswith("3 changes: 0 accepted and 0 rejected by rules, 3 for humans")  # the unrun book is no change
-    assert (books / ".out" / "test/examples/simple_book.py/test_simple.ai.json").is_file()
+    assert (books / ".out" / "test/examples/simple_book.py/test_simple.md.ai.json").is_file()
     assert not list(books.glob("test/**/*.ai.json"))  # never among the snapshots
     assert re.search(r"triage\s+3 changes", run_cli("review", "--list", cwd=tmp_path).stdout)
     reviewed = run_cli("triage", str(books), str(books / ".out"), "-i", input="aar\n", cwd=tmp_path)

@@ -5,6 +5,9 @@ as the way to bring another. On a 2-core machine an httpx call costs about 1.9 m
 aiohttp call about 0.25 ms, and its connection pool does more work the more requests wait for a
 connection. When 300 reviewers tap at once every answer, edit and next card is such a call: on
 httpx the last of them was answered after more than a second, most of it spent in the client.
+
+Every Bot API call the bot makes goes out through here, so here every text it sends is scrubbed
+of secrets (:func:`_body`).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import aiohttp
 from telegram.error import NetworkError, TimedOut
 from telegram.request import BaseRequest, RequestData
 
-from evaluation.scrub import scrub
+from evaluation.scrub import scrub, scrub_values
 
 _log = logging.getLogger("hilbot.telegram.http")
 """Each call and its status, at debug level (``serve -v``); the token in the URL is scrubbed as every log line is."""
@@ -28,6 +31,9 @@ TAPPED_ON = "hilbot_tapped_on"
 """The field a tap's message is replaced by (see :func:`slim_updates`)."""
 CONNECT_S = 5.0
 """How long to wait for a connection to the Bot API (PTB's own default)."""
+CREDENTIALS = frozenset({"secret_token"})
+"""Parameters whose value is a secret the call must carry (setWebhook's ``secret_token``): never
+scrubbed."""
 
 
 class AiohttpRequest(BaseRequest):
@@ -156,10 +162,14 @@ def _given(value: Any, default: float) -> float | None:
 
 
 def _body(request_data: RequestData | None) -> aiohttp.FormData | None:
-    """The call's parameters as a form; multipart when it uploads a file."""
+    """The call's parameters as a form (multipart when it uploads a file), every text scrubbed.
+
+    This is where every text the bot sends Telegram passes (messages, edits, captions, answers to
+    taps, keyboards): no secret the process holds reaches a chat, whatever a text was built from.
+    """
     if request_data is None:
         return None
-    form = aiohttp.FormData(request_data.json_parameters)
+    form = aiohttp.FormData(scrub_values(request_data.json_parameters, CREDENTIALS))
     for name, (filename, content, mimetype) in (request_data.multipart_data or {}).items():
         form.add_field(name, content, filename=filename, content_type=mimetype)
     return form

@@ -139,7 +139,7 @@ class SlackPort:
     async def _ephemeral(self, tap: Tap, text: str) -> None:
         """An ephemeral message to the clicker where they clicked; in their DM with the app if they are
         not in that conversation (a card shared elsewhere)."""
-        text = render.escape(render.clip(text, render.EPHEMERAL))
+        text = render.fit(text, render.EPHEMERAL)
         with contextlib.suppress(PortError):
             try:
                 await self._call("chat.postEphemeral", tap.chat.id, channel=tap.chat.id, user=tap.user.id, text=text)
@@ -152,7 +152,8 @@ class SlackPort:
     async def send_file(self, chat: Chat, data: bytes, name: str, caption: str) -> None:
         """files_upload_v2: the upload URL, the bytes, then the file shared in the channel."""
         async with _translated():
-            await self.client.files_upload_v2(channel=chat.id, file=data, filename=name, title=caption)
+            await self.client.files_upload_v2(channel=chat.id, file=data, filename=name,
+                                              title=render.fit(caption, 250))
 
     async def private_chat(self, user_id: str) -> Chat:
         """The user's DM with the app (conversations.open, remembered)."""

@@ -1,7 +1,10 @@
 """Cards and texts as Slack Block Kit: section blocks in mrkdwn, rows of buttons, modals, the App Home.
 
-User content (queries, snippets, answers, notes) is escaped for mrkdwn (``&``, ``<``, ``>``),
-so it can neither mention anyone nor link anywhere, and control characters are made visible.
+Every text hilbot sends Slack — the notification text of a message, mrkdwn and plain_text objects
+of every block, button labels, modal titles, the App Home, ephemeral answers, file titles — goes
+through :func:`escape` (or :func:`fit`, which also cuts): ``&``, ``<`` and ``>`` become ``&amp;``,
+``&lt;`` and ``&gt;`` as Slack documents, so user content (queries, snippets, answers, notes,
+names) can neither mention anyone nor link anywhere, and control characters are made visible.
 Everything stays within Slack's limits: 50 blocks per message, 3,000 characters per section
 text, 150 per header, 75 per button label, 100 blocks and 24-character titles in a modal. A
 card's body lines that do not fit are cut, and its "View full" button opens a modal with the
@@ -14,12 +17,12 @@ import json
 import textwrap
 from typing import Any
 
+from evaluation.scrub import scrub
 from evaluation.text import visible
 
 from .. import render
 from ..cards import Card
 from ..chat import Keyboard
-from ..chat.texts import clip as _clip_line
 
 Block = dict[str, Any]
 
@@ -39,6 +42,8 @@ TEXT = 3900
 """The longest plain message we send (Slack truncates display after about 4,000 characters)."""
 EPHEMERAL = 2000
 """The longest ephemeral answer to a click."""
+LINE = 600
+"""The longest question, rating or verdict line a card shows."""
 CUT = "_… (more under View full)_"
 NOTE_VIEW = "hilbot_note"
 """The callback id of the note modal."""
@@ -52,18 +57,36 @@ NOTE_BLOCK, NOTE_INPUT = "note", "text"
 """Where the note's text sits in a submitted note modal's state."""
 
 
+_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+"""Slack's escapes: the only characters it decodes, and the only ones it needs escaped."""
+
+
 def escape(text: str) -> str:
-    """User text for mrkdwn: control characters made visible, ``&`` ``<`` ``>`` escaped."""
+    """User text for Slack: control characters made visible, ``&`` ``<`` ``>`` escaped."""
     return visible(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def clip(text: str, limit: int) -> str:
-    """Plain text cut to ``limit`` characters with an ellipsis."""
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+def fit(text: str, limit: int) -> str:
+    """:func:`escape` d text cut to ``limit`` characters, escapes counted and none split (an
+    ellipsis shows a cut). Scrubbed of secrets before it is cut: a cut through a secret would leave
+    a part no scrubber recognises.
+    """
+    escaped = escape(text)
+    if len(escaped) <= limit:
+        return escaped
+    text = scrub(text)
+    pieces, size = [], 0
+    for char in visible(text):
+        piece = _ENTITIES.get(char, char)
+        if size + len(piece) > limit - 1:
+            break
+        pieces.append(piece)
+        size += len(piece)
+    return "".join(pieces) + "…"
 
 
 def _plain(text: str, limit: int) -> dict[str, Any]:
-    return {"type": "plain_text", "text": clip(visible(text), limit) or " ", "emoji": True}
+    return {"type": "plain_text", "text": fit(text, limit) or " ", "emoji": True}
 
 
 def _section(mrkdwn: str) -> Block:
@@ -86,8 +109,11 @@ def _sections(lines: list[str]) -> list[Block]:
 
 
 def _split(line: str, limit: int) -> list[str]:
+    """An escaped line in pieces of at most ``limit`` characters (scrubbed first; an escape may be
+    split)."""
     if len(line) <= limit:
         return [line or " "]
+    line = scrub(line)
     return [line[i:i + limit] for i in range(0, len(line), limit)]
 
 
@@ -109,12 +135,12 @@ def _footer(card: Card, final: bool) -> list[str]:
     if card.recorded is None and final:
         return ["_⏭ Skipped — click a rating to rate it after all._"]
     if card.recorded is None:  # the question, or (skipped) why
-        return [f"*{escape(_clip_line(card.prompt or card.question or 'Your rating?', 600))}*"]
+        return [f"*{fit(card.prompt or card.question or 'Your rating?', LINE)}*"]
     tags = f" · concerns: {', '.join(card.concerns)}" if card.concerns else ""
     answers = "".join(f" · {answer}" for answer in card.answers)
-    lines = [f"*{escape(_clip_line(f'✓ Recorded: {card.recorded}{tags}{answers}', 600))}*"]
-    asked = [f"*{escape(_clip_line(card.prompt, 600))}*"] if card.prompt else []  # how sure, a follow-up's question
-    return lines + [escape(_clip_line(line, 600)) for line in render.reveal_lines(card)] + asked
+    lines = [f"*{fit(f'✓ Recorded: {card.recorded}{tags}{answers}', LINE)}*"]
+    asked = [f"*{fit(card.prompt, LINE)}*"] if card.prompt else []  # how sure, a follow-up's ask
+    return lines + [fit(line, LINE) for line in render.reveal_lines(card)] + asked
 
 
 def buttons(keyboard: Keyboard, action: str = ACTION) -> list[Block]:
@@ -142,7 +168,7 @@ def card_blocks(card: Card, keyboard: Keyboard, *, final: bool = False) -> tuple
     if len(body) > room:
         body = body[:max(room, 0)] + [_section(CUT)]
     blocks = head + body + [{"type": "divider"}] + foot + rows
-    return clip(visible(card.title), 300), blocks
+    return fit(card.title, 300), blocks
 
 
 def text_pieces(text: str, *, code: bool = False) -> list[str]:
@@ -151,7 +177,7 @@ def text_pieces(text: str, *, code: bool = False) -> list[str]:
     pieces: list[str] = []
     current: list[str] = []
     size = 0  # the escaped length of the piece being filled (escaping works character by character)
-    for line in text.splitlines() or [""]:
+    for line in scrub(text).splitlines() or [""]:  # scrubbed before it is split
         for part in textwrap.wrap(line, limit, replace_whitespace=False, drop_whitespace=False) or [""]:
             part = escape(part)
             if current and size + 1 + len(part) > limit:
@@ -169,7 +195,7 @@ def note_modal(about: str, metadata: dict[str, Any]) -> dict[str, Any]:
     return {
         "type": "modal", "callback_id": NOTE_VIEW, "title": _plain("Add a note", TITLE),
         "submit": _plain("Save note", TITLE), "close": _plain("Cancel", TITLE), "private_metadata": json.dumps(metadata),
-        "blocks": [_section(f"✍️ Note on “{escape(clip(visible(about), 200))}”"),
+        "blocks": [_section(f"✍️ Note on “{fit(about, 200)}”"),
                    {"type": "input", "block_id": NOTE_BLOCK, "label": _plain("Your note", 2000),
                     "element": {"type": "plain_text_input", "action_id": NOTE_INPUT, "multiline": True,
                                 "max_length": 3000}}],
@@ -190,7 +216,7 @@ def home_view(rows: list[tuple[str, str, str]], intro: str) -> dict[str, Any]:
     """The App Home: ``intro``, then each run's progress line with a Start or Resume button (value ``run|dimension``)."""
     blocks: list[Block] = [{"type": "header", "text": _plain("Your reviews", HEADER)}, _section(escape(intro))]
     for n, (line, label, value) in enumerate(rows[:(VIEW_BLOCKS - 2)]):
-        blocks.append({**_section(escape(clip(line, SECTION))), "accessory": {
+        blocks.append({**_section(fit(line, SECTION)), "accessory": {
             "type": "button", "text": _plain(label, LABEL), "value": value, "action_id": f"{HOME_ACTION}:{n}"}})
     return {"type": "home", "blocks": blocks}
 
@@ -201,5 +227,5 @@ def note_text(state: dict[str, Any]) -> str:
     return str(value.get("value") or "")
 
 
-__all__ = ["ACTION", "FULL_VIEW", "HOME_ACTION", "NOTE_VIEW", "buttons", "card_blocks", "clip", "escape", "full_modal",
-           "home_view", "note_modal", "note_text", "text_pieces"]
+__all__ = ["ACTION", "FULL_VIEW", "HOME_ACTION", "NOTE_VIEW", "buttons", "card_blocks", "escape",
+           "fit", "full_modal", "home_view", "note_modal", "note_text", "text_pieces"]

@@ -3,7 +3,8 @@
 Tokens come only from the environment (``SLACK_BOT_TOKEN``, ``SLACK_APP_TOKEN`` in Socket Mode,
 ``SLACK_SIGNING_SECRET`` in HTTP mode). A missing or malformed token, a token Slack rejects
 (``auth.test``), an unreachable Web API or a busy port is one :class:`HilbotError` saying what
-to do, with no token in it.
+to do, with no token in it. Every client is a :class:`ScrubbingWebClient`: whatever the bot sends
+Slack passes the scrubber on its way out.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from slack_sdk.http_retry.builtin_async_handlers import AsyncConnectionErrorRetr
 from slack_sdk.web.async_client import AsyncWebClient
 
 from evaluation import HilbotConfig, HilbotError
-from evaluation.scrub import scrub
+from evaluation.scrub import hold, scrub, scrub_values
 from evaluation.text import visible
 
 from ._slack_port import error_code
@@ -86,12 +87,36 @@ def _proxy(url: str) -> str | None:
     return proxies.get(urlsplit(url).scheme) or proxies.get("https") or None
 
 
+CREDENTIALS = frozenset({"token", "client_secret"})
+"""Parameters whose value is a secret the call must carry: never scrubbed."""
+
+
+class ScrubbingWebClient(AsyncWebClient):
+    """slack_sdk's client, every text of every Web API call scrubbed of secrets on its way out.
+
+    Every method (``chat.postMessage``, ``chat.update``, ``chat.postEphemeral``, ``views.*``, the
+    file upload's ``files.completeUploadExternal``…) goes through :meth:`api_call`: this is where
+    every message, modal, App Home and file title the bot sends passes.
+    """
+
+    async def api_call(self, api_method: str, *, http_verb: str = "POST", files: dict | None = None,
+                       data: Any = None, params: dict | None = None, json: dict | None = None,
+                       headers: dict | None = None, auth: dict | None = None) -> Any:
+        return await super().api_call(
+            api_method, http_verb=http_verb, files=files, headers=headers, auth=auth,
+            data=scrub_values(data, CREDENTIALS), params=scrub_values(params, CREDENTIALS),
+            json=scrub_values(json, CREDENTIALS))
+
+
 def web_client(token: str | None, url: str, *, timeout: float, retries: int, connections: int = 100) -> AsyncWebClient:
-    """An ``AsyncWebClient`` on one pooled aiohttp session; 429s and dropped connections retried by slack_sdk."""
+    """A :class:`ScrubbingWebClient` on one pooled aiohttp session; 429s and dropped connections
+    retried by slack_sdk. Its token is a secret from now on, however it came."""
+    hold(token)
     session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=connections), trust_env=False)
-    client = AsyncWebClient(token=token, base_url=url, timeout=int(max(1, timeout)), session=session,
-                            retry_handlers=[AsyncRateLimitErrorRetryHandler(max_retry_count=retries),
-                                            AsyncConnectionErrorRetryHandler(max_retry_count=2)])
+    retry = [AsyncRateLimitErrorRetryHandler(max_retry_count=retries),
+             AsyncConnectionErrorRetryHandler(max_retry_count=2)]
+    client = ScrubbingWebClient(token=token, base_url=url, timeout=int(max(1, timeout)),
+                                session=session, retry_handlers=retry)
     client.proxy = _proxy(url)
     return client
 
@@ -136,4 +161,5 @@ async def check(client: AsyncWebClient, url: str) -> dict[str, Any]:
     return dict(answer.data) if isinstance(answer.data, dict) else {}
 
 
-__all__ = ["SCOPES", "Secrets", "api_url", "bot_token", "check", "close_client", "refusal", "secrets", "shown", "web_client"]
+__all__ = ["SCOPES", "ScrubbingWebClient", "Secrets", "api_url", "bot_token", "check",
+           "close_client", "refusal", "secrets", "shown", "web_client"]

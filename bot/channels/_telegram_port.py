@@ -1,21 +1,23 @@
 """The chat core's port on Telegram: cards as HTML messages with inline keyboards, through python-telegram-bot.
 
-Every text is escaped for HTML and kept within Telegram's limits (a card is cut to 4,096
-characters as Telegram counts them; long texts are split into several messages). Telegram's
-errors become :class:`~bot.chat.PortError`: ``content`` when Telegram refuses the message
-itself (too long, unparsable), ``chat`` when the chat cannot be reached (the user blocked the
-bot, the chat is gone), ``transient`` otherwise (the flood limiter has already retried 429s
-and timeouts).
+Every text is sent in HTML parse mode (named in each call, whatever the bot's defaults) with its
+user content escaped (:func:`._telegram_render.escape`), and kept within Telegram's limits (a card
+is cut to 4,096 characters as Telegram counts them; long texts are split into several messages).
+Every parameter of every call is scrubbed of secrets on its way out, in the bot's HTTP client
+(:mod:`._aiohttp_request`). Telegram's errors become :class:`~bot.chat.PortError`: ``content``
+when Telegram refuses the message itself (too long, unparsable), ``chat`` when the chat cannot be
+reached (the user blocked the bot, the chat is gone), ``transient`` otherwise (the flood limiter
+has already retried 429s and timeouts).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from html import escape
 from typing import Any, AsyncIterator
 
 from telegram import ForceReply, InlineKeyboardButton, InlineKeyboardMarkup, ReplyParameters
+from telegram.constants import ParseMode
 from telegram.error import BadRequest, Forbidden, TelegramError
 
 from ..cards import Card
@@ -29,6 +31,8 @@ _CONTENT = ("too long", "can't parse", "text must be non-empty", "message_too_lo
 _CHAT = ("chat not found", "user not found", "peer_id_invalid", "have no rights", "not enough rights")
 """Words of a 400 that mean the chat cannot be reached."""
 _UNCHANGED = "message is not modified"
+HTML = ParseMode.HTML
+"""The parse mode of every text the port sends (answers to taps have none: shown as they are)."""
 ANSWERING = 8
 """Answers in flight at once. More only share the CPU: when hundreds of taps arrive together,
 each answer then waits for all the others and the first tap is answered with the last."""
@@ -69,7 +73,8 @@ class TelegramPort:
         """The card as HTML within the limit, with its keyboard."""
         text, _ = render.card_html(card)
         async with _translated():
-            message = await self.bot.send_message(int(chat.id), text, reply_markup=markup(keyboard))
+            message = await self.bot.send_message(int(chat.id), text, parse_mode=HTML,
+                                                  reply_markup=markup(keyboard))
         return str(message.message_id)
 
     async def edit_card(self, chat: Chat, message_id: str, card: Card, keyboard: Keyboard, *, final: bool) -> None:
@@ -77,7 +82,8 @@ class TelegramPort:
         text, _ = render.card_html(card, final=final)
         try:
             async with _translated():
-                await self.bot.edit_message_text(text, int(chat.id), int(message_id), reply_markup=markup(keyboard))
+                await self.bot.edit_message_text(text, int(chat.id), int(message_id),
+                                                 parse_mode=HTML, reply_markup=markup(keyboard))
         except PortError as exc:
             if _UNCHANGED not in str(exc).lower():
                 raise
@@ -94,7 +100,8 @@ class TelegramPort:
             if ask:
                 kw["reply_markup"] = ForceReply(input_field_placeholder="Your note")
             async with _translated():
-                message = await self.bot.send_message(int(chat.id), f"<pre>{piece}</pre>" if code else piece, **kw)
+                shown = f"<pre>{piece}</pre>" if code else piece
+                message = await self.bot.send_message(int(chat.id), shown, parse_mode=HTML, **kw)
             first = first or str(message.message_id)
         assert first is not None  # there is at least one piece
         return first
@@ -107,7 +114,8 @@ class TelegramPort:
     async def send_file(self, chat: Chat, data: bytes, name: str, caption: str) -> None:
         """A photo (the digest's chart)."""
         async with _translated():
-            await self.bot.send_photo(int(chat.id), data, caption=escape(caption, quote=False))
+            await self.bot.send_photo(int(chat.id), data, caption=render.escape(caption),
+                                      parse_mode=HTML)
 
     async def private_chat(self, user_id: str) -> Chat:
         """On Telegram a user's private chat with the bot has the user's id."""

@@ -1,16 +1,20 @@
 """Cards and texts as Telegram messages: HTML within 4,096 characters (as Telegram counts them).
 
-User content (queries, snippets, answers, notes) is always escaped for HTML. Telegram counts
-a message's length after parsing entities, in UTF-16 code units; the text is built from plain
-lines so that length is known exactly. Body lines that do not fit are cut, and the card's
-"View full" button shows everything.
+User content (queries, snippets, answers, notes, names) is always escaped for HTML by
+:func:`escape`: every text sent in HTML parse mode is built from its output and hilbot's own tags,
+so user content can neither format nor link. Telegram counts a message's length after parsing
+entities, in UTF-16 code units; the text is built from plain lines so that length is known
+exactly. Body lines that do not fit are cut, and the card's "View full" button shows everything.
+A text is scrubbed of secrets before it is cut or split (a cut through a secret would leave a part
+no scrubber recognises); the HTTP client scrubs every call again on its way out.
 """
 
 from __future__ import annotations
 
 import textwrap
-from html import escape
+from html import escape as html_escape
 
+from evaluation.scrub import scrub
 from evaluation.text import visible
 
 from .. import render
@@ -30,9 +34,14 @@ def units(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
+def escape(text: str) -> str:
+    """User text for HTML parse mode: control and bidi characters made visible, ``&<>`` escaped."""
+    return html_escape(visible(text), quote=False)
+
+
 def _line(text: str, style: str | None = None) -> tuple[str, str]:
     text = visible(text)  # bidi overrides and control characters from item text, made visible
-    html = escape(text, quote=False)
+    html = escape(text)
     return text, f"<{style}>{html}</{style}>" if style else html
 
 
@@ -82,7 +91,7 @@ def card_html(card: Card, *, final: bool = False) -> tuple[str, bool]:
 def chunks(text: str, limit: int = LIMIT - 100) -> list[str]:
     """Plain text split on line breaks into escaped pieces that each fit in one message."""
     pieces, current = [], ""
-    for line in text.splitlines():
+    for line in visible(scrub(text)).splitlines():  # what is split is what Telegram counts
         for part in _split_long(line, limit):
             candidate = f"{current}\n{part}" if current else part
             if current and units(candidate) > limit:
@@ -90,7 +99,7 @@ def chunks(text: str, limit: int = LIMIT - 100) -> list[str]:
                 candidate = part
             current = candidate
     pieces.append(current)
-    return [escape(p, quote=False) for p in pieces if p.strip()]
+    return [escape(p) for p in pieces if p.strip()]
 
 
 def _split_long(line: str, limit: int) -> list[str]:
@@ -102,8 +111,12 @@ def _split_long(line: str, limit: int) -> list[str]:
 
 
 def clip(text: str, limit: int = ANSWER_LIMIT) -> str:
-    """Text cut to a limit in UTF-16 units (callback answers and alerts), control characters made visible."""
+    """Text cut to a limit in UTF-16 units (callback answers, alerts, card lines), scrubbed before
+    it is cut, control characters made visible."""
     text = visible(text)
+    if units(text) <= limit:
+        return text
+    text = visible(scrub(text))
     if units(text) <= limit:
         return text
     text = text[: limit - 1]  # a character is at least one unit

@@ -15,7 +15,7 @@ from typing import Any
 from telegram.error import BadRequest, Conflict, Forbidden, InvalidToken, NetworkError, RetryAfter, TelegramError, TimedOut
 
 from evaluation import HilbotConfig, HilbotError
-from evaluation.scrub import scrub
+from evaluation.scrub import hold, scrub
 from evaluation.text import visible
 
 from ._aiohttp_request import AiohttpRequest
@@ -50,6 +50,7 @@ async def check(token: str, url: str, timeout: float | None = None) -> None:
     """Ask the Bot API who the bot is; any refusal, failure or silence is one error that says what to do."""
     from telegram import Bot
 
+    hold(token)
     request = AiohttpRequest(1, read_timeout=timeout, connect_timeout=timeout) if timeout else AiohttpRequest(1, 5.0)
     try:
         async with Bot(token, base_url=f"{url}/bot", request=request) as bot:

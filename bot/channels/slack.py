@@ -24,6 +24,7 @@ from typing import Any
 from slack_bolt.async_app import AsyncApp
 
 from evaluation import HilbotConfig, HilbotError, LogIssue, Store
+from evaluation.scrub import hold
 
 from ..chat import Access, Chat, ChatFlow, Command, PortError, Scheduler, Tap, Text, User
 from ..chat.flow import STOP_GRACE_S
@@ -60,6 +61,7 @@ class SlackBot:
                  issues: list[LogIssue] | None = None):
         self.settings = settings = config.slack
         self.secrets, self.api_url = secrets, api_url
+        hold(secrets.app_token, secrets.signing_secret)  # secrets from now on, however they came
         self.client = web_client(secrets.bot_token, api_url, timeout=settings.read_timeout_s,
                                  retries=settings.limits.max_retries)
         self.port = SlackPort(self.client, settings.limits, settings.command)
@@ -78,6 +80,7 @@ class SlackBot:
         app = AsyncApp(client=self.client, signing_secret=self.secrets.signing_secret if http else "socket-mode",
                        request_verification_enabled=http, process_before_response=True,
                        logger=logging.getLogger("hilbot.slack.bolt"))
+        app.middleware(self._learn_token)
         app.command(self.settings.command)(self._on_command)
         app.action(re.compile(rf"^{render.ACTION}:"))(self._on_click)
         app.action(re.compile(rf"^{render.HOME_ACTION}:"))(self._on_home_click)
@@ -87,6 +90,14 @@ class SlackBot:
         app.event("app_home_opened")(self._on_home)
         app.error(self._on_error)
         return app
+
+    @staticmethod
+    async def _learn_token(body: dict[str, Any], next: Any) -> Any:
+        """Every delivery carries the app's verification token, which no variable holds: from the
+        first one on, the scrubber knows it too (in HTTP mode only signed ones get this far)."""
+        token = body.get("token") if isinstance(body, dict) else None
+        hold(token if isinstance(token, str) else None)
+        return await next()
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -156,7 +167,8 @@ class SlackBot:
         except PortError as exc:
             if exc.kind != "chat":
                 raise
-            await respond(text=NOT_IN_CHANNEL.format(command=self.settings.command), response_type="ephemeral")
+            said = render.escape(NOT_IN_CHANNEL.format(command=self.settings.command))
+            await respond(text=said, response_type="ephemeral")
 
     async def _conversation(self, channel_id: str, user_id: str) -> Chat:
         """Where to answer: a DM means the user's DM with the app (a command may come from any DM)."""

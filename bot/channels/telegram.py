@@ -21,6 +21,7 @@ from telegram.error import TelegramError
 from telegram.ext import Application, CallbackQueryHandler, CommandHandler, ContextTypes, Defaults, MessageHandler, filters
 
 from evaluation import HilbotConfig, HilbotError, LogIssue, Store
+from evaluation.scrub import hold
 
 from ..chat import Access, Chat, ChatFlow, Command, Scheduler, Tap, Text, User
 from ..chat.flow import STOP_GRACE_S
@@ -77,6 +78,7 @@ class TelegramBot:
         self.scheduler = Scheduler(self.flow, refresh_s=settings.refresh_s, digest=settings.digest, chats=chats)
 
     def _application(self, token: str, api_url: str) -> Application:
+        hold(token)  # however the token came, it is a secret from now on
         timeout = self.settings.read_timeout_s
         app = (Application.builder().token(token).base_url(f"{api_url}/bot").base_file_url(f"{api_url}/file/bot")
                .defaults(Defaults(parse_mode=ParseMode.HTML, link_preview_options=LinkPreviewOptions(is_disabled=True)))
@@ -177,7 +179,8 @@ async def post_digest_now(config: HilbotConfig, digest: Any) -> list[str]:
         raise HilbotError("no chats to post the digest to", fix="set [telegram.digest] chats = [<chat id>] in hilbot.toml")
     key, url = token(), api_url(config)
     await check(key, url, config.telegram.read_timeout_s)
-    async with Bot(key, base_url=f"{url}/bot") as bot:
+    request = AiohttpRequest(8, config.telegram.read_timeout_s)  # the client that scrubs every call
+    async with Bot(key, base_url=f"{url}/bot", request=request) as bot:
         await send_digest(TelegramPort(bot), [Chat(c, c.startswith("-")) for c in chats], digest)
     return chats
 

@@ -19,7 +19,7 @@ from evaluation import HilbotError, Reviewer
 
 from ..adjudication import AdjudicationSession, Phase, Turn
 from ..cards import Action, Card
-from ..sessions import Refused, run_key
+from ..sessions import Refused, run_key, token_index
 from . import texts
 from .port import Chat, Choice, Command, Keyboard, Tap, Text
 
@@ -107,7 +107,7 @@ class ChatAdjudication:
             op, key, index, dim = token[len(PREFIX):].split("|")
             kind = _KINDS[op[0]]
             run = self.engine.run(self.flow.sessions._run_for(key))
-            item, dimension = run.items[int(index)], run.header.dimensions[int(dim)]
+            item, dimension = run.items[token_index(index)], run.header.dimensions[token_index(dim)]
             session = self.session(admin, run.run_id, dimension)
             value = self._value(session, kind, op[1:])
         except (ValueError, KeyError, IndexError, HilbotError):
@@ -117,9 +117,9 @@ class ChatAdjudication:
     @staticmethod
     def _value(session: AdjudicationSession, kind: str, digits: str) -> str | None:
         if kind == "rate":
-            return session.scale.options[int(digits)].value
+            return session.scale.options[token_index(digits)].value
         if kind == "exclude" and digits:
-            return session.reasons[int(digits)]
+            return session.reasons[token_index(digits)]
         if digits:
             raise ValueError(digits)
         return None

@@ -93,10 +93,15 @@ class PortError(Exception):
     ``content``: the platform refuses this message (too long, malformed) — sending it again fails
     again; ``chat``: the chat cannot be reached (the user blocked the bot, the chat is gone);
     ``transient``: the network or the platform failed this time.
+
+    Its message is scrubbed of secrets when it is built: it quotes what the platform said, and it
+    is logged and may be told to a reviewer.
     """
 
     def __init__(self, message: str, *, kind: PortErrorKind = "transient"):
-        super().__init__(message)
+        from evaluation.scrub import scrub
+
+        super().__init__(scrub(message))
         self.kind = kind
 
 

@@ -25,7 +25,13 @@ ECHO_CHARS = 80
 
 
 def clip(text: str, limit: int = ECHO_CHARS) -> str:
-    """``text`` cut to ``limit`` characters (an ellipsis shows the cut)."""
+    """``text`` cut to ``limit`` characters (an ellipsis shows the cut), scrubbed of secrets before
+    it is cut: a cut through a secret would leave a part of it that no scrubber recognises."""
+    if len(text) <= limit:
+        return text
+    from evaluation.scrub import scrub
+
+    text = scrub(text)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

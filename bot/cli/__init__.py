@@ -25,15 +25,21 @@ def main(argv: list[str] | None = None) -> None:
     A :class:`HilbotError` says what, where and how to fix it; a bad option or argument says
     which and where the help is. Anything else that escapes a command is a bug in hilbot: it too
     is one line and exit 2 (``HILBOT_DEBUG=1`` shows the traceback), so a user never sees one.
+    While the command runs, stdout and stderr are scrubbed of secrets: whatever prints there
+    (typer, rich, ``print``, a library) goes through :func:`evaluation.scrub.scrub`.
     """
+    from evaluation.scrub import scrub_streams
+
     argv = sys.argv[1:] if argv is None else list(argv)
     serving = _command(argv) == "serve"
     previous = _stop_on_sigterm()
+    unwrap = scrub_streams()
     try:
         code = _execute(argv)
     except KeyboardInterrupt:  # a signal before the command took it over
         code = 130
     finally:
+        unwrap()
         _restore(previous)
     sys.exit(0 if serving and code == 130 else code)  # stopping a bot is not a failure
 

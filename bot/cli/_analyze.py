@@ -45,7 +45,7 @@ def command(spec: "Analysis") -> Any:
         from analysis.registry import run_analysis
 
         context: Context = ctx.obj
-        _emit(run_analysis(spec.name, context.store(), context.config(), **values))
+        _emit(run_analysis(spec.name, context.store(), context.config(), **values), values.get("fmt"))
 
     parameters = [inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)]
     parameters += [_parameter(name, kind, default) for name, kind, default in _common(spec)]
@@ -88,9 +88,12 @@ def _parameter(name: str, annotation: Any, default: Any) -> inspect.Parameter:
     return inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default, annotation=annotation)
 
 
-def _emit(output: "Output") -> None:
+def _emit(output: "Output", fmt: str | None) -> None:
+    from evaluation.text import for_terminal
+
     warn(output.warnings)
-    typer.echo(output.text.rstrip("\n"))
+    text = output.text.rstrip("\n")
+    typer.echo(for_terminal(text, fmt or "markdown") if sys.stdout.isatty() else text)
     for path in output.files:
         print(f"wrote {path}", file=sys.stderr)
     if output.exit_code:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from . import _adjudicate, _analyze, _data, _demo, _digest, _review, _run, _sample, _serve, _sets, _triage
+from . import _adjudicate, _analyze, _connectors, _data, _demo, _digest, _review, _run, _sample, _serve, _sets, _triage
 from ._common import global_options
 
 app = typer.Typer(
@@ -34,4 +34,7 @@ app.command("serve")(_serve.serve)
 app.command("digest")(_digest.digest)
 app.command("triage")(_triage.triage)
 app.command("sample")(_sample.sample)
+app.command("pull", context_settings=_connectors.SETTINGS)(_connectors.pull)
+app.command("push", context_settings=_connectors.SETTINGS)(_connectors.push)
+app.command("status")(_connectors.status)
 app.add_typer(_analyze.app, name="analyze")

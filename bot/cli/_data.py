@@ -54,9 +54,15 @@ def export(
 ) -> None:
     """Export a run's human labels and per-item review.
 
+    Written to a terminal, control characters are made visible (JSON as escapes: the same data);
+    to a pipe or --out, the data is exact.
+
     Example: hilbot export demo-docs-search --format csv --out labels.csv
     """
+    import sys
+
     from evaluation.exports import export_run
+    from evaluation.text import for_terminal
 
     from ._common import warn
 
@@ -67,7 +73,7 @@ def export(
                       config=context.config())
     warn(issues)
     if out is None:
-        typer.echo(text, nl=False)
+        typer.echo(for_terminal(text, fmt.value) if sys.stdout.isatty() else text, nl=False)
     else:
         typer.echo(f"wrote {store.write_file(out, text)}")
 

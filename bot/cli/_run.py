@@ -69,19 +69,28 @@ class _Printer:
 
 
 def _report(outcome, mode: str, store: "Store", tolerance: float = 0.0) -> None:
-    """The average, unjudged items, the regression verdict (and detail), where the run is; exit 1 for CI on a
-    regression or on more unjudged items than ``[judge] max_unjudged`` tolerates."""
+    """The average, empty and unjudged items, the regression verdict (and detail), where the run is.
+
+    Exits 1 for CI, in every mode alike, when the gate fails: a regression, more unjudged items than
+    ``[judge] max_unjudged`` tolerates, every query empty, or no overall score at all. A baseline
+    unlike the run is a warning; no baseline at all is a note (in the detail; on stderr if silent).
+    """
     from evaluation.output import gate_failed, silent_lines
     from evaluation.text import visible
 
     report, run_id = outcome.regressions, outcome.run.run_id
-    for line in silent_lines(outcome.run, report.count, tolerance):
+    warning = report.warning()
+    if warning:
+        typer.echo(f"warning: {warning}", err=True)
+    for line in silent_lines(outcome.run, report, tolerance):
         typer.echo(line)
     if mode != "silent":
         for line in report.lines():
             typer.echo(visible(line, newlines=False))  # the regressed queries' text
         typer.echo(f"run {run_id}: {store.run_path(run_id)}  ·  review it: hilbot review {run_id}")
-    elif gate_failed(outcome.run, report.count, tolerance):
+    elif report.first_of_its_line():
+        typer.echo(f"note: {visible(report.first_of_its_line() or '', newlines=False)}", err=True)
+    if gate_failed(outcome.run, report, tolerance):
         raise typer.Exit(1)
 
 
@@ -90,15 +99,21 @@ def run(
     set_spec: Annotated[str, typer.Option("--set", help="Query set: a name, all (curated sets), generated/*, generated/<date>.")] = "core",
     cases: Annotated[Optional[str], typer.Option("--cases", help="YAML test cases (a file or a directory) instead of a query set.")] = None,
     target: Annotated[Optional[str], typer.Option("--target", help="module:function called with each query.")] = None,
-    target_cmd: Annotated[Optional[str], typer.Option("--target-cmd", help="Command printing JSON or text. With {query} (one argument, as data) "
-                                                                    "it runs without a shell; without, in the shell, the query on stdin. "
-                                                                    "$HILBOT_QUERY holds it either way.")] = None,
+    target_cmd: Annotated[Optional[str], typer.Option(
+        "--target-cmd", help="Command printing JSON or text. With {query} it runs without a "
+                             "shell, {query} a whole argument no option can take (mytool --json "
+                             "-- {query}); without, in the shell, the query on stdin. "
+                             "$HILBOT_QUERY holds it either way.")] = None,
     outputs: Annotated[Optional[str], typer.Option("--outputs", help="Precomputed outputs (JSONL/JSON, by id).")] = None,
     judge: Annotated[Optional[str], typer.Option("--judge", help="lexical (default, local methods) or llm (opt-in: sends items to [llm]).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="One line per query.")] = False,
-    silent: Annotated[bool, typer.Option("--silent", help="Only the average and the verdict; exit 1 on a regression or when items could not "
-                                                          "be judged ([judge] max_unjudged).")] = False,
-    baseline: Annotated[Optional[str], typer.Option("--baseline", help="Run to check regressions against (default: the previous run of the set).")] = None,
+    silent: Annotated[bool, typer.Option(
+        "--silent", help="Only the average and the verdict. Every mode exits 1 on a regression, "
+                         "when items could not be judged ([judge] max_unjudged) or when every "
+                         "query came back empty.")] = False,
+    baseline: Annotated[Optional[str], typer.Option(
+        "--baseline", help="Run to check regressions against (default: the previous complete run "
+                           "of the set with the same target and judge).")] = None,
     run_id: Annotated[Optional[str], typer.Option("--run-id", help="Id of the new run (default: a timestamp).")] = None,
     label: Annotated[Optional[str], typer.Option("--label", help="Name in model comparisons (default: the model the target reports).")] = None,
     queries_dir: Annotated[Optional[str], typer.Option("--dir", help="Query sets directory (default: [queries] dir).")] = None,

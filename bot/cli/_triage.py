@@ -25,13 +25,18 @@ def triage(
     reviewer: Annotated[Optional[str], typer.Option("--reviewer", "-r", help="Your reviewer id with -i (default: $USER).")] = None,
     apply: Annotated[Optional[str], typer.Option("--apply", help="Write the snapshot changes humans accepted on this triage run "
                                                                  "(in any channel) over their expected files.")] = None,
+    exclude: Annotated[Optional[list[str]], typer.Option(
+        "--exclude", metavar="GLOB",
+        help="Never compare snapshot paths matching GLOB (repeatable; added to [triage] exclude), "
+             "e.g. '**/*.bin' or 'big/**'.")] = None,
 ) -> None:
     """Triage changed outputs: FAIL · RECOMMEND FAIL · UNSURE · RECOMMEND ACCEPT · ACCEPT, with a confidence.
 
     Rules of [triage] accept or reject the clear cases; the rest (and a blind audit sample of the
     rules' decisions) go to humans: with -i here, or in Telegram and Slack (hilbot serve), where
     accepting a snapshot change writes the actual file over the expected one (hilbot triage --apply RUN).
-    Exit 1 when a change was rejected or still waits for a human.
+    Exit 1 when a change was rejected or still waits for a human, or an accepted one was not
+    written.
 
     Examples:
 
@@ -39,6 +44,7 @@ def triage(
     hilbot triage books books/.out
     hilbot triage nightly-41 nightly-42 --judge llm -v
     hilbot triage books books/.out -i
+    hilbot triage books books/.out --exclude '**/*.bin'
     """
     from evaluation.triage_run import TriageOptions, triage_command
 
@@ -53,7 +59,8 @@ def triage(
         _print(apply_command(context.store(), apply, sources or []))
         return
     options = TriageOptions(mode="silent" if silent else "verbose" if verbose else "compact", only_failed=only_failed, judge=judge,
-                            update=update, interactive=interactive, reviewer=reviewer or default_reviewer())
+                            update=update, interactive=interactive,
+                            reviewer=reviewer or default_reviewer(), exclude=tuple(exclude or ()))
     _print(triage_command(context.store(), context.config(), sources or [], options, review=_review_in_terminal,
                           show=_echo))
 

@@ -14,7 +14,7 @@ import json
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from aiohttp import web
@@ -40,6 +40,9 @@ class Reply:
     """``error.message`` of an error body (default ``fake <error_type>``)."""
     echo_key: bool = False
     """Append the request's key header (``x-api-key``, or ``authorization``) to the error message, as careless servers do."""
+    echo_headers: bool = False
+    """Append the request's headers (as JSON) to every text field of a normal answer, as a server
+    quoting its request does."""
     delay: float = 0.0
     """Seconds to wait before answering (a delay past the client's timeout is a timeout)."""
     input_tokens: int = 120
@@ -55,6 +58,21 @@ def error(status: int, error_type: str = "api_error", retry_after: float | None 
           echo_key: bool = False) -> Reply:
     """An error answer (429 rate_limit_error, 529 overloaded_error, 500 api_error…); ``echo_key``: its message quotes the key."""
     return Reply(status=status, error_type=error_type, retry_after=retry_after, message=message, echo_key=echo_key)
+
+
+def _quoting(value: Any, quoted: str) -> Any:
+    """A text (or each text of a list) with ``quoted`` appended; anything else as it is."""
+    if isinstance(value, list):
+        return [_quoting(entry, quoted) for entry in value]
+    return f"{value} {quoted}" if isinstance(value, str) else value
+
+
+def echoed(reply: Reply, headers: dict[str, str]) -> Reply:
+    """``reply`` with the request's headers appended to each text field of its answer."""
+    quoted = json.dumps(headers)
+    fields = {name: _quoting(value, quoted) for name, value in (reply.tool_input or {}).items()}
+    text = None if reply.text is None else f"{reply.text} {quoted}"
+    return replace(reply, tool_input=fields, text=text)
 
 
 def schema_responder(body: dict[str, Any]) -> Reply:
@@ -117,6 +135,8 @@ class FakeAnthropic:
         try:
             reply = self._next(body)
             await asyncio.sleep(self.latency + reply.delay)
+            if reply.echo_headers:
+                reply = echoed(reply, dict(request.headers))
             return self._response(body, reply, request.headers.get("x-api-key") or request.headers.get("authorization", ""))
         finally:
             with self._lock:

@@ -23,7 +23,7 @@ import json
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from aiohttp import web
@@ -54,6 +54,9 @@ class Reply:
     """``error.message`` of an error body (default ``fake <error_type>``)."""
     echo_key: bool = False
     """Append the request's ``Authorization`` header to the error message, as careless servers do."""
+    echo_headers: bool = False
+    """Append the request's headers (as JSON) to every text field of a normal answer, as a server
+    quoting its request does."""
     delay: float = 0.0
     """Seconds to wait before answering (a delay past the client's timeout is a timeout)."""
     prompt_tokens: int = 120
@@ -74,6 +77,21 @@ def error(status: int, error_type: str = "server_error", retry_after: float | No
           code: str | None = None, echo_key: bool = False) -> Reply:
     """An error answer (429 rate_limit_exceeded, 500 server_error…); ``echo_key``: its message quotes the key."""
     return Reply(status=status, error_type=error_type, retry_after=retry_after, message=message, code=code, echo_key=echo_key)
+
+
+def _quoting(value: Any, quoted: str) -> Any:
+    """A text (or each text of a list) with ``quoted`` appended; anything else as it is."""
+    if isinstance(value, list):
+        return [_quoting(entry, quoted) for entry in value]
+    return f"{value} {quoted}" if isinstance(value, str) else value
+
+
+def echoed(reply: Reply, headers: dict[str, str]) -> Reply:
+    """``reply`` with the request's headers appended to each text field of its answer."""
+    quoted = json.dumps(headers)
+    fields = {name: _quoting(value, quoted) for name, value in (reply.answer or {}).items()}
+    text = None if reply.text is None else f"{reply.text} {quoted}"
+    return replace(reply, answer=fields, text=text)
 
 
 def schema_in(body: dict[str, Any]) -> dict[str, Any] | None:
@@ -214,6 +232,8 @@ class FakeOpenAI:
                 message += f" (bad key header: {auth})"
             payload = {"error": {"message": message, "type": reply.error_type, "param": None, "code": reply.code}}
             return web.json_response(payload, status=reply.status, headers=headers)
+        if reply.echo_headers:
+            reply = echoed(reply, dict(request.headers))
         content = reply.text if reply.text is not None else json.dumps(reply.answer or {})
         completion: dict[str, Any] = {
             "id": f"chatcmpl-{next(self._ids):06d}", "object": "chat.completion", "created": int(time.time()), "model": body["model"],
