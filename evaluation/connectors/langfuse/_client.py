@@ -1,0 +1,279 @@
+"""The connection to Langfuse: the SDK's generated REST client, and its failures as ConnectorErrors.
+
+hilbot uses ``langfuse.api.LangfuseAPI`` (the client the SDK generates from Langfuse's public
+OpenAPI, what ``Langfuse(...).api`` is) with an ``httpx.Client`` of its own and an explicit
+timeout — never ``Langfuse(...)`` itself, so no OpenTelemetry exporter, score-ingestion or media
+thread is started and nothing is batched in the background: every call is one synchronous
+request whose failure hilbot sees. Each call passes ``max_retries=0`` (the generated client
+would otherwise retry 429/408/409/5xx twice on its own), because hilbot's outbox retries with
+backoff itself.
+
+Auth is HTTP Basic with the project's public key as user and secret key as password, as the SDK
+sends it; the host is ``LANGFUSE_BASE_URL`` (what SDK 5 reads), else ``LANGFUSE_HOST``, else
+Langfuse Cloud (EU); ``LANGFUSE_TIMEOUT`` (seconds) bounds each request.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import math
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Iterator, TypeVar
+from urllib.parse import urlsplit
+
+from ..base import ConnectorError, Env, require
+
+if TYPE_CHECKING:
+    import httpx
+    from langfuse.api import LangfuseAPI
+
+T = TypeVar("T")
+
+DEFAULT_HOST = "https://cloud.langfuse.com"
+"""Where the SDK goes when no host is set (Langfuse Cloud, EU region)."""
+MIN_SDK = 5
+"""The oldest Langfuse SDK major hilbot speaks through (the v2 observations and v3 scores reads,
+``POST /scores`` with a list; 3.x and 4.x read through deprecated endpoints)."""
+SDK_FIX = "pip install 'hilbot[langfuse]' (or: pip install 'langfuse>=5,<6')"
+DEFAULT_TIMEOUT_S = 10.0
+"""Seconds each request may take unless ``LANGFUSE_TIMEOUT`` says otherwise."""
+MAX_PAGES = 10_000
+"""A guard on paging: no listing is followed further than this many pages."""
+KEYS_FIX = ("export LANGFUSE_PUBLIC_KEY=pk-lf-… and LANGFUSE_SECRET_KEY=sk-lf-… of the project "
+            "(Langfuse → Settings → API Keys), and LANGFUSE_BASE_URL to the host it lives on")
+HOST_FIX = ("check LANGFUSE_BASE_URL (or LANGFUSE_HOST): the Langfuse host, "
+            "e.g. https://cloud.langfuse.com")
+VERSION_FIX = ("check the id and LANGFUSE_BASE_URL; hilbot reads through the v2 observations and "
+               "v3 scores APIs of Langfuse v4.59 or later (Langfuse Cloud, or a self-hosted v4)")
+FORBIDDEN_FIX = ("use the key pair of the project that holds it, with access to scores and "
+                 "annotation queues")
+
+
+def host_of(env: Env) -> str:
+    """The Langfuse host the environment names (no trailing slash); a bad URL is an error."""
+    name = "LANGFUSE_BASE_URL" if env.get("LANGFUSE_BASE_URL", "").strip() else "LANGFUSE_HOST"
+    host = (env.get(name, "").strip() or DEFAULT_HOST).rstrip("/")
+    parts = urlsplit(host)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ConnectorError(f"{name} is not an http(s) URL: {host[:200]!r}", fix=HOST_FIX)
+    return host
+
+
+def timeout_of(env: Env) -> float:
+    """Seconds a request may take: ``LANGFUSE_TIMEOUT`` (a positive number), else the default."""
+    raw = env.get("LANGFUSE_TIMEOUT", "").strip()
+    try:
+        seconds = float(raw) if raw else DEFAULT_TIMEOUT_S
+    except ValueError:
+        raise ConnectorError(f"LANGFUSE_TIMEOUT is not a number of seconds: {raw[:50]!r}",
+                             fix="export LANGFUSE_TIMEOUT=10 (or unset it)") from None
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise ConnectorError(f"LANGFUSE_TIMEOUT must be a positive number, not {raw[:50]!r}",
+                             fix="export LANGFUSE_TIMEOUT=10 (or unset it)")
+    return seconds
+
+
+@dataclass
+class Connection:
+    """An open connection to one Langfuse project: the generated client and how to call it."""
+
+    host: str
+    """The Langfuse host (named in every error)."""
+    timeout: float
+    """Seconds each request may take."""
+    api: "LangfuseAPI"
+    """The SDK's generated REST client."""
+    http: "httpx.Client"
+    """The HTTP client it sends through (ours: its timeout, no retries)."""
+    options: dict[str, Any] = field(default_factory=dict)
+    """The request options every call passes (``max_retries=0``: no retries inside the SDK)."""
+
+    def close(self) -> None:
+        """Close the HTTP client."""
+        self.http.close()
+
+    def __enter__(self) -> "Connection":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def fetch(self, what: str, method: Callable[..., T], *args: Any, missing: str | None = None,
+              missing_fix: str | None = None, **params: Any) -> T:
+        """``method(*args, **params)`` of the SDK, without its retries; a failure is an error.
+
+        ``what`` says what was asked (in the error); ``missing`` is the message of a 404 (the
+        queue, dataset or run asked for does not exist), ``missing_fix`` its fix.
+        """
+        return self.call(what, lambda o: method(*args, **params, request_options=o),
+                         missing=missing, missing_fix=missing_fix)
+
+    def walk(self, what: str, method: Callable[..., Any], **params: Any) -> Iterator[Any]:
+        """Every item of a cursor-paged listing (``meta.cursor`` until absent, or repeated)."""
+        return cursor_pages(lambda cursor: self.fetch(what, method, cursor=cursor, **params))
+
+    def pages(self, what: str, method: Callable[..., Any], *args: Any, missing: str | None = None,
+              missing_fix: str | None = None, **params: Any) -> Iterator[Any]:
+        """Every item of a page-numbered listing (``page`` from 1 to ``meta.totalPages``)."""
+        return pages(lambda page: self.fetch(what, method, *args, page=page, missing=missing,
+                                             missing_fix=missing_fix, **params))
+
+    def call(self, what: str, request: Callable[[dict[str, Any]], T], *,
+             missing: str | None = None, missing_fix: str | None = None) -> T:
+        """One SDK call (``request(options)``); every failure becomes a ConnectorError."""
+        import httpx
+        from langfuse.api.core.api_error import ApiError
+        from pydantic import ValidationError
+
+        try:
+            return request(self.options)
+        except ApiError as exc:
+            raise self.refused(exc, what, missing, missing_fix) from None
+        except httpx.TimeoutException:
+            raise ConnectorError(
+                f"Langfuse at {self.host} did not answer within {self.timeout:g} s ({what})",
+                fix="try again later, or raise LANGFUSE_TIMEOUT", transient=True) from None
+        except httpx.HTTPError as exc:
+            raise ConnectorError(
+                f"cannot reach Langfuse at {self.host} ({what}): {type(exc).__name__}",
+                fix=HOST_FIX, transient=True) from None
+        except ValidationError as exc:
+            raise ConnectorError(
+                f"Langfuse at {self.host} answered {what} with an unexpected shape: "
+                f"{_first_problem(exc)}", fix=VERSION_FIX) from None
+        except Exception as exc:  # the SDK's own surprises never escape as tracebacks
+            raise ConnectorError(
+                f"talking to Langfuse at {self.host} failed ({what}): "
+                f"{type(exc).__name__}: {str(exc)[:300]}", fix=HOST_FIX) from None
+
+    def refused(self, exc: Any, what: str, missing: str | None,
+                missing_fix: str | None) -> ConnectorError:
+        """The ConnectorError for an error answer (``langfuse.api.core.ApiError``)."""
+        status, said, at = exc.status_code, _message(exc.body), f"Langfuse at {self.host}"
+        if status == 401:
+            return ConnectorError(f"{at} refused the API keys (401) while {what}", fix=KEYS_FIX)
+        if status == 403:
+            return ConnectorError(f"{at} forbade {what} (403){said}", fix=FORBIDDEN_FIX)
+        if status == 404:
+            return ConnectorError(missing or f"{at} has nothing at {what} (404){said}",
+                                  fix=missing_fix or VERSION_FIX)
+        if status == 429:
+            wait = retry_after(exc.headers)
+            return ConnectorError(f"{at} is rate limiting {what} (429); retry in {wait:g} s",
+                                  fix="wait; the limits are per organisation and plan",
+                                  retry_after=wait)
+        if status is None or status >= 500 or status == 408:
+            return ConnectorError(f"{at} failed {what} ({status or 'no status'}){said}",
+                                  fix="try again later (https://status.langfuse.com)",
+                                  transient=True)
+        if 200 <= status < 300:
+            return ConnectorError(f"{at} answered {what} with something that is not JSON",
+                                  fix=HOST_FIX)
+        return ConnectorError(f"{at} refused {what} ({status}){said}", fix=VERSION_FIX)
+
+
+def connect(env: Env) -> Connection:
+    """A connection from the environment: keys (required), host and timeout; nothing is sent yet."""
+    public = require(env, "LANGFUSE_PUBLIC_KEY", "the project's public key, pk-lf-…")
+    secret = require(env, "LANGFUSE_SECRET_KEY", "the project's secret key, sk-lf-…")
+    host, timeout = host_of(env), timeout_of(env)
+    sdk_version()
+    import httpx
+    from langfuse import __version__
+    from langfuse.api import LangfuseAPI
+
+    http = httpx.Client(timeout=httpx.Timeout(timeout), follow_redirects=True)
+    api = LangfuseAPI(base_url=host, username=public, password=secret,
+                      x_langfuse_sdk_name="python", x_langfuse_sdk_version=__version__,
+                      x_langfuse_public_key=public, httpx_client=http, timeout=timeout)
+    return Connection(host, timeout, api, http, {"max_retries": 0})
+
+
+def sdk_version() -> str:
+    """The installed Langfuse SDK's version; a ConnectorError when it is missing or older than 5."""
+    try:
+        from langfuse import __version__
+    except ImportError:
+        raise ConnectorError("the Langfuse SDK is not installed", fix=SDK_FIX) from None
+    major = __version__.split(".", 1)[0]
+    if not major.isdigit() or int(major) < MIN_SDK:
+        raise ConnectorError(f"the Langfuse SDK {__version__} is older than {MIN_SDK}", fix=SDK_FIX)
+    return __version__
+
+
+# ------------------------------------------------------------------------------------------- paging
+
+
+def pages(fetch: Callable[[int], Any]) -> Iterator[Any]:
+    """Every item of a page-numbered listing (``page`` from 1 to ``meta.totalPages``)."""
+    for page in range(1, MAX_PAGES + 1):
+        answer = fetch(page)
+        data = list(answer.data or [])
+        yield from data
+        total = getattr(answer.meta, "total_pages", None)
+        if not data or total is None or page >= total:
+            return
+
+
+def cursor_pages(fetch: Callable[[str | None], Any]) -> Iterator[Any]:
+    """Every item of a cursor-paged listing (``meta.cursor`` until it is absent, or repeats)."""
+    cursor: str | None = None
+    seen: set[str] = set()
+    for _ in range(MAX_PAGES):
+        answer = fetch(cursor)
+        yield from list(answer.data or [])
+        cursor = getattr(answer.meta, "cursor", None) if answer.meta is not None else None
+        if not cursor or cursor in seen:
+            return
+        seen.add(cursor)
+
+
+# --------------------------------------------------------------------------------------------- bits
+
+
+def retry_after(headers: Any) -> float:
+    """Seconds a 429 asks to wait: ``Retry-After`` in seconds or as an HTTP date, else 1."""
+    found = {str(k).lower(): v for k, v in dict(headers or {}).items()}.get("retry-after")
+    if found is None:
+        return 1.0
+    text = str(found).strip()
+    try:
+        seconds = float(text)
+    except ValueError:
+        parsed = email.utils.parsedate_tz(text)
+        if parsed is None:
+            return 1.0
+        seconds = email.utils.mktime_tz(parsed) - time.time()
+    return max(0.0, seconds) if math.isfinite(seconds) else 1.0
+
+
+def _message(body: Any) -> str:
+    """``: <what the server said>``, short, or nothing."""
+    if isinstance(body, dict):
+        text = body.get("message") or body.get("error") or body.get("detail")
+        text = text if isinstance(text, str) else (str(body) if body else "")
+    else:
+        text = str(body) if body else ""
+    text = " ".join(text.split())
+    return f": {text[:300]}" if text else ""
+
+
+def _first_problem(exc: Any) -> str:
+    errors = exc.errors()
+    if not errors:
+        return str(exc)[:200]
+    err = errors[0]
+    where = ".".join(str(p) for p in err.get("loc", ()))
+    return f"{where}: {err.get('msg', '')}"[:300]
+
+
+def chunks(items: list[T], size: int) -> Iterator[list[T]]:
+    """``items`` in runs of at most ``size``."""
+    for start in range(0, len(items), max(1, size)):
+        yield items[start:start + size]
+
+
+def iso(value: Any) -> str:
+    """A datetime as ISO 8601 text (what ``startTime`` comparisons use); other values as text."""
+    return value.isoformat() if hasattr(value, "isoformat") else str(value or "")
