@@ -1097,3 +1097,22 @@ def test_a_429_on_reading_the_score_configs_refuses_no_label_of_the_batch(lf):
         sink.send(batch)
     assert caught.value.retry_after is not None
     assert len(sink.send(batch)) == 2
+
+
+def test_a_langfuse_that_takes_one_score_a_request_gets_each_score_alone():
+    """The API reference's form of ``POST /scores`` is one ``CreateScoreRequest`` answered ``{"id"}``;
+    SDK 5 sends a list. A server that refuses the list gets each score alone, and keeps getting them
+    so (one refused list per sink, not per send)."""
+    with FakeLangfuse(single_scores=True) as server:
+        rag_trace(server, "t1")
+        rag_trace(server, "t2")
+        sink = sink_for(server)
+        first = sink.send([label(trace_origin("t1")), label(trace_origin("t2"), judgment="bad", score=0.0)])
+        second = sink.send([label(trace_origin("t1"), version="v2")])
+        assert len(first) == 2 and len(second) == 1
+        assert sorted(str(s["value"]) for s in server.scores()) == ["0.0", "1.0"]
+        posts = server.requests("POST /api/public/scores")
+        bodies = [json.loads(c.params["body"]) if isinstance(c.params["body"], str) else c.params["body"]
+                  for c in posts]
+        assert [type(b).__name__ for b in bodies] == ["list", "dict", "dict", "dict"]
+        assert len(sink.confirm(first[1:] + second)) == 2  # t1 is at v2 now

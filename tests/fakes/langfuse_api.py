@@ -245,6 +245,9 @@ class FakeLangfuse:
     """Seconds every GET waits before answering (what a real page costs, for the benchmark)."""
     read_lag: float = 0.0
     """Seconds before a written score can be read back (Langfuse Cloud's reads lag its writes)."""
+    single_scores: bool = False
+    """A Langfuse that takes ``POST /scores`` only in the single-score form of its API reference
+    (``CreateScoreRequest`` → ``{"id"}``): a list is a 400."""
     calls: list[Call] = field(default_factory=list)
     """Every request received (``method`` is ``"GET /api/public/…"``; ``params`` holds the query
     and the ``body``)."""
@@ -1031,6 +1034,8 @@ class FakeLangfuse:
             if problem:
                 raise bad(problem)
             return {"id": self._store(body)}
+        if self.single_scores:
+            raise bad("Invalid request data: expected object, received array")
         if not isinstance(body, list) or not body:
             raise bad("Invalid request data: expected a non-empty array of scores")
         errors = []

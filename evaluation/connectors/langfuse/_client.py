@@ -88,6 +88,22 @@ class Connection:
     """The HTTP client it sends through (ours: its timeout, no retries)."""
     options: dict[str, Any] = field(default_factory=dict)
     """The request options every call passes (``max_retries=0``: no retries inside the SDK)."""
+    auth: tuple[str, str] = field(default=("", ""), repr=False)
+    """The key pair (HTTP Basic), for the one request the SDK cannot make (a single score)."""
+
+    def post_json(self, what: str, path: str, body: Any) -> Any:
+        """``POST {host}/api/public/{path}`` with a JSON body, as the API reference documents it;
+        its answer's JSON (every failure a ConnectorError, as :meth:`call` makes them)."""
+        from langfuse.api.core.api_error import ApiError
+
+        def request(options: dict[str, Any]) -> Any:
+            answer = self.http.post(f"{self.host}/api/public/{path}", json=body, auth=self.auth)
+            if answer.status_code >= 300:
+                raise ApiError(status_code=answer.status_code, headers=dict(answer.headers),
+                               body=_json_or_text(answer))
+            return answer.json()
+
+        return self.call(what, request)
 
     def close(self) -> None:
         """Close the HTTP client."""
@@ -170,7 +186,9 @@ class Connection:
         if 200 <= status < 300:
             return ConnectorError(f"{at} answered {what} with something that is not JSON",
                                   fix=HOST_FIX)
-        return ConnectorError(f"{at} refused {what} ({status}){said}", fix=VERSION_FIX)
+        refusal = ConnectorError(f"{at} refused {what} ({status}){said}", fix=VERSION_FIX)
+        refusal.status = status  # type: ignore[attr-defined]
+        return refusal
 
 
 def connect(env: Env) -> Connection:
@@ -187,7 +205,14 @@ def connect(env: Env) -> Connection:
     api = LangfuseAPI(base_url=host, username=public, password=secret,
                       x_langfuse_sdk_name="python", x_langfuse_sdk_version=__version__,
                       x_langfuse_public_key=public, httpx_client=http, timeout=timeout)
-    return Connection(host, timeout, api, http, {"max_retries": 0})
+    return Connection(host, timeout, api, http, {"max_retries": 0}, (public, secret))
+
+
+def _json_or_text(answer: Any) -> Any:
+    try:
+        return answer.json()
+    except ValueError:
+        return answer.text[:500]
 
 
 def sdk_version() -> str:

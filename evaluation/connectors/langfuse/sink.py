@@ -92,6 +92,8 @@ class ScoreSink:
         self.where = self.conn.host
         """Where the labels go (named in ``connectors-calls.jsonl``)."""
         self._configs: dict[str, Any] | None = None
+        self._single = False
+        """The server takes one score a request (it refused a list)."""
         self._expected: dict[str, tuple[str, str, float | str]] = {}
         """What was sent, by remote id: (version, data type, value)."""
 
@@ -196,12 +198,23 @@ class ScoreSink:
 
     def _post(self, batch: list[Score]) -> set[str]:
         """POST the scores; the ids accepted. Of a batch with refusals, each is sent again alone
-        to learn which (an accepted score is upserted again, unchanged)."""
+        to learn which (an accepted score is upserted again, unchanged).
+
+        SDK 5 sends a list; the API reference documents one ``CreateScoreRequest`` a request. A
+        server that refuses the list (400) gets each score alone from then on."""
         from langfuse.api.scores.types import CreateScoreBatchResults, CreateScoreRequest
 
+        if self._single:
+            return {s.id for s in batch if self._post_one(s)}
         request = [CreateScoreRequest(**s.body) for s in batch]
-        answer = self.conn.fetch(f"writing {len(batch)} score(s)", self.conn.api.scores.create,
-                                 request=request)
+        try:
+            answer = self.conn.fetch(f"writing {len(batch)} score(s)", self.conn.api.scores.create,
+                                     request=request)
+        except ConnectorError as exc:
+            if getattr(exc, "status", None) not in (400, 422):
+                raise
+            self._single = True
+            return {s.id for s in batch if self._post_one(s)}
         if not isinstance(answer, CreateScoreBatchResults) or not answer.rejected:
             return {s.id for s in batch}
         if len(batch) == 1:
@@ -219,6 +232,15 @@ class ScoreSink:
                 if exc.transient:
                     raise
         return accepted
+
+    def _post_one(self, score: Score) -> bool:
+        """One score in the API reference's single form (answered ``{"id"}``); a refusal of a score
+        in a batch leaves it out (True: accepted), alone it is the error."""
+        from langfuse.api.scores.types import CreateScoreRequest
+
+        body = CreateScoreRequest(**score.body).model_dump(mode="json", by_alias=True, exclude_none=True)
+        self.conn.post_json(f"writing score {score.body['name']!r} of {score.label.item_id}", "scores", body)
+        return True
 
     def _complete(self, done: list[Score]) -> None:
         """Mark the queue items of complete labels COMPLETED (a deleted item is passed over)."""
