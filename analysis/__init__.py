@@ -4,6 +4,12 @@ synthesis and the review digest.
 Each ``hilbot analyze`` command is an :class:`Analysis` registered with :func:`analysis` (see
 :mod:`analysis.registry`, which shows a plugin's). Depends on ``evaluation`` only. Public names are
 loaded on first use.
+
+Where things live: the statistics in :mod:`analysis.stats` (numpy and scipy only, one family per
+module); what every analysis says the same way (selecting ratings, the categories of a dimension,
+success, the report base type) in :mod:`analysis.vocabulary`; each analysis in its own module, which
+imports the statistics, the vocabulary, the registry and the helpers (:mod:`~analysis.load`,
+:mod:`~analysis.report`, :mod:`~analysis.charts`, :mod:`~analysis.gold`), never another analysis.
 """
 
 from __future__ import annotations
@@ -11,6 +17,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from evaluation._lazy import lazy_getattr
+
+# first: it makes the statistics raise AnalysisError (analysis.stats.errors.raise_as)
+from . import errors as errors
 
 _EXPORTS = {
     "Analysis": "registry",
@@ -35,20 +44,20 @@ _EXPORTS = {
     "DimensionAgreement": "agreement",
     "ItemDisagreement": "agreement",
     "PairAgreement": "agreement",
-    "band": "agreement",
-    "bootstrap_ci": "agreement",
-    "fleiss_kappa": "agreement",
-    "krippendorff_alpha": "agreement",
-    "Coefficient": "coefficients",
-    "raw_coefficients": "coefficients",
-    "table_coefficients": "coefficients",
+    "band": "stats",
+    "bootstrap_ci": "stats",
+    "fleiss_kappa": "stats",
+    "krippendorff_alpha": "stats",
+    "Coefficient": "stats",
+    "raw_coefficients": "stats",
+    "table_coefficients": "stats",
     "Digest": "digest",
     "RunProgress": "digest",
     "build_digest": "digest",
     "chart_png": "digest",
     "CalibrationReport": "calibration",
     "CorrelationReport": "correlate",
-    "wilson_interval": "correlate",
+    "wilson_interval": "stats",
     "PatternsReport": "patterns",
     "read_typed": "_records",
 }
@@ -62,16 +71,8 @@ if TYPE_CHECKING:
     from .agreement import DimensionAgreement as DimensionAgreement
     from .agreement import ItemDisagreement as ItemDisagreement
     from .agreement import PairAgreement as PairAgreement
-    from .agreement import band as band
-    from .agreement import bootstrap_ci as bootstrap_ci
-    from .agreement import fleiss_kappa as fleiss_kappa
-    from .agreement import krippendorff_alpha as krippendorff_alpha
     from .calibration import CalibrationReport as CalibrationReport
-    from .coefficients import Coefficient as Coefficient
-    from .coefficients import raw_coefficients as raw_coefficients
-    from .coefficients import table_coefficients as table_coefficients
     from .correlate import CorrelationReport as CorrelationReport
-    from .correlate import wilson_interval as wilson_interval
     from .digest import Digest as Digest
     from .digest import RunProgress as RunProgress
     from .digest import build_digest as build_digest
@@ -88,6 +89,14 @@ if TYPE_CHECKING:
     from .registry import analyses as analyses
     from .registry import analysis as analysis
     from .registry import run_analysis as run_analysis
+    from .stats import Coefficient as Coefficient
+    from .stats import band as band
+    from .stats import bootstrap_ci as bootstrap_ci
+    from .stats import fleiss_kappa as fleiss_kappa
+    from .stats import krippendorff_alpha as krippendorff_alpha
+    from .stats import raw_coefficients as raw_coefficients
+    from .stats import table_coefficients as table_coefficients
+    from .stats import wilson_interval as wilson_interval
     from .synthetic import SyntheticLog as SyntheticLog
     from .synthetic import write_synthetic as write_synthetic
     from .validate import FLAGS as FLAGS

@@ -124,7 +124,7 @@ def _notes(events: Events, note_pos: np.ndarray) -> pd.DataFrame:
 
 
 def _none(values: np.ndarray) -> np.ndarray:
-    return np.where(pd.isna(values), None, values)  # type: ignore[call-overload]
+    return np.where(pd.isna(values), np.array(None, dtype=object), values)
 
 
 def _key_columns(events: Events, positions: np.ndarray) -> dict[str, pd.Series]:

@@ -148,8 +148,9 @@ class Interner:
         table = self.tables[name]
         found = table.get(value)
         if found is None:
+            assert value is not None  # every table holds None (as -1)
             found = table[value] = len(self.values[name])
-            self.values[name].append(value)  # type: ignore[arg-type]
+            self.values[name].append(value)
         return found
 
     def codes(self, name: str, col: Any, default: str | None) -> tuple[list[int], list[int]]:

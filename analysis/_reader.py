@@ -17,12 +17,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-try:
-    from orjson import loads as _json_loads
-except ImportError:  # pragma: no cover - without orjson: the same results, several times slower
-    from json import loads as _json_loads  # type: ignore[assignment]
-
-from evaluation.log import LogIssue
+from evaluation.log import LogIssue, issue_reason
 
 from ._plans import DICT, EMPTY, PLANS, STR, Acc, Interner, check_rows, finish
 from ._scan import CATEGORICAL, EVENT_COLUMNS, HUMAN_TYPES, Scan, empty_events, events_frame
@@ -35,6 +30,22 @@ _PARALLEL_BYTES = 32 << 20
 _MAX_JOBS = 4
 _RATING_ONLY = ("judgment", "score", "concerns", "confidence", "labels")
 """Rating fields a skip record may wrongly carry (the skip_with_score flag)."""
+
+
+def _json_loader() -> Callable[[bytes], Any]:
+    """orjson's ``loads``; without orjson the standard library's (the same results, several times
+    slower)."""
+    try:
+        from orjson import loads
+    except ImportError:  # pragma: no cover - without orjson
+        from json import loads as standard_loads
+
+        return standard_loads
+    return loads
+
+
+json_loads = _json_loader()
+"""The JSON parser of the fast readers (this module and :mod:`analysis._records`)."""
 
 
 def scan_log(path: str | Path, *, jobs: int | None = None) -> Scan:
@@ -87,9 +98,9 @@ def _readable_size(path: Path) -> int | None:
     Opened as ``read_log`` opens it: a directory, a FIFO or a device is refused (never blocks),
     as is a path without permission or under a file.
     """
-    from evaluation.log import _open_for_reading
+    from evaluation.log import open_for_reading
 
-    handle = _open_for_reading(path)
+    handle = open_for_reading(path)
     if handle is None:
         return None
     with handle:
@@ -247,13 +258,13 @@ def _check_block(lines: list[bytes], first: int, scan: Scan, interner: Interner)
         for type_name, where, group in _by_type(objs, start):
             if type_name == "skip":
                 _skip_fields(group, where, first, scan)
-            plan = PLANS.get(type_name)  # type: ignore[arg-type]
-            if plan is None:  # another record type, or none: the models decide
+            plan = PLANS.get(type_name) if type_name is not None else None
+            if type_name is None or plan is None:  # another record type, or none: the models decide
                 suspect.update(where)
                 continue
-            acc = accs.get(type_name)  # type: ignore[arg-type]
+            acc = accs.get(type_name)
             if acc is None:
-                acc = accs[type_name] = Acc(plan, interner)  # type: ignore[index]
+                acc = accs[type_name] = Acc(plan, interner)
             offset = len(acc.pos)
             bad = check_rows(group, plan, acc)
             acc.pos.extend(where)
@@ -286,7 +297,7 @@ def _rescue(lines: list[bytes], suspects: list[int], first: int, path: Path, *, 
             record = _parse(raw)
         except (ValueError, RecursionError, _validation_error()) as exc:
             torn = torn_last and i == len(lines) - 1
-            scan.issues.append(LogIssue(path, first + i, _issue_reason(exc, torn), torn))
+            scan.issues.append(LogIssue(path, first + i, issue_reason(exc, torn), torn))
             continue
         type_name = record.type
         scan.counts[type_name] = scan.counts.get(type_name, 0) + 1
@@ -315,23 +326,14 @@ def _validation_error() -> type[Exception]:
 
 def _parse(raw: bytes) -> Any:
     """What ``read_log`` does with a line (its own parser: hostile JSON, then the record model)."""
-    from evaluation.log import _parse_line
+    from evaluation.log import parse_line
 
-    return _parse_line(raw, False)
-
-
-def _issue_reason(exc: Exception, torn: bool) -> str:
-    """The reason ``read_log`` gives for a bad line (its own words)."""
-    from evaluation.log import BAD_LINE, _reason
-
-    if torn:
-        return "torn last line (a crash mid-write?), skipped; the next append starts on a fresh line"
-    return _reason(exc) + "; " + BAD_LINE
+    return parse_line(raw, False)
 
 
 def _loads(lines: list[bytes]) -> list[Any]:
     """orjson.loads of every line; None where a line is not JSON (blank lines included)."""
-    loads = _json_loads
+    loads = json_loads
     out: list[Any] = []
     position = 0
     while True:

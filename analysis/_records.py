@@ -18,12 +18,12 @@ _BLOCK = 16 << 20
 
 def read_typed(path: str | Path, record_type: str, issues: list[LogIssue] | None = None) -> list[tuple[int, Any]]:
     """Every ``record_type`` record of the log at ``path`` with its 1-based line number, in log order."""
-    from evaluation.log import _open_for_reading
+    from evaluation.log import open_for_reading
 
     path = Path(path)
     needle = f'"{record_type}"'.encode()
     found: list[tuple[int, Any]] = []
-    handle = _open_for_reading(path)
+    handle = open_for_reading(path)
     if handle is None:
         return found
     scan = _Scan(path, needle, record_type, found, issues)
@@ -74,13 +74,13 @@ class _Scan:
         """The record a line holds; None for another record type or a bad line (reported)."""
         from pydantic import ValidationError
 
-        from evaluation.log import _parse_line
+        from evaluation.log import issue_reason, parse_line
         from evaluation.records import parse_record
 
-        from ._reader import _issue_reason, _json_loads
+        from ._reader import json_loads
 
         try:
-            obj = _json_loads(raw)
+            obj = json_loads(raw)
         except (ValueError, RecursionError):
             obj = None
         try:
@@ -89,10 +89,10 @@ class _Scan:
                     return None
                 record = parse_record(obj)
             else:  # not JSON orjson reads, or not an object: the log's own parser decides, and says why
-                record = _parse_line(raw, False)
+                record = parse_line(raw, False)
         except (ValueError, RecursionError, ValidationError) as exc:
             if self.issues is not None:
-                self.issues.append(LogIssue(self.path, number, _issue_reason(exc, torn), torn))
+                self.issues.append(LogIssue(self.path, number, issue_reason(exc, torn), torn))
             return None
         return record if getattr(record, "type", None) == self.type else None
 

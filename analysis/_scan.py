@@ -95,7 +95,8 @@ class Scan:
 
 def strings(column: pd.Categorical, positions: np.ndarray | None = None) -> np.ndarray:
     """Values of a categorical column (at ``positions``) as an object array (None where missing)."""
-    categories = np.append(np.asarray(column.categories, dtype=object), None)  # type: ignore[call-overload]
+    missing = np.array([None], dtype=object)
+    categories = np.append(np.asarray(column.categories, dtype=object), missing)
     return categories[column.codes if positions is None else column.codes[positions]]
 
 

@@ -11,20 +11,21 @@ Everything returns values; nothing prints. Conventions:
   CI from Fisher's z = atanh ρ and the **Bonett–Wright** standard error √((1 + ρ²/2)/(n − 3)) (Bonett & Wright
   2000, *Psychometrika* 65:23–28), back-transformed with tanh. **Kendall τ-b** (scipy; exact p for small n
   without ties, else the normal approximation). Both are Undefined when n < 4 or when either side is constant;
-  the CI also when |ρ| = 1 (z is infinite).
+  the CI also when |ρ| = 1 (z is infinite): :mod:`analysis.stats.correlation`.
 * **Categories.** Both scores go to the option of the dimension's scale whose score is nearest (boundaries at
   the midpoints between adjacent option scores; a score exactly on a midpoint goes to the *higher* option,
   i.e. round half up; scores are rounded to 9 decimals first, against float noise). Cohen's κ (unweighted) and
   the quadratic-weighted κ come from the confusion matrix, whose rows are the AI's category and columns the
   humans', labels in ascending score order. A group whose dimensions use different scales has no category
   agreement (Undefined).
-* **A dimension the configuration lacks** is described from the log itself, as :mod:`analysis.agreement` does
-  (:func:`analysis.agreement.judgment_means`): its categories are the judgments rated on it in the selected
-  ratings, by mean score (ascending, ties by judgment; a judgment without a score is left out), each standing at
-  its mean score, and both scores go to the nearest one by the rule above. The group's ``notes`` say the
-  dimension is not configured and list the judgments with their means. A group holding several such
-  dimensions, or one with a configured one, has no category agreement. A ``dimension`` asked for that neither
-  the configuration defines nor any selected rating carries is a :class:`AnalysisError` with the fix.
+* **A dimension the configuration lacks** is described from the log itself, as every analysis does
+  (:func:`analysis.vocabulary.dimension_categories`): its categories are the judgments rated on it
+  in the selected ratings, by mean score (ascending, ties by judgment; a judgment without a score is
+  left out), each standing at its mean score, and both scores go to the nearest one by the rule
+  above. The group's ``notes`` say the dimension is not configured and list the judgments with their
+  means. A group holding several such dimensions, or one with a configured one, has no category
+  agreement. A ``dimension`` asked for that neither the configuration defines nor any selected
+  rating carries is a :class:`AnalysisError` with the fix.
 * **PASS/FAIL.** The AI passes when its score ≥ ``judge.pass_mark`` (0.6); the humans pass when their category
   counts as a success (the option's ``success``, else option score ≥ 0.5); on a dimension the configuration
   lacks, when their mean score ≥ 0.5.
@@ -33,127 +34,47 @@ Everything returns values; nothing prints. Conventions:
 * **Disagreements**: the ``top`` items with the largest |human − AI| (ties by run id, item id), with the
   reviewers' notes (``ratings.note`` plus any ``notes`` text on the same current ratings) and the query.
 
-The generic helpers here (:func:`spearman`, :func:`kendall_tau`, :func:`cohen_kappa`, :func:`to_jsonable`,
-:class:`Interval`) are shared by :mod:`analysis.correlate` and :mod:`analysis.patterns`.
+The rank correlations and intervals are :mod:`analysis.stats`; the categories of a dimension, the
+selection of ratings and the report base type are :mod:`analysis.vocabulary`.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Iterable, Literal
+from typing import Any, Iterable, Literal, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
-from evaluation.config import HilbotConfig, Scale, ScaleOption
+from evaluation.config import HilbotConfig
 
-from ._undefined import Jsonable, Undefined, to_jsonable
-from .agreement import check_dimensions, judgment_means, kappa_of_table, not_configured
 from .errors import AnalysisError
 from .registry import Inputs, Option, analysis
+from .stats import Number, RankCorrelation, Undefined, kappa_of_table, kendall_tau, spearman
+from .vocabulary import (
+    KEY3,
+    KEY4,
+    Categories,
+    Report,
+    check_dimensions,
+    dimension_categories,
+    key_value,
+    nearest,
+    select,
+)
 
-KEY3 = ["run_id", "item_id", "dimension"]
-"""An item on one dimension."""
-KEY4 = [*KEY3, "reviewer"]
-"""One reviewer's current judgment."""
 GROUP_KEYS = ("dimension", "metric", "run_id", "set", "kind", "category", "judge", "prompt_hash", "source_type")
 """Columns :func:`calibration` can group by (``metric`` is the AI score used, e.g. ``overall``)."""
 TOP = 10
 """Disagreements listed per group."""
-MIN_N = 4
-"""Items needed for a rank correlation (Fisher's z needs n − 3 ≥ 1)."""
-
-Number = float | Undefined
 
 
-# ---------------------------------------------------------------- JSON
-
-
-_Report = Jsonable
-"""Base of the report dataclasses (``to_dict()``), shared with agreement."""
-
-
-# ---------------------------------------------------------------- statistics
+# ---------------------------------------------------------------- categories agreement
 
 
 @dataclass(frozen=True)
-class Interval(_Report):
-    """A confidence interval."""
-
-    low: float
-    high: float
-    level: float
-    """Coverage, e.g. 0.95."""
-    method: str
-    """How it was computed, e.g. ``fisher-z bonett-wright`` or ``wilson``."""
-
-
-@dataclass(frozen=True)
-class RankCorrelation(_Report):
-    """A rank correlation coefficient with its p-value (and, for Spearman, a CI)."""
-
-    coefficient: Number
-    p_value: Number
-    ci: Interval | Undefined
-    n: int
-
-
-def z_value(level: float) -> float:
-    """The two-sided normal quantile for ``level`` (1.959964 for 0.95)."""
-    return float(stats.norm.ppf(0.5 + level / 2))
-
-
-def _rank_undefined(x: np.ndarray, y: np.ndarray, names: tuple[str, str]) -> Undefined | None:
-    if len(x) < MIN_N:
-        return Undefined(f"fewer than {MIN_N} pairs (n={len(x)})")
-    for name, values in zip(names, (x, y)):
-        if np.all(values == values[0]):
-            return Undefined(f"{name} is constant ({values[0]:g} throughout)")
-    return None
-
-
-def _unit(r: float) -> float:
-    """A coefficient within float noise of ±1 is ±1 (scipy can return 0.9999999999999999)."""
-    return math.copysign(1.0, r) if abs(r) > 1 - 1e-12 else r
-
-
-def spearman(x: Iterable[float], y: Iterable[float], *, level: float = 0.95,
-             names: tuple[str, str] = ("x", "y")) -> RankCorrelation:
-    """Spearman ρ, its p-value and a Fisher-z CI with the Bonett–Wright standard error."""
-    x, y = np.asarray(list(x), float), np.asarray(list(y), float)
-    why = _rank_undefined(x, y, names)
-    if why is not None:
-        return RankCorrelation(why, why, why, len(x))
-    result = stats.spearmanr(x, y)
-    rho = _unit(float(result.statistic))
-    return RankCorrelation(rho, float(result.pvalue), fisher_ci(rho, len(x), level), len(x))
-
-
-def fisher_ci(rho: float, n: int, level: float = 0.95) -> Interval | Undefined:
-    """tanh(atanh ρ ± z·√((1 + ρ²/2)/(n − 3))): Bonett & Wright (2000)."""
-    if n < MIN_N:
-        return Undefined(f"fewer than {MIN_N} items (n={n})")
-    if abs(rho) >= 1:
-        return Undefined(f"perfect rank agreement (ρ = {rho:g}): Fisher's z is infinite")
-    half = z_value(level) * math.sqrt((1 + rho**2 / 2) / (n - 3))
-    z = math.atanh(rho)
-    return Interval(math.tanh(z - half), math.tanh(z + half), level, "fisher-z bonett-wright")
-
-
-def kendall_tau(x: Iterable[float], y: Iterable[float], *, names: tuple[str, str] = ("x", "y")) -> RankCorrelation:
-    """Kendall τ-b and its p-value (no CI)."""
-    x, y = np.asarray(list(x), float), np.asarray(list(y), float)
-    why = _rank_undefined(x, y, names)
-    if why is not None:
-        return RankCorrelation(why, why, why, len(x))
-    result = stats.kendalltau(x, y)
-    return RankCorrelation(_unit(float(result.statistic)), float(result.pvalue), Undefined("no CI for Kendall τ"), len(x))
-
-
-@dataclass(frozen=True)
-class ConfusionMatrix(_Report):
+class ConfusionMatrix(Report):
     """Counts of items by AI category (rows) and human category (columns)."""
 
     labels: tuple[str, ...]
@@ -172,10 +93,11 @@ def confusion_matrix(ai: Iterable[str], human: Iterable[str], labels: Iterable[s
     return ConfusionMatrix(labels, tuple(tuple(int(c) for c in row) for row in counts))
 
 
-def cohen_kappa(matrix: ConfusionMatrix, weights: Literal["none", "linear", "quadratic"] = "none") -> Number:
-    """Cohen's κ = 1 − Σ w·observed / Σ w·expected (w = 1 off the diagonal when unweighted), computed once for
-    all of hilbot by :func:`analysis.agreement.kappa_of_table`; undefined with no items, or when AI and humans
-    put every item in one and the same category."""
+def confusion_kappa(matrix: ConfusionMatrix,
+                    weights: Literal["none", "linear", "quadratic"] = "none") -> Number:
+    """Cohen's κ of the matrix = 1 − Σ w·observed / Σ w·expected (w = 1 off the diagonal when
+    unweighted), computed once for all of hilbot by :func:`analysis.stats.kappa_of_table`; undefined
+    with no items, or when AI and humans put every item in one and the same category."""
     observed = np.asarray(matrix.counts, float)
     if observed.sum() == 0:
         return Undefined("no items")
@@ -186,84 +108,7 @@ def cohen_kappa(matrix: ConfusionMatrix, weights: Literal["none", "linear", "qua
     return value
 
 
-# ---------------------------------------------------------------- categories
-
-
-def option_success(option: ScaleOption) -> bool:
-    """Whether an option counts as a success: its ``success`` flag, else score ≥ 0.5."""
-    return option.success if option.success is not None else option.score >= 0.5
-
-
-def ascending(scale: Scale) -> list[ScaleOption]:
-    """The scale's options worst first (the order of ordinal statistics)."""
-    return sorted(scale.options, key=lambda o: o.score)
-
-
-def _nearest(scores: Iterable[float], ascending_scores: Iterable[float]) -> np.ndarray:
-    """Per score, the position of the nearest of ``ascending_scores``; a score on a midpoint goes to the higher one."""
-    points = list(ascending_scores)
-    edges = np.round([(a + b) / 2 for a, b in zip(points, points[1:])], 9)
-    return np.searchsorted(edges, np.round(np.asarray(list(scores), float), 9), side="right")
-
-
-def nearest_options(scores: Iterable[float], scale: Scale) -> list[ScaleOption]:
-    """The option nearest to each score; a score on a midpoint goes to the higher option."""
-    options = ascending(scale)
-    return [options[i] for i in _nearest(scores, (o.score for o in options))]
-
-
-def scale_or_none(config: HilbotConfig, dimension: str) -> tuple[str, Scale] | None:
-    """The (name, scale) of a dimension, or None when the configuration does not know the dimension."""
-    dim = config.dimensions.get(dimension)
-    return (dim.scale, config.scales[dim.scale]) if dim else None
-
-
-@dataclass(frozen=True)
-class Categories:
-    """The categories of one dimension, ascending: its scale's options, or, for a dimension the configuration
-    lacks, the judgments rated on it by their mean score (``scale`` None)."""
-
-    dimension: str
-    scale: str | None
-    """The scale's name; None when the categories come from the log."""
-    labels: tuple[str, ...]
-    scores: tuple[float, ...]
-    """Where each category stands: the option's score, or the judgment's mean score."""
-    success: tuple[bool, ...]
-    """Whether each counts as a success (log categories: mean score ≥ 0.5)."""
-
-    @property
-    def note(self) -> str | None:
-        """What a report says about categories from the log (None for a configured scale)."""
-        if self.scale is not None:
-            return None
-        ranked = " < ".join(f"{label} ({score:.2f})" for label, score in zip(self.labels, self.scores))
-        return f"{not_configured(self.dimension)} ({ranked or 'none has a score'}); AI and human scores go to the nearest one"
-
-
-def dimension_categories(config: HilbotConfig, dimension: str, ratings: pd.DataFrame) -> Categories:
-    """The dimension's categories: its scale's options, or, when the configuration lacks it, the judgments of its
-    ``ratings`` (rows of other dimensions are ignored) by mean score, those without a score left out."""
-    found = scale_or_none(config, dimension)
-    if found is not None:
-        options = ascending(found[1])
-        return Categories(dimension, found[0], tuple(o.value for o in options), tuple(o.score for o in options),
-                          tuple(option_success(o) for o in options))
-    rated = judgment_means(ratings[ratings["dimension"] == dimension])
-    means = [(judgment, mean) for judgment, mean in rated if math.isfinite(mean)]
-    return Categories(dimension, None, tuple(j for j, _ in means), tuple(m for _, m in means), tuple(m >= 0.5 for _, m in means))
-
-
 # ---------------------------------------------------------------- the item table
-
-
-def select(ratings: pd.DataFrame, run: str | Iterable[str] | None, dimension: str | Iterable[str] | None) -> pd.DataFrame:
-    """The ratings of the given run(s) and dimension(s) (None: all)."""
-    keep = np.ones(len(ratings), dtype=bool)
-    for column, wanted in (("run_id", run), ("dimension", dimension)):
-        if wanted is not None:
-            keep &= ratings[column].isin([wanted] if isinstance(wanted, str) else list(wanted)).to_numpy()
-    return ratings[keep].reset_index(drop=True)
 
 
 def ai_scores(table: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
@@ -312,7 +157,8 @@ def _categorize(table: pd.DataFrame, described: dict[str, Categories]) -> pd.Dat
             table.loc[rows, "human_pass"] = human >= 0.5
         if not cats.labels:
             continue
-        ai_at, human_at = _nearest(table.loc[rows, "ai_score"], cats.scores), _nearest(human, cats.scores)
+        ai_at = nearest(table.loc[rows, "ai_score"], cats.scores)
+        human_at = nearest(human, cats.scores)
         table.loc[rows, "ai_category"] = [cats.labels[i] for i in ai_at]
         table.loc[rows, "human_category"] = [cats.labels[i] for i in human_at]
         if cats.scale is not None:
@@ -324,7 +170,7 @@ def _categorize(table: pd.DataFrame, described: dict[str, Categories]) -> pd.Dat
 
 
 @dataclass(frozen=True)
-class Agreement(_Report):
+class Agreement(Report):
     """Agreement of AI and humans on categories."""
 
     confusion: ConfusionMatrix | Undefined
@@ -337,7 +183,7 @@ class Agreement(_Report):
 
 
 @dataclass(frozen=True)
-class Disagreement(_Report):
+class Disagreement(Report):
     """One item where AI and humans differ."""
 
     run_id: str
@@ -353,7 +199,7 @@ class Disagreement(_Report):
 
 
 @dataclass(frozen=True)
-class CalibrationGroup(_Report):
+class CalibrationGroup(Report):
     """Calibration of one group (e.g. one dimension)."""
 
     key: dict[str, Any]
@@ -377,7 +223,7 @@ class CalibrationGroup(_Report):
 
 
 @dataclass(frozen=True)
-class CalibrationReport(_Report):
+class CalibrationReport(Report):
     """The AI judge against humans, per group."""
 
     by: tuple[str, ...]
@@ -391,7 +237,8 @@ def _agreement(ai: list, human: list, labels: tuple[str, ...]) -> Agreement:
     matrix = confusion_matrix(ai, human, labels)
     n = len(ai)
     observed = sum(matrix.counts[i][i] for i in range(len(labels))) / n if n else Undefined("no items")
-    return Agreement(matrix, cohen_kappa(matrix), cohen_kappa(matrix, "quadratic"), observed)
+    kappa, weighted = confusion_kappa(matrix), confusion_kappa(matrix, "quadratic")
+    return Agreement(matrix, kappa, weighted, observed)
 
 
 def _category_agreement(group: pd.DataFrame, described: dict[str, Categories]) -> Agreement:
@@ -439,11 +286,6 @@ def _group(key: dict[str, Any], group: pd.DataFrame, described: dict[str, Catego
         disagreements=_disagreements(group, top), notes=tuple(n for n in notes if n))
 
 
-def _clean(value: Any) -> Any:
-    value = value.item() if isinstance(value, np.generic) else value
-    return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
-
-
 def _unpack(data: Any) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None]:
     if isinstance(data, tuple):
         return data[0], data[1], data[2] if len(data) > 2 else None
@@ -477,7 +319,7 @@ def calibration(data: Any, config: HilbotConfig, *, run: str | Iterable[str] | N
     described = {name: dimension_categories(config, name, selected) for name in map(str, table["dimension"].unique())}
     scored = _categorize(table[table["ai_score"].notna()], described)
     groups = [] if scored.empty else [
-        _group({k: _clean(v) for k, v in zip(by, key)}, group, described, pass_mark, top)
+        _group({k: key_value(v) for k, v in zip(by, key)}, group, described, pass_mark, top)
         for key, group in scored.groupby(list(by), dropna=False, sort=True)]
     return CalibrationReport(by, pass_mark, tuple(groups), int(table["ai_score"].isna().sum()))
 
@@ -544,7 +386,21 @@ def _points(frames: Any, dimension: str | None) -> list[tuple[float, float]]:
     return points
 
 
-@analysis("calibration", markdown=_markdown, charts=_charts, gold=True, options=[
+def _digest(inputs: Inputs, runs: Sequence[str] | None) -> list[str]:
+    """Per dimension, the judge's Spearman ρ and κ (categories) against the humans' gold labels
+    (``inputs`` holds them: the registration reads gold labels)."""
+    lines = []
+    for group in calibration(inputs.frames, inputs.config).groups:
+        rho, kappa = group.spearman.coefficient, group.categories.kappa
+        if isinstance(rho, float):
+            extra = f", κ {kappa:.2f}" if isinstance(kappa, float) else ""
+            on = group.key.get("dimension", "all")
+            lines.append(f"AI judge vs humans on {on}: Spearman ρ {rho:.2f}{extra} "
+                         f"({group.n} items)")
+    return lines
+
+
+@analysis("calibration", markdown=_markdown, charts=_charts, gold=True, digest=_digest, options=[
     Option("by", str, "dimension", "Group by these, comma-separated", many=True, choices=GROUP_KEYS, required=True)])
 def calibration_command(inputs: Inputs, *, by: tuple[str, ...]) -> CalibrationReport:
     """The AI judge against the humans: Spearman ρ, Kendall τ, κ on categories, confusion matrix, Δ, worst items.
@@ -554,8 +410,5 @@ def calibration_command(inputs: Inputs, *, by: tuple[str, ...]) -> CalibrationRe
     return calibration(inputs.frames, inputs.config, run=inputs.run, dimension=inputs.dimension, by=by)
 
 
-__all__ = [
-    "Agreement", "CalibrationGroup", "CalibrationReport", "Categories", "ConfusionMatrix", "Disagreement", "Interval",
-    "RankCorrelation", "calibration", "cohen_kappa", "confusion_matrix", "dimension_categories", "kendall_tau",
-    "nearest_options", "spearman", "to_jsonable",
-]
+__all__ = ["GROUP_KEYS", "Agreement", "CalibrationGroup", "CalibrationReport", "ConfusionMatrix",
+           "Disagreement", "calibration", "confusion_kappa", "confusion_matrix"]

@@ -8,7 +8,8 @@ from typing import Any, Sequence
 DPI = 110
 
 
-def _figure(width: float = 7.0, height: float = 4.0) -> Any:
+def new_figure(width: float = 7.0, height: float = 4.0) -> Any:
+    """A blank matplotlib ``Figure`` (Agg, constrained layout) of ``width`` × ``height`` inches."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -17,7 +18,8 @@ def _figure(width: float = 7.0, height: float = 4.0) -> Any:
     return Figure(figsize=(width, height), dpi=DPI, layout="constrained")
 
 
-def _png(figure: Any) -> bytes:
+def to_png(figure: Any) -> bytes:
+    """``figure`` as PNG bytes (a glyph the font lacks is drawn as a box, not reported)."""
     import warnings
 
     buffer = io.BytesIO()
@@ -36,7 +38,7 @@ def text(value: Any) -> str:
 
 def calibration_scatter(points: Sequence[tuple[float, float]], title: str = "AI judge vs humans") -> bytes:
     """One dot per item: AI score (x) against the mean human score (y), with the diagonal."""
-    figure = _figure(5.0, 5.0)
+    figure = new_figure(5.0, 5.0)
     axes = figure.add_subplot()
     axes.plot([0, 1], [0, 1], color="grey", linewidth=1, linestyle="--", label="agreement")
     if points:
@@ -44,12 +46,12 @@ def calibration_scatter(points: Sequence[tuple[float, float]], title: str = "AI 
         axes.scatter(xs, ys, s=18, alpha=0.6)
     axes.set(xlim=(-0.02, 1.02), ylim=(-0.02, 1.02), xlabel="AI score", ylabel="human score (mean)", title=title)
     axes.legend(loc="upper left")
-    return _png(figure)
+    return to_png(figure)
 
 
 def rating_distribution(counts: dict[str, dict[str, int]], order: Sequence[str]) -> bytes:
     """Stacked bars: per run, how many ratings of each judgment (``order``: worst first)."""
-    figure = _figure(7.0, 0.8 + 0.45 * max(len(counts), 1))
+    figure = new_figure(7.0, 0.8 + 0.45 * max(len(counts), 1))
     axes = figure.add_subplot()
     runs = list(counts)
     left = [0] * len(runs)
@@ -62,13 +64,13 @@ def rating_distribution(counts: dict[str, dict[str, int]], order: Sequence[str])
     axes.invert_yaxis()
     if runs and order:
         axes.legend(loc="lower right", fontsize="small")
-    return _png(figure)
+    return to_png(figure)
 
 
 def interval_bars(labels: Sequence[str], values: Sequence[float | None], intervals: Sequence[tuple[float, float] | None],
                   *, title: str, ylabel: str, lines: Sequence[tuple[float, str]] = ()) -> bytes:
     """Bars with 95% CI whiskers (agreement per dimension, success rate per bucket); ``lines``: reference levels."""
-    figure = _figure(max(4.0, 1.0 + 0.9 * len(labels)), 4.0)
+    figure = new_figure(max(4.0, 1.0 + 0.9 * len(labels)), 4.0)
     axes = figure.add_subplot()
     heights = [v if v is not None else 0.0 for v in values]
     low = [h - i[0] if i else 0.0 for h, i in zip(heights, intervals)]
@@ -79,10 +81,11 @@ def interval_bars(labels: Sequence[str], values: Sequence[float | None], interva
         axes.annotate(name, (len(labels) - 0.5, level), fontsize="x-small", ha="right", va="bottom", color="grey")
     axes.set_xticks(range(len(labels)), [text(label) for label in labels], rotation=20, ha="right")
     axes.set(ylabel=text(ylabel), title=text(title), ylim=(min([0.0, *heights]) - 0.05, 1.05))
-    return _png(figure)
+    return to_png(figure)
 
 
-__all__ = ["calibration_scatter", "interval_bars", "rating_distribution", "text"]
+__all__ = ["calibration_scatter", "interval_bars", "new_figure", "rating_distribution", "text",
+           "to_png"]
 
 
 def judgment_distribution(ratings: Any, config: Any) -> bytes:

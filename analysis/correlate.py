@@ -37,7 +37,11 @@ Does a feature (e.g. ``leap_distance``) calibrate to human ratings? Everything r
   reviewers of one item do not count as independent pairs). Ties get average ranks (``scipy.stats.spearmanr``:
   Pearson's r of the average ranks), so the many tied items of a category feature are handled and any
   increasing coding of the categories gives the same ρ. Items without the feature are left out. CI as in
-  :func:`analysis.calibration.spearman`.
+  :func:`analysis.stats.spearman`.
+
+The Wilson interval and Spearman's ρ are :mod:`analysis.stats`; success and rates are
+:mod:`analysis.vocabulary`'s (:func:`~analysis.vocabulary.success_flags`,
+:func:`~analysis.vocabulary.rate_fields`).
 """
 
 from __future__ import annotations
@@ -46,7 +50,7 @@ import math
 import numbers
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable, Literal, Sequence
+from typing import Any, Iterable, Literal, Sequence
 
 import numpy as np
 import pandas as pd
@@ -54,13 +58,10 @@ import pandas as pd
 from evaluation.config import HilbotConfig
 from evaluation.text import visible
 
-from ._undefined import Undefined
-from .calibration import KEY3, MIN_N, Interval, Number, RankCorrelation, _Report, option_success, select, spearman, z_value
 from .errors import AnalysisError
 from .registry import Inputs, Option, analysis
-
-if TYPE_CHECKING:
-    pass
+from .stats import MIN_N, Interval, Number, RankCorrelation, Undefined, spearman
+from .vocabulary import KEY3, Report, rate_fields, select, success_flags
 
 MAX_DISTINCT = 10
 """At most this many distinct feature values get one bucket each; more get quantile buckets."""
@@ -75,38 +76,6 @@ one holding every label of a feature orders it. Shared labels sit at the same po
 feature whose labels fit both gets the same codes), and the two vocabularies are not mixed: ``small`` with
 ``high`` fits neither and needs an explicit order."""
 ORDER_EXAMPLE = "none,small,medium,large,max"
-
-
-def wilson_interval(successes: int, n: int, level: float = 0.95) -> Interval | Undefined:
-    """Wilson's score interval for ``successes`` out of ``n`` (no continuity correction). At 0 successes the lower
-    bound is exactly 0 and at n the upper exactly 1, as the formula gives (not its floating-point rounding)."""
-    if n <= 0:
-        return Undefined("no ratings")
-    z, p = z_value(level), successes / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    low = 0.0 if successes <= 0 else max(0.0, centre - half)
-    high = 1.0 if successes >= n else min(1.0, centre + half)
-    return Interval(low, high, level, "wilson")
-
-
-def success_flags(ratings: pd.DataFrame, config: HilbotConfig) -> pd.Series:
-    """Per rating: its option's ``success`` flag, else score ≥ 0.5."""
-    flags = ratings["score"] >= 0.5
-    for dimension, rows in ratings.groupby("dimension").groups.items():
-        dim = config.dimensions.get(dimension)
-        options = {o.value: option_success(o) for o in config.scales[dim.scale].options} if dim else {}
-        known = ratings.loc[rows, "judgment"].map(options)
-        flags[rows] = known.where(known.notna(), flags[rows]).astype(bool)
-    return flags.astype(bool)
-
-
-def rate_fields(ratings: pd.DataFrame, success: pd.Series, level: float = 0.95) -> dict[str, Any]:
-    """``n``, ``successes``, ``success_rate``, its Wilson ``ci`` and ``mean_score`` of some ratings."""
-    n, k = len(ratings), int(success.sum())
-    empty = Undefined("no ratings")
-    return {"n": n, "successes": k, "success_rate": k / n if n else empty, "ci": wilson_interval(k, n, level),
-            "mean_score": float(ratings["score"].mean()) if n else empty}
 
 
 # ---------------------------------------------------------------- feature values
@@ -245,7 +214,7 @@ def _ordinal(values: pd.Series, parsed: list[float | str | None], labels: tuple[
 
 
 @dataclass(frozen=True)
-class Bucket(_Report):
+class Bucket(Report):
     """Ratings whose item's feature falls in one bucket."""
 
     label: str
@@ -303,7 +272,7 @@ def _bucket(spec: tuple[str, float, float], rows: pd.DataFrame, level: float) ->
 
 
 @dataclass(frozen=True)
-class MonotonicityBreak(_Report):
+class MonotonicityBreak(Report):
     """Two adjacent non-empty buckets in the wrong order."""
 
     lower: str
@@ -317,7 +286,7 @@ class MonotonicityBreak(_Report):
 
 
 @dataclass(frozen=True)
-class Monotonicity(_Report):
+class Monotonicity(Report):
     """Whether success rate moves the expected way as the feature grows."""
 
     expect: str
@@ -332,19 +301,31 @@ def _wrong_way(first: float, second: float, expect: str) -> bool:
     return second > first if expect == "decreasing" else second < first
 
 
-def _apart(a: Bucket, b: Bucket) -> bool:
-    return a.ci.high < b.ci.low or b.ci.high < a.ci.low
+def _apart(a: Interval, b: Interval) -> bool:
+    return a.high < b.low or b.high < a.low
+
+
+def _filled(buckets: Sequence[Bucket]) -> list[tuple[str, float, Interval]]:
+    """The label, success rate and Wilson interval of each non-empty bucket (an empty one has
+    neither)."""
+    filled = []
+    for b in buckets:
+        rate, ci = b.success_rate, b.ci
+        if b.n > 0 and not isinstance(rate, Undefined) and not isinstance(ci, Undefined):
+            filled.append((b.label, rate, ci))
+    return filled
 
 
 def monotonicity(buckets: Sequence[Bucket], expect: Literal["decreasing", "increasing"] = "decreasing") -> Monotonicity:
     """Flag adjacent non-empty buckets whose success rates break the expected order."""
-    filled = [b for b in buckets if b.n > 0]
+    filled = _filled(buckets)
     if len(filled) < 2:
         why = Undefined(f"fewer than 2 non-empty buckets ({len(filled)})")
         return Monotonicity(expect, why, (), why)
-    breaks = tuple(MonotonicityBreak(a.label, b.label, a.success_rate, b.success_rate, _apart(a, b))
-                   for a, b in zip(filled, filled[1:]) if _wrong_way(a.success_rate, b.success_rate, expect))
-    ends = _wrong_way(filled[-1].success_rate, filled[0].success_rate, expect)
+    breaks = tuple(MonotonicityBreak(a, b, rate_a, rate_b, _apart(ci_a, ci_b))
+                   for (a, rate_a, ci_a), (b, rate_b, ci_b) in zip(filled, filled[1:])
+                   if _wrong_way(rate_a, rate_b, expect))
+    ends = _wrong_way(filled[-1][1], filled[0][1], expect)
     return Monotonicity(expect, not breaks, breaks, ends)
 
 
@@ -352,7 +333,7 @@ def monotonicity(buckets: Sequence[Bucket], expect: Literal["decreasing", "incre
 
 
 @dataclass(frozen=True)
-class CorrelationReport(_Report):
+class CorrelationReport(Report):
     """Success rate by bucket of a feature, its monotonicity, and Spearman ρ of feature and human score."""
 
     feature: str
@@ -510,5 +491,5 @@ def correlate_command(inputs: Inputs, *, feature: str, buckets: int | None, expe
                      expect=expect, order=order)
 
 
-__all__ = ["ORDERS", "Bucket", "CorrelationReport", "FeatureError", "FeatureValues", "Monotonicity", "MonotonicityBreak",
-           "coerce_feature", "correlate", "monotonicity", "wilson_interval"]
+__all__ = ["ORDERS", "Bucket", "CorrelationReport", "FeatureError", "FeatureValues", "Monotonicity",
+           "MonotonicityBreak", "coerce_feature", "correlate", "monotonicity"]

@@ -16,8 +16,12 @@ Everything here returns values; nothing prints or posts (the bot's channels rend
 * Runs are ordered by their most recent current rating (newest first), then by run id;
   a run's dimensions stay together, by name. Runs without ratings come last, by run id.
 * The triage line (when the listed runs, or the log, hold ``triage_decision`` records) gives the
-  figures of :func:`analysis.triage.triage_report` over them: changes triaged, decided by rules (and
-  their share), and how many of the AI's accepts and rejects the humans decided the same way.
+  figures of the triage report over them: changes triaged, decided by rules (and their share), and
+  how many of the AI's accepts and rejects the humans decided the same way.
+* The figures (``build_digest(figures=True)``) and the triage line are the lines the registered
+  analyses give the digest (:attr:`analysis.registry.Analysis.digest`), asked for by name:
+  :data:`FIGURES`, then :data:`TRIAGE`. The digest imports no analysis; an analysis of gold labels
+  gets the gold-label frames (:mod:`analysis.gold`).
 * ``matplotlib`` is imported only inside :func:`chart_png`.
 """
 
@@ -27,7 +31,7 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from statistics import mean
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from evaluation.config import HilbotConfig
 from evaluation.output import signed
@@ -36,6 +40,7 @@ from evaluation.store import Store
 from evaluation.text import visible
 
 from .errors import AnalysisError
+from .registry import Inputs, analyses
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -45,9 +50,13 @@ if TYPE_CHECKING:
     from .load import Frames
 
 DASH = "–"
+"""How a missing average is shown."""
 RUN_LINES = 12
 """Run lines in a digest message (the most recently rated first); the rest are counted."""
-"""How a missing average is shown."""
+FIGURES = ("agreement", "calibration")
+"""The analyses whose digest lines are the figures, in order."""
+TRIAGE = "triage"
+"""The analysis whose digest line is the triage line."""
 TOP_CONCERNS = 5
 """How many concern tags the digest lists."""
 
@@ -184,7 +193,8 @@ class _Slice:
         return [j for j in self.judgments if j.score is not None]
 
     def deltas(self) -> list[float]:
-        return [r.score - ai for r in self.ratings if (ai := self.ai.get(r.item_id)) is not None]
+        return [score - ai for r in self.ratings
+                if (score := r.score) is not None and (ai := self.ai.get(r.item_id)) is not None]
 
     def latest(self) -> datetime | None:
         return max((_aware(r.timestamp) for r in self.ratings if r.timestamp is not None), default=None)
@@ -203,6 +213,7 @@ def build_digest(store: Store, config: HilbotConfig, *, since: datetime | None =
     from .load import load
 
     frames = load(store, issues=issues)
+    inputs = Inputs(store, config).with_frames(frames)
     runs = list(runs) if runs is not None else None  # read twice: the run lines and the triage line
     slices = _order(_slices(frames, runs))
     ratings = [r for s in slices for r in s.ratings]
@@ -213,51 +224,48 @@ def build_digest(store: Store, config: HilbotConfig, *, since: datetime | None =
     return Digest(
         generated_at=_aware(now or utcnow()), since=start, runs=progress,
         new_ratings=len(new), new_reviewers=len({r.reviewer for r in new}),
-        human_average=_mean(r.score for r in ratings),
+        human_average=_mean(r.score for r in ratings if r.score is not None),
         ai_vs_human_delta=_mean(d for s in slices for d in s.deltas()),
         top_concerns=top_concerns(ratings),
         chart_png=chart_png(charted) if chart and charted else None,
-        figures=tuple(analysis_lines(frames, config, _adjudications(store, issues))) if figures and ratings else (),
-        triage=triage_line(store, frames, config, runs),
+        figures=tuple(analysis_lines(inputs, issues, runs)) if figures and ratings else (),
+        triage=triage_line(inputs, runs),
     )
 
 
-def triage_line(store: Store, frames: "Frames", config: HilbotConfig, runs: Iterable[str] | None = None) -> str | None:
-    """``Triage: 120 changes, 85 decided by rules (71%), humans agreed with the AI on 42 of 45 (93%)`` over the triage
-    decisions of the log (of the ``runs`` given), from :func:`analysis.triage.triage_report`; None when there are none.
-    Its bad lines are not reported again: :func:`analysis.load.load` reported them."""
-    from .triage import digest_line, read_decisions, triage_report
-
-    decisions = read_decisions(store.ratings.path)
-    if runs is not None:
-        decisions = decisions[decisions["run_id"].isin(list(runs))]
-    return digest_line(triage_report(decisions, frames.ratings, config.triage)) if len(decisions) else None
+def triage_line(inputs: Inputs, runs: Sequence[str] | None = None) -> str | None:
+    """``Triage: 120 changes, 85 decided by rules (71%), humans agreed with the AI on 42 of 45
+    (93%)`` over the triage decisions of the log (of the ``runs`` given), from the :data:`TRIAGE`
+    analysis; None when there are none."""
+    return next(iter(_lines(TRIAGE, inputs, runs)), None)
 
 
-def _adjudications(store: Store, issues: list | None) -> list:
-    from .gold import read_adjudications
+def analysis_lines(inputs: Inputs, issues: "list[LogIssue] | None" = None,
+                   runs: Sequence[str] | None = None) -> list[str]:
+    """The lines of the :data:`FIGURES` analyses: per dimension, Krippendorff's α (ordinal) with its
+    band (on the independent ratings), and the judge's Spearman ρ and κ against the humans' gold
+    labels (:mod:`analysis.gold`; the log's adjudications read, their bad lines to ``issues``)."""
+    gold: list[Inputs] = []
 
-    return read_adjudications(store.ratings.path, issues)
+    def gold_inputs() -> Inputs:
+        if not gold:
+            from .gold import gold_frames, read_adjudications
 
+            adjudications = read_adjudications(inputs.store.ratings.path, issues)
+            frames, _ = gold_frames(inputs.frames, adjudications, inputs.config)
+            gold.append(inputs.with_frames(frames))
+        return gold[0]
 
-def analysis_lines(frames: "Frames", config: HilbotConfig, adjudications: Sequence[Any] = ()) -> list[str]:
-    """Per dimension: Krippendorff's α (ordinal) with its band (on the independent ratings), and the judge's Spearman ρ
-    and κ against the humans' gold labels (:mod:`analysis.gold`; ``adjudications`` from the log)."""
-    from .agreement import agreement
-    from .calibration import calibration
-    from .gold import gold_frames
-
-    lines = []
-    for dim in agreement(frames.ratings, config, n_boot=0).dimensions.values():
-        alpha = dim.alpha.get("ordinal")
-        if alpha is not None and isinstance(alpha.value, float):
-            lines.append(f"Agreement on {dim.dimension}: α {alpha.value:.3f} ({alpha.band}, {dim.n_pairable} items with 2+ ratings)")
-    for group in calibration(gold_frames(frames, list(adjudications), config)[0], config).groups:
-        rho, kappa = group.spearman.coefficient, group.categories.kappa
-        if isinstance(rho, float):
-            extra = f", κ {kappa:.2f}" if isinstance(kappa, float) else ""
-            lines.append(f"AI judge vs humans on {group.key.get('dimension', 'all')}: Spearman ρ {rho:.2f}{extra} ({group.n} items)")
+    lines: list[str] = []
+    for name in FIGURES:
+        lines += _lines(name, gold_inputs() if analyses.get(name).gold else inputs, runs)
     return lines
+
+
+def _lines(name: str, inputs: Inputs, runs: Sequence[str] | None) -> list[str]:
+    """The digest lines of the analysis ``name`` (none when it gives none)."""
+    spec = analyses.get(name)
+    return spec.digest(inputs, runs) if spec.digest is not None else []
 
 
 def top_concerns(ratings: Iterable, limit: int = TOP_CONCERNS) -> list[tuple[str, int]]:
@@ -327,7 +335,8 @@ def _order(slices: list[_Slice]) -> list[_Slice]:
 def _progress(s: _Slice, k: int) -> RunProgress:
     by_item: dict[str, list[float]] = {}
     for r in s.ratings:
-        by_item.setdefault(r.item_id, []).append(r.score)
+        if r.score is not None:
+            by_item.setdefault(r.item_id, []).append(r.score)
     rated = [item for item, scores in by_item.items() if len(scores) >= k]
     return RunProgress(
         run_id=s.run_id, dimension=s.dimension,

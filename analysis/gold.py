@@ -21,7 +21,7 @@ import pandas as pd
 
 from evaluation.gold import DERIVED, gold_label
 
-from ._undefined import Jsonable
+from .vocabulary import KEY3, Report
 
 if TYPE_CHECKING:
     from evaluation.config import HilbotConfig
@@ -29,11 +29,9 @@ if TYPE_CHECKING:
 
     from .load import Frames
 
-KEY3 = ["run_id", "item_id", "dimension"]
-
 
 @dataclass(frozen=True)
-class GoldCounts(Jsonable):
+class GoldCounts(Report):
     """How the items' gold labels were reached."""
 
     items: int

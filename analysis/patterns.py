@@ -4,14 +4,15 @@ Per dimension: the distribution of judgments, success rate and mean score by sou
 concern tag, drift over time, and regressed patterns. Everything returns values. Conventions:
 
 * **Success** of a rating: its option's ``success`` flag, else score ≥ 0.5; rates carry Wilson 95% intervals
-  (:func:`analysis.correlate.wilson_interval`). Every figure counts current ratings.
-* **Distribution**: the scale's options best first, then judgments the scale does not offer (by name). A
-  dimension the configuration lacks is described from the log itself, as :mod:`analysis.agreement` does
-  (:func:`analysis.agreement.judgment_means`): its judgments by mean score, here best first (ties by judgment,
-  a judgment without a score last); its ``scale`` is None, its ``notes`` say it is not configured, a rating
-  succeeds when its score ≥ 0.5, and no concern tag is offered (tags in use are listed). A ``dimension`` asked
-  for that neither the configuration defines nor any selected rating carries is a :class:`AnalysisError` with
-  the fix; a configured one without ratings gets an empty entry.
+  (:func:`analysis.stats.wilson_interval`). Every figure counts current ratings.
+* **Distribution**: the scale's options best first, then judgments the scale does not offer (by
+  name). A dimension the configuration lacks is described from the log itself, as every analysis
+  does (:func:`analysis.vocabulary.judgment_means`): its judgments by mean score, here best first
+  (ties by judgment, a judgment without a score last); its ``scale`` is None, its ``notes`` say it
+  is not configured, a rating succeeds when its score ≥ 0.5, and no concern tag is offered (tags in
+  use are listed). A ``dimension`` asked for that neither the configuration defines nor any selected
+  rating carries is a :class:`AnalysisError` with the fix; a configured one without ratings gets an
+  empty entry.
 * **Source type** of a rating: the rating's own ``source_type`` (rating metadata), else its item's.
   **Category**: the item's. Missing values form their own group, keyed None.
 * **Concern tags**: ``count`` = ratings carrying the tag, ``share`` = count / ratings of the dimension, and the
@@ -38,12 +39,20 @@ import pandas as pd
 
 from evaluation.config import HilbotConfig
 
-from ._undefined import Undefined
-from .agreement import check_dimensions, judgment_means, not_configured
-from .calibration import KEY4, Interval, Number, _clean, _Report, select
-from .correlate import rate_fields, success_flags
 from .errors import AnalysisError
 from .registry import Inputs, Option, analysis
+from .stats import Interval, Number, Undefined
+from .vocabulary import (
+    KEY4,
+    Report,
+    check_dimensions,
+    judgment_means,
+    key_value,
+    not_configured,
+    rate_fields,
+    select,
+    success_flags,
+)
 
 MIN_RATINGS = 5
 """Ratings a window needs to count as the earlier or the recent one in regression detection."""
@@ -56,7 +65,7 @@ MAX_WINDOW_DAYS = 3650
 
 
 @dataclass(frozen=True)
-class JudgmentCount(_Report):
+class JudgmentCount(Report):
     """How often one judgment was given."""
 
     value: str
@@ -65,7 +74,7 @@ class JudgmentCount(_Report):
 
 
 @dataclass(frozen=True)
-class Group(_Report):
+class Group(Report):
     """Success rate and mean score of the ratings of one group."""
 
     key: Any
@@ -78,7 +87,7 @@ class Group(_Report):
 
 
 @dataclass(frozen=True)
-class ConcernStats(_Report):
+class ConcernStats(Report):
     """One concern tag."""
 
     tag: str
@@ -92,7 +101,7 @@ class ConcernStats(_Report):
 
 
 @dataclass(frozen=True)
-class Window(_Report):
+class Window(Report):
     """Ratings given in one time window [start, end)."""
 
     start: datetime
@@ -106,7 +115,7 @@ class Window(_Report):
 
 
 @dataclass(frozen=True)
-class Regression(_Report):
+class Regression(Report):
     """A group rated well earlier and badly recently."""
 
     category: Any
@@ -118,7 +127,7 @@ class Regression(_Report):
 
 
 @dataclass(frozen=True)
-class DimensionPatterns(_Report):
+class DimensionPatterns(Report):
     """Patterns of one dimension."""
 
     dimension: str
@@ -141,7 +150,7 @@ class DimensionPatterns(_Report):
 
 
 @dataclass(frozen=True)
-class PatternsReport(_Report):
+class PatternsReport(Report):
     """Pattern discovery, per dimension."""
 
     window_days: int
@@ -166,7 +175,7 @@ def _distribution(rated: pd.DataFrame, config: HilbotConfig, dimension: str) -> 
 
 
 def _group(key: Any, rows: pd.DataFrame) -> Group:
-    return Group(key=_clean(key), **rate_fields(rows, rows["success"]))
+    return Group(key=key_value(key), **rate_fields(rows, rows["success"]))
 
 
 def _by(rated: pd.DataFrame, column: str) -> tuple[Group, ...]:
@@ -205,10 +214,20 @@ def _window(rows: pd.DataFrame, start: pd.Timestamp, days: int) -> Window:
 def _regression(key: tuple, windows: tuple[Window, ...], min_ratings: int, min_drop: float) -> Regression | None:
     full = [w for w in windows if w.n >= min_ratings]
     earlier, recent = full[0], full[-1]
-    drop = earlier.success_rate - recent.success_rate
-    if drop >= min_drop and recent.ci.high < earlier.ci.low:
-        return Regression(_clean(key[0]), _clean(key[1]), earlier, recent, drop)
+    before, now = earlier.success_rate, recent.success_rate
+    if isinstance(before, Undefined) or isinstance(now, Undefined):
+        return None  # an empty window (min_ratings 0) has no rate to drop from or to
+    drop = before - now
+    if drop >= min_drop and _apart(recent.ci, earlier.ci):
+        return Regression(key_value(key[0]), key_value(key[1]), earlier, recent, drop)
     return None
+
+
+def _apart(recent: Interval | Undefined, earlier: Interval | Undefined) -> bool:
+    """The recent window's Wilson interval lies wholly below the earlier one's."""
+    if isinstance(recent, Interval) and isinstance(earlier, Interval):
+        return recent.high < earlier.low
+    return False
 
 
 def _regressions(rated: pd.DataFrame, anchor: pd.Timestamp, days: int, count: int,

@@ -39,7 +39,7 @@ import re
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from evaluation.registry import Registry, RegistryError, UnknownName
 from evaluation.text import visible
@@ -192,8 +192,13 @@ class Inputs:
 
     def with_gold(self) -> "Inputs":
         """These inputs as an analysis of gold labels sees them: ``frames.ratings`` holds one gold label per item."""
+        return self.with_frames(self.gold[0])
+
+    def with_frames(self, frames: "Frames") -> "Inputs":
+        """These inputs over ``frames`` already loaded (the warnings shared): how a caller that
+        loaded the log itself, such as the digest, hands it to an analysis."""
         copy = replace(self, warnings=self.warnings)
-        copy.__dict__["frames"] = self.gold[0]
+        copy.__dict__["frames"] = frames
         return copy
 
 
@@ -212,6 +217,10 @@ class Output:
 
 Charts = Callable[[Any, Inputs], dict[str, Callable[[], bytes]]]
 """A report's charts: name → a function drawing its PNG (called only for ``--out``)."""
+DigestLines = Callable[[Inputs, "Sequence[str] | None"], list[str]]
+"""An analysis's lines in the review digest (:mod:`analysis.digest`): from the inputs (every run's
+frames; gold labels for an analysis of gold labels) and the runs the digest lists (None: every run),
+plain text, one figure a line; none when it has nothing to say."""
 
 
 @dataclass(frozen=True)
@@ -236,6 +245,8 @@ class Analysis:
     """The stem of the ``--out`` files for a report (default: the name)."""
     gold: bool = False
     """Whether the analysis reads gold labels (one per item; :mod:`analysis.gold`) instead of every rating."""
+    digest: DigestLines | None = None
+    """The analysis's lines in the review digest, if any (the digest asks for them by name)."""
 
     def __post_init__(self) -> None:
         # The registry refuses a built-in's name from any module but the built-in's own; it reads `__module__`.
@@ -338,14 +349,17 @@ analyses: Registry[Analysis] = Registry(
 """Every analysis by name: the built-ins, those registered in this process and installed plugins'."""
 
 
-def analysis(name: str, *, markdown: Callable[[Any], list[str]], options: Iterable[Option] = (), charts: Charts | None = None,
-             scoped: bool = True, writes_files: bool = True, file_name: Callable[[Any], str] | None = None,
-             gold: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register the decorated ``compute(inputs, **options)`` as the analysis ``name`` (see the module doc)."""
+def analysis(name: str, *, markdown: Callable[[Any], list[str]], options: Iterable[Option] = (),
+             charts: Charts | None = None, scoped: bool = True, writes_files: bool = True,
+             file_name: Callable[[Any], str] | None = None, gold: bool = False,
+             digest: DigestLines | None = None
+             ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register the decorated ``compute(inputs, **options)`` as the analysis ``name`` (see the
+    module doc)."""
 
     def register(compute: Callable[..., Any]) -> Callable[..., Any]:
-        analyses.register(name)(Analysis(name, compute, markdown, tuple(options), charts, scoped, writes_files, file_name,
-                                         gold))
+        analyses.register(name)(Analysis(name, compute, markdown, tuple(options), charts, scoped,
+                                         writes_files, file_name, gold, digest))
         return compute
 
     return register
@@ -357,4 +371,5 @@ def run_analysis(name: str, store: "Store", config: "HilbotConfig", *, run: str 
     return analyses.get(name).run(Inputs(store, config, run, dimension), fmt=fmt, out=out, **options)
 
 
-__all__ = ["Analysis", "Inputs", "Option", "Output", "UnknownAnalysis", "analyses", "analysis", "run_analysis"]
+__all__ = ["Analysis", "DigestLines", "Inputs", "Option", "Output", "UnknownAnalysis", "analyses",
+           "analysis", "run_analysis"]

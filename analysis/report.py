@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable
 
-from ._undefined import Undefined
+from .stats import Undefined
 
 
 def fmt(value: Any, digits: int = 3) -> str:
@@ -29,9 +29,12 @@ def fmt(value: Any, digits: int = 3) -> str:
 
 
 def ci(interval: Any) -> str:
-    """A confidence interval as ``[low, high]``."""
+    """A confidence interval as ``[low, high]``: an :class:`analysis.stats.Interval` or a
+    (low, high) pair (:data:`analysis.stats.Bounds`)."""
     if interval is None or isinstance(interval, Undefined):
         return fmt(interval)
+    if isinstance(interval, tuple):
+        return f"[{interval[0]:.3f}, {interval[1]:.3f}]"
     return f"[{interval.low:.3f}, {interval.high:.3f}]"
 
 

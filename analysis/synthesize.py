@@ -69,8 +69,8 @@ class Evidence:
 
     def gaps(self, n: int = TOP) -> list[ItemEvidence]:
         """Largest |human − AI| first."""
-        scored = [e for e in self.items if e.gap is not None]
-        return sorted(scored, key=lambda e: (-abs(e.gap), e.item_id))[:n]
+        scored = [(e, gap) for e in self.items if (gap := e.gap) is not None]
+        return [e for e, _ in sorted(scored, key=lambda pair: (-abs(pair[1]), pair[0].item_id))][:n]
 
 
 class Synthesis(BaseModel):
@@ -135,7 +135,7 @@ def statistical(evidence: Evidence) -> Synthesis:
 def _actions(evidence: Evidence) -> list[str]:
     actions = [f"Address {tag}: flagged in {n} rating(s)" for tag, n in evidence.concerns[:TOP]]
     actions += [f"Re-check the judge on “{e.query}”: AI {_fmt(e.ai)} vs reviewers {_fmt(e.human)}"
-                for e in evidence.gaps(2) if abs(e.gap) >= 0.3]
+                for e in evidence.gaps(2) if e.gap is not None and abs(e.gap) >= 0.3]
     actions += [f"Fix or drop “{e.query}”: rated {', '.join(e.judgments)}" for e in evidence.worst(2) if e.human < 0.5]
     return actions[:6] or ["No action needed from these ratings: no concerns, no large disagreements."]
 
@@ -168,7 +168,10 @@ async def with_llm(llm: "LLM", evidence: Evidence) -> Synthesis:
                          system="You summarise human reviews of an AI system's outputs for its engineers.",
                          tool_name="record_synthesis", tool_description="Record the synthesis and action items.",
                          max_tokens=800)
-    return (await llm.complete(request)).output
+    output = (await llm.complete(request)).output
+    if not isinstance(output, Synthesis):  # the LLM parses into ``request.output``: one already
+        output = Synthesis.model_validate(output.model_dump())
+    return output
 
 
 def synthesize(store: Store, config: HilbotConfig, *, run_id: str | None = None, dimension: str | None = None,
@@ -201,8 +204,9 @@ def synthesize_and_store(store: Store, config: HilbotConfig, run_id: str, dimens
 
 def _load(store: Store, issues: list | None) -> "Frames":
     """The log as frames, without the items an adjudicator excluded (:mod:`analysis.gold`)."""
-    from .gold import KEY3, read_adjudications
+    from .gold import read_adjudications
     from .load import load
+    from .vocabulary import KEY3
 
     frames = load(store, issues=issues)
     latest = {(a.run_id, a.item_id, a.dimension): a for a in read_adjudications(store.ratings.path, issues)}

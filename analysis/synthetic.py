@@ -42,7 +42,7 @@ import os
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from .errors import AnalysisError
 
@@ -363,7 +363,7 @@ def _write_runs(store: "Store", config: "HilbotConfig", rng: Any, runs: int, ite
 
     specs = []
     for r in range(runs):
-        kind = "search" if r % 3 == 2 else "answer"
+        kind: Literal["search", "answer"] = "search" if r % 3 == 2 else "answer"
         wanted = ["overall"] if kind == "search" else ["quality", "answer"]
         dimensions = [d for d in wanted if d in config.dimensions] or [next(iter(config.dimensions))]
         run_id = f"syn-{r:03d}-{kind}"

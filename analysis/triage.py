@@ -25,7 +25,7 @@ says how far the AI can be trusted. Conventions:
   decision (accept, reject), over the changes with a human decision.
 * **Audit accuracy**: over the audit changes with a human decision, the share where the human agrees
   with the rule (accepted ↔ accept, rejected ↔ reject), for auto-accepts, auto-rejects and both, each with
-  a 95% Wilson interval (:func:`analysis.correlate.wilson_interval`).
+  a 95% Wilson interval (:func:`analysis.stats.wilson_interval`).
 * **The AI's side and agreement**: the AI *says accept* when the category is ≥ 4 (RECOMMEND ACCEPT,
   ACCEPT) and *says reject* when it is ≤ 2 (FAIL, RECOMMEND FAIL); UNSURE (3) takes no side, is left
   out of the calibration and the path groups, and is counted (``unsure_left_out``). A change is
@@ -60,11 +60,10 @@ import pandas as pd
 from evaluation.changes import path_matches
 from evaluation.log import LogIssue
 
-from ._undefined import Undefined
-from .calibration import Interval, Number, _Report
-from .correlate import wilson_interval
 from .errors import AnalysisError
 from .registry import Inputs, Option, analysis
+from .stats import Interval, Number, Undefined, wilson_interval
+from .vocabulary import Report
 
 if TYPE_CHECKING:
     from evaluation.config import TriageSettings
@@ -112,7 +111,7 @@ def _decision_frame(found: list[tuple[int, Any]]) -> pd.DataFrame:
 
 
 @dataclass(frozen=True)
-class Counts(_Report):
+class Counts(Report):
     """How the changes in scope were decided."""
 
     triaged: int
@@ -138,7 +137,7 @@ class Counts(_Report):
 
 
 @dataclass(frozen=True)
-class ConfusionRow(_Report):
+class ConfusionRow(Report):
     """The human decisions on the changes of one AI category."""
 
     category: int
@@ -150,7 +149,7 @@ class ConfusionRow(_Report):
 
 
 @dataclass(frozen=True)
-class Accuracy(_Report):
+class Accuracy(Report):
     """How often the humans agreed."""
 
     n: int
@@ -164,7 +163,7 @@ class Accuracy(_Report):
 
 
 @dataclass(frozen=True)
-class AuditAccuracy(_Report):
+class AuditAccuracy(Report):
     """The rules' automatic decisions checked by the humans of the audit sample."""
 
     overall: Accuracy
@@ -173,7 +172,7 @@ class AuditAccuracy(_Report):
 
 
 @dataclass(frozen=True)
-class ReliabilityBin(_Report):
+class ReliabilityBin(Report):
     """The changes whose confidence falls in one bin."""
 
     label: str
@@ -186,7 +185,7 @@ class ReliabilityBin(_Report):
 
 
 @dataclass(frozen=True)
-class Calibration(_Report):
+class Calibration(Report):
     """The AI's confidence against how often the humans agreed (UNSURE left out)."""
 
     agreement: Accuracy
@@ -199,7 +198,7 @@ class Calibration(_Report):
 
 
 @dataclass(frozen=True)
-class AtThreshold(_Report):
+class AtThreshold(Report):
     """One threshold measured on the human-decided changes of a side's categories."""
 
     threshold: float
@@ -219,7 +218,7 @@ class AtThreshold(_Report):
 
 
 @dataclass(frozen=True)
-class SafeThreshold(_Report):
+class SafeThreshold(Report):
     """The smallest safe threshold for a rule, and the configured one for comparison."""
 
     side: Literal["accept", "reject"]
@@ -234,7 +233,7 @@ class SafeThreshold(_Report):
 
 
 @dataclass(frozen=True)
-class PathGroup(_Report):
+class PathGroup(Report):
     """AI-vs-human agreement over the changes of one path group."""
 
     kind: Literal["pattern", "segment"]
@@ -244,7 +243,7 @@ class PathGroup(_Report):
 
 
 @dataclass(frozen=True)
-class TriageReport(_Report):
+class TriageReport(Report):
     """What the humans' corrections say about the triage (see the module docstring)."""
 
     run: str | None
@@ -551,9 +550,9 @@ def _markdown_paths(report: TriageReport) -> list[str]:
 
 def reliability_png(report: TriageReport) -> bytes:
     """The reliability curve: mean confidence (x) against the share the humans agreed with (y) per bin, with the diagonal."""
-    from .charts import _figure, _png
+    from .charts import new_figure, to_png
 
-    figure = _figure(5.0, 5.0)
+    figure = new_figure(5.0, 5.0)
     axes = figure.add_subplot()
     axes.plot([0, 1], [0, 1], color="grey", linewidth=1, linestyle="--", label="perfectly calibrated")
     points = [(b.mean_confidence, b.accuracy, b.n) for b in report.calibration.bins
@@ -569,7 +568,7 @@ def reliability_png(report: TriageReport) -> bytes:
     title = "Triage reliability" + (f" (Brier {brier:.3f})" if isinstance(brier, float) else "")
     axes.set(xlim=(-0.02, 1.02), ylim=(-0.02, 1.02), xlabel="AI confidence", ylabel="share the humans agreed with", title=title)
     axes.legend(loc="upper left")
-    return _png(figure)
+    return to_png(figure)
 
 
 def _charts(report: TriageReport, inputs: Inputs) -> dict[str, Any]:
@@ -584,7 +583,20 @@ def decisions_in(inputs: Inputs) -> pd.DataFrame:
     return decisions
 
 
-@analysis("triage", markdown=_markdown, charts=_charts, options=[
+def _digest(inputs: Inputs, runs: Sequence[str] | None) -> list[str]:
+    """The digest's triage line (:func:`digest_line`) over the triage decisions of the log, of the
+    ``runs`` listed (None: all); none without a decision. Bad lines are not reported again: the
+    loader of ``inputs`` reported them."""
+    decisions = read_decisions(inputs.store.ratings.path)
+    if runs is not None:
+        decisions = decisions[decisions["run_id"].isin(list(runs))]
+    if not len(decisions):
+        return []
+    line = digest_line(triage_report(decisions, inputs.frames.ratings, inputs.config.triage))
+    return [line] if line else []
+
+
+@analysis("triage", markdown=_markdown, charts=_charts, digest=_digest, options=[
     Option("target_precision", float, 0.99, "Share of a threshold's changes the humans must agree with", low=0.5, high=1),
     Option("min_n", int, 20, "Fewest human-decided changes a threshold needs", low=1, high=10000)])
 def triage_command(inputs: Inputs, *, target_precision: float, min_n: int) -> TriageReport:

@@ -198,7 +198,7 @@ def validate(store: "Store", config: "HilbotConfig", *, jobs: int | None = None)
         option = scale.option(judgment) if scale is not None else None
         status.append(0 if scale is None else 1 if option is None else 2)
         option_score.append(option.score if option is not None else np.nan)
-        top = option is not None and option is scale.options[0]  # type: ignore[union-attr]
+        top = option is not None and scale is not None and option is scale.options[0]
         no_concerns.append(option is not None and (top or not option.ask_concerns))
         why.append("the top of the scale" if top else "an option that asks no concerns")
     status_of = np.asarray(status, dtype=np.int8)[inverse] if len(first) else np.zeros(0, dtype=np.int8)
@@ -285,7 +285,8 @@ def _dates(ns: Any) -> Any:
     days = np.where(nat, 0, ns // 86_400_000_000_000)
     distinct, inverse = np.unique(days, return_inverse=True)
     names = np.asarray([str(np.datetime64(int(d), "D")) for d in distinct.tolist()], dtype=object)
-    return np.where(nat, None, names[inverse] if len(distinct) else np.zeros(0, dtype=object))
+    none = np.array(None, dtype=object)
+    return np.where(nat, none, names[inverse] if len(distinct) else np.zeros(0, dtype=object))
 
 
 

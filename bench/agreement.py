@@ -92,7 +92,7 @@ def child(impl: str, path: str, level: str, repeats: int, budget: float) -> None
 
     data = np.load(path)
     if impl == "hilbot":
-        from analysis.agreement import krippendorff_alpha
+        from analysis.stats import krippendorff_alpha
 
         def call() -> float:
             return float(krippendorff_alpha(data, level))

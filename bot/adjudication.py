@@ -23,7 +23,7 @@ from evaluation.records import AdjudicatedLabel
 
 from . import render
 from .cards import Action, Button, Card, Section
-from .review import ReviewEngine, _reveal
+from .review import ReviewEngine
 
 
 class Phase(str, Enum):
@@ -285,7 +285,8 @@ class AdjudicationSession:
                 (Button("View full", Action("view_full", item_id=iid), "v" if "v" not in taken else None),
                  Button("Guide", Action("guide", item_id=iid), None), Button("Quit", Action("quit"), "q")))
         return Card(self.run_id, iid, self.dimension, self._title(item), tuple(sections),
-                    f"Consensus label? ({self.question})", rows, reveal=_reveal(item, self.run.header.judge),
+                    f"Consensus label? ({self.question})", rows,
+                    reveal=render.reveal(item, self.run.header.judge),
                     has_more=render.has_more(item))
 
     def _label_line(self, rating: Rating) -> str:

@@ -1,4 +1,5 @@
-"""Turning an item into card sections and full-text views (no platform formatting).
+"""Turning an item into card sections and full-text views, and a review card whole (no platform
+formatting).
 
 Item text comes from files and systems hilbot does not control: every piece of it goes through
 :func:`evaluation.text.visible`, so no escape sequence, control or bidi character reaches a
@@ -14,10 +15,11 @@ from evaluation import ItemData
 from evaluation.scrub import scrub
 from evaluation.text import visible
 
-if TYPE_CHECKING:
-    from evaluation.config import Scale
+from .cards import Card, CardLayout, Reveal, Section, State
 
-    from .cards import Card
+if TYPE_CHECKING:
+    from evaluation import JudgeInfo, Rating
+    from evaluation.config import Scale
 
 SNIPPET_CHARS = 160
 ANSWER_CHARS = 700
@@ -193,3 +195,43 @@ def guide_text(dimension: str, question: str | None, scale: "Scale") -> str:
         meaning = f" — {option.meaning}" if option.meaning else ""
         lines.append(f"  {option.key or ' '}  {option.label}{meaning}")
     return "\n".join(lines)
+
+
+def reveal(item: ItemData, judge: "JudgeInfo") -> Reveal:
+    """The AI's view of ``item``, labelled from the kind of the judge its run header records."""
+    from evaluation.output import who_judged
+
+    evaluation = item.evaluation
+    return Reveal(evaluation.judge, evaluation.verdict, evaluation.confidence,
+                  dict(evaluation.scores), evaluation.rationale, who_judged(item, judge))
+
+
+def review_card(item: ItemData, current: "Rating | None", layout: CardLayout, *, run_id: str,
+                dimension: str, question: str | None, number: int, of: int, judge: "JudgeInfo",
+                ai_first: bool = False, reveal_ai: bool = True, final: bool = False,
+                state: State | None = None, asking: str | None = None) -> Card:
+    """An item's review card: ``[number/of]`` and its query, its sections, the reviewer's rating
+    (``current``) and the buttons of ``state`` (default: from the rating).
+
+    Blind: the AI's view is revealed (when ``reveal_ai``, ``[review] reveal_after_rating``) only
+    once the item is rated and the questions after the rating are answered or passed.
+    ``ai_first``: a change's triage recommendation is among its sections, before any rating.
+    """
+    state = state or (State.FOLLOW_UP if current is not None else State.RATING)
+    asked = state in (State.CONFIDENCE, State.QUESTION, State.ANSWER) and not final
+    title = f'[{number}/{of}] "{one_line(item.query.query)}"'
+    sections = tuple(Section(t, tuple(lines), mono=t == "Diff" and is_change(item))
+                     for t, lines in item_sections(item, ai_first=ai_first))
+    show_ai = current is not None and reveal_ai and not asked  # blind till answered
+    buttons = layout.rows(item.id, current, state, asking, final=final,
+                          tools=bool(item.tool_captures), change=is_change(item))
+    return Card(
+        run_id=run_id, item_id=item.id, dimension=dimension, title=title, sections=sections,
+        question=question, buttons=buttons,
+        recorded=current.judgment if current else None,
+        concerns=tuple(current.concerns) if current else (),
+        reveal=reveal(item, judge) if show_ai else None,
+        has_more=has_more(item), has_tools=bool(item.tool_captures),
+        prompt=None if final else layout.prompt(state, asking), answers=layout.answers(current),
+        enter=None if final else layout.enter(item.id, state, asking),
+    )

@@ -36,9 +36,8 @@ import logging
 import uuid
 from dataclasses import dataclass, field
 from datetime import date
-from enum import Enum
 from functools import cached_property, partial
-from typing import Any, Callable, get_args
+from typing import Any, Callable
 
 from pydantic import BaseModel
 
@@ -46,7 +45,6 @@ from evaluation import (
     HilbotConfig,
     HilbotError,
     ItemData,
-    JudgeInfo,
     Labels,
     Ledger,
     LogIssue,
@@ -62,41 +60,21 @@ from evaluation import (
     utcnow,
 )
 from evaluation.config import FOLLOW_UP_FIELDS, LIST_FIELDS, FollowUp
-from evaluation.records import Confidence
 from evaluation.reviews import fingerprint
 
 from . import assignment, render
-from .cards import Action, Button, Card, Progress, Reveal, Section
+from .cards import (
+    CONFIDENCE_LEVELS,
+    OTHER_REASON,
+    Action,
+    Card,
+    CardLayout,
+    Progress,
+    State,
+    answer_of,
+)
 
 _log = logging.getLogger("hilbot.review")
-
-CONFIDENCE_LEVELS: tuple[str, ...] = get_args(Confidence)
-"""How sure a reviewer is, as a rating stores it: ``high``, ``medium``, ``low``."""
-OTHER_REASON = "other"
-"""The skip reason that also asks for a note."""
-
-
-class State(str, Enum):
-    """Where a review session (or one item of it) is."""
-
-    RATING = "rating"
-    """An item is shown, blind; waiting for a judgment."""
-    FOLLOW_UP = "follow_up"
-    """The item is rated and revealed; concern tags, a note, a changed rating or next."""
-    NOTE = "note"
-    """Waiting for the note's text."""
-    CONFIDENCE = "confidence"
-    """The item is rated (still blind); how sure is the reviewer? High, medium, low, or passed."""
-    QUESTION = "question"
-    """The item is rated (still blind); a follow-up of the dimension is asked (choices, or a typed answer)."""
-    ANSWER = "answer"
-    """Waiting for a follow-up's typed answer."""
-    SKIP_REASON = "skip_reason"
-    """The item is skipped; why? One of ``[review] skip_reasons``, or none."""
-    DONE = "done"
-    """No items left for this reviewer."""
-    QUIT = "quit"
-    """The reviewer stopped; the summary has been stored."""
 
 
 @dataclass
@@ -293,7 +271,8 @@ class ReviewSession:
             "skip": self._on_skip, "next": self._on_next, "confidence": self._on_confidence, "answer": self._on_answer,
             "type": self._on_type,
         }
-        self._keys = self._allocate_keys()
+        self.layout = CardLayout(self.scale, self.tags, self.follow_ups, self.skip_reasons)
+        """The dimension's card buttons and their terminal keys (:mod:`bot.cards`)."""
 
     # ------------------------------------------------------------------ public
 
@@ -458,7 +437,7 @@ class ReviewSession:
                                                  "session_date": date.today().isoformat()}
         if rated is not None:  # a changed rating keeps the answers still asked after the new option
             for name in self._asked(option.value):
-                if name != "confidence" and (value := _answer_of(rated, name)) is not None:
+                if name != "confidence" and (value := answer_of(rated, name)) is not None:
                     (labels if FOLLOW_UP_FIELDS[name] == "labels" else metadata)[name] = value
         rating = Rating(
             **self._event_fields(act), judgment=option.value, score=option.score,
@@ -495,7 +474,7 @@ class ReviewSession:
         refused = self._unasked(follow_up, act, rated)
         if refused is not None or rated is None:
             return refused or Transition(State.RATING, act.item)
-        current = _answer_of(rated, name)
+        current = answer_of(rated, name)
         value: Any = choice
         if name in LIST_FIELDS:
             picked = set(current or []) ^ {choice} if follow_up.multiple else {choice}
@@ -524,7 +503,7 @@ class ReviewSession:
         follow_up = self.follow_ups[name]
         if not text:
             return Transition(State.QUESTION, act.item, alert="No answer added.", asking=name)
-        current = _answer_of(rated, name)
+        current = answer_of(rated, name)
         value: Any = text
         if name in LIST_FIELDS:
             given = list(current or [])
@@ -691,129 +670,19 @@ class ReviewSession:
 
     # ------------------------------------------------------------------ cards
 
-    def _allocate_keys(self) -> dict[str, str | None]:
-        taken: set[str | None] = {"q", *(o.key for o in self.scale.options)}
-        keys: dict[str, str | None] = {"quit": "q"}
-        for name, candidates in (("note", "nm"), ("skip", "s"), ("view_full", "vf"), ("view_tools", "tx"), ("ai_review", "ie")):
-            keys[name] = next((c for c in candidates if c not in taken), None)
-            taken.add(keys[name])
-        pool = [c for c in "123456789abcdfhijklruwyz" if c not in taken]
-        for tag, key in zip(self.tags, pool):
-            keys[f"tag:{tag}"] = key
-        # once an item is judged only its question's keys, the views and q are live (the scale is not shown)
-        views = {keys["view_full"], keys["view_tools"], keys["ai_review"], "q"}
-        for level, digit in zip(CONFIDENCE_LEVELS, "123"):
-            keys[f"confidence:{level}"] = level[0] if level[0] not in views else digit
-        keys["type"] = next((c for c in "ow" if c not in views), None)
-        choices = [c for c in "123456789abcdgjknprsuyz" if c not in views and c != keys["type"]]
-        for n, key in enumerate(choices):
-            keys[f"choice:{n}"] = key
-        return keys
-
-    def _card(self, item: ItemData, *, final: bool = False, state: State | None = None, asking: str | None = None) -> Card:
-        current = self._rating(item)
-        state = state or (State.FOLLOW_UP if current is not None else State.RATING)
-        asked = state in (State.CONFIDENCE, State.QUESTION, State.ANSWER) and not final
+    def _card(self, item: ItemData, *, final: bool = False, state: State | None = None,
+              asking: str | None = None) -> Card:
+        """The item's card (laid out by :func:`bot.render.review_card`) as this reviewer sees it."""
         number = self.ledger.number(self.run_id, item.id, self.dimension, self.reviewer)
-        title = f'[{number}/{max(self.progress().total, number)}] "{render.one_line(item.query.query)}"'
-        ai_first = (self.run.header.kind == "change" and self.engine.config.triage.show_ai and not item.features.get("audit"))
-        sections = tuple(Section(t, tuple(lines), mono=t == "Diff" and render.is_change(item))
-                         for t, lines in render.item_sections(item, ai_first=ai_first))
-        show_ai = current is not None and self.engine.config.review.reveal_after_rating and not asked  # blind till answered
-        return Card(
-            run_id=self.run_id, item_id=item.id, dimension=self.dimension, title=title, sections=sections,
-            question=self.question, buttons=self._buttons(item, current, final, state, asking),
-            recorded=current.judgment if current else None,
-            concerns=tuple(current.concerns) if current else (),
-            reveal=_reveal(item, self.run.header.judge) if show_ai else None,
-            has_more=render.has_more(item), has_tools=bool(item.tool_captures),
-            prompt=None if final else self._prompt(state, asking), answers=self._answers(current),
-            enter=None if final else self._enter(item.id, state, asking),
-        )
-
-    def _prompt(self, state: State, asking: str | None) -> str | None:
-        """What a card asks after the judgment, in its state."""
-        if state == State.CONFIDENCE:
-            return "How sure are you?"
-        if state in (State.QUESTION, State.ANSWER) and asking in self.follow_ups:
-            follow_up = self.follow_ups[asking]
-            return follow_up.question + (" (pick any, then Done)" if follow_up.multiple else "")
-        if state == State.SKIP_REASON:
-            return "⏭ Skipped — why? (optional)"
-        return None
-
-    def _answers(self, current: Rating | None) -> tuple[str, ...]:
-        """A rating's answers after the judgment, as a card shows them."""
-        if current is None:
-            return ()
-        shown = [f"confidence: {current.confidence}"] if current.confidence else []
-        for name in self.follow_ups:
-            value = _answer_of(current, name)
-            if value:
-                shown.append(f"{name.replace('_', ' ')}: {', '.join(value) if isinstance(value, list) else value}")
-        return tuple(shown)
-
-    def _enter(self, iid: str, state: State, asking: str | None) -> Button | None:
-        """What the enter key does on a card (the terminal): skip before a judgment, pass a question, move on."""
-        if state == State.RATING:
-            return Button("skip", Action("skip", item_id=iid))
-        if state == State.CONFIDENCE:
-            return Button("skip", Action("next", "confidence", iid))
-        if state == State.QUESTION and asking in self.follow_ups:
-            return Button("done" if self.follow_ups[asking].multiple else "skip", Action("next", asking, iid))
-        if state == State.SKIP_REASON:
-            return Button("no reason", Action("next", item_id=iid))
-        if state == State.FOLLOW_UP:
-            return Button("next", Action("next", item_id=iid))
-        return None
-
-    def _buttons(self, item: ItemData, current: Rating | None, final: bool, state: State,
-                 asking: str | None = None) -> tuple[tuple[Button, ...], ...]:
-        keys, iid = self._keys, item.id
-        scale = tuple(Button(o.label, Action("rate", o.value, iid), o.key) for o in self.scale.options)
-        views = [Button("View full", Action("view_full", item_id=iid), keys["view_full"])]
-        if item.tool_captures:
-            views.append(Button("Tool captures", Action("view_tools", item_id=iid), keys["view_tools"]))
-        if render.is_change(item):
-            views.append(Button("AI review", Action("ai_review", item_id=iid), keys["ai_review"]))
-        views.append(Button("Guide", Action("guide", item_id=iid), None))  # the terminal's key for it is ?
-        quit_ = Button("Quit & save", Action("quit"), "q")
-        if final:
-            return (scale,)
-        if state == State.SKIP_REASON:
-            reasons = tuple(Button(_reason_label(r), Action("skip", r, iid), keys.get(f"choice:{n}"))
-                            for n, r in enumerate(self.skip_reasons))
-            return (reasons, (Button("No reason", Action("next", item_id=iid), None),), (*views, quit_))
-        if current is not None and state == State.CONFIDENCE:
-            levels = tuple(Button(("✓ " if current.confidence == c else "") + c.title(), Action("confidence", c, iid),
-                                  keys[f"confidence:{c}"]) for c in CONFIDENCE_LEVELS)
-            return (levels, (Button("Skip", Action("next", "confidence", iid), None),), (*views, quit_))
-        if current is not None and state in (State.QUESTION, State.ANSWER) and asking in self.follow_ups:
-            return self._question(iid, current, self.follow_ups[asking], (*views, quit_))
-        if state == State.RATING or current is None:
-            return (scale, (Button("Note only", Action("note", item_id=iid), keys["note"]),
-                            Button("Skip", Action("skip", item_id=iid), keys["skip"])), (*views, quit_))
-        tags = tuple(Button(("✓ " if t in current.concerns else "") + t, Action("toggle", t, iid), keys.get(f"tag:{t}"))
-                     for t in self.tags)
-        return (tags, (Button("Add note", Action("note", item_id=iid), keys["note"]),
-                       Button("Next", Action("next", item_id=iid), None)), scale, (*views, quit_))
-
-    def _question(self, iid: str, current: Rating, follow_up: FollowUp,
-                  tail: tuple[Button, ...]) -> tuple[tuple[Button, ...], ...]:
-        """A follow-up's buttons: its choices (✓ on those given), "Other…" to type one, and Done or Skip."""
-        given = _answer_of(current, follow_up.field)
-        given = set(given) if isinstance(given, list) else {given}
-        choices = tuple(Button(("✓ " if c in given else "") + c, Action("answer", f"{follow_up.field}:{c}", iid),
-                               self._keys.get(f"choice:{n}")) for n, c in enumerate(follow_up.choices))
-        more = [Button("Other…" if follow_up.choices else "Type it…", Action("type", follow_up.field, iid), self._keys["type"])]
-        more = more if follow_up.text else []
-        done = Button("✓ Done" if follow_up.multiple else "Skip", Action("next", follow_up.field, iid), None)
-        return (choices, (*more, done), tail)
-
-
-def _answer_of(rating: Rating, name: str) -> Any:
-    """A follow-up field's value on a rating (a ``labels`` or a ``metadata`` field)."""
-    return getattr(rating.labels if FOLLOW_UP_FIELDS[name] == "labels" else rating.metadata, name)
+        config = self.engine.config
+        ai_first = (self.run.header.kind == "change" and config.triage.show_ai
+                    and not item.features.get("audit"))
+        return render.review_card(item, self._rating(item), self.layout, run_id=self.run_id,
+                                  dimension=self.dimension, question=self.question, number=number,
+                                  of=max(self.progress().total, number),
+                                  judge=self.run.header.judge, ai_first=ai_first,
+                                  reveal_ai=config.review.reveal_after_rating, final=final,
+                                  state=state, asking=asking)
 
 
 def _with_answer(rating: Rating, name: str, value: Any) -> dict[str, Any]:
@@ -823,11 +692,6 @@ def _with_answer(rating: Rating, name: str, value: Any) -> dict[str, Any]:
     return {where: home.model_copy(update={name: value})}
 
 
-def _reason_label(reason: str) -> str:
-    """A skip reason as its button reads: capitalised; ``other`` says a note follows."""
-    return "Other…" if reason == OTHER_REASON else reason[:1].upper() + reason[1:]
-
-
 def _action_text(action: Action) -> str:
     """An action as a record keeps it (a note's text by its digest)."""
     if action.kind == "text":
@@ -835,13 +699,5 @@ def _action_text(action: Action) -> str:
     return f"{action.kind}:{action.value}" if action.value else action.kind
 
 
-def _reveal(item: ItemData, judge: JudgeInfo) -> Reveal:
-    """The AI's view of ``item``, labelled from the kind of the judge its run header records."""
-    from evaluation.output import who_judged
-
-    evaluation = item.evaluation
-    return Reveal(evaluation.judge, evaluation.verdict, evaluation.confidence, dict(evaluation.scores), evaluation.rationale,
-                  who_judged(item, judge))
-
-
-__all__ = ["ReviewEngine", "ReviewSession", "State", "Step", "Transition"]
+__all__ = ["CONFIDENCE_LEVELS", "OTHER_REASON", "ReviewEngine", "ReviewSession", "State", "Step",
+           "Transition"]

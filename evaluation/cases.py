@@ -251,7 +251,7 @@ def _documents(path: Path) -> Iterable[tuple[Any, Any]]:
 def _validate(path: Path, node: Any, value: Any, priorities: Iterable[str]) -> TestCase:
     if not isinstance(value, dict):
         raise CaseError("a test case must be a mapping with test_id and query", where=where(path, node.start_mark.line + 1),
-                        fix="see the test case format in README")
+                        fix="see the test case format in docs/evaluating.md")
     try:
         case = TestCase.model_validate(value)
     except ValidationError as exc:

@@ -91,7 +91,7 @@ from pydantic import BaseModel, ConfigDict
 from . import snapshots
 from ._input import check_file, is_regular, where
 from .errors import HilbotError, ImportFailed
-from .imports import _BadRow, _CsvRow, read_rows
+from .imports import BadRow, CsvRow, read_rows
 from .log import os_reason
 from .records import ItemData
 from .runs import Run
@@ -454,13 +454,13 @@ def _rows(path: Path) -> list[tuple[int, Any]]:
         return list(read_rows(path))
     except ImportFailed as exc:
         raise ChangeError(exc.what, where=exc.where, fix=exc.fix) from None
-    except _BadRow as exc:
+    except BadRow as exc:
         raise ChangeError(exc.args[0], where=where(path, exc.line), fix=exc.fix or "fix the file") from None
 
 
 def _fields(row: Any, at: str) -> dict[str, Any]:
     """A row's values by normalised name (``Test ID`` → ``test_id``); a row that is not an object is an error."""
-    if isinstance(row, _BadRow):
+    if isinstance(row, BadRow):
         raise ChangeError(str(row), where=at, fix="fix the row: one JSON object per line, with expected and actual")
     if not isinstance(row, dict):
         kind = {list: "a list", str: "a string", bool: "true/false", int: "a number", float: "a number", type(None): "null"}
@@ -471,7 +471,7 @@ def _fields(row: Any, at: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in row.items():
         name = re.sub(r"[\s-]+", "_", str(key).strip().lower())
-        if value is not None and not (isinstance(row, _CsvRow) and value == "") and name not in out:
+        if value is not None and not (isinstance(row, CsvRow) and value == "") and name not in out:
             out[name] = value
     return out
 

@@ -630,7 +630,7 @@ def _raise_for(exc: ValidationError, path: Path | None, text: str) -> None:
     line = _find_line(text, last) if path and last else None
     here = where(path, line) if path else "built-in defaults"
     if err["type"] == "extra_forbidden":
-        raise ConfigError(f"unknown key {loc}", where=here, fix="remove it or check its spelling against README's configuration section") from None
+        raise ConfigError(f"unknown key {loc}", where=here, fix="remove it or check its spelling against docs/configuration.md") from None
     message = visible(err["msg"].removeprefix("Value error, "), newlines=False)
     raise ConfigError(f"{loc}: {message}" if loc else message, where=here, fix="correct the value") from None
 

@@ -70,14 +70,16 @@ class ImportReport:
     errors: list[str] = field(default_factory=list)
 
 
-class _BadRow(Exception):
+class BadRow(Exception):
+    """A row that cannot be imported: why, on which line, and how to fix it."""
+
     def __init__(self, message: str, line: int | None = None, fix: str | None = None):
         super().__init__(visible(message, newlines=False))
         self.line = line
         self.fix = fix
 
 
-class _CsvRow(dict):
+class CsvRow(dict):
     """A CSV row: every cell is a string, so number-like features are converted."""
 
 
@@ -106,7 +108,7 @@ def _parse_cell(text: str, name: str) -> Any:
     try:
         value = _json.loads(text, duplicates=False)
     except _json.JSONInputError as exc:
-        raise _BadRow(f"{name}: not valid JSON ({_reason(exc)})") from None
+        raise BadRow(f"{name}: not valid JSON ({_reason(exc)})") from None
     _check_finite(value, name)
     return value
 
@@ -116,14 +118,14 @@ def _check_finite(value: Any, name: str | None = None) -> None:
     loc = non_finite(value)
     if loc is not None:
         field_path = dotted(((name,) if name else ()) + loc) or "row"
-        raise _BadRow(f"{field_path}: a number too large for a float is not a finite number; write it as a string")
+        raise BadRow(f"{field_path}: a number too large for a float is not a finite number; write it as a string")
 
 
 def _json_cell(value: Any, name: str, kind: type) -> Any:
     if isinstance(value, str):
         value = _parse_cell(value, name)
     if value is not None and not isinstance(value, kind):
-        raise _BadRow(f"{name}: expected a JSON {'object' if kind is dict else 'list'}, got {type(value).__name__}")
+        raise BadRow(f"{name}: expected a JSON {'object' if kind is dict else 'list'}, got {type(value).__name__}")
     return value
 
 
@@ -152,7 +154,7 @@ def _results(value: Any) -> list[SearchResult]:
         if isinstance(entry, str):
             entry = {"path": entry}
         if not isinstance(entry, dict):
-            raise _BadRow(f"results[{rank - 1}]: expected an object with path/title, score, snippet")
+            raise BadRow(f"results[{rank - 1}]: expected an object with path/title, score, snippet")
         entry = {"snippet": entry.get("snippet", entry.get("text", entry.get("content"))),
                  "path": entry.get("path", entry.get("url", entry.get("id"))), "rank": entry.get("rank", rank),
                  **{k: v for k, v in entry.items() if k not in ("text", "content", "url")}}
@@ -183,9 +185,9 @@ def _fraction(value: Any, name: str, what: str, choices: str = "") -> float:
     except (ValueError, OverflowError):
         number = math.nan
     if not math.isfinite(number):
-        raise _BadRow(f"{name}: {_shown(value)} is not a number; give a number in 0–1{choices}")
+        raise BadRow(f"{name}: {_shown(value)} is not a number; give a number in 0–1{choices}")
     if not 0.0 <= number <= 1.0:
-        raise _BadRow(f"{name}: {_shown(value)} is outside 0–1; rescale {what} to 0–1")
+        raise BadRow(f"{name}: {_shown(value)} is outside 0–1; rescale {what} to 0–1")
     return number
 
 
@@ -199,7 +201,7 @@ def _features(row: dict[str, Any]) -> dict[str, Any]:
     features = dict(_json_cell(_pick(row, "features"), "features", dict) or {})
     for key, value in row.items():
         if key not in _KNOWN and not re.match(r"^scores?[._]", key) and isinstance(value, (str, int, float, bool)) and value != "":
-            features.setdefault(key, _number(value) if isinstance(row, _CsvRow) and isinstance(value, str) else value)
+            features.setdefault(key, _number(value) if isinstance(row, CsvRow) and isinstance(value, str) else value)
     return features
 
 
@@ -212,21 +214,21 @@ def _confidence(value: Any) -> float | str | None:
 
 
 def row_to_item(row: dict[str, Any], default_id: str) -> ItemData:
-    """Map one row of any tool's output to an :class:`ItemData` (raises ``_BadRow``)."""
+    """Map one row of any tool's output to an :class:`ItemData` (raises ``BadRow``)."""
     if not isinstance(row, dict):
-        raise _BadRow(f"a row must be a JSON object, not {_kind_of(row)}")
+        raise BadRow(f"a row must be a JSON object, not {_kind_of(row)}")
     _check_finite(row)
     query = _pick(row, "query")
     if isinstance(query, dict):
         query = query.get("query") or query.get("text")
     if not query or isinstance(query, bool) or not isinstance(query, (str, int, float)):
-        raise _BadRow(f"no query (one of {', '.join(_ALIASES['query'])}); add the column or field")
+        raise BadRow(f"no query (one of {', '.join(_ALIASES['query'])}); add the column or field")
     if None in row:
-        raise _BadRow("more cells than header columns; quote cells that contain commas")
+        raise BadRow("more cells than header columns; quote cells that contain commas")
     confidence = _confidence(_pick(row, "confidence"))
     item_id = _pick(row, "id")
     if item_id is not None and (isinstance(item_id, bool) or not isinstance(item_id, (str, int, float))):
-        raise _BadRow(f"id: {_shown(item_id)} is not a string or a number; give each row a plain id")
+        raise BadRow(f"id: {_shown(item_id)} is not a string or a number; give each row a plain id")
     try:
         return ItemData(
             id=str(item_id) if item_id is not None else default_id,
@@ -244,7 +246,7 @@ def row_to_item(row: dict[str, Any], default_id: str) -> ItemData:
         )
     except ValidationError as exc:
         err = exc.errors()[0]
-        raise _BadRow(f"{'.'.join(map(str, err['loc']))}: {err['msg']}") from None
+        raise BadRow(f"{'.'.join(map(str, err['loc']))}: {err['msg']}") from None
 
 
 def _kind_of(value: Any) -> str:
@@ -265,14 +267,14 @@ _LENIENT = json.JSONDecoder(parse_constant=lambda _: None, parse_int=lambda _: 0
 _FILE_FIX = "give the path of a .jsonl, .json or .csv file"
 
 
-def _json_problem(exc: _json.JSONInputError, *, column: bool = False, whole: bool = False) -> _BadRow:
+def _json_problem(exc: _json.JSONInputError, *, column: bool = False, whole: bool = False) -> BadRow:
     """A hostile-JSON error as a bad row (its fix joined to the message) or, ``whole``, as a file's error."""
     what, _, fix = exc.reason.partition(" — ")
     if column and exc.column:
         what = f"{what} at column {exc.column}"
     if whole:
-        return _BadRow(what, line=exc.line, fix=fix or None)
-    return _BadRow(f"{what}; {fix}" if fix else what, line=exc.line)
+        return BadRow(what, line=exc.line, fix=fix or None)
+    return BadRow(f"{what}; {fix}" if fix else what, line=exc.line)
 
 
 def _list_start(text: str) -> int:
@@ -281,7 +283,7 @@ def _list_start(text: str) -> int:
     if text[pos:pos + 1] == "[":
         return pos
     if text[pos:pos + 1] != "{":
-        raise _BadRow(_NO_ROWS, line=line_of(text, pos))
+        raise BadRow(_NO_ROWS, line=line_of(text, pos))
     pos = _skip(text, pos + 1)
     while text[pos:pos + 1] == '"':
         _, pos = _LENIENT.raw_decode(text, pos)
@@ -290,7 +292,7 @@ def _list_start(text: str) -> int:
             return pos
         _, pos = _LENIENT.raw_decode(text, pos)
         pos = _skip(text, pos, " \t\r\n,")
-    raise _BadRow(_NO_ROWS, line=1)
+    raise BadRow(_NO_ROWS, line=1)
 
 
 def _row_spans(text: str) -> list[tuple[int, int]]:
@@ -306,7 +308,7 @@ def _row_spans(text: str) -> list[tuple[int, int]]:
         pos = end
 
 
-def _document_problem(problem: _json.JSONInputError, text: str | None) -> _BadRow:
+def _document_problem(problem: _json.JSONInputError, text: str | None) -> BadRow:
     bad = _json_problem(problem, whole=True)
     if bad.line is None and text is not None:
         bad.line = json_problem_line(text)
@@ -320,10 +322,10 @@ def _sound_text(data: bytes, problem: _json.JSONInputError | None) -> str:
         _LENIENT.decode(text)
         return text
     except json.JSONDecodeError as exc:
-        raise _BadRow(f"invalid JSON ({exc.msg} at column {exc.colno})", line=exc.lineno, fix="fix the JSON syntax") from None
+        raise BadRow(f"invalid JSON ({exc.msg} at column {exc.colno})", line=exc.lineno, fix="fix the JSON syntax") from None
     except (UnicodeDecodeError, RecursionError):  # the whole-document read named it
         if problem is None:
-            raise _BadRow("nested too deep to read", fix="flatten the data") from None
+            raise BadRow("nested too deep to read", fix="flatten the data") from None
         raise _document_problem(problem, None) from None
 
 
@@ -347,7 +349,7 @@ def _json_rows(data: bytes) -> list[tuple[int, Any]]:
             rows.append((line, _json.loads(text[start:end], duplicates=False)))
         except _json.JSONInputError as exc:
             rows.append((line, _json_problem(exc)))
-    if problem is not None and not any(isinstance(row, _BadRow) for _, row in rows):
+    if problem is not None and not any(isinstance(row, BadRow) for _, row in rows):
         raise _document_problem(problem, text)  # the problem is outside the rows
     return rows
 
@@ -376,7 +378,7 @@ def _csv_cells(text: str) -> list[tuple[int, list[str]]]:
     except csv.Error as exc:
         what = (f"a cell longer than {CSV_FIELD_LIMIT:,} characters" if "field limit" in str(exc)
                 else f"not valid CSV ({visible(str(exc), newlines=False)})")
-        raise _BadRow(what, line=reader.line_num or 1, fix="shorten the cell, or import the outputs as JSONL") from None
+        raise BadRow(what, line=reader.line_num or 1, fix="shorten the cell, or import the outputs as JSONL") from None
     finally:
         csv.field_size_limit(previous)
     return records
@@ -388,11 +390,11 @@ def _csv_rows(text: str) -> list[tuple[int, Any]]:
     header = records[0][1] if records else []
     duplicate = next((name for i, name in enumerate(header) if name in header[:i]), None)
     if duplicate is not None:
-        raise _BadRow(f"duplicate column {duplicate!r}", line=1, fix="give every column its own name")
+        raise BadRow(f"duplicate column {duplicate!r}", line=1, fix="give every column its own name")
     rows: list[tuple[int, Any]] = []
     for line, cells in records[1:]:
         if any(cell.strip() for cell in cells):
-            row = _CsvRow(zip(header, cells))
+            row = CsvRow(zip(header, cells))
             if len(cells) > len(header):
                 row[None] = cells[len(header):]
             rows.append((line, row))
@@ -402,7 +404,7 @@ def _csv_rows(text: str) -> list[tuple[int, Any]]:
 def read_rows(path: Path) -> Iterator[tuple[int, Any]]:
     """``(line, row)`` pairs from a JSONL, JSON or CSV file; a bad row is yielded as an exception in its place.
 
-    A file that cannot be read at all raises :class:`ImportFailed` (or a bad row with no place, ``_BadRow``).
+    A file that cannot be read at all raises :class:`ImportFailed` (or a bad row with no place, ``BadRow``).
     """
     data = read_file(path, ImportFailed, fix=_FILE_FIX)
     suffix = path.suffix.lower()
@@ -453,7 +455,7 @@ def _read_all(path: Path) -> list[tuple[int, Any]]:
     """Every (line, row) of ``path``; a file that cannot be read as a whole is an ImportFailed."""
     try:
         return list(read_rows(path))
-    except _BadRow as exc:
+    except BadRow as exc:
         raise ImportFailed(exc.args[0], where=where(path, exc.line), fix=exc.fix or "fix the file") from None
 
 
@@ -477,12 +479,12 @@ def import_outputs(store: Store, path: str | Path, *, run_id: str | None = None,
     seen: set[str] = set()
     for line, row in _read_all(path):
         try:
-            if isinstance(row, _BadRow):
+            if isinstance(row, BadRow):
                 raise row
             item = row_to_item(row, default_id=f"item-{len(items) + 1:04d}")
             if item.id in seen:
-                raise _BadRow(f"duplicate id {item.id!r}; ids must be unique within a run")
-        except _BadRow as exc:
+                raise BadRow(f"duplicate id {item.id!r}; ids must be unique within a run")
+        except BadRow as exc:
             if not skip_bad:
                 raise ImportFailed(str(exc), where=where(path, line), fix="fix the row, or pass --skip-bad to import the rest") from None
             report.skipped += 1

@@ -461,7 +461,18 @@ def _reason(exc: Exception) -> str:
     return str(exc)
 
 
-def _parse_line(raw: bytes, as_dict: bool) -> Any:
+def issue_reason(exc: Exception, torn: bool = False) -> str:
+    """The reason a bad line is reported with (:attr:`LogIssue.reason`): a torn last line, or what
+    is wrong with the line (``exc``, as :func:`parse_line` raised it) and that it is skipped."""
+    if torn:
+        return TORN_LINE
+    return _reason(exc) + "; " + BAD_LINE
+
+
+def parse_line(raw: bytes, as_dict: bool = False) -> Any:
+    """One line of a log as :func:`read_log` reads it: its JSON (hostile input refused, duplicate
+    keys too) as a record model, or as a dict with ``as_dict``. A ``ValueError`` (JSON, or not a
+    record object), ``RecursionError`` or pydantic ``ValidationError`` when the line is bad."""
     obj = _json.loads(raw, duplicates=True)
     if not isinstance(obj, dict):
         raise ValueError("a record must be a JSON object")
@@ -470,8 +481,9 @@ def _parse_line(raw: bytes, as_dict: bool) -> Any:
     return obj if as_dict else parse_record(obj)
 
 
-def _open_for_reading(path: Path) -> Any:
-    """A binary file object for ``path``, or None when it does not exist; only regular files are read."""
+def open_for_reading(path: Path) -> Any:
+    """A binary file object for ``path``, or None when it does not exist; only regular files are
+    read (a directory, a FIFO or a device is a one-line ``LogError``, and opening never blocks)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO must not block the reader
     except FileNotFoundError:
@@ -495,7 +507,7 @@ def read_numbered(path: str | Path, issues: list[LogIssue] | None = None, *,
                   raw: bool = False) -> Iterator[tuple[int, Any]]:
     """Stream ``(line number, record)`` from ``path``, as :func:`read_log` does."""
     path = Path(path)
-    handle = _open_for_reading(path)
+    handle = open_for_reading(path)
     if handle is None:
         return
     with handle:
@@ -504,16 +516,16 @@ def read_numbered(path: str | Path, issues: list[LogIssue] | None = None, *,
                 if not line.strip():
                     continue
                 try:
-                    yield number, _parse_line(line, raw)
+                    yield number, parse_line(line, raw)
                 except (ValueError, ValidationError, RecursionError) as exc:
                     if issues is not None:
                         torn = not line.endswith(b"\n")
-                        reason = ("torn last line (a crash mid-write?), skipped; the next append starts on a fresh line"
-                                  if torn else _reason(exc) + "; " + BAD_LINE)
-                        issues.append(LogIssue(path, number, reason, torn))
+                        issues.append(LogIssue(path, number, issue_reason(exc, torn), torn))
         except OSError as exc:
             raise LogError(f"cannot read: {os_reason(exc)}", where=str(path), fix=os_fix(exc)) from None
 
 
 BAD_LINE = "skipped and left in place"
 """What happens to a bad line, said after its reason."""
+TORN_LINE = "torn last line (a crash mid-write?), skipped; the next append starts on a fresh line"
+"""The reason a torn last line is reported with."""

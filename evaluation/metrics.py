@@ -1,7 +1,7 @@
 """Local metrics, no LLM: quote precision and priority-weighted recall, nDCG@k and recall@k,
 token overlap, and the weighted aggregate and dimension profile.
 
-Conventions (also in the README):
+Conventions (also in docs/evaluating.md):
 
 - Text is compared after :func:`normalize`: markdown emphasis, code ticks, heading and quote
   markers and link syntax are removed and runs of whitespace become one space. Case is kept:

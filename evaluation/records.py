@@ -62,7 +62,9 @@ Weight = Annotated[float, AfterValidator(_sane_weight)]
 """A weight in a weighted mean: finite, between 0 and :data:`MAX_WEIGHT`."""
 
 
-class _Model(BaseModel):
+class Model(BaseModel):
+    """The base of a record other tools write: unknown fields are kept, numbers are finite."""
+
     model_config = ConfigDict(extra="allow", populate_by_name=True, use_attribute_docstrings=True, allow_inf_nan=False)
 
 
@@ -87,7 +89,7 @@ def legacy_judge_kind(name: str | None) -> JudgeKind:
     return "llm" if name is None or "/" in name else "recorded"
 
 
-class JudgeInfo(_Model):
+class JudgeInfo(Model):
     """How a run's items were judged."""
 
     name: str = "unknown"
@@ -111,7 +113,7 @@ class JudgeInfo(_Model):
         return data
 
 
-class RunHeader(_Model):
+class RunHeader(Model):
     """First line of a run file: what was evaluated and how."""
 
     type: Literal["run_header"] = "run_header"
@@ -144,7 +146,7 @@ class RunHeader(_Model):
     """How a sampled run was drawn (``hilbot sample``): source, by, allocation, n, seed, population, strata."""
 
 
-class Query(_Model):
+class Query(Model):
     """The query or scenario an item answers (``data.query``)."""
 
     query: str
@@ -159,7 +161,7 @@ class Query(_Model):
     """Expected answer, when the query set gives one."""
 
 
-class SearchResult(_Model):
+class SearchResult(Model):
     """One entry of a ranked results list."""
 
     rank: int | None = None
@@ -174,7 +176,7 @@ class SearchResult(_Model):
     """Snippet shown to the user."""
 
 
-class Evaluation(_Model):
+class Evaluation(Model):
     """The AI judge's view of an item (``data.evaluation``)."""
 
     scores: dict[str, float] = Field(default_factory=dict)
@@ -206,7 +208,7 @@ class GroundTruthContext(_Strict):
     """``critical`` (default) or ``supporting``; weights come from ``[judge.priority_weights]``."""
 
 
-class ItemData(_Model):
+class ItemData(Model):
     """Everything about one evaluated item."""
 
     id: str
@@ -243,7 +245,7 @@ class ItemData(_Model):
     """Model the system under test reported using."""
 
 
-class QueryEvaluation(_Model):
+class QueryEvaluation(Model):
     """One evaluated item of a run (``data.query`` and ``data.evaluation.scores``)."""
 
     type: Literal["query_evaluation"] = "query_evaluation"
@@ -256,7 +258,7 @@ class QueryEvaluation(_Model):
     """The item."""
 
 
-class RunSummary(_Model):
+class RunSummary(Model):
     """Last line of a run file."""
 
     type: Literal["run_summary"] = "run_summary"

@@ -44,14 +44,14 @@ from pydantic import Field, ValidationError
 from ._json import JSONInputError, loads
 from .cases import Case
 from .errors import HilbotError
-from .records import SearchResult, _Model
+from .records import Model, SearchResult
 
 
 class TargetError(HilbotError):
     """A target cannot be set up (bad module path, missing outputs file)."""
 
 
-class TargetOutput(_Model):
+class TargetOutput(Model):
     """What the system under test produced for one case."""
 
     answer: str | None = None

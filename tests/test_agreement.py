@@ -8,6 +8,7 @@ Reference values:
 * Cohen's κ worked by hand below, and weighted κ against ``statsmodels.stats.inter_rater.cohens_kappa``.
 
 The ``krippendorff`` package (GPL-3.0) is a test-only oracle; analysis/ never imports it.
+The statistics are :mod:`analysis.stats`; the report is :mod:`analysis.agreement`.
 """
 
 from __future__ import annotations
@@ -24,27 +25,29 @@ from hypothesis import strategies as st
 from statsmodels.stats.inter_rater import aggregate_raters, cohens_kappa
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss_kappa
 
-from analysis._undefined import Undefined
 from analysis.agreement import (
     COEFFICIENTS,
-    LEVELS,
     PAIR_COEFFICIENTS,
     WEIGHTINGS,
     AgreementReport,
-    _alpha_resampler,
-    _code,
-    _cohen_resampler,
-    _coincidences,
-    _fleiss_resampler,
-    _replicates,
     agreement,
+)
+from analysis.stats import (
+    LEVELS,
+    Undefined,
     band,
     bootstrap_ci,
     cohen_kappa,
     fleiss_kappa,
     krippendorff_alpha,
+    raw_coefficients,
+    table_coefficients,
 )
-from analysis.coefficients import raw_coefficients, table_coefficients
+from analysis.stats.kappa import cohen_resampler as _cohen_resampler
+from analysis.stats.kappa import fleiss_resampler as _fleiss_resampler
+from analysis.stats.krippendorff import _code, _coincidences
+from analysis.stats.krippendorff import alpha_resampler as _alpha_resampler
+from analysis.stats.resampling import replicates as _replicates
 from evaluation import load_config
 
 NAN = np.nan
@@ -386,7 +389,8 @@ def test_vectorised_kappa_replicates_equal_recomputing_on_resampled_units():
 
 def test_kappa_replicates_are_kappa_of_the_multinomial_tables_drawn_with_the_seed():
     """The report's κ bootstrap draws each replicate's confusion table (Multinomial(n, table / n)): pinned here."""
-    from analysis.agreement import _cohen_pairs, _cohen_replicates, kappa_weights
+    from analysis.stats.kappa import _cohen_pairs, _cohen_replicates
+    from analysis.stats.weightings import kappa_weights
 
     rng = np.random.default_rng(2)
     a = rng.integers(0, 4, 30)
@@ -667,8 +671,8 @@ def test_report_pairs_with_hand_worked_kappa(report):
         assert estimate.band == band(estimate.value, "cohen")
         low, high = estimate.bootstrap_ci
         assert low <= estimate.value <= high <= 1.0
-    # the analytic figures are irrCAC's table formulas (analysis.coefficients), the bootstrap CIs bootstrap_ci's
-    # (same seed, same items in the same order → same resamples)
+    # the analytic figures are irrCAC's table formulas (analysis.stats.tables), the bootstrap CIs
+    # bootstrap_ci's (same seed, same items in the same order → same resamples)
     analytic = table_coefficients(table, values=[1, 2, 3, 4, 5], weights="quadratic")
     for name in PAIR_COEFFICIENTS:
         got, expected = bob_alice.coefficients["quadratic"][name], analytic[name]
@@ -787,8 +791,8 @@ def test_report_filters_min_shared_and_run():
 
 def test_report_is_the_same_with_sparse_products_for_many_reviewers_and_categories(monkeypatch):
     """Past a size the pairs' tables and the bootstrap's sums come from sparse products: the same figures."""
-    import analysis.agreement as module
-    import analysis.coefficients as coefficients
+    import analysis.stats.gwet as coefficients
+    import analysis.stats.ratings as module
 
     frame, config = hand_built(), load_config(None)
     dense = agreement(frame, config, run="r1", n_boot=100, seed=3).to_dict()
@@ -830,7 +834,8 @@ def test_report_weights_shown_and_two_category_scales():
 
 
 def test_report_weightings_a_scale_cannot_take_are_undefined():
-    from analysis.agreement import _level_weights, _weight_matrix
+    from analysis.stats import category_level_weights as _level_weights
+    from analysis.stats import category_weights as _weight_matrix
 
     assert _weight_matrix("ratio", ["a", "b", "c"], [-1.0, 0.0, 1.0]) == Undefined("ratio weights need category values ≥ 0, got -1, 0, 1")
     assert _weight_matrix("linear", ["a", "b", "c"], [0.1, float("nan"), 0.9]) == Undefined("linear weights: category 'b' has no value")

@@ -216,7 +216,7 @@ def test_a_builtin_name_cannot_be_taken_by_another_module():
 
 
 def test_the_package_error_is_a_hilbot_error_and_a_value_error():
-    from analysis.agreement import cohen_kappa
+    from analysis.stats import cohen_kappa
 
     with pytest.raises(AnalysisError) as caught:
         cohen_kappa(["a", "b"], ["a"], categories=["a", "b"])

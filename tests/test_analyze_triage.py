@@ -24,9 +24,8 @@ from itertools import count
 import pytest
 
 from analysis import analyses
-from analysis._undefined import Undefined
-from analysis.correlate import wilson_interval
 from analysis.load import load
+from analysis.stats import Undefined, wilson_interval
 from analysis.triage import TriageReport, digest_line, human_decisions, read_decisions, reliability_png, triage_report
 from evaluation import Store, load_config
 from evaluation.log import read_numbered

@@ -17,18 +17,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from analysis._undefined import Undefined
-from analysis.calibration import (
-    ConfusionMatrix,
-    calibration,
-    cohen_kappa,
-    confusion_matrix,
-    fisher_ci,
-    kendall_tau,
-    nearest_options,
-    spearman,
-    to_jsonable,
-)
+from analysis.calibration import ConfusionMatrix, calibration, confusion_matrix
+from analysis.calibration import confusion_kappa as cohen_kappa
+from analysis.stats import Undefined, fisher_ci, kendall_tau, spearman, to_jsonable
+from analysis.vocabulary import nearest_options
 from evaluation import HilbotError, load_config
 
 CONFIG = load_config(None)
@@ -518,8 +510,9 @@ def test_calibrations_kappa_is_the_agreement_kappa_on_the_same_table(weights):
     """Cohen's κ and its weights exist once: calibration's κ on a confusion matrix is agreement's on the pairs."""
     import numpy as np
 
-    from analysis.agreement import cohen_kappa as pairs_kappa
-    from analysis.calibration import ConfusionMatrix, cohen_kappa
+    from analysis.calibration import ConfusionMatrix
+    from analysis.calibration import confusion_kappa as cohen_kappa
+    from analysis.stats import cohen_kappa as pairs_kappa
 
     rng = np.random.default_rng(7)
     labels = ("bad", "meh", "good", "great")

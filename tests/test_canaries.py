@@ -152,7 +152,7 @@ async def test_a_telegram_bot_sends_no_canary(tmp_path, store, logs):
 
 
 async def test_a_slack_bot_sends_no_canary(tmp_path, store, logs):
-    from bot.channels import _slack_render as render
+    from bot.channels.slack import render
     from tests.chat_drivers.slack import IDS, SlackDriver
     from tests.fakes.slack_api import FakeSlack
 

@@ -35,14 +35,15 @@ from hypothesis import strategies as st
 from statsmodels.stats.inter_rater import cohens_kappa
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
 
-from analysis._undefined import Undefined
-from analysis.coefficients import (
+from analysis.errors import AnalysisError
+from analysis.stats import (
     POOLED,
     RAW,
     TABLE,
     WEIGHTS,
     Coefficient,
     Ratings,
+    Undefined,
     Units,
     alpha,
     alpha_features,
@@ -58,7 +59,6 @@ from analysis.coefficients import (
     units_coefficients,
     weights,
 )
-from analysis.errors import AnalysisError
 
 N = np.nan
 # cac.raw4raters: units (rows) × Rater1–Rater4, categories 1–5, NA = not rated (irrCAC README)

@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from analysis._undefined import Undefined
-from analysis.correlate import ORDERS, Bucket, FeatureError, coerce_feature, correlate, monotonicity, wilson_interval
+from analysis.correlate import ORDERS, Bucket, FeatureError, coerce_feature, correlate, monotonicity
+from analysis.stats import Undefined, wilson_interval
 from evaluation import HilbotError, Store, load_config
 
 from .test_calibration import CONFIG, assert_json_safe, make_items, make_ratings, rating, rounded

@@ -367,7 +367,7 @@ def test_without_orjson_the_fold_is_the_same(store, monkeypatch):
     import analysis._reader as module
 
     _random_log(store, 4)
-    monkeypatch.setattr(module, "_json_loads", json.loads)  # what runs where orjson is not installed
+    monkeypatch.setattr(module, "json_loads", json.loads)  # what runs where orjson is not installed
     issues: list = []
     assert _frames_view(load(store, issues=issues), issues) == _ledger_view(store)
 

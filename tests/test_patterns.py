@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis._undefined import Undefined
 from analysis.patterns import patterns
+from analysis.stats import Undefined
 from evaluation import HilbotError
 
 from .test_calibration import CONFIG, T0, assert_json_safe, make_concerns, make_items, make_ratings, rating, rounded

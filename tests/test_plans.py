@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field, ValidationError
 import analysis._reader as reader
 from analysis._plans import LABEL_KINDS, METADATA_KEYS, PLANS, REVIEWER_KEYS
 from analysis.load import scan_log
-from evaluation.log import _parse_line, encode
+from evaluation.log import encode, parse_line
 from evaluation.records import Delivery, Labels, Note, Rating, RatingMetadata, Reviewer, Skip
 
 MODELS: dict[str, type[BaseModel]] = {"rating": Rating, "skip": Skip, "note": Note, "delivery": Delivery}
@@ -247,7 +247,7 @@ def _with(record: dict, name: str, value: Any) -> dict:
 
 def _model_accepts(raw: bytes) -> bool:
     try:
-        _parse_line(raw, False)
+        parse_line(raw, False)
     except (ValueError, RecursionError, ValidationError):
         return False
     return True

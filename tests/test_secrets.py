@@ -153,7 +153,8 @@ def test_a_proxy_password_is_found_as_written_and_as_decoded(monkeypatch):
 
 def test_cuts_scrub_first_and_never_leave_part_of_a_secret(monkeypatch):
     """A text cut through a secret would leave a part of it no scrubber recognises."""
-    from bot.channels import _slack_render, _telegram_render
+    from bot.channels.slack import render as _slack_render
+    from bot.channels.telegram import render as _telegram_render
     from bot.chat import texts
 
     monkeypatch.setenv("FOO_API_KEY", "CANARY-0123456789abcdef")

@@ -148,7 +148,7 @@ async def test_a_direct_message_note_is_unescaped_as_typed(slack, demo_store):
 
 def test_card_blocks_cut_a_body_past_fifty_blocks_and_say_so():
     from bot.cards import Card, Section
-    from bot.channels._slack_render import card_blocks
+    from bot.channels.slack.render import card_blocks
     from bot.chat import Choice
 
     sections = tuple(Section(f"part {n}", ("x" * 2990, "é" * 3500)) for n in range(40))

@@ -7,8 +7,8 @@ import json
 import pytest
 from telegram import Bot, Update
 
-from bot.channels._aiohttp_request import TAPPED_ON, slim_updates
 from bot.channels.telegram import tapped_on
+from bot.channels.telegram.request import TAPPED_ON, slim_updates
 
 CARD = {"message_id": 7, "date": 1700000000, "chat": {"id": -1001, "type": "supergroup", "title": "reviewers"},
         "from": {"id": 1, "is_bot": True, "first_name": "hilbot"}, "text": "[1/9] a card " + "x" * 500,

@@ -1,9 +1,14 @@
 """Channels: thin adapters that render the engine's cards and turn platform events into actions.
 
+One package per channel under the small interface below (:class:`Channel`, :class:`ChatChannel`):
+``terminal``, ``telegram``, ``slack``. Each package's ``__init__`` is the channel itself, beside
+its port, its rendering and its start-up; :mod:`.common` holds what the chat channels share
+(pacing calls to a platform's limits, serving until stopped).
+
 A channel is registered by name with :func:`channel`; built-ins register the same way a
 plugin would, and a plugin adds one through the ``hilbot.channels`` entry-point group (see
-:mod:`evaluation.registry`). The platform SDK is imported only inside the channel's module, which
-is imported only when the channel is asked for.
+:mod:`evaluation.registry`). The platform SDK is imported only inside the channel's package,
+which is imported only when the channel is asked for.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The chat review flow, once for every platform: commands, taps, notes, dealing, push, status.
 
-A tap is resolved and checked (:class:`~bot.sessions.Sessions`), the reviewer's lock is taken,
+A tap is resolved and checked (:class:`~bot.chat.sessions.Sessions`), the reviewer's lock is taken,
 the engine acts on the item — its records are fsynced — and only then is the tap answered.
 Editing the card and dealing the next one run in the background, so the handler is free for
 the next event at once. Everything the flow needs after a restart is in the log: open cards,
@@ -21,19 +21,16 @@ from evaluation import HilbotError, Reviewer
 from .. import render
 from ..cards import Action, Card
 from ..review import ReviewEngine, ReviewSession, State, Step
-from ..sessions import Refused, Sessions
-from ..sessions import Tap as Resolved
 from . import texts
-from .adjudicate import PREFIX as ADJUDICATION
-from .adjudicate import ChatAdjudication
-from .port import Chat, ChatPort, Choice, Command, Keyboard, PortError, Tap, Text
+from .adjudication import PREFIX as ADJUDICATION
+from .adjudication import ChatAdjudication
+from .digest import post_digest, send_digest
+from .port import ROW, TAG_ROW, Chat, ChatPort, Choice, Command, Keyboard, PortError, Tap, Text
+from .sessions import Refused, Sessions
+from .sessions import Tap as Resolved
 
 _log = logging.getLogger("hilbot.chat")
 
-ROW = 4
-"""Scale buttons per keyboard row."""
-TAG_ROW = 2
-"""Concern-tag, follow-up choice and skip-reason buttons per row (their names are long)."""
 STOP_GRACE_S = 5.0
 """How long a stopping bot lets cards and edits under way go out before it drops the rest."""
 HOME_RUNS = 20
@@ -135,49 +132,52 @@ class ChatFlow:
         reviewer = self.access.reviewer(self.port.platform, command.user)
         if reviewer is None:
             _log.warning("refused %s%s from user %s (not allow-listed)", self.prefix, command.name, command.user.id)
-            await self._say(command.chat, texts.refusal(self.port.title, self.port.platform, command.user.id))
+            refusal = texts.refusal(self.port.title, self.port.platform, command.user.id)
+            await self.say(command.chat, refusal)
             return
         handler = self._commands.get(command.name)
         if handler is None:
-            await self._say(command.chat, f"Unknown command — see {self.prefix}help")
+            await self.say(command.chat, f"Unknown command — see {self.prefix}help")
             return
         if dict((n, a) for n, _, a in texts.COMMANDS).get(command.name) and not self.access.admin(command.user):
-            await self._say(command.chat, f"Only admins can {self.prefix}{command.name}.")
+            await self.say(command.chat, f"Only admins can {self.prefix}{command.name}.")
             return
         await handler(command, reviewer)
 
-    async def _say(self, chat: Chat, text: str, **kw: Any) -> str:
+    async def say(self, chat: Chat, text: str, **kw: Any) -> str:
+        """Send a plain text to a chat (``kw``: the port's ``send_text`` options); its message id."""
         return await self.port.send_text(chat, text, **kw)
 
     async def _start(self, command: Command, reviewer: Reviewer) -> None:
-        await self._say(command.chat, texts.welcome(self.prefix, self.port.title, command.user.id))
+        await self.say(command.chat, texts.welcome(self.prefix, self.port.title, command.user.id))
 
     async def _help(self, command: Command, reviewer: Reviewer) -> None:
-        await self._say(command.chat, texts.help_text(self.prefix))
+        await self.say(command.chat, texts.help_text(self.prefix))
 
     async def _runs(self, command: Command, reviewer: Reviewer) -> None:
         from ..listing import run_listing
 
-        await self._say(command.chat, run_listing(self.engine.store, []), code=True)
+        await self.say(command.chat, run_listing(self.engine.store, []), code=True)
 
     async def _review(self, command: Command, reviewer: Reviewer) -> None:
         if not command.args:
-            await self._say(command.chat, texts.usage(self.prefix, "review"))
+            await self.say(command.chat, texts.usage(self.prefix, "review"))
             return
         try:
             session = self.sessions.get(reviewer, command.args[0], command.args[1] if len(command.args) > 1 else None)
         except HilbotError as exc:
-            await self._say(command.chat, texts.error(exc, self.prefix))
+            await self.say(command.chat, texts.error(exc, self.prefix))
             return
         await self.sessions.started(session, command.chat.id, group=command.chat.group)
-        await self._say(command.chat, self._progress_line(session, "Reviewing"))
+        await self.say(command.chat, self._progress_line(session, "Reviewing"))
         if not await self.fill(session, command.chat):
             await self._nothing_new(session, command.chat)
 
     async def _next(self, command: Command, reviewer: Reviewer) -> None:
         session = self.sessions.active(reviewer)
         if session is None:
-            await self._say(command.chat, f"Start with {self.prefix}review <run-id> — see {self.prefix}runs")
+            await self.say(command.chat,
+                           f"Start with {self.prefix}review <run-id> — see {self.prefix}runs")
             return
         async with self.sessions.lock(reviewer):
             held = self.sessions.open_cards(session, group=command.chat.group)
@@ -189,7 +189,8 @@ class ChatFlow:
 
     async def _status(self, command: Command, reviewer: Reviewer) -> None:
         lines = [self._progress_line(s) for s in self.sessions.reviewed(reviewer)]
-        await self._say(command.chat, "\n".join(lines) or f"Nothing reviewed yet — see {self.prefix}runs")
+        await self.say(command.chat,
+                       "\n".join(lines) or f"Nothing reviewed yet — see {self.prefix}runs")
 
     @staticmethod
     def _progress_line(session: ReviewSession, lead: str | None = None) -> str:
@@ -197,16 +198,16 @@ class ChatFlow:
 
     async def _push(self, command: Command, reviewer: Reviewer) -> None:
         if not command.args:
-            await self._say(command.chat, texts.usage(self.prefix, "push"))
+            await self.say(command.chat, texts.usage(self.prefix, "push"))
             return
         run_id, dimension = command.args[0], (command.args[1] if len(command.args) > 1 else None)
         try:
             run_id, dimension = self.sessions.target(run_id, dimension)
         except HilbotError as exc:
-            await self._say(command.chat, texts.error(exc, self.prefix))
+            await self.say(command.chat, texts.error(exc, self.prefix))
             return
         reviewers = sorted(self.access.reviewers)
-        await self._say(command.chat, f"Pushing {run_id} to {len(reviewers)} reviewers…")
+        await self.say(command.chat, f"Pushing {run_id} to {len(reviewers)} reviewers…")
         self.spawn(self.push(run_id, dimension, reviewers, command.chat), command)
 
     async def push(self, run_id: str, dimension: str, reviewers: list[str], report_to: Chat) -> None:
@@ -216,7 +217,7 @@ class ChatFlow:
         text = f"Pushed {run_id}: {sum(n or 0 for n in sent)} cards to {sum(1 for n in sent if n)} reviewers."
         if failed:
             text += f" Could not reach {', '.join(failed)} (they must start the bot first)."
-        await self._say(report_to, text)
+        await self.say(report_to, text)
 
     async def _push_one(self, user_id: str, run_id: str, dimension: str) -> int | None:
         reviewer = Reviewer(platform=self.port.platform, id=user_id)
@@ -356,7 +357,8 @@ class ChatFlow:
         reviewer = self.access.reviewer(self.port.platform, text.user)
         if reviewer is None:
             if not text.chat.group:
-                await self._say(text.chat, texts.refusal(self.port.title, self.port.platform, text.user.id))
+                refusal = texts.refusal(self.port.title, self.port.platform, text.user.id)
+                await self.say(text.chat, refusal)
             return
         if await self.adjudication.on_text(text, reviewer):
             return
@@ -369,13 +371,15 @@ class ChatFlow:
                 step = await self.sessions.act(session, action)
         if prompt is None:
             if not text.chat.group:
-                await self._say(text.chat, "Tap a card's buttons to rate; for a note tap “Add note” first.")
+                await self.say(text.chat,
+                               "Tap a card's buttons to rate; for a note tap “Add note” first.")
             return
         self.spawn(self._after_note(session, prompt, step, was_open, text.chat), text)
 
     async def _after_note(self, session: ReviewSession, prompt: Any, step: Step, was_open: bool, said_in: Chat) -> None:
         """Say the note is saved, show it on the card, deal (the note is on disk: the platform may be acknowledged)."""
-        await self._say(said_in, (step.said or "📝 Note saved.") if step.stored else step.alert or "Already saved.")
+        saved = (step.said or "📝 Note saved.") if step.stored else step.alert or "Already saved."
+        await self.say(said_in, saved)
         card_at = self.sessions.card_at(session, prompt.item_id)
         card = step.finished if step.finished is not None else step.card
         if card_at is not None and card is not None and not card_at.group and step.effective:
@@ -435,7 +439,7 @@ class ChatFlow:
                 raise
             self.sessions.unsendable(session, card.item_id)
             _log.warning("%s refused the card of %s/%s: %s", self.port.title, session.run_id, card.item_id, exc)
-            await self._say(chat, texts.unsendable(self.port.title, card.title, str(exc)))
+            await self.say(chat, texts.unsendable(self.port.title, card.title, str(exc)))
             return 0
 
     async def _send_card(self, session: ReviewSession, card: Card, chat: Chat) -> None:
@@ -445,13 +449,13 @@ class ChatFlow:
 
     async def _nothing_new(self, session: ReviewSession, chat: Chat) -> None:
         held = self.sessions.open_cards(session, group=chat.group)
-        await self._say(chat, texts.nothing_new(len(held), self.prefix))
+        await self.say(chat, texts.nothing_new(len(held), self.prefix))
 
     async def _done(self, session: ReviewSession, chat: Chat) -> None:
         async with self.sessions.lock(session.reviewer):
             step = await session.aact(Action("quit"))  # stores the session's hilReview summary
         assert step.summary is not None  # a quit ending an open session carries it
-        await self._say(chat, texts.done(session.run_id, session.dimension, step.summary))
+        await self.say(chat, texts.done(session.run_id, session.dimension, step.summary))
 
     def _output(self, reviewer: Reviewer) -> asyncio.Lock:
         """Keeps one reviewer's sends and edits in order."""
@@ -476,21 +480,7 @@ class ChatFlow:
 
     async def post_digest(self, chats: list[Chat], since: datetime | None = None) -> None:
         """Build the digest (off the event loop) and post its text and chart to each chat."""
-        from datetime import timedelta, timezone
-
-        from analysis.digest import build_digest
-
-        since = since or datetime.now(timezone.utc) - timedelta(days=1)
-        digest = await asyncio.to_thread(build_digest, self.engine.store, self.engine.config, since=since, figures=True)
-        await send_digest(self.port, chats, digest)
-
-
-async def send_digest(port: ChatPort, chats: list[Chat], digest: Any) -> None:
-    """A digest's text and chart, to each chat."""
-    for chat in chats:
-        await port.send_text(chat, digest.text())
-        if digest.chart_png:
-            await port.send_file(chat, digest.chart_png, "digest.png", "Human vs AI average per run")
+        await post_digest(self.engine, self.port, chats, since)
 
 
 def _log_error(exc: BaseException, context: object) -> None:
@@ -500,4 +490,4 @@ def _log_error(exc: BaseException, context: object) -> None:
     _log.error("%s\nwhile handling %s", trace, context)
 
 
-__all__ = ["Access", "ChatFlow", "STOP_GRACE_S", "send_digest"]
+__all__ = ["ROW", "STOP_GRACE_S", "TAG_ROW", "Access", "ChatFlow", "send_digest"]

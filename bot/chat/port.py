@@ -81,6 +81,10 @@ class Choice:
 
 Keyboard = list[list[Choice]]
 """Rows of buttons."""
+ROW = 4
+"""Scale buttons per keyboard row."""
+TAG_ROW = 2
+"""Concern-tag, follow-up choice and skip-reason buttons per row (their names are long)."""
 
 
 PortErrorKind = Literal["content", "chat", "transient"]
@@ -150,4 +154,5 @@ class ChatPort(Protocol):
         ...
 
 
-__all__ = ["Chat", "ChatPort", "Choice", "Command", "Keyboard", "PortError", "Tap", "Text", "User"]
+__all__ = ["ROW", "TAG_ROW", "Chat", "ChatPort", "Choice", "Command", "Keyboard", "PortError", "Tap",
+           "Text", "User"]

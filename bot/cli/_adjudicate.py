@@ -25,7 +25,7 @@ def adjudicate(
 
     Example: hilbot adjudicate demo-docs-search --adjudicator lead
     """
-    from bot.channels._adjudicating import adjudicate_run
+    from bot.channels.terminal.adjudication import adjudicate_run
 
     context: Context = ctx.obj
     adjudicate_run(context.store(), context.config(), run_id, dimension=dimension,

@@ -19,7 +19,7 @@ def digest(
 
     Example: hilbot digest ; hilbot digest --post slack
     """
-    from bot.digests import make_digest
+    from bot.digest import make_digest
 
     from ._common import warn
 

@@ -102,8 +102,8 @@ class SlackDriver(BaseDriver):
         await self._start(Store(self.store.root))
 
     async def _start(self, store: Store) -> None:
-        from bot.channels._slack_start import Secrets
         from bot.channels.slack import SlackBot
+        from bot.channels.slack.start import Secrets
 
         http = self.mode == "http"
         secrets = Secrets(self.fake.bot_token, app_token=None if http else self.fake.app_token,

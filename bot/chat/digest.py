@@ -1,0 +1,43 @@
+"""The digest in a chat: built off the event loop, then its text and chart sent to each chat.
+
+The digest itself is :func:`analysis.digest.build_digest`'s. The chat core posts it on
+``/digest`` and on a schedule (:class:`~bot.chat.schedule.Scheduler`); ``hilbot digest --post``
+posts one once through a channel's own ``digest`` module (``bot.channels.telegram.digest``,
+``bot.channels.slack.digest``), which sends it with :func:`send_digest` too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from .port import Chat, ChatPort
+
+if TYPE_CHECKING:
+    from ..review import ReviewEngine
+
+
+async def send_digest(port: ChatPort, chats: list[Chat], digest: Any) -> None:
+    """A digest's text and chart, to each chat."""
+    for chat in chats:
+        await port.send_text(chat, digest.text())
+        if digest.chart_png:
+            await port.send_file(chat, digest.chart_png, "digest.png",
+                                 "Human vs AI average per run")
+
+
+async def post_digest(engine: "ReviewEngine", port: ChatPort, chats: list[Chat],
+                      since: datetime | None = None) -> None:
+    """Build the digest (off the event loop) and post its text and chart to each chat."""
+    from datetime import timedelta, timezone
+
+    from analysis.digest import build_digest
+
+    since = since or datetime.now(timezone.utc) - timedelta(days=1)
+    digest = await asyncio.to_thread(build_digest, engine.store, engine.config, since=since,
+                                     figures=True)
+    await send_digest(port, chats, digest)
+
+
+__all__ = ["post_digest", "send_digest"]
