@@ -5,14 +5,17 @@ Run from the repo root: ``.venv/bin/python bench/connectors.py`` (defaults: ``--
 ``.venv/bin/python bench/connectors.py --items 1000 --repeat 1`` (under a minute).
 
 Everything runs against ``tests/fakes/langfuse_api.FakeLangfuse`` (a local aiohttp Langfuse in a thread of
-this process, as the other benches run their fakes), through the real Langfuse SDK 5 client hilbot uses.
-The stand-in answers every GET after ``--latency`` seconds (``page_latency``).
+this process, as the other benches run their fakes), through the connector as hilbot runs it: the bulk reads
+as plain JSON (``Connection.get_json``: the requests the Langfuse SDK 5 sends, without its models), the
+writes and one-off reads through the SDK's client.
+The stand-in answers every GET after ``--latency`` seconds (``page_latency``). The SDK's conversion time
+below is now only that of the writes (``POST /scores``) and the one-off reads.
 
 * ``traces`` -- ``pull_run(store, config, "langfuse", {"name": "qa", "contexts": False, "limit": N})``:
   the trace-filter mode over ``--items`` N traces named ``qa``, each carrying ``--ai-scores`` k evaluator
   scores (source EVAL). (``limit`` must be given: the source's default is 1,000 items.) The connector
   lists root observations (``GET /v2/observations``, ``limit`` = 1,000, cursor paging) and then reads the
-  scores of 50 traces at a time (``GET /v3/scores?traceId=…``, ``TRACES_A_QUERY`` = 50, ``limit`` = 100).
+  scores of 100 traces at a time (``GET /v3/scores?traceId=…``, ``TRACES_A_QUERY`` = 100, ``limit`` = 100).
   Bound = the fewest requests the documented API needs, run one after another as the connector does,
   × latency: ``(ceil(N / 1000) + ceil(N·k / 100)) × latency`` -- 1,000 is the largest page of
   ``GET /v2/observations`` and 100 the largest page of ``GET /v3/scores`` (the SDK's documentation of
@@ -31,13 +34,14 @@ The stand-in answers every GET after ``--latency`` seconds (``page_latency``).
   enforces ``rate_limit(per_minute=1000)`` (Langfuse Cloud's Pro/Team limit for "all other APIs",
   https://langfuse.com/faq/all/api-limits; the connector's default is the Hobby plan's 30/min, which
   would take an hour for 10,000 labels). Bound = ``(ceil(N / BATCH) writes + ceil(N / READ_IDS)
-  confirm reads) / rate`` = ``(ceil(N/50) + ceil(N/50)) / (1000/60)``: "confirmed" means read back, so
-  the reads count.
+  confirm reads) / rate`` = ``(ceil(N/100) + ceil(N/100)) / (1000/60)`` (``BATCH`` = ``READ_IDS`` = 100):
+  "confirmed" means read back, so the reads count.
 
 Each figure is the median of ``--repeat`` rounds (a fresh data directory each). Beside each wall time:
 the requests by kind (from the stand-in's call log), the CPU time of the stand-in's server thread (it
-shares this process, and its handlers scan every row it holds on each request, which a real server's
-``latency`` already covers), the client's CPU time (this thread) and the part of it spent inside the SDK's
+shares this process; its scores are indexed by id and trace and its observations by trace, and the
+pages of one observation listing are cut from one sorted list, but a trace filter's first page still
+builds every observation it holds, which a real server's ``latency`` already covers), the client's CPU time (this thread) and the part of it spent inside the SDK's
 response/request conversion, CPU time (``parse_obj_as`` and ``convert_and_respect_annotation_metadata`` of
 ``langfuse.api.*.raw_client``, timed by wrapping them), and the peak RSS of the phase (``VmHWM``, reset
 before each phase through ``/proc/self/clear_refs``; ``ru_maxrss`` where that is not possible). A pull is
@@ -45,8 +49,7 @@ also replayed once with plain ``httpx`` + ``json.loads`` (the same GETs, in the 
 requests cost here without the SDK's conversion and hilbot's own work.
 
 Read the table: ``ratio`` = wall / bound (target ≤ 1.2×); ``own`` leaves out the stand-in's CPU time
-(the time the connector waited on the stand-in beyond ``latency``: at 10,000 traces its handlers take
-~70 ms a score query and ~180 ms an observation page), and is what the target is checked on. For the push
+(the time the connector waited on the stand-in beyond ``latency``), and is what the target is checked on. For the push
 ``own`` is a lower estimate: a call shorter than its pacing slot would have waited out the slot anyway,
 so compare each call's time with the slot on the line below. The push must send and confirm every label
 with 0 429s; the peak requests in any 1 s and any 60 s show the pacing (16.7/s, plus the one unpaced

@@ -59,7 +59,7 @@ def run_cli(tmp_path: Path):
 
     Returns the exit code and both streams (``returncode``, ``stdout``, ``stderr``).
     """
-    from ._cli import invoke
+    from tests.auxil.cli import invoke
 
     def run(*args: str, input: str | None = None, cwd: Path | None = None, env: dict | None = None):
         full_env = {"HILBOT_DATA_DIR": str(tmp_path / "results"), "USER": "tester", **(env or {})}

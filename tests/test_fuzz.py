@@ -26,9 +26,8 @@ from hypothesis import strategies as st
 
 from bot.demo import build_demo
 from evaluation import Store
-
-from ._cli import BUG, invoke
-from .conftest import RAG_RUN, ROOT, SEARCH_RUN
+from tests.auxil.cli import BUG, invoke
+from tests.conftest import RAG_RUN, ROOT, SEARCH_RUN
 
 _LONG = os.environ.get("HILBOT_FUZZ_EXAMPLES")
 FUZZ = settings(max_examples=int(_LONG) if _LONG else 100, deadline=None, derandomize=not _LONG,

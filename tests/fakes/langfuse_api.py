@@ -270,6 +270,16 @@ class FakeLangfuse:
         self._outage_until = 0.0
         self._outage_status = 503
         self._window: Window | None = None
+        # indexes (the answers are those of a scan of every row; these only choose the candidates)
+        self._observations_of: dict[str, dict[str, None]] = {}
+        """Observation ids by trace id."""
+        self._scores_by_id: dict[str, dict[tuple[str, str, str], None]] = {}
+        self._scores_by_trace: dict[str | None, dict[tuple[str, str, str], None]] = {}
+        self._score_order: dict[tuple[str, str, str], int] = {}
+        """When each score key was first held (the order a scan of ``_scores`` meets them)."""
+        self._version = 0
+        """Bumped by every change to traces or observations (the listing cache's key)."""
+        self._listing_cache: dict[Any, list[Json]] = {}
         self._clock = itertools.count(1)
         self._base_time = datetime.now(timezone.utc) - timedelta(days=1)
 
@@ -452,10 +462,12 @@ class FakeLangfuse:
         with self._lock:
             self._outage_until, self._outage_status = time.monotonic() + seconds, status
 
-    def rate_limit(self, per_minute: int | None) -> None:
-        """At most ``per_minute`` calls a minute (then 429 with ``Retry-After``); None lifts it."""
+    def rate_limit(self, per_minute: int | None, window_s: float = 60.0) -> None:
+        """At most ``per_minute`` calls a minute (then 429 with ``Retry-After``); None lifts it.
+        ``window_s`` shortens the window (``per_minute`` calls in any ``window_s`` seconds), for
+        quick tests; the ``Retry-After`` is then still at least 1 s."""
         with self._lock:
-            self._window = Window(per_minute, 60.0) if per_minute else None
+            self._window = Window(per_minute, window_s) if per_minute else None
 
     def clear_faults(self) -> None:
         """End an outage and a rate limit; drop the faults not yet taken."""
@@ -487,6 +499,7 @@ class FakeLangfuse:
         with self._lock:
             start = start or self._next_time()
             self._traces[trace_id] = {"name": name, "tags": list(tags), "start": start}
+            self._version += 1
             root = self.add_observation(
                 trace_id,
                 root_id or f"{trace_id}-root",
@@ -517,6 +530,11 @@ class FakeLangfuse:
         with self._lock:
             assert trace_id in self._traces, f"add_trace({trace_id!r}) first"
             observation_id = id or uuid.uuid4().hex[:16]
+            held = self._observations.get(observation_id)
+            if held is not None:
+                self._observations_of.get(held["traceId"], {}).pop(observation_id, None)
+            self._observations_of.setdefault(trace_id, {})[observation_id] = None
+            self._version += 1
             self._observations[observation_id] = {
                 "id": observation_id,
                 "traceId": trace_id,
@@ -652,7 +670,7 @@ class FakeLangfuse:
         with self._lock:
             row = self._row(body, source, timestamp or self._next_time(), None)
             row["visibleAt"] = 0.0
-            self._scores[self._key(row)] = row
+            self._hold(row)
         return row["id"]
 
     def add_dataset(self, name: str, dataset_id: str | None = None) -> str:
@@ -814,16 +832,46 @@ class FakeLangfuse:
             )
         asked = (set(listed(query, "fields")) & OBSERVATION_GROUPS or {"core", "basic"}) | {"core"}
         limit, start = limit_of(query, 1000), offset_of(query.get("cursor"))
-        rows = [self._observation_json(o) for o in self._observations.values()]
-        if query.get("filter"):
-            conditions = self._conditions(query["filter"])
-            rows = [r for r in rows if all(self._condition(r, c) for c in conditions)]
-        else:
-            rows = [r for r in rows if self._query_filters(r, query)]
-        rows.sort(key=lambda r: (r["startTime"], r["id"]), reverse=True)
+        rows = self._observation_rows(query)
         page = rows[start : start + limit]
         meta = {"cursor": cursor_of(start + limit)} if start + limit < len(rows) else {}
         return {"data": [self._groups(r, asked) for r in page], "meta": meta}
+
+    def _observation_rows(self, query: Any) -> list[Json]:
+        """Every observation the query's filters match, newest first (kept while nothing changes:
+        the pages of one listing are cut from one list)."""
+        cache_key = (
+            self._version,
+            tuple(sorted((k, v) for k, v in query.items() if k not in ("cursor", "limit"))),
+        )
+        cached = self._listing_cache.get(cache_key)
+        if cached is not None:
+            return cached
+        if query.get("filter"):
+            conditions = self._conditions(query["filter"])
+            by_id = [
+                c.get("value")
+                for c in conditions
+                if c.get("column") == "id" and c.get("operator") == "=" and c.get("type") == "string"
+            ]
+            candidates = (
+                [self._observations[by_id[0]]] if by_id[0] in self._observations else []
+            ) if by_id and isinstance(by_id[0], str) else list(self._observations.values())
+            rows = [self._observation_json(o) for o in candidates]
+            rows = [r for r in rows if all(self._condition(r, c) for c in conditions)]
+        else:
+            if "traceId" in query:
+                ids = self._observations_of.get(query["traceId"], {})
+                candidates = [self._observations[i] for i in ids]
+            else:
+                candidates = list(self._observations.values())
+            rows = [self._observation_json(o) for o in candidates]
+            rows = [r for r in rows if self._query_filters(r, query)]
+        rows.sort(key=lambda r: (r["startTime"], r["id"]), reverse=True)
+        if len(self._listing_cache) > 16:
+            self._listing_cache.clear()
+        self._listing_cache[cache_key] = rows
+        return rows
 
     def _observation_json(self, observation: Json) -> Json:
         trace = self._traces[observation["traceId"]]
@@ -1027,6 +1075,35 @@ class FakeLangfuse:
             "visibleAt": time.monotonic() + self.read_lag,
         }
 
+    def _hold(self, row: Json) -> None:
+        """Keep a score row under its key (replacing the one there), indexed by id and trace."""
+        key = self._key(row)
+        held = self._scores.get(key)
+        if held is not None:
+            self._scores_by_trace.get(held["traceId"], {}).pop(key, None)
+        else:
+            self._score_order[key] = len(self._score_order)
+        self._scores[key] = row
+        self._scores_by_id.setdefault(row["id"], {})[key] = None
+        self._scores_by_trace.setdefault(row["traceId"], {})[key] = None
+
+    def _score_candidates(self, query: Any) -> list[Json]:
+        """The score rows a query can match, in the order a scan of every row meets them: those
+        of its ids or trace ids when it names some (the index), else all."""
+        ids, traces = listed(query, "id"), listed(query, "traceId")
+        if not ids and not traces:
+            return list(self._scores.values())
+        if ids:
+            keys = {k for i in ids for k in self._scores_by_id.get(i, ())}
+        else:
+            keys = {k for t in traces for k in self._scores_by_trace.get(t, ())}
+        return [self._scores[k] for k in sorted(keys, key=self._score_order.__getitem__)]
+
+    def _score_keys_of_trace(self, trace_id: Any) -> list[tuple[str, str, str]]:
+        """The keys of a trace's scores, in the order a scan of every row meets them."""
+        keys = self._scores_by_trace.get(trace_id, {})
+        return sorted(keys, key=self._score_order.__getitem__)
+
     def _create_scores(self, request: web.Request, body: Any) -> Any:
         self._strict(request, set())
         if isinstance(body, dict):  # the single-score form: an error is the answer's status
@@ -1145,7 +1222,7 @@ class FakeLangfuse:
         held = self._scores.get(self._key(row))
         if held is not None:
             row["createdAt"] = held["createdAt"]
-        self._scores[self._key(row)] = row
+        self._hold(row)
         return row["id"]
 
     @staticmethod
@@ -1186,7 +1263,7 @@ class FakeLangfuse:
         now = time.monotonic()
         rows = [
             r
-            for r in self._scores.values()
+            for r in self._score_candidates(query)
             if r["visibleAt"] <= now and self._score_matches(r, query, data_types)
         ]
         rows.sort(key=lambda r: (r["timestamp"], r["id"]), reverse=True)
@@ -1389,7 +1466,7 @@ class FakeLangfuse:
             now = time.monotonic()
             row["scores"] = [
                 self._score_json(s, {"details"})
-                for s in self._scores.values()
+                for s in [self._scores[k] for k in self._score_keys_of_trace(item["traceId"])]
                 if s["traceId"] == item["traceId"] and s["visibleAt"] <= now
             ]
         return row

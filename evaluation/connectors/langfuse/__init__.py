@@ -15,7 +15,9 @@ label's remote id, so a re-send or a corrected rating updates the same score (se
 Built for the Langfuse Python SDK 5 (``pip install 'hilbot[langfuse]'``, ``langfuse>=5``) and the
 APIs it speaks: Langfuse Cloud or a self-hosted Langfuse v4.59 or later. The SDK is imported only
 when a pull or push runs. Keys and host come from the environment: ``LANGFUSE_PUBLIC_KEY``,
-``LANGFUSE_SECRET_KEY``, ``LANGFUSE_BASE_URL`` (or ``LANGFUSE_HOST``), ``LANGFUSE_TIMEOUT``.
+``LANGFUSE_SECRET_KEY``, ``LANGFUSE_BASE_URL`` (or ``LANGFUSE_HOST``), ``LANGFUSE_TIMEOUT``, and
+``LANGFUSE_RATE_PER_S`` (reads a second a pull keeps to, e.g. ``0.5`` on the Hobby plan; see
+:mod:`._client`).
 """
 
 from __future__ import annotations
@@ -33,9 +35,10 @@ APIs" class, which ``POST /scores`` and ``GET /v3/scores`` belong to, is 30 requ
 the Hobby plan (100 Core, 1,000 Pro/Team/Enterprise; https://langfuse.com/faq/all/api-limits); a
 send is two of those requests (the read of existing scores, the write), so 15 sends a minute keep
 within the smallest plan. Annotation-queue updates count against a limit of their own."""
-BATCH = 50
-"""Labels a send carries: one ``POST /scores`` of up to 50 scores (the body stays under Langfuse's
-1 MB limit), and one ``GET /v3/scores`` of 50 ids to confirm them."""
+BATCH = 100
+"""Labels a send carries: one ``POST /scores`` of up to 100 scores (a larger body is split to stay
+under Langfuse's 1 MB limit), and one ``GET /v3/scores`` of 100 ids to confirm them (a page of v3
+scores holds 100, so a confirm is one page)."""
 
 
 class ScoreBelow(BaseModel):

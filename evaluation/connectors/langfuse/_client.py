@@ -11,6 +11,18 @@ backoff itself.
 Auth is HTTP Basic with the project's public key as user and secret key as password, as the SDK
 sends it; the host is ``LANGFUSE_BASE_URL`` (what SDK 5 reads), else ``LANGFUSE_HOST``, else
 Langfuse Cloud (EU); ``LANGFUSE_TIMEOUT`` (seconds) bounds each request.
+
+The bulk reads (a pull's observations and scores, the queue's items, the sink's read-backs) skip
+the SDK's generated models: :meth:`Connection.get_json` sends the same ``GET`` the SDK sends (path,
+query parameters, Basic auth, the SDK's headers) and reads the answer's JSON as plain dicts, with
+the same errors as an SDK call (the SDK's conversion of each object costs milliseconds; a pull of
+10,000 traces would spend most of its time in it). The writes and the one-off reads stay on the SDK.
+
+Pacing: ``LANGFUSE_RATE_PER_S`` (a positive number, e.g. ``0.5`` for the Hobby plan's 30 requests
+a minute) spaces the plain-JSON reads of a pull at most that many a second; unset, they are not
+spaced. Either way a 429 on such a read waits its ``Retry-After`` (at most
+:data:`MAX_RETRY_AFTER_S` seconds, :data:`RETRIES_429` times a request) and tries again; a longer
+wait, or one 429 too many, is the ConnectorError carrying ``retry_after``.
 """
 
 from __future__ import annotations
@@ -19,6 +31,7 @@ import email.utils
 import math
 import time
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, Iterator, TypeVar
 from urllib.parse import urlsplit
 
@@ -38,6 +51,10 @@ MIN_SDK = 5
 SDK_FIX = "pip install 'hilbot[langfuse]' (or: pip install 'langfuse>=5,<6')"
 DEFAULT_TIMEOUT_S = 10.0
 """Seconds each request may take unless ``LANGFUSE_TIMEOUT`` says otherwise."""
+MAX_RETRY_AFTER_S = 60.0
+"""The longest ``Retry-After`` a pull's read waits out itself (a longer one is the error)."""
+RETRIES_429 = 5
+"""How many 429s in a row one read waits out before the error."""
 MAX_PAGES = 10_000
 """A guard on paging: no listing is followed further than this many pages."""
 KEYS_FIX = ("export LANGFUSE_PUBLIC_KEY=pk-lf-… and LANGFUSE_SECRET_KEY=sk-lf-… of the project "
@@ -89,7 +106,80 @@ class Connection:
     options: dict[str, Any] = field(default_factory=dict)
     """The request options every call passes (``max_retries=0``: no retries inside the SDK)."""
     auth: tuple[str, str] = field(default=("", ""), repr=False)
-    """The key pair (HTTP Basic), for the one request the SDK cannot make (a single score)."""
+    """The key pair (HTTP Basic), for the requests made without the SDK's models."""
+    headers: dict[str, str] = field(default_factory=dict)
+    """The headers the SDK sends with each request (its name and version, the public key)."""
+    rate_per_s: float | None = None
+    """At most this many plain-JSON reads a second (``LANGFUSE_RATE_PER_S``); None: unspaced."""
+    retry_429: bool = False
+    """Whether a plain-JSON read waits out a 429 (a pull's reads; the sink's outbox retries
+    itself)."""
+    _last: float = field(default=-math.inf, repr=False)
+    """When the last paced read was sent (``time.monotonic``)."""
+
+    def get_json(self, what: str, path: str, params: dict[str, Any], *,
+                 missing: str | None = None, missing_fix: str | None = None) -> dict[str, Any]:
+        """``GET {host}/api/public/{path}`` as the SDK sends it (``None`` parameters left out,
+        datetimes as the SDK writes them); the answer's JSON object. Every failure is a
+        ConnectorError, as :meth:`call` makes them; an answer that is not a JSON object is the
+        "unexpected shape" error. Paced and 429-retried as the module says."""
+        from langfuse.api.core.api_error import ApiError
+
+        query = {key: _param(value) for key, value in params.items() if value is not None}
+        url = f"{self.host}/api/public/{path}"
+
+        def request(options: dict[str, Any]) -> Any:
+            self._pace()
+            answer = self.http.get(url, params=query, headers=self.headers, auth=self.auth)
+            if answer.status_code >= 300:
+                raise ApiError(status_code=answer.status_code, headers=dict(answer.headers),
+                               body=_json_or_text(answer))
+            try:
+                return answer.json()
+            except ValueError:
+                raise ApiError(status_code=answer.status_code, headers=dict(answer.headers),
+                               body=answer.text[:500]) from None
+
+        for attempt in range(RETRIES_429 + 1):
+            try:
+                body = self.call(what, request, missing=missing, missing_fix=missing_fix)
+                break
+            except ConnectorError as exc:
+                wait = exc.retry_after
+                if (not self.retry_429 or wait is None or attempt >= RETRIES_429
+                        or wait > MAX_RETRY_AFTER_S):
+                    raise
+                time.sleep(wait)
+        if not isinstance(body, dict):
+            raise self.shape(what, f"expected an object, got {type(body).__name__}")
+        return body
+
+    def walk_json(self, what: str, path: str, params: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        """Every object of a cursor-paged listing read with :meth:`get_json`."""
+        return cursor_pages(lambda cursor: _Page(self, what, self.get_json(
+            what, path, {**params, "cursor": cursor})), plain=True)
+
+    def pages_json(self, what: str, path: str, params: dict[str, Any], *,
+                   missing: str | None = None,
+                   missing_fix: str | None = None) -> Iterator[dict[str, Any]]:
+        """Every object of a page-numbered listing read with :meth:`get_json`."""
+        return pages(lambda page: _Page(self, what, self.get_json(
+            what, path, {**params, "page": page}, missing=missing, missing_fix=missing_fix)),
+            plain=True)
+
+    def shape(self, what: str, problem: str) -> ConnectorError:
+        """The error of an answer of an unexpected shape (as a model the SDK cannot build)."""
+        return ConnectorError(f"Langfuse at {self.host} answered {what} with an unexpected "
+                              f"shape: {problem}"[:500], fix=VERSION_FIX)
+
+    def _pace(self) -> None:
+        """Wait until the next read is due (``rate_per_s``)."""
+        if self.rate_per_s:
+            due = self._last + 1.0 / self.rate_per_s
+            now = time.monotonic()
+            if due > now:
+                time.sleep(due - now)
+            self._last = time.monotonic()
 
     def post_json(self, what: str, path: str, body: Any) -> Any:
         """``POST {host}/api/public/{path}`` with a JSON body, as the API reference documents it;
@@ -205,7 +295,56 @@ def connect(env: Env) -> Connection:
     api = LangfuseAPI(base_url=host, username=public, password=secret,
                       x_langfuse_sdk_name="python", x_langfuse_sdk_version=__version__,
                       x_langfuse_public_key=public, httpx_client=http, timeout=timeout)
-    return Connection(host, timeout, api, http, {"max_retries": 0}, (public, secret))
+    headers = {"X-Langfuse-Sdk-Name": "python", "X-Langfuse-Sdk-Version": __version__,
+               "X-Langfuse-Public-Key": public}
+    return Connection(host, timeout, api, http, {"max_retries": 0}, (public, secret), headers,
+                      rate_of(env))
+
+
+def rate_of(env: Env) -> float | None:
+    """``LANGFUSE_RATE_PER_S``: reads a second a pull keeps to (a positive number), else None."""
+    raw = env.get("LANGFUSE_RATE_PER_S", "").strip()
+    if not raw:
+        return None
+    try:
+        rate = float(raw)
+    except ValueError:
+        rate = math.nan
+    if not math.isfinite(rate) or rate <= 0:
+        raise ConnectorError(f"LANGFUSE_RATE_PER_S must be a positive number, not {raw[:50]!r}",
+                             fix="export LANGFUSE_RATE_PER_S=0.5 (Hobby: 30 a minute), or unset it")
+    return rate
+
+
+def _param(value: Any) -> Any:
+    """A query parameter as the SDK sends it (datetimes by its ``serialize_datetime``)."""
+    if isinstance(value, datetime):
+        from langfuse.api.core.datetime_utils import serialize_datetime
+
+        return serialize_datetime(value)
+    return value
+
+
+@dataclass
+class _Page:
+    """A plain-JSON page, read as the paging helpers read the SDK's (``data``, ``meta``)."""
+
+    conn: Connection
+    what: str
+    body: dict[str, Any]
+
+    @property
+    def data(self) -> list[Any]:
+        data = self.body.get("data")
+        if not isinstance(data, list):
+            raise self.conn.shape(self.what, "data: Input should be a valid list"
+                                  if "data" in self.body else "data: Field required")
+        return data
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        meta = self.body.get("meta")
+        return meta if isinstance(meta, dict) else {}
 
 
 def _json_or_text(answer: Any) -> Any:
@@ -230,25 +369,35 @@ def sdk_version() -> str:
 # ------------------------------------------------------------------------------------------- paging
 
 
-def pages(fetch: Callable[[int], Any]) -> Iterator[Any]:
-    """Every item of a page-numbered listing (``page`` from 1 to ``meta.totalPages``)."""
+def pages(fetch: Callable[[int], Any], plain: bool = False) -> Iterator[Any]:
+    """Every item of a page-numbered listing (``page`` from 1 to ``meta.totalPages``); ``plain``:
+    pages of :meth:`Connection.pages_json` (``meta`` a dict)."""
     for page in range(1, MAX_PAGES + 1):
         answer = fetch(page)
         data = list(answer.data or [])
         yield from data
-        total = getattr(answer.meta, "total_pages", None)
+        if plain:
+            total = answer.meta.get("totalPages")
+            total = total if isinstance(total, int) and not isinstance(total, bool) else None
+        else:
+            total = getattr(answer.meta, "total_pages", None)
         if not data or total is None or page >= total:
             return
 
 
-def cursor_pages(fetch: Callable[[str | None], Any]) -> Iterator[Any]:
-    """Every item of a cursor-paged listing (``meta.cursor`` until it is absent, or repeats)."""
+def cursor_pages(fetch: Callable[[str | None], Any], plain: bool = False) -> Iterator[Any]:
+    """Every item of a cursor-paged listing (``meta.cursor`` until it is absent, or repeats);
+    ``plain``: pages of :meth:`Connection.walk_json` (``meta`` a dict)."""
     cursor: str | None = None
     seen: set[str] = set()
     for _ in range(MAX_PAGES):
         answer = fetch(cursor)
         yield from list(answer.data or [])
-        cursor = getattr(answer.meta, "cursor", None) if answer.meta is not None else None
+        if plain:
+            cursor = answer.meta.get("cursor")
+            cursor = cursor if isinstance(cursor, str) else None
+        else:
+            cursor = getattr(answer.meta, "cursor", None) if answer.meta is not None else None
         if not cursor or cursor in seen:
             return
         seen.add(cursor)
@@ -302,3 +451,15 @@ def chunks(items: list[T], size: int) -> Iterator[list[T]]:
 def iso(value: Any) -> str:
     """A datetime as ISO 8601 text (what ``startTime`` comparisons use); other values as text."""
     return value.isoformat() if hasattr(value, "isoformat") else str(value or "")
+
+
+def parse_time(value: Any) -> datetime | None:
+    """An ISO 8601 time of an answer as a datetime (None when it is not one)."""
+    if isinstance(value, datetime):
+        return value
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None

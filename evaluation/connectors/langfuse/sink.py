@@ -28,7 +28,8 @@ earlier may not be readable yet; a correction across midnight within that moment
 Langfuse accepts a score that breaks its config (an unknown category, a value out of range, an
 archived config) and drops it later, so such a label is refused here, before sending, naming the
 config and the value. Reads lag writes on Langfuse Cloud: a score not yet readable is simply not
-confirmed yet.
+confirmed yet. The read-backs are plain JSON (:meth:`~._client.Connection.get_json`, the same
+request the SDK sends), not the SDK's models.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Iterator
 
 from ..base import ConnectorError, Env, Label, Sent
-from ._client import Connection, chunks, connect
+from ._client import Connection, chunks, connect, parse_time
 
 if TYPE_CHECKING:
     from . import LangfuseSink
@@ -50,7 +51,7 @@ MAX_COMMENT = 50_000
 ``POST /scores`` must stay under 1 MB)."""
 MAX_BODY = 900_000
 """The largest body of one ``POST /scores`` (bytes); a larger batch is split."""
-READ_IDS = 50
+READ_IDS = 100
 """Score ids in one ``GET /v3/scores`` (a comma-separated ``id``; a page holds up to 100)."""
 CONFIG_FIX = ("fix or unarchive the score config in Langfuse (Project settings → Scores), or "
               "send the dimension under another name: [sinks.NAME] names = {dimension = \"x\"}")
@@ -193,8 +194,9 @@ class ScoreSink:
             return
         for score in scores:
             found = held.get(score.id)
-            if found is not None and isinstance(found.timestamp, datetime):
-                score.body["timestamp"] = found.timestamp
+            timestamp = parse_time(found.get("timestamp")) if found is not None else None
+            if isinstance(timestamp, datetime):
+                score.body["timestamp"] = timestamp
 
     def _post(self, batch: list[Score]) -> set[str]:
         """POST the scores; the ids accepted. Of a batch with refusals, each is sent again alone
@@ -270,23 +272,30 @@ class ScoreSink:
 
     def _same(self, sent: Sent, score: Any) -> bool:
         """Whether a score read back carries the version (and, when known here, the value) sent."""
-        metadata = score.metadata if isinstance(score.metadata, dict) else {}
+        metadata = score.get("metadata")
+        metadata = metadata if isinstance(metadata, dict) else {}
         version = metadata.get("hilbot_version")
         if version is not None and str(version) != sent.version:
             return False
         expected = self._expected.get(sent.remote_id)
         if expected is None or expected[0] != sent.version:
             return True
-        return _equal(expected[2], score.value, expected[1])
+        return _equal(expected[2], score.get("value"), expected[1])
 
-    def _read(self, ids: list[str], fields: str | None) -> dict[str, Any]:
-        """The scores with these ids Langfuse has (readable now), by id."""
-        found: dict[str, Any] = {}
+    def _read(self, ids: list[str], fields: str | None) -> dict[str, dict[str, Any]]:
+        """The scores with these ids Langfuse has (readable now), by id (their JSON)."""
+        found: dict[str, dict[str, Any]] = {}
         for chunk in chunks(list(dict.fromkeys(ids)), READ_IDS):
-            answer = self.conn.fetch(f"reading back {len(chunk)} score(s)",
-                                     self.conn.api.scores.get_many, id=",".join(chunk),
-                                     fields=fields, limit=100)
-            found.update({s.id: s for s in answer.data or [] if s.id in chunk})
+            what = f"reading back {len(chunk)} score(s)"
+            answer = self.conn.get_json(what, "v3/scores",
+                                        {"limit": 100, "fields": fields, "id": ",".join(chunk)})
+            data = answer.get("data")
+            if not isinstance(data, list):
+                raise self.conn.shape(what, "data: Field required")
+            wanted = set(chunk)
+            found.update({s["id"]: s for s in data
+                          if isinstance(s, dict) and isinstance(s.get("id"), str)
+                          and s["id"] in wanted})
         return found
 
 

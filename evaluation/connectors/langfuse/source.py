@@ -9,11 +9,16 @@ Calls (SDK 5 method → HTTP, every path under ``/api/public``):
   (``traceId``), an observation is found by a ``filter`` on ``id``, traces by a ``filter`` on
   ``isRootObservation``, ``traceName``, ``tags`` and ``startTime``; ``fields=core,basic,io,
   trace_context``; cursor paging; input and output come as raw (JSON) text;
-* ``scores.get_many`` → ``GET /v3/scores`` (comma-separated ``traceId``s, ``fields=details,
-  subject``; by ``name`` for ``score_below``), cursor paging;
+* ``scores.get_many`` → ``GET /v3/scores`` (up to 100 comma-separated ``traceId``s,
+  ``fields=details,subject``; by ``name`` for ``score_below``), cursor paging;
 * ``datasets.get`` → ``GET /v2/datasets/{name}``, ``experiments.list`` → ``GET /experiments``,
   ``experiments.list_items`` → ``GET /experiment-items`` (``fields=core,io,scores``), for a
   dataset run (Langfuse v4 calls a dataset run an experiment).
+
+The bulk reads (the queue's items, observations, scores) go through
+:meth:`~._client.Connection.get_json`: the same requests, read as plain JSON rather than the SDK's
+models. ``LANGFUSE_RATE_PER_S`` spaces them (e.g. ``0.5`` under the Hobby plan's 30 requests a
+minute); a 429 waits its ``Retry-After`` and is tried again (see :mod:`._client`).
 
 A trace's query and answer are its root observation's input and output (Langfuse v4 keeps no
 trace-level input/output); its contexts are the documents its retrieval observations returned.
@@ -29,7 +34,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator
 from ...records import ItemData, Query
 from ..base import ConnectorError, Env, Origin, Pulled
 from . import shapes
-from ._client import Connection, chunks, connect, iso
+from ._client import Connection, chunks, connect, iso, parse_time
 from .shapes import JudgeScore, Row
 
 if TYPE_CHECKING:
@@ -43,8 +48,9 @@ PAGE = 100
 """Items asked for a page (the largest page queues, scores and experiments allow)."""
 OBSERVATION_PAGE = 1000
 """Observations asked for a page (the v2 observations API's largest)."""
-TRACES_A_QUERY = 50
-"""Trace ids in one scores query (a comma-separated ``traceId``)."""
+TRACES_A_QUERY = 100
+"""Trace ids in one scores query (a comma-separated ``traceId``): a page of scores holds 100, so
+with one score a trace a query is one page."""
 QUEUE_FIX = ("give the queue's id (Langfuse → Annotation Queues → the queue; the id is in its "
              "URL), and keys of the project that holds it")
 
@@ -75,6 +81,7 @@ class Found:
 def pull(settings: "LangfuseSource", env: Env) -> Pulled:
     """The items ``settings`` name (one mode: a queue, a dataset run, or a trace filter)."""
     with connect(env) as conn:
+        conn.retry_429 = True
         reader = Reader(conn, settings)
         if settings.queue is not None:
             return reader.queue(settings.queue)
@@ -96,26 +103,25 @@ class Reader:
 
     def queue(self, queue_id: str) -> Pulled:
         """An annotation queue's pending items."""
-        from langfuse.api.annotation_queues.types import AnnotationQueueStatus
-
         api = self.conn.api.annotation_queues
         missing = f"no annotation queue {queue_id!r} at Langfuse {self.conn.host}"
         queue = self.conn.fetch(f"reading annotation queue {queue_id!r}", api.get_queue, queue_id,
                                 missing=missing, missing_fix=QUEUE_FIX)
-        listing = self.conn.pages(f"listing the items of annotation queue {queue_id!r}",
-                                  api.list_queue_items, queue_id, missing=missing,
-                                  missing_fix=QUEUE_FIX, status=AnnotationQueueStatus.PENDING,
-                                  limit=PAGE)
+        what = f"listing the items of annotation queue {queue_id!r}"
+        listing = self.conn.pages_json(what, f"annotation-queues/{queue_id}/items",
+                                       {"status": "PENDING", "limit": PAGE}, missing=missing,
+                                       missing_fix=QUEUE_FIX)
         found: list[Found] = []
         seen: set[str] = set()
         for entry in listing:
             if len(found) >= self.settings.limit:
                 break
-            if entry.id in seen:
+            entry_id, object_id, object_type = _queue_item(entry, self.conn, what)
+            if entry_id in seen:
                 continue
-            seen.add(entry.id)
-            extra = {"queue_id": queue_id, "queue_item_id": entry.id}
-            item = self._queue_entry(str(entry.object_type), entry.object_id, extra)
+            seen.add(entry_id)
+            extra = {"queue_id": queue_id, "queue_item_id": entry_id}
+            item = self._queue_entry(object_type, object_id, extra)
             if item is not None:
                 found.append(item)
         self._add_scores(found)
@@ -185,35 +191,42 @@ class Reader:
                       start=iso(entry.start_time))
         extra = {"trace_id": entry.trace_id, "dataset": dataset, "dataset_run": run,
                  "experiment_id": experiment_id, "dataset_item_id": entry.experiment_item_id}
-        scores = [_judge_score(s) for s in entry.scores or []]
+        scores = [_sdk_judge_score(s) for s in entry.scores or []]
         return Found(subject, "trace", rows, extra, scores, expected=entry.expected_output)
 
     def _rows(self, trace_id: str) -> list[Row]:
         """A trace's observations."""
-        listing = self.conn.walk(f"reading trace {trace_id!r}", self.conn.api.observations.get_many,
-                                 trace_id=trace_id, fields=FIELDS, limit=OBSERVATION_PAGE)
-        return [_row(o) for o in listing]
+        listing = self.conn.walk_json(f"reading trace {trace_id!r}", "v2/observations",
+                                      {"fields": FIELDS, "limit": OBSERVATION_PAGE,
+                                       "traceId": trace_id})
+        return [row for row in map(_row, listing) if row is not None]
 
     def _observation(self, observation_id: str) -> Row | None:
         """One observation, by id."""
         condition = [{"type": "string", "column": "id", "operator": "=", "value": observation_id}]
-        answer = self.conn.fetch(f"reading observation {observation_id!r}",
-                                 self.conn.api.observations.get_many, filter=json.dumps(condition),
-                                 fields=FIELDS, limit=1)
-        rows = [_row(o) for o in answer.data or [] if o.id == observation_id]
+        what = f"reading observation {observation_id!r}"
+        answer = self.conn.get_json(what, "v2/observations",
+                                    {"fields": FIELDS, "limit": 1,
+                                     "filter": json.dumps(condition)})
+        data = answer.get("data")
+        if not isinstance(data, list):
+            raise self.conn.shape(what, "data: Field required")
+        rows = [row for row in map(_row, data) if row is not None and row.id == observation_id]
         return rows[0] if rows else None
 
     def _roots(self) -> Iterator[tuple[str, Row | None]]:
         """The root observations of the traces the filter matches, newest first (one a trace)."""
         settings = self.settings
-        listing = self.conn.walk("listing traces", self.conn.api.observations.get_many,
-                                 filter=json.dumps(_conditions(settings)),
-                                 from_start_time=settings.from_time, to_start_time=settings.to_time,
-                                 fields=FIELDS, limit=min(settings.limit, OBSERVATION_PAGE))
+        listing = self.conn.walk_json("listing traces", "v2/observations",
+                                      {"fields": FIELDS,
+                                       "limit": min(settings.limit, OBSERVATION_PAGE),
+                                       "fromStartTime": settings.from_time,
+                                       "toStartTime": settings.to_time,
+                                       "filter": json.dumps(_conditions(settings))})
         seen: set[str] = set()
         for observation in listing:
             row = _row(observation)
-            if row.trace_id and row.trace_id not in seen:
+            if row is not None and row.trace_id and row.trace_id not in seen:
                 seen.add(row.trace_id)
                 yield row.trace_id, row
 
@@ -221,13 +234,14 @@ class Reader:
         """Traces with a score of the name below the threshold (newest scores first)."""
         below = self.settings.score_below
         assert below is not None
-        listing = self.conn.walk(f"listing scores named {below.name!r}",
-                                 self.conn.api.scores.get_many, name=below.name,
-                                 fields="subject", limit=PAGE,
-                                 from_timestamp=self.settings.from_time)
+        listing = self.conn.walk_json(f"listing scores named {below.name!r}", "v3/scores",
+                                      {"limit": PAGE, "fields": "subject", "name": below.name,
+                                       "fromTimestamp": self.settings.from_time})
         seen: set[str] = set()
         for score in listing:
-            value, trace_id = _number(score.value), _subject_trace(score.subject)
+            if not isinstance(score, dict):
+                continue
+            value, trace_id = _number(score.get("value")), _subject_trace(score.get("subject"))
             if value is not None and value < below.threshold and trace_id and trace_id not in seen:
                 seen.add(trace_id)
                 yield trace_id, None
@@ -251,10 +265,13 @@ class Reader:
         by_subject: dict[tuple[str, str], list[JudgeScore]] = {}
         trace_ids = list(dict.fromkeys(f.subject.trace_id for f in found if f.subject.trace_id))
         for chunk in chunks(trace_ids, TRACES_A_QUERY):
-            listing = self.conn.walk("reading the traces' scores", self.conn.api.scores.get_many,
-                                     trace_id=",".join(chunk), fields=SCORE_FIELDS, limit=PAGE)
+            listing = self.conn.walk_json("reading the traces' scores", "v3/scores",
+                                          {"limit": PAGE, "fields": SCORE_FIELDS,
+                                           "traceId": ",".join(chunk)})
             for score in listing:
-                key = _subject_key(score.subject, chunk)
+                if not isinstance(score, dict):
+                    continue
+                key = _subject_key(score.get("subject"), chunk)
                 if key is not None:
                     by_subject.setdefault(key, []).append(_judge_score(score))
         for item in found:
@@ -344,32 +361,69 @@ def _conditions(settings: "LangfuseSource") -> list[dict[str, Any]]:
     return conditions
 
 
-def _row(observation: Any) -> Row:
-    """An ObservationV2 as a :class:`~.shapes.Row`."""
-    return Row(id=observation.id, trace_id=observation.trace_id or "",
-               type=str(observation.type or ""), name=observation.name,
-               parent_id=observation.parent_observation_id,
-               is_root=observation.is_root_observation, start=iso(observation.start_time),
-               input=observation.input, output=observation.output,
-               trace_name=observation.trace_name,
-               tags=[t for t in observation.tags or [] if isinstance(t, str)])
+def _text(value: Any) -> str | None:
+    """A string field of an answer (None when it is absent or not a string)."""
+    return value if isinstance(value, str) else None
 
 
-def _judge_score(score: Any) -> JudgeScore:
-    """A ScoreV3 as a :class:`~.shapes.JudgeScore`."""
+def _row(observation: Any) -> Row | None:
+    """An ObservationV2 (its JSON) as a :class:`~.shapes.Row`; None when it is no object with an
+    id."""
+    if not isinstance(observation, dict):
+        return None
+    get = observation.get
+    observation_id = get("id")
+    if not isinstance(observation_id, str):
+        return None
+    start = get("startTime")
+    parsed = parse_time(start)
+    root = get("isRootObservation")
+    return Row(id=observation_id, trace_id=_text(get("traceId")) or "",
+               type=str(get("type") or ""), name=_text(get("name")),
+               parent_id=_text(get("parentObservationId")),
+               is_root=root if isinstance(root, bool) else None,
+               start=parsed.isoformat() if parsed is not None else iso(start),
+               input=get("input"), output=get("output"), trace_name=_text(get("traceName")),
+               tags=[t for t in get("tags") or [] if isinstance(t, str)]
+               if isinstance(get("tags") or [], list) else [])
+
+
+def _judge_score(score: dict[str, Any]) -> JudgeScore:
+    """A ScoreV3 (its JSON) as a :class:`~.shapes.JudgeScore`."""
+    metadata = score.get("metadata")
+    return JudgeScore(name=str(score.get("name") or ""), value=score.get("value"),
+                      data_type=str(score.get("dataType") or ""),
+                      source=str(score.get("source") or ""), comment=_text(score.get("comment")),
+                      metadata=metadata if isinstance(metadata, dict) else None)
+
+
+def _sdk_judge_score(score: Any) -> JudgeScore:
+    """A score of the SDK's models (a dataset run's item's) as a :class:`~.shapes.JudgeScore`."""
     source = score.source.value if hasattr(score.source, "value") else score.source
     return JudgeScore(name=score.name, value=score.value,
                       data_type=str(getattr(score, "data_type", "") or ""), source=str(source),
                       comment=score.comment, metadata=score.metadata)
 
 
+def _queue_item(entry: Any, conn: Connection, what: str) -> tuple[str, str, str]:
+    """A queue item's (id, objectId, objectType); one without them is an answer of an unexpected
+    shape."""
+    fields = [entry.get(key) if isinstance(entry, dict) else None
+              for key in ("id", "objectId", "objectType")]
+    for key, value in zip(("id", "objectId", "objectType"), fields):
+        if not isinstance(value, str):
+            raise conn.shape(what, f"data.{key}: Input should be a valid string")
+    return fields[0], fields[1], fields[2]
+
+
 def _subject_trace(subject: Any) -> str | None:
-    """The trace a score's subject belongs to."""
-    if subject is None:
+    """The trace a score's subject (its JSON) belongs to."""
+    if not isinstance(subject, dict):
         return None
-    if subject.kind == "trace":
-        return subject.id
-    return getattr(subject, "trace_id", None) if subject.kind == "observation" else None
+    kind = subject.get("kind")
+    if kind == "trace":
+        return _text(subject.get("id"))
+    return _text(subject.get("traceId")) if kind == "observation" else None
 
 
 def _subject_key(subject: Any, trace_ids: list[str]) -> tuple[str, str] | None:
@@ -377,7 +431,11 @@ def _subject_key(subject: Any, trace_ids: list[str]) -> tuple[str, str] | None:
     asked for one trace."""
     if subject is None:
         return ("trace", trace_ids[0]) if len(trace_ids) == 1 else None
-    return (subject.kind, subject.id) if subject.kind in ("trace", "observation") else None
+    if not isinstance(subject, dict):
+        return None
+    kind, subject_id = subject.get("kind"), subject.get("id")
+    return (kind, subject_id) if kind in ("trace", "observation") and isinstance(subject_id, str) \
+        else None
 
 
 def _number(value: Any) -> float | None:
