@@ -41,7 +41,8 @@ Each figure is the median of ``--repeat`` rounds (a fresh data directory each). 
 the requests by kind (from the stand-in's call log), the CPU time of the stand-in's server thread (it
 shares this process; its scores are indexed by id and trace and its observations by trace, and the
 pages of one observation listing are cut from one sorted list, but a trace filter's first page still
-builds every observation it holds, which a real server's ``latency`` already covers), the client's CPU time (this thread) and the part of it spent inside the SDK's
+builds every observation it holds, which a real server's ``latency`` already covers), the client's CPU time
+(this thread) and the part of it spent inside the SDK's
 response/request conversion, CPU time (``parse_obj_as`` and ``convert_and_respect_annotation_metadata`` of
 ``langfuse.api.*.raw_client``, timed by wrapping them), and the peak RSS of the phase (``VmHWM``, reset
 before each phase through ``/proc/self/clear_refs``; ``ru_maxrss`` where that is not possible). A pull is

@@ -156,8 +156,84 @@ class Connection:
 
     def walk_json(self, what: str, path: str, params: dict[str, Any]) -> Iterator[dict[str, Any]]:
         """Every object of a cursor-paged listing read with :meth:`get_json`."""
-        return cursor_pages(lambda cursor: _Page(self, what, self.get_json(
-            what, path, {**params, "cursor": cursor})), plain=True)
+        for data in self.walk_pages_json(what, path, params):
+            yield from data
+
+    def walk_pages_json(self, what: str, path: str, params: dict[str, Any], *,
+                        ahead: bool = False, upto: int | None = None) -> Iterator[list[Any]]:
+        """The pages (``data`` lists) of a cursor-paged listing read with :meth:`get_json`
+        (``meta.cursor`` until it is absent, or repeats).
+
+        ``ahead``: each page is asked for as soon as the one before it came (:meth:`ahead`), until
+        ``upto`` objects came; the rest, if the caller wants them, page by page as it asks."""
+        state: dict[str, Any] = {"cursor": None, "seen": set(), "pages": 0, "items": 0,
+                                 "done": False}
+
+        def step() -> list[Any]:
+            page = _Page(self, what, self.get_json(what, path,
+                                                   {**params, "cursor": state["cursor"]}))
+            data = list(page.data or [])
+            cursor = page.meta.get("cursor")
+            state["pages"] += 1
+            state["items"] += len(data)
+            if (not isinstance(cursor, str) or not cursor or cursor in state["seen"]
+                    or state["pages"] >= MAX_PAGES):
+                state["done"] = True
+            else:
+                state["seen"].add(cursor)
+                state["cursor"] = cursor
+            return data
+
+        def run(early: bool) -> Iterator[list[Any]]:
+            while not state["done"]:
+                yield step()
+                if early and upto is not None and state["items"] >= upto:
+                    return
+
+        if ahead:
+            yield from self.ahead(run(True))
+        yield from run(False)
+
+    def ahead(self, pages: Iterator[T]) -> Iterator[T]:
+        """``pages`` read in a thread of their own, each request sent as soon as the one before it
+        was answered, while the caller works on the pages already read (the requests still go
+        one after another; the caller must send none meanwhile). A failure is raised to the
+        caller; when the caller stops early, the request in flight is waited for."""
+        import queue
+        import threading
+
+        box: "queue.Queue[tuple[BaseException | None, Any]]" = queue.Queue(maxsize=2)
+        stop = threading.Event()
+        done = object()
+
+        def run() -> None:
+            try:
+                for page in pages:
+                    if stop.is_set():
+                        return
+                    box.put((None, page))
+                box.put((None, done))
+            except BaseException as exc:  # handed to the caller
+                box.put((exc, None))
+
+        worker = threading.Thread(target=run, name="langfuse-read-ahead", daemon=True)
+        worker.start()
+        try:
+            while True:
+                failure, page = box.get()
+                if failure is not None:
+                    raise failure
+                if page is done:
+                    return
+                yield page
+        finally:
+            stop.set()
+            while worker.is_alive():
+                try:
+                    box.get(timeout=0.05)
+                except queue.Empty:
+                    pass
+            worker.join()
 
     def pages_json(self, what: str, path: str, params: dict[str, Any], *,
                    missing: str | None = None,
@@ -385,19 +461,14 @@ def pages(fetch: Callable[[int], Any], plain: bool = False) -> Iterator[Any]:
             return
 
 
-def cursor_pages(fetch: Callable[[str | None], Any], plain: bool = False) -> Iterator[Any]:
-    """Every item of a cursor-paged listing (``meta.cursor`` until it is absent, or repeats);
-    ``plain``: pages of :meth:`Connection.walk_json` (``meta`` a dict)."""
+def cursor_pages(fetch: Callable[[str | None], Any]) -> Iterator[Any]:
+    """Every item of a cursor-paged listing (``meta.cursor`` until it is absent, or repeats)."""
     cursor: str | None = None
     seen: set[str] = set()
     for _ in range(MAX_PAGES):
         answer = fetch(cursor)
         yield from list(answer.data or [])
-        if plain:
-            cursor = answer.meta.get("cursor")
-            cursor = cursor if isinstance(cursor, str) else None
-        else:
-            cursor = getattr(answer.meta, "cursor", None) if answer.meta is not None else None
+        cursor = getattr(answer.meta, "cursor", None) if answer.meta is not None else None
         if not cursor or cursor in seen:
             return
         seen.add(cursor)

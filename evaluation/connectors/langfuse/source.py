@@ -124,9 +124,9 @@ class Reader:
             item = self._queue_entry(object_type, object_id, extra)
             if item is not None:
                 found.append(item)
-        self._add_scores(found)
+        items = self._add_scores(found)
         where = f"langfuse annotation queue {queue.name!r} ({queue_id}) at {self.conn.host}"
-        return self._pulled(found, where, queue.name or queue_id)
+        return self._pulled(items, where, queue.name or queue_id)
 
     def dataset_run(self, dataset: str, run: str) -> Pulled:
         """The items of one run (experiment) of a dataset, with their scores."""
@@ -141,7 +141,7 @@ class Reader:
         found = [self._run_item(entry, dataset, run, experiment.id)
                  for entry in _first(listing, self.settings.limit)]
         where = f"langfuse dataset {dataset!r} run {run!r} at {self.conn.host}"
-        return self._pulled(found, where, dataset)
+        return self._pulled([self._item(entry) for entry in found], where, dataset)
 
     def traces(self) -> Pulled:
         """Traces matching the filter (name, tags, time, a score below a threshold)."""
@@ -158,9 +158,9 @@ class Reader:
             found.append(Found(subject, "trace", rows, {"trace_id": trace_id}))
             if len(found) >= self.settings.limit:
                 break
-        self._add_scores(found)
+        items = self._add_scores(found)
         where = f"langfuse traces {self._described()} at {self.conn.host}"
-        return self._pulled(found, where, self.settings.name or "langfuse")
+        return self._pulled(items, where, self.settings.name or "langfuse")
 
     # -- reading -----------------------------------------------------------------------------------
 
@@ -217,18 +217,21 @@ class Reader:
     def _roots(self) -> Iterator[tuple[str, Row | None]]:
         """The root observations of the traces the filter matches, newest first (one a trace)."""
         settings = self.settings
-        listing = self.conn.walk_json("listing traces", "v2/observations",
-                                      {"fields": FIELDS,
-                                       "limit": min(settings.limit, OBSERVATION_PAGE),
-                                       "fromStartTime": settings.from_time,
-                                       "toStartTime": settings.to_time,
-                                       "filter": json.dumps(_conditions(settings))})
+        # without contexts nothing else is read meanwhile: the next page is asked for at once
+        pages = self.conn.walk_pages_json("listing traces", "v2/observations",
+                                          {"fields": FIELDS,
+                                           "limit": min(settings.limit, OBSERVATION_PAGE),
+                                           "fromStartTime": settings.from_time,
+                                           "toStartTime": settings.to_time,
+                                           "filter": json.dumps(_conditions(settings))},
+                                          ahead=not settings.contexts, upto=settings.limit)
         seen: set[str] = set()
-        for observation in listing:
-            row = _row(observation)
-            if row is not None and row.trace_id and row.trace_id not in seen:
-                seen.add(row.trace_id)
-                yield row.trace_id, row
+        for page in pages:
+            for observation in page:
+                row = _row(observation)
+                if row is not None and row.trace_id and row.trace_id not in seen:
+                    seen.add(row.trace_id)
+                    yield row.trace_id, row
 
     def _below(self) -> Iterator[tuple[str, Row | None]]:
         """Traces with a score of the name below the threshold (newest scores first)."""
@@ -260,30 +263,56 @@ class Reader:
             fix="check the run's name (Langfuse → Datasets → the dataset → Runs); for an older "
                 "run give --from-time before it started")
 
-    def _add_scores(self, found: list[Found]) -> None:
-        """Each item's scores already in Langfuse (on its trace, or on its observation)."""
+    def _add_scores(self, found: list[Found]) -> list[ItemData]:
+        """Each item's scores already in Langfuse (on its trace, or on its observation); the
+        items, each built as soon as the scores of its trace are read (while the next query is
+        under way)."""
         by_subject: dict[tuple[str, str], list[JudgeScore]] = {}
-        trace_ids = list(dict.fromkeys(f.subject.trace_id for f in found if f.subject.trace_id))
-        for chunk in chunks(trace_ids, TRACES_A_QUERY):
-            listing = self.conn.walk_json("reading the traces' scores", "v3/scores",
-                                          {"limit": PAGE, "fields": SCORE_FIELDS,
-                                           "traceId": ",".join(chunk)})
-            for score in listing:
+        of_trace: dict[str, list[int]] = {}
+        for index, entry in enumerate(found):
+            if entry.subject.trace_id:
+                of_trace.setdefault(entry.subject.trace_id, []).append(index)
+        trace_ids = list(of_trace)
+        built: dict[int, ItemData] = {}
+
+        def pages() -> Iterator[tuple[list[str], list[Any] | None]]:
+            for chunk in chunks(trace_ids, TRACES_A_QUERY):
+                for data in self.conn.walk_pages_json("reading the traces' scores", "v3/scores",
+                                                      {"limit": PAGE, "fields": SCORE_FIELDS,
+                                                       "traceId": ",".join(chunk)}):
+                    yield chunk, data
+                yield chunk, None  # the chunk's scores are all read
+
+        # nothing else is read meanwhile: each query goes as soon as the one before was answered
+        listing = self.conn.ahead(pages()) if len(trace_ids) > TRACES_A_QUERY else pages()
+        for chunk, data in listing:
+            if data is None:
+                for trace_id in chunk:
+                    for index in of_trace[trace_id]:
+                        entry = found[index]
+                        entry.scores = by_subject.get((entry.kind, entry.id), [])
+                        built[index] = self._item(entry)
+                continue
+            for score in data:
                 if not isinstance(score, dict):
                     continue
                 key = _subject_key(score.get("subject"), chunk)
                 if key is not None:
                     by_subject.setdefault(key, []).append(_judge_score(score))
-        for item in found:
-            item.scores = by_subject.get((item.kind, item.id), [])
+        items = []
+        for index, entry in enumerate(found):
+            if index not in built:
+                entry.scores = by_subject.get((entry.kind, entry.id), [])
+                built[index] = self._item(entry)
+            items.append(built[index])
+        return items
 
     # -- the result --------------------------------------------------------------------------------
 
-    def _pulled(self, found: list[Found], where: str, set_name: str) -> Pulled:
+    def _pulled(self, built: list[ItemData], where: str, set_name: str) -> Pulled:
         items: list[ItemData] = []
         ids: set[str] = set()
-        for entry in found:
-            item = self._item(entry)
+        for item in built:
             while item.id in ids:
                 item = item.model_copy(update={"id": f"{item.id}~"})
             ids.add(item.id)

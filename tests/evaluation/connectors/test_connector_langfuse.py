@@ -20,9 +20,9 @@ from evaluation.connectors.langfuse import (
     LangfuseSink,
     LangfuseSource,
     ScoreBelow,
+    _client,
     shapes,
 )
-from evaluation.connectors.langfuse import _client
 from evaluation.connectors.langfuse.sink import MAX_COMMENT, ScoreSink
 from evaluation.connectors.langfuse.source import pull
 from tests.fakes.langfuse_api import FakeLangfuse
@@ -909,6 +909,32 @@ def test_a_paced_pull_stays_under_the_plan_rate_limit(lf):
     assert min(gaps) >= 0.3
 
 
+def test_scores_of_many_traces_are_read_a_page_of_100_traces_at_a_time(lf):
+    for n in range(250):
+        lf.add_trace(f"t{n:03d}", name="qa", input="q", output="a")
+        lf.add_score(name="helpfulness", value=0.5, trace_id=f"t{n:03d}")
+
+    pulled = pull(LangfuseSource(name="qa", contexts=False, limit=1000), lf.env())
+
+    assert len(pulled.items) == 250
+    assert all(i.evaluation.scores == {"helpfulness": 0.5} for i in pulled.items)
+    queries = lf.requests("GET /api/public/v3/scores")
+    assert [len(q.params["traceId"].split(",")) for q in queries] == [100, 100, 50]
+
+
+def test_a_failure_while_reading_ahead_is_the_pulls_error_and_leaves_no_thread(lf):
+    for n in range(150):
+        lf.add_trace(f"t{n:03d}", name="qa", input="q", output="a")
+    lf.fail_next(503, path="/v3/scores")
+    before = {t.name for t in threading.enumerate()}
+
+    with pytest.raises(ConnectorError, match="503") as failed:
+        pull(LangfuseSource(name="qa", contexts=False), lf.env())
+
+    assert failed.value.transient
+    assert {t.name for t in threading.enumerate()} <= before
+
+
 def test_a_bad_rate_is_an_error_naming_the_variable(lf):
     with pytest.raises(ConnectorError, match="LANGFUSE_RATE_PER_S"):
         pull(LangfuseSource(name="qa"), {**lf.env(), "LANGFUSE_RATE_PER_S": "fast"})
@@ -946,28 +972,185 @@ def test_the_reads_send_exactly_what_the_sdk_sent(lf):
 
 
 SDK_REQUESTS = [
-    ('GET /api/public/annotation-queues/q1', {}),
-    ('GET /api/public/annotation-queues/q1/items', {'status': 'PENDING', 'page': '1', 'limit': '100'}),
-    ('GET /api/public/v2/observations', {'fields': 'core,basic,io,trace_context', 'limit': '1', 'filter': '[{"type": "string", "column": "id", "operator": "=", "value": "t1-ret"}]'}),
-    ('GET /api/public/v2/observations', {'fields': 'core,basic,io,trace_context', 'limit': '1000', 'traceId': 't1'}),
-    ('GET /api/public/v2/observations', {'fields': 'core,basic,io,trace_context', 'limit': '1000', 'traceId': 't0'}),
-    ('GET /api/public/v3/scores', {'limit': '100', 'fields': 'details,subject', 'traceId': 't1,t0'}),
-    ('GET /api/public/v2/observations', {'fields': 'core,basic,io,trace_context', 'limit': '1000', 'fromStartTime': '2026-03-10T12:00:00Z', 'toStartTime': '2026-03-11T12:00:00Z', 'filter': '[{"type": "boolean", "column": "isRootObservation", "operator": "=", "value": true}, {"type": "string", "column": "traceName", "operator": "=", "value": "qa"}, {"type": "arrayOptions", "column": "tags", "operator": "all of", "value": ["prod"]}, {"type": "datetime", "column": "startTime", "operator": ">=", "value": "2026-03-10T12:00:00+00:00"}, {"type": "datetime", "column": "startTime", "operator": "<", "value": "2026-03-11T12:00:00+00:00"}]'}),
-    ('GET /api/public/v2/observations', {'fields': 'core,basic,io,trace_context', 'limit': '1000', 'traceId': 't2'}),
-    ('GET /api/public/v2/observations', {'fields': 'core,basic,io,trace_context', 'limit': '1000', 'traceId': 't1'}),
-    ('GET /api/public/v2/observations', {'fields': 'core,basic,io,trace_context', 'limit': '1000', 'traceId': 't0'}),
-    ('GET /api/public/v3/scores', {'limit': '100', 'fields': 'details,subject', 'traceId': 't2,t1,t0'}),
-    ('GET /api/public/v3/scores', {'limit': '100', 'fields': 'subject', 'name': 'helpfulness', 'fromTimestamp': '2026-03-09T12:00:00Z'}),
-    ('GET /api/public/v2/observations', {'fields': 'core,basic,io,trace_context', 'limit': '1000', 'traceId': 't1'}),
-    ('GET /api/public/v2/observations', {'fields': 'core,basic,io,trace_context', 'limit': '1000', 'traceId': 't0'}),
-    ('GET /api/public/v3/scores', {'limit': '100', 'fields': 'details,subject', 'traceId': 't1,t0'}),
-    ('GET /api/public/score-configs', {'page': '1', 'limit': '100'}),
-    ('GET /api/public/v3/scores', {'limit': '100', 'id': '52c753b0-a4b6-5559-9f2d-3e8aeeab1000'}),
-    ('POST /api/public/scores', {}),
-    ('GET /api/public/v3/scores', {'limit': '100', 'fields': 'details', 'id': '52c753b0-a4b6-5559-9f2d-3e8aeeab1000'}),
-    ('GET /api/public/v3/scores', {'limit': '100', 'id': '52c753b0-a4b6-5559-9f2d-3e8aeeab1000'}),
-    ('POST /api/public/scores', {}),
-    ('GET /api/public/v3/scores', {'limit': '100', 'fields': 'details', 'id': '52c753b0-a4b6-5559-9f2d-3e8aeeab1000'}),
+    (
+        'GET /api/public/annotation-queues/q1',
+        {
+        },
+    ),
+    (
+        'GET /api/public/annotation-queues/q1/items',
+        {
+            'status': 'PENDING',
+            'page': '1',
+            'limit': '100',
+        },
+    ),
+    (
+        'GET /api/public/v2/observations',
+        {
+            'fields': 'core,basic,io,trace_context',
+            'limit': '1',
+            'filter': json.dumps(
+                [
+                    {'type': 'string', 'column': 'id', 'operator': '=', 'value': 't1-ret'},
+                ]
+            ),
+        },
+    ),
+    (
+        'GET /api/public/v2/observations',
+        {
+            'fields': 'core,basic,io,trace_context',
+            'limit': '1000',
+            'traceId': 't1',
+        },
+    ),
+    (
+        'GET /api/public/v2/observations',
+        {
+            'fields': 'core,basic,io,trace_context',
+            'limit': '1000',
+            'traceId': 't0',
+        },
+    ),
+    (
+        'GET /api/public/v3/scores',
+        {
+            'limit': '100',
+            'fields': 'details,subject',
+            'traceId': 't1,t0',
+        },
+    ),
+    (
+        'GET /api/public/v2/observations',
+        {
+            'fields': 'core,basic,io,trace_context',
+            'limit': '1000',
+            'fromStartTime': '2026-03-10T12:00:00Z',
+            'toStartTime': '2026-03-11T12:00:00Z',
+            'filter': json.dumps(
+                [
+                    {'type': 'boolean', 'column': 'isRootObservation', 'operator': '=', 'value': True},
+                    {'type': 'string', 'column': 'traceName', 'operator': '=', 'value': 'qa'},
+                    {'type': 'arrayOptions', 'column': 'tags', 'operator': 'all of', 'value': ['prod']},
+                    {'type': 'datetime', 'column': 'startTime', 'operator': '>=', 'value': '2026-03-10T12:00:00+00:00'},
+                    {'type': 'datetime', 'column': 'startTime', 'operator': '<', 'value': '2026-03-11T12:00:00+00:00'},
+                ]
+            ),
+        },
+    ),
+    (
+        'GET /api/public/v2/observations',
+        {
+            'fields': 'core,basic,io,trace_context',
+            'limit': '1000',
+            'traceId': 't2',
+        },
+    ),
+    (
+        'GET /api/public/v2/observations',
+        {
+            'fields': 'core,basic,io,trace_context',
+            'limit': '1000',
+            'traceId': 't1',
+        },
+    ),
+    (
+        'GET /api/public/v2/observations',
+        {
+            'fields': 'core,basic,io,trace_context',
+            'limit': '1000',
+            'traceId': 't0',
+        },
+    ),
+    (
+        'GET /api/public/v3/scores',
+        {
+            'limit': '100',
+            'fields': 'details,subject',
+            'traceId': 't2,t1,t0',
+        },
+    ),
+    (
+        'GET /api/public/v3/scores',
+        {
+            'limit': '100',
+            'fields': 'subject',
+            'name': 'helpfulness',
+            'fromTimestamp': '2026-03-09T12:00:00Z',
+        },
+    ),
+    (
+        'GET /api/public/v2/observations',
+        {
+            'fields': 'core,basic,io,trace_context',
+            'limit': '1000',
+            'traceId': 't1',
+        },
+    ),
+    (
+        'GET /api/public/v2/observations',
+        {
+            'fields': 'core,basic,io,trace_context',
+            'limit': '1000',
+            'traceId': 't0',
+        },
+    ),
+    (
+        'GET /api/public/v3/scores',
+        {
+            'limit': '100',
+            'fields': 'details,subject',
+            'traceId': 't1,t0',
+        },
+    ),
+    (
+        'GET /api/public/score-configs',
+        {
+            'page': '1',
+            'limit': '100',
+        },
+    ),
+    (
+        'GET /api/public/v3/scores',
+        {
+            'limit': '100',
+            'id': '52c753b0-a4b6-5559-9f2d-3e8aeeab1000',
+        },
+    ),
+    (
+        'POST /api/public/scores',
+        {
+        },
+    ),
+    (
+        'GET /api/public/v3/scores',
+        {
+            'limit': '100',
+            'fields': 'details',
+            'id': '52c753b0-a4b6-5559-9f2d-3e8aeeab1000',
+        },
+    ),
+    (
+        'GET /api/public/v3/scores',
+        {
+            'limit': '100',
+            'id': '52c753b0-a4b6-5559-9f2d-3e8aeeab1000',
+        },
+    ),
+    (
+        'POST /api/public/scores',
+        {
+        },
+    ),
+    (
+        'GET /api/public/v3/scores',
+        {
+            'limit': '100',
+            'fields': 'details',
+            'id': '52c753b0-a4b6-5559-9f2d-3e8aeeab1000',
+        },
+    ),
 ]
 """What the SDK (5.x) sent for the scenario of ``test_the_reads_send_exactly_what_the_sdk_sent``."""
 
