@@ -437,11 +437,12 @@ def _sdk_judge_score(score: Any) -> JudgeScore:
 def _queue_item(entry: Any, conn: Connection, what: str) -> tuple[str, str, str]:
     """A queue item's (id, objectId, objectType); one without them is an answer of an unexpected
     shape."""
-    fields = [entry.get(key) if isinstance(entry, dict) else None
-              for key in ("id", "objectId", "objectType")]
-    for key, value in zip(("id", "objectId", "objectType"), fields):
+    fields: list[str] = []
+    for key in ("id", "objectId", "objectType"):
+        value = entry.get(key) if isinstance(entry, dict) else None
         if not isinstance(value, str):
             raise conn.shape(what, f"data.{key}: Input should be a valid string")
+        fields.append(value)
     return fields[0], fields[1], fields[2]
 
 
