@@ -26,8 +26,23 @@ BELOW = "below acceptable"
 UNDEFINED_BAND = "undefined"
 NO_BAND = "n/a"
 """The band of percent agreement (not chance-corrected)."""
-_KAPPA_NAMES = ("cohen", "cohen_kappa", "fleiss", "fleiss_kappa", "kappa", "conger", "conger_kappa",
-                "scott", "scott_pi", "gwet", "gwet_ac", "ac1", "ac2", "brennan_prediger", "bp")
+_KAPPA_NAMES = (
+    "cohen",
+    "cohen_kappa",
+    "fleiss",
+    "fleiss_kappa",
+    "kappa",
+    "conger",
+    "conger_kappa",
+    "scott",
+    "scott_pi",
+    "gwet",
+    "gwet_ac",
+    "ac1",
+    "ac2",
+    "brennan_prediger",
+    "bp",
+)
 _ALPHA_NAMES = ("krippendorff", "krippendorff_alpha", "alpha")
 
 
@@ -49,9 +64,11 @@ def band(value: Number | None, metric: str | Callable[..., Any]) -> str:
     elif name in ("percent_agreement", "percent"):
         return UNDEFINED_BAND if _not_a_number(value) else NO_BAND
     else:
-        raise bad_argument(f"unknown metric {metric!r}",
-                           fix="use 'cohen', 'fleiss', 'conger', 'scott', 'gwet', "
-                               "'brennan_prediger', 'krippendorff' or 'percent_agreement'")
+        raise bad_argument(
+            f"unknown metric {metric!r}",
+            fix="use 'cohen', 'fleiss', 'conger', 'scott', 'gwet', "
+            "'brennan_prediger', 'krippendorff' or 'percent_agreement'",
+        )
     if value is None or isinstance(value, Undefined) or not math.isfinite(value):
         return UNDEFINED_BAND
     return next((label for cut, label in cuts if value >= cut), BELOW)

@@ -47,8 +47,14 @@ _RESAMPLERS: dict[Callable[..., Any], Callable[..., resampling.Resampler]] = {
 }
 
 
-def bootstrap_ci(statistic: Callable[..., Number], *args: Any, n_boot: int = 1000, seed: int = 0,
-                 confidence: float = CONFIDENCE, **kwargs: Any) -> Bounds:
+def bootstrap_ci(
+    statistic: Callable[..., Number],
+    *args: Any,
+    n_boot: int = 1000,
+    seed: int = 0,
+    confidence: float = CONFIDENCE,
+    **kwargs: Any,
+) -> Bounds:
     """Percentile bootstrap CI of ``statistic(*args, **kwargs)``, resampling units (items) with
     replacement.
 
@@ -62,11 +68,15 @@ def bootstrap_ci(statistic: Callable[..., Number], *args: Any, n_boot: int = 100
     half of them are defined.
     """
     if statistic not in _RESAMPLERS:
-        raise bad_argument(f"cannot bootstrap {getattr(statistic, '__name__', statistic)!r}",
-                           fix="use cohen_kappa, fleiss_kappa or krippendorff_alpha")
+        raise bad_argument(
+            f"cannot bootstrap {getattr(statistic, '__name__', statistic)!r}",
+            fix="use cohen_kappa, fleiss_kappa or krippendorff_alpha",
+        )
     if n_boot < 0 or not 0 < confidence < 1:
-        raise bad_argument(f"n_boot={n_boot}, confidence={confidence}",
-                           fix="use n_boot ≥ 0 and a confidence in (0, 1)")
+        raise bad_argument(
+            f"n_boot={n_boot}, confidence={confidence}",
+            fix="use n_boot ≥ 0 and a confidence in (0, 1)",
+        )
     estimate = statistic(*args, **kwargs)
     if isinstance(estimate, Undefined):
         return estimate
@@ -87,9 +97,13 @@ def threads() -> int:
         return max(1, min(4, os.cpu_count() or 1))
 
 
-def units_bootstrap(units: Units, matrices: dict[str, np.ndarray | Undefined],
-                    levels: dict[str, np.ndarray | Undefined], n_boot: int,
-                    seed: int) -> tuple[dict[tuple[str, str], Bounds], dict[str, Bounds]]:
+def units_bootstrap(
+    units: Units,
+    matrices: dict[str, np.ndarray | Undefined],
+    levels: dict[str, np.ndarray | Undefined],
+    n_boot: int,
+    seed: int,
+) -> tuple[dict[tuple[str, str], Bounds], dict[str, Bounds]]:
     """Bootstrap CIs of every coefficient of :data:`analysis.stats.gwet.RAW` under each weight
     matrix of ``matrices`` (keyed (weighting, coefficient)) and of α under each level's weights of
     ``levels`` (the ordinal level's recomputed per replicate); see the module doc. An Undefined
@@ -127,9 +141,14 @@ def units_bootstrap(units: Units, matrices: dict[str, np.ndarray | Undefined],
     return {k: found[k] for k in reps}, {lvl: found.get(lvl, none) for lvl in levels}
 
 
-def start_pair_bootstrap(pool: ThreadPoolExecutor, tables: np.ndarray,
-                         matrices: dict[str, np.ndarray], n_boot: int, seed: int,
-                         batch: int = 32) -> Callable[[], dict[str, list[Bounds]]]:
+def start_pair_bootstrap(
+    pool: ThreadPoolExecutor,
+    tables: np.ndarray,
+    matrices: dict[str, np.ndarray],
+    n_boot: int,
+    seed: int,
+    batch: int = 32,
+) -> Callable[[], dict[str, list[Bounds]]]:
     """Start the bootstrap of Cohen's κ of each (q, q) table of ``tables`` (P, q, q) under each
     agreement weight matrix of ``matrices`` on ``pool``; returns the function that waits for each
     table's CI per weighting.
@@ -153,8 +172,10 @@ def start_pair_bootstrap(pool: ThreadPoolExecutor, tables: np.ndarray,
         drawn = [resampling.table_draws(flat[i], n_boot, seed) for i in rows.tolist()]
         draws = np.stack(drawn).astype(float)
         values = kappas(draws.reshape(len(rows) * n_boot, q, q), disagreements)  # (rows · B, W)
-        return [resampling.percentile_rows(values[:, j].reshape(len(rows), n_boot))
-                for j in range(len(matrices))]
+        return [
+            resampling.percentile_rows(values[:, j].reshape(len(rows), n_boot))
+            for j in range(len(matrices))
+        ]
 
     parts = np.array_split(drawable, max(1, -(-len(drawable) // batch)))
     futures = [(rows, pool.submit(task, rows)) for rows in parts if len(rows)]

@@ -49,8 +49,13 @@ def _unit(r: float) -> float:
     return math.copysign(1.0, r) if abs(r) > 1 - 1e-12 else r
 
 
-def spearman(x: Iterable[float], y: Iterable[float], *, level: float = CONFIDENCE,
-             names: tuple[str, str] = ("x", "y")) -> RankCorrelation:
+def spearman(
+    x: Iterable[float],
+    y: Iterable[float],
+    *,
+    level: float = CONFIDENCE,
+    names: tuple[str, str] = ("x", "y"),
+) -> RankCorrelation:
     """Spearman ρ, its p-value and a Fisher-z CI with the Bonett–Wright standard error."""
     from scipy import stats
 
@@ -63,8 +68,9 @@ def spearman(x: Iterable[float], y: Iterable[float], *, level: float = CONFIDENC
     return RankCorrelation(rho, float(result.pvalue), fisher_ci(rho, len(xs), level), len(xs))
 
 
-def kendall_tau(x: Iterable[float], y: Iterable[float], *,
-                names: tuple[str, str] = ("x", "y")) -> RankCorrelation:
+def kendall_tau(
+    x: Iterable[float], y: Iterable[float], *, names: tuple[str, str] = ("x", "y")
+) -> RankCorrelation:
     """Kendall τ-b and its p-value (no CI)."""
     from scipy import stats
 
@@ -73,8 +79,12 @@ def kendall_tau(x: Iterable[float], y: Iterable[float], *,
     if why is not None:
         return RankCorrelation(why, why, why, len(xs))
     result = stats.kendalltau(xs, ys)
-    return RankCorrelation(_unit(float(result.statistic)), float(result.pvalue),
-                           Undefined("no CI for Kendall τ"), len(xs))
+    return RankCorrelation(
+        _unit(float(result.statistic)),
+        float(result.pvalue),
+        Undefined("no CI for Kendall τ"),
+        len(xs),
+    )
 
 
 __all__ = ["RankCorrelation", "kendall_tau", "spearman"]

@@ -61,12 +61,19 @@ from .ratings import Ratings, Units
 from .undefined import Bounds, Number, Undefined
 from .weightings import category_values, weight_matrix
 
-RAW = ("percent_agreement", "fleiss_kappa", "conger_kappa", "gwet_ac", "brennan_prediger",
-       "krippendorff_alpha")
+RAW = (
+    "percent_agreement",
+    "fleiss_kappa",
+    "conger_kappa",
+    "gwet_ac",
+    "brennan_prediger",
+    "krippendorff_alpha",
+)
 """Coefficients of raw ratings from any number of raters (:func:`raw_coefficients`)."""
 TINY = 1e-12
 """1 − p_e at or below this is p_e = 1 (every rating one category): the κ-type coefficients are
 undefined."""
+
 
 @dataclass(frozen=True)
 class Coefficient(Jsonable):
@@ -88,10 +95,9 @@ class Coefficient(Jsonable):
     """Units it rests on (raw: units with a rating; α: with two; table: the table's total)."""
 
 
-
-
-def _coefficient(value: Number, pa: Number, pe: Number, variance: float | Undefined, n_units: int,
-                 df: int) -> Coefficient:
+def _coefficient(
+    value: Number, pa: Number, pe: Number, variance: float | Undefined, n_units: int, df: int
+) -> Coefficient:
     """A :class:`Coefficient` from its value and variance (Undefined value: everything undefined
     alike)."""
     if isinstance(value, Undefined):
@@ -114,9 +120,11 @@ def _chance_corrected(pa: float, pe: float) -> Number:
     return Undefined("all ratings identical") if 1.0 - pe <= TINY else (pa - pe) / (1.0 - pe)
 
 
-
-def raw_coefficients(ratings: Any, values: Sequence[float] | int | None = None,
-                     weights: str | np.ndarray = "identity") -> dict[str, Coefficient]:
+def raw_coefficients(
+    ratings: Any,
+    values: Sequence[float] | int | None = None,
+    weights: str | np.ndarray = "identity",
+) -> dict[str, Coefficient]:
     """Every coefficient of :data:`RAW` for raw ratings (units × raters category indices, NaN =
     missing).
 
@@ -137,12 +145,19 @@ def units_coefficients(units: Units, w: np.ndarray) -> dict[str, Coefficient]:
         return {name: Coefficient(why, why, why, why, why, why, units.n) for name in RAW}
     common = _Common.of(units, w)
     unknown = Undefined("raters unknown")
-    conger = (_conger(units, w, common) if units.raters is not None
-              else common.done(unknown, unknown, 0.0))
-    return {"percent_agreement": common.percent(), "fleiss_kappa": common.fleiss(),
-            "conger_kappa": conger,
-            "gwet_ac": common.gwet(), "brennan_prediger": common.brennan_prediger(),
-            "krippendorff_alpha": alpha(units, w)}
+    conger = (
+        _conger(units, w, common)
+        if units.raters is not None
+        else common.done(unknown, unknown, 0.0)
+    )
+    return {
+        "percent_agreement": common.percent(),
+        "fleiss_kappa": common.fleiss(),
+        "conger_kappa": conger,
+        "gwet_ac": common.gwet(),
+        "brennan_prediger": common.brennan_prediger(),
+        "krippendorff_alpha": alpha(units, w),
+    }
 
 
 @dataclass(frozen=True)
@@ -163,8 +178,9 @@ class _Common:
     def of(cls, units: Units, w: np.ndarray) -> "_Common":
         size = units.size
         denominator = size * (size - 1)
-        pa_unit = np.divide(_dot(units.pairs, w.ravel()), denominator, out=np.zeros(units.n),
-                            where=denominator > 0)
+        pa_unit = np.divide(
+            _dot(units.pairs, w.ravel()), denominator, out=np.zeros(units.n), where=denominator > 0
+        )
         n2 = int(units.pairable.sum())
         pi = (units.counts / size[:, None]).mean(axis=0)
         return cls(units, w, pa_unit, float(pa_unit.sum() / n2), pi, units.n, n2)
@@ -288,8 +304,6 @@ def alpha(units: Units, w: np.ndarray) -> Coefficient:
     return _coefficient(value, pa, pe, variance, n2, units.n - 1)
 
 
-
-
 # ------------------------------------------------------------------------ pooled across dimensions
 
 POOLED = ("percent_agreement", "fleiss_kappa", "conger_kappa", "gwet_ac", "brennan_prediger")
@@ -318,10 +332,16 @@ def terms(units: Units, w: np.ndarray) -> dict[str, Terms | Undefined]:
         return dict.fromkeys(POOLED, why)
     common = _Common.of(units, w)
     chances: dict[str, tuple[float, np.ndarray] | Undefined] = {
-        "percent_agreement": (0.0, np.zeros(units.n)), "fleiss_kappa": common.fleiss_chance(),
-        "conger_kappa": (_conger_chance_units(units, w) if units.raters is not None
-                         else Undefined("raters unknown")),
-        "gwet_ac": common.gwet_chance(), "brennan_prediger": common.brennan_prediger_chance()}
+        "percent_agreement": (0.0, np.zeros(units.n)),
+        "fleiss_kappa": common.fleiss_chance(),
+        "conger_kappa": (
+            _conger_chance_units(units, w)
+            if units.raters is not None
+            else Undefined("raters unknown")
+        ),
+        "gwet_ac": common.gwet_chance(),
+        "brennan_prediger": common.brennan_prediger_chance(),
+    }
     out: dict[str, Terms | Undefined] = {}
     for name, chance in chances.items():
         if isinstance(chance, Undefined):
@@ -361,11 +381,12 @@ def pooled(parts: Sequence[tuple[Terms, np.ndarray]], n_items: int) -> Coefficie
         contribution = (n_items / len(item)) * (t.a - (1.0 - value) * t.e)
         h += np.bincount(item, weights=contribution, minlength=n_items)
     h /= d * (1.0 - pe)
-    variance: float | Undefined = (Undefined("fewer than 2 items") if n_items < 2
-                                   else float(((h - value) ** 2).sum() / (n_items * (n_items - 1))))
+    variance: float | Undefined = (
+        Undefined("fewer than 2 items")
+        if n_items < 2
+        else float(((h - value) ** 2).sum() / (n_items * (n_items - 1)))
+    )
     return _coefficient(value, pa, pe, variance, n_items, n_items - 1)
-
-
 
 
 # ---------------------------------------------------------------------------------- resampled units
@@ -383,8 +404,12 @@ def features(units: Units) -> Any:
     size = units.size
     denominator = size * (size - 1)
     shares = units.counts / size[:, None]
-    pairs = np.divide(units.pairs, denominator[:, None], out=np.zeros_like(units.pairs),
-                      where=denominator[:, None] > 0)
+    pairs = np.divide(
+        units.pairs,
+        denominator[:, None],
+        out=np.zeros_like(units.pairs),
+        where=denominator[:, None] > 0,
+    )
     dense = np.hstack([np.ones((units.n, 1)), units.pairable[:, None].astype(float), shares, pairs])
     if units.ratings is None or units.raters is None:
         return dense
@@ -409,8 +434,14 @@ def alpha_features(units: Units) -> np.ndarray:
     matrix)."""
     keep = units.pairable
     size = units.size[keep]
-    return np.hstack([np.ones((len(size), 1)), size[:, None], units.counts[keep],
-                      units.pairs[keep] / (size - 1)[:, None]])
+    return np.hstack(
+        [
+            np.ones((len(size), 1)),
+            size[:, None],
+            units.counts[keep],
+            units.pairs[keep] / (size - 1)[:, None],
+        ]
+    )
 
 
 def resampled(sums: np.ndarray, w: np.ndarray, q: int, raters: int) -> dict[str, np.ndarray]:
@@ -423,26 +454,31 @@ def resampled(sums: np.ndarray, w: np.ndarray, q: int, raters: int) -> dict[str,
     return resampled_weightings(sums, {"": w}, q, raters)[""]
 
 
-def resampled_weightings(sums: np.ndarray, matrices: dict[str, np.ndarray], q: int,
-                         raters: int) -> dict[str, dict[str, np.ndarray]]:
+def resampled_weightings(
+    sums: np.ndarray, matrices: dict[str, np.ndarray], q: int, raters: int
+) -> dict[str, dict[str, np.ndarray]]:
     """:func:`resampled` under each weight matrix of ``matrices`` (what does not depend on the
     weights, once)."""
     b = len(sums)
     n, n2 = sums[:, 0], sums[:, 1]
     with np.errstate(divide="ignore", invalid="ignore"):
-        pi = sums[:, 2:2 + q] / n[:, None]
-    pairs = sums[:, 2 + q:2 + q + q * q]
+        pi = sums[:, 2 : 2 + q] / n[:, None]
+    pairs = sums[:, 2 + q : 2 + q + q * q]
     products = np.einsum("bk,bl->bkl", pi, pi).reshape(b, q * q)
     spread = (pi * (1.0 - pi)).sum(axis=1)
-    conger = _conger_chance(sums[:, 2 + q + q * q:], b, q, raters)
+    conger = _conger_chance(sums[:, 2 + q + q * q :], b, q, raters)
     out = {}
     for key, w in matrices.items():
         flat = w.ravel()
         with np.errstate(divide="ignore", invalid="ignore"):
             pa = np.where(n2 > 0, (pairs @ flat) / n2, np.nan)
-        found = {"percent_agreement": pa, "fleiss_kappa": _corrected(pa, products @ flat),
-                 "conger_kappa": (np.full(b, np.nan) if conger is None
-                                  else _corrected(pa, conger @ flat))}
+        found = {
+            "percent_agreement": pa,
+            "fleiss_kappa": _corrected(pa, products @ flat),
+            "conger_kappa": (
+                np.full(b, np.nan) if conger is None else _corrected(pa, conger @ flat)
+            ),
+        }
         if q >= 2:
             found["gwet_ac"] = _corrected(pa, w.sum() / (q * (q - 1)) * spread)
             found["brennan_prediger"] = _corrected(pa, np.full(b, w.sum() / q**2))
@@ -470,8 +506,9 @@ def _conger_chance(ratings: np.ndarray, b: int, q: int, raters: int) -> np.ndarr
         shares = np.where(present[:, :, None], counts / rated[:, :, None], 0.0)
         mean = shares.sum(axis=1) / r[:, None]
         outer = np.einsum("bk,bl->bkl", mean, mean)
-        spread = ((np.einsum("bgk,bgl->bkl", shares, shares) - r[:, None, None] * outer)
-                  / (r - 1.0)[:, None, None])
+        spread = (np.einsum("bgk,bgl->bkl", shares, shares) - r[:, None, None] * outer) / (r - 1.0)[
+            :, None, None
+        ]
         chance = (outer - spread / r[:, None, None]).reshape(b, q * q)
     return np.where((r >= 2)[:, None], chance, np.nan)
 
@@ -480,10 +517,11 @@ def resampled_alpha(sums: np.ndarray, w: np.ndarray | None) -> np.ndarray:
     """Krippendorff's α, (B,), from B rows of :func:`alpha_features` sums; ``w`` None: the ordinal
     level (its weights from each replicate's category frequencies). NaN where undefined."""
     q = int(round(math.sqrt(sums.shape[1] - 2 + 0.25) - 0.5))  # 2 + q + q² columns
-    total, frequencies = sums[:, 1], sums[:, 2:2 + q]
-    coincidences = sums[:, 2 + q:].reshape(len(sums), q, q)
-    weights_ = (ordinal_alpha_weights(frequencies) if w is None
-                else np.broadcast_to(w, (len(sums), q, q)))
+    total, frequencies = sums[:, 1], sums[:, 2 : 2 + q]
+    coincidences = sums[:, 2 + q :].reshape(len(sums), q, q)
+    weights_ = (
+        ordinal_alpha_weights(frequencies) if w is None else np.broadcast_to(w, (len(sums), q, q))
+    )
     with np.errstate(divide="ignore", invalid="ignore"):
         pa_prime = np.einsum("bkl,bkl->b", coincidences, weights_) / total
         epsilon = 1.0 / total
@@ -492,8 +530,20 @@ def resampled_alpha(sums: np.ndarray, w: np.ndarray | None) -> np.ndarray:
     return _corrected(pa, np.einsum("bk,bkl,bl->b", pi, weights_, pi))
 
 
-
-
-__all__ = ["POOLED", "RAW", "TINY", "Coefficient", "Terms", "alpha", "alpha_features", "features",
-           "pooled", "raw_coefficients", "resampled", "resampled_alpha", "resampled_weightings",
-           "terms", "units_coefficients"]
+__all__ = [
+    "POOLED",
+    "RAW",
+    "TINY",
+    "Coefficient",
+    "Terms",
+    "alpha",
+    "alpha_features",
+    "features",
+    "pooled",
+    "raw_coefficients",
+    "resampled",
+    "resampled_alpha",
+    "resampled_weightings",
+    "terms",
+    "units_coefficients",
+]

@@ -77,8 +77,9 @@ def fisher_ci(rho: float, n: int, level: float = CONFIDENCE) -> Interval | Undef
     return Interval(math.tanh(z - half), math.tanh(z + half), level, "fisher-z bonett-wright")
 
 
-def inference(value: np.ndarray, se: np.ndarray, df: np.ndarray,
-              confidence: float = CONFIDENCE) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def inference(
+    value: np.ndarray, se: np.ndarray, df: np.ndarray, confidence: float = CONFIDENCE
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(lower, upper, p) of arrays of values and SEs on ``df`` degrees of freedom (see the module
     doc).
 
@@ -97,5 +98,12 @@ def inference(value: np.ndarray, se: np.ndarray, df: np.ndarray,
     return lower, upper, p
 
 
-__all__ = ["CONFIDENCE", "MIN_N", "Interval", "fisher_ci", "inference", "wilson_interval",
-           "z_value"]
+__all__ = [
+    "CONFIDENCE",
+    "MIN_N",
+    "Interval",
+    "fisher_ci",
+    "inference",
+    "wilson_interval",
+    "z_value",
+]

@@ -30,11 +30,19 @@ def to_jsonable(value: Any) -> Any:
     if kind in _PLAIN or (kind is float and value - value == 0.0):  # v − v is NaN for ±inf and NaN
         return value
     if kind is tuple or kind is list:
-        return [v if v.__class__ in _PLAIN or (v.__class__ is float and v - v == 0.0)
-                else to_jsonable(v) for v in value]
+        return [
+            v
+            if v.__class__ in _PLAIN or (v.__class__ is float and v - v == 0.0)
+            else to_jsonable(v)
+            for v in value
+        ]
     if kind is dict:
-        return {str(k): v if v.__class__ in _PLAIN or (v.__class__ is float and v - v == 0.0)
-                else to_jsonable(v) for k, v in value.items()}
+        return {
+            str(k): v
+            if v.__class__ in _PLAIN or (v.__class__ is float and v - v == 0.0)
+            else to_jsonable(v)
+            for k, v in value.items()
+        }
     if isinstance(value, Undefined):
         return {"undefined": value.reason}
     names = _FIELDS.get(kind)

@@ -67,10 +67,11 @@ def _codes(labels: Sequence[Any], index: dict[Any, int]) -> np.ndarray:
         elif label in index:
             out[i] = index[label]
         else:
-            raise bad_argument(f"label {label!r} is not one of the categories {list(index)}",
-                               fix="add it to the categories, or map it to one")
+            raise bad_argument(
+                f"label {label!r} is not one of the categories {list(index)}",
+                fix="add it to the categories, or map it to one",
+            )
     return out
-
 
 
 def _kappa_from_tables(tables: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -95,11 +96,14 @@ def kappa_of_table(table: Any, weights: Weights = None) -> float:
     return float(_kappa_from_tables(counts[None], kappa_weights(len(counts), weights))[0])
 
 
-def _cohen_pairs(a: Sequence[Any], b: Sequence[Any],
-                 categories: Sequence[Any]) -> tuple[np.ndarray, int]:
+def _cohen_pairs(
+    a: Sequence[Any], b: Sequence[Any], categories: Sequence[Any]
+) -> tuple[np.ndarray, int]:
     if len(a) != len(b):
-        raise bad_argument(f"a and b do not pair up item by item ({len(a)} and {len(b)} labels)",
-                            fix="give one label per item on each side (None for a missing one)")
+        raise bad_argument(
+            f"a and b do not pair up item by item ({len(a)} and {len(b)} labels)",
+            fix="give one label per item on each side (None for a missing one)",
+        )
     index = _category_index(categories)
     ca, cb = _codes(list(a), index), _codes(list(b), index)
     shared = (ca >= 0) & (cb >= 0)
@@ -115,8 +119,9 @@ def _cohen_undefined(n_shared: int) -> Undefined | None:
     return None
 
 
-def cohen_kappa(a: Sequence[Any], b: Sequence[Any], *, categories: Sequence[Any],
-                weights: Weights = None) -> Number:
+def cohen_kappa(
+    a: Sequence[Any], b: Sequence[Any], *, categories: Sequence[Any], weights: Weights = None
+) -> Number:
     """Cohen's κ of two raters' paired labels ``a[i]``, ``b[i]`` (None/NaN = not rated; such pairs
     are dropped).
 
@@ -136,18 +141,19 @@ def cohen_kappa(a: Sequence[Any], b: Sequence[Any], *, categories: Sequence[Any]
     return Undefined("all ratings identical") if math.isnan(value) else float(value)
 
 
-
 # ---------------------------------------------------------------- Fleiss' kappa
 
 
 def _as_counts(counts: Any) -> np.ndarray:
     counts = np.asarray(counts, dtype=float)
     if counts.ndim != 2:
-        raise bad_argument(f"counts have the shape {counts.shape}",
-                           fix="give a units × categories matrix")
+        raise bad_argument(
+            f"counts have the shape {counts.shape}", fix="give a units × categories matrix"
+        )
     if (counts < 0).any() or not np.isfinite(counts).all():
-        raise bad_argument("counts hold a negative or non-finite value",
-                           fix="give finite counts ≥ 0")
+        raise bad_argument(
+            "counts hold a negative or non-finite value", fix="give finite counts ≥ 0"
+        )
     return counts
 
 
@@ -175,11 +181,13 @@ def fleiss_kappa(counts: Any) -> Number:
         return units
     return units_coefficients(units, np.eye(units.counts.shape[1]))["fleiss_kappa"].value
 
+
 # ---------------------------------------------------------------- resampling
 
 
-def _cohen_replicates(codes: np.ndarray, k: int, weights: Sequence[np.ndarray], n_boot: int,
-                      seed: int) -> np.ndarray:
+def _cohen_replicates(
+    codes: np.ndarray, k: int, weights: Sequence[np.ndarray], n_boot: int, seed: int
+) -> np.ndarray:
     """Replicate κ for each *disagreement* weight matrix, (B, len(weights)), drawn from the
     confusion table of the paired codes a·k + b (:func:`analysis.stats.resampling.table_draws`)."""
     table = np.bincount(codes, minlength=k * k).astype(float)
@@ -187,16 +195,18 @@ def _cohen_replicates(codes: np.ndarray, k: int, weights: Sequence[np.ndarray], 
     return np.stack([_kappa_from_tables(tables, w) for w in weights], axis=1)
 
 
-def _cohen_evaluate(codes: np.ndarray, k: int,
-                    weights: Sequence[np.ndarray]) -> Callable[[np.ndarray], np.ndarray]:
+def _cohen_evaluate(
+    codes: np.ndarray, k: int, weights: Sequence[np.ndarray]
+) -> Callable[[np.ndarray], np.ndarray]:
     """Replicate κ for each weight matrix from the paired codes a·k + b: (B, len(weights)).
 
     A replicate's confusion table is ``multiplicity @ onehot(codes)`` (a sparse items × k² matrix).
     """
     from scipy import sparse
 
-    onehot = sparse.csr_array((np.ones(len(codes)), (np.arange(len(codes)), codes)),
-                              shape=(len(codes), k * k))
+    onehot = sparse.csr_array(
+        (np.ones(len(codes)), (np.arange(len(codes)), codes)), shape=(len(codes), k * k)
+    )
 
     def evaluate(mult: np.ndarray) -> np.ndarray:
         tables = np.asarray(mult @ onehot).reshape(len(mult), k, k)
@@ -205,8 +215,9 @@ def _cohen_evaluate(codes: np.ndarray, k: int,
     return evaluate
 
 
-def cohen_resampler(a: Sequence[Any], b: Sequence[Any], *, categories: Sequence[Any],
-                    weights: Weights = None) -> Resampler:
+def cohen_resampler(
+    a: Sequence[Any], b: Sequence[Any], *, categories: Sequence[Any], weights: Weights = None
+) -> Resampler:
     codes, k = _cohen_pairs(a, b, categories)
     evaluate = _cohen_evaluate(codes, k, [kappa_weights(k, weights)])
 
@@ -229,7 +240,6 @@ def fleiss_resampler(counts: Any) -> Resampler:
     return Resampler(units.n, evaluate)
 
 
-
 def kappas(tables: np.ndarray, disagreements: np.ndarray) -> np.ndarray:
     """Cohen's κ of N q × q tables (N, q, q) under each of W disagreement weight matrices (W, q, q):
     (N, W).
@@ -246,5 +256,11 @@ def kappas(tables: np.ndarray, disagreements: np.ndarray) -> np.ndarray:
     return np.where(ok, 1.0 - observed * total[:, None] / np.where(ok, expected, 1.0), np.nan)
 
 
-__all__ = ["cohen_kappa", "cohen_resampler", "fleiss_kappa", "fleiss_resampler", "kappa_of_table",
-           "kappas"]
+__all__ = [
+    "cohen_kappa",
+    "cohen_resampler",
+    "fleiss_kappa",
+    "fleiss_resampler",
+    "kappa_of_table",
+    "kappas",
+]

@@ -61,8 +61,10 @@ def _as_reliability_data(data: Any) -> np.ndarray:
     if array.ndim != 2:
         raise bad_argument(f"data has the shape {array.shape}", fix="give a raters × units matrix")
     if np.isinf(array).any():
-        raise bad_argument("data holds an infinite value",
-                           fix="use finite values; np.nan or None is a missing value")
+        raise bad_argument(
+            "data holds an infinite value",
+            fix="use finite values; np.nan or None is a missing value",
+        )
     return array
 
 
@@ -143,8 +145,9 @@ def _coincidences(coded: _Coded) -> np.ndarray:
     side = v + 1
     t = np.zeros(side * side)
     for r, s in combinations(range(coded.codes.shape[0]), 2):
-        t += np.bincount(coded.codes[r] * side + coded.codes[s], weights=coded.weight,
-                         minlength=side * side)
+        t += np.bincount(
+            coded.codes[r] * side + coded.codes[s], weights=coded.weight, minlength=side * side
+        )
     t = t.reshape(side, side)[:v, :v]
     return t + t.T
 
@@ -171,8 +174,11 @@ def _alpha_from_coincidences(o: np.ndarray, values: np.ndarray, level: str) -> n
     n = n_c.sum(axis=1)
     d = _delta(values, n_c, level)
     observed = (o * d).sum(axis=(1, 2)) if d.ndim == 3 else np.einsum("bck,ck->b", o, d)
-    expected = (np.einsum("bc,bck,bk->b", n_c, d, n_c) if d.ndim == 3
-                else np.einsum("bc,ck,bk->b", n_c, d, n_c))
+    expected = (
+        np.einsum("bc,bck,bk->b", n_c, d, n_c)
+        if d.ndim == 3
+        else np.einsum("bc,ck,bk->b", n_c, d, n_c)
+    )
     out = np.full(len(o), np.nan)
     ok = ((n_c > 0).sum(axis=1) >= 2) & (expected > 0)
     out[ok] = 1.0 - (n[ok] - 1.0) * observed[ok] / expected[ok]
@@ -230,16 +236,19 @@ def level_weights(level: str, values: Any, frequencies: np.ndarray | None = None
         return np.eye(q)
     if level == "ordinal":
         if frequencies is None:
-            raise bad_argument("the ordinal level's weights need the category frequencies",
-                               fix="give the categories' counts among the pairable units")
+            raise bad_argument(
+                "the ordinal level's weights need the category frequencies",
+                fix="give the categories' counts among the pairable units",
+            )
         return ordinal_alpha_weights(frequencies)
     delta = _delta(np.asarray(values, dtype=float), np.zeros(q), level)
     top = delta.max()
     return 1.0 - delta / top if top > 0 else np.ones((q, q))
 
 
-def category_level_weights(level: str, units: Units | None, categories: Sequence[str],
-                           values: Sequence[float]) -> np.ndarray | Undefined:
+def category_level_weights(
+    level: str, units: Units | None, categories: Sequence[str], values: Sequence[float]
+) -> np.ndarray | Undefined:
     """:func:`level_weights` of rated categories: the ordinal level's from the pairable ``units``'
     category counts; the interval and ratio levels' on the ``values``, Undefined for a category
     without one (NaN)."""
@@ -276,7 +285,8 @@ def alpha_resampler(data: Any, level: Level) -> Resampler:
         weight_parts.append(coded.weight[both])
     contributions = sparse.csr_array(  # duplicates (same unit and cell) are summed
         (np.concatenate(weight_parts), (np.concatenate(unit_parts), np.concatenate(cell_parts))),
-        shape=(len(units), v * v))
+        shape=(len(units), v * v),
+    )
 
     def evaluate(mult: np.ndarray) -> np.ndarray:
         t = np.asarray(mult @ contributions).reshape(len(mult), v, v)
@@ -285,6 +295,12 @@ def alpha_resampler(data: Any, level: Level) -> Resampler:
     return Resampler(len(units), evaluate)
 
 
-__all__ = ["LEVELS", "Level", "alpha_resampler", "category_level_weights", "krippendorff_alpha",
-           "level_weights",
-           "ordinal_alpha_weights"]
+__all__ = [
+    "LEVELS",
+    "Level",
+    "alpha_resampler",
+    "category_level_weights",
+    "krippendorff_alpha",
+    "level_weights",
+    "ordinal_alpha_weights",
+]

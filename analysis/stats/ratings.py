@@ -54,17 +54,22 @@ class Ratings:
         try:
             matrix = np.asarray(ratings, dtype=float)
         except (TypeError, ValueError):
-            raise bad_argument("ratings are not category indices",
-                               fix="give numbers 0 … q − 1, NaN for a missing rating") from None
+            raise bad_argument(
+                "ratings are not category indices",
+                fix="give numbers 0 … q − 1, NaN for a missing rating",
+            ) from None
         if matrix.ndim != 2:
-            raise bad_argument(f"ratings have the shape {matrix.shape}",
-                               fix="give a units × raters matrix")
+            raise bad_argument(
+                f"ratings have the shape {matrix.shape}", fix="give a units × raters matrix"
+            )
         present = ~np.isnan(matrix)
         codes = matrix[present]
         q = int(codes.max()) + 1 if n_categories is None and codes.size else (n_categories or 0)
         if codes.size and ((codes != np.round(codes)) | (codes < 0) | (codes >= q)).any():
-            raise bad_argument(f"ratings hold values other than category indices 0 … {q - 1}",
-                               fix="code the categories 0 … q − 1")
+            raise bad_argument(
+                f"ratings hold values other than category indices 0 … {q - 1}",
+                fix="code the categories 0 … q − 1",
+            )
         rated = present.any(axis=1)
         unit, rater = np.nonzero(present[rated])
         category = matrix[rated][unit, rater].astype(np.intp)
@@ -92,8 +97,11 @@ class Units:
         n, q = data.n_units, data.n_categories
         cells = data.unit * q + data.category
         counts = np.bincount(cells, minlength=n * q).reshape(n, q).astype(float)
-        raters = np.bincount(data.rater * q + data.category,
-                             minlength=data.n_raters * q).reshape(data.n_raters, q).astype(float)
+        raters = (
+            np.bincount(data.rater * q + data.category, minlength=data.n_raters * q)
+            .reshape(data.n_raters, q)
+            .astype(float)
+        )
         return cls(counts, counts.sum(axis=1), _pairs(counts), raters[raters.sum(axis=1) > 0], data)
 
     @classmethod
@@ -145,8 +153,9 @@ def pair_tables(data: Ratings) -> np.ndarray:
     else:  # many units, raters or categories: sparse
         from scipy import sparse
 
-        matrix = sparse.csr_array((np.ones(len(cells)), (data.unit, cells)),
-                                  shape=(data.n_units, r * q))
+        matrix = sparse.csr_array(
+            (np.ones(len(cells)), (data.unit, cells)), shape=(data.n_units, r * q)
+        )
         product = (matrix.T @ matrix).toarray()
     return product.reshape(r, q, r, q).transpose(0, 2, 1, 3)
 

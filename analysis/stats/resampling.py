@@ -65,7 +65,6 @@ def table_draws(table: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
     return np.random.default_rng(seed).multinomial(int(n), table / n, size=n_boot)
 
 
-
 def multiplicities(n_units: int, n_boot: int, seed: int) -> Iterator[np.ndarray]:
     """``n_boot`` resamples of ``n_units`` units with ``default_rng(seed)``, in chunks: how often
     each unit was drawn.
@@ -84,8 +83,9 @@ def multiplicities(n_units: int, n_boot: int, seed: int) -> Iterator[np.ndarray]
         yield counts.reshape(reps, n_units).astype(float)
 
 
-def replicates(n_units: int, evaluate: Callable[[np.ndarray], np.ndarray], n_boot: int,
-               seed: int) -> np.ndarray:
+def replicates(
+    n_units: int, evaluate: Callable[[np.ndarray], np.ndarray], n_boot: int, seed: int
+) -> np.ndarray:
     """``n_boot`` replicate values (NaN = undefined), resampling units with ``default_rng(seed)``
     (:func:`multiplicities`); ``evaluate`` weighs the per-unit contributions by the
     multiplicities."""
@@ -121,11 +121,24 @@ def percentile_rows(values: np.ndarray, confidence: float = CONFIDENCE) -> list[
         with np.errstate(invalid="ignore"):
             ends.append(below + (above - below) * (position - low))
     enough = defined >= MIN_DEFINED * b
-    return [(float(lo), float(hi)) if ok
-            else Undefined(f"too few defined bootstrap replicates ({d} of {b})")
-            for lo, hi, ok, d in zip(ends[0].tolist(), ends[1].tolist(), enough.tolist(),
-                                     defined.tolist())]
+    return [
+        (float(lo), float(hi))
+        if ok
+        else Undefined(f"too few defined bootstrap replicates ({d} of {b})")
+        for lo, hi, ok, d in zip(
+            ends[0].tolist(), ends[1].tolist(), enough.tolist(), defined.tolist()
+        )
+    ]
 
 
-__all__ = ["CHUNK", "MAX_CHUNK", "MIN_DEFINED", "Resampler", "multiplicities", "percentile_ci",
-           "percentile_rows", "replicates", "table_draws"]
+__all__ = [
+    "CHUNK",
+    "MAX_CHUNK",
+    "MIN_DEFINED",
+    "Resampler",
+    "multiplicities",
+    "percentile_ci",
+    "percentile_rows",
+    "replicates",
+    "table_draws",
+]

@@ -31,8 +31,14 @@ from .intervals import inference
 from .undefined import Number, Undefined
 from .weightings import weight_matrix
 
-TABLE = ("percent_agreement", "cohen_kappa", "scott_pi", "gwet_ac", "brennan_prediger",
-         "krippendorff_alpha")
+TABLE = (
+    "percent_agreement",
+    "cohen_kappa",
+    "scott_pi",
+    "gwet_ac",
+    "brennan_prediger",
+    "krippendorff_alpha",
+)
 """Coefficients of two raters' contingency table (:func:`table_coefficients`)."""
 
 
@@ -68,8 +74,10 @@ def table_batch(tables: np.ndarray, w: np.ndarray) -> dict[str, TableBatch]:
     mean = (by_row + by_col) / 2.0
     batch = _Tables(p, n, w)
     percent = batch.finish(pa, (square - pa**2) / batch.n_safe, pa, np.zeros(len(n)))
-    out = {"percent_agreement": percent,
-           "cohen_kappa": batch.kappa(pa, np.einsum("pk,kl,pl->p", rows, w, cols), by_row, by_col)}
+    out = {
+        "percent_agreement": percent,
+        "cohen_kappa": batch.kappa(pa, np.einsum("pk,kl,pl->p", rows, w, cols), by_row, by_col),
+    }
     pe = np.einsum("pk,kl,pl->p", pi, w, pi)
     out["scott_pi"] = batch.kappa(pa, pe, mean, mean)
     epsilon = 1.0 / (2.0 * batch.n_safe)
@@ -104,8 +112,14 @@ class _Tables:
         ok = 1.0 - pe > TINY
         return np.where(ok, (pa - pe) / np.where(ok, 1.0 - pe, 1.0), np.nan)
 
-    def kappa(self, pa: np.ndarray, pe: np.ndarray, a: np.ndarray, b: np.ndarray,
-              pa0: np.ndarray | None = None) -> TableBatch:
+    def kappa(
+        self,
+        pa: np.ndarray,
+        pe: np.ndarray,
+        a: np.ndarray,
+        b: np.ndarray,
+        pa0: np.ndarray | None = None,
+    ) -> TableBatch:
         """A κ-type coefficient (p_a − p_e)/(1 − p_e) and irrCAC's variance (Σ p_kl (w_kl − (1 −
         κ₀)(a_k + b_l))² − (p_a0 − 2 (1 − κ₀) p_e)²) / (n (1 − p_e)²), κ₀ from p_a0 (default
         p_a)."""
@@ -114,20 +128,23 @@ class _Tables:
         spread = self.w[None] - (1.0 - centre)[:, None, None] * (a[:, :, None] + b[:, None, :])
         total = (self.p * spread**2).sum(axis=(1, 2))
         with np.errstate(divide="ignore", invalid="ignore"):
-            variance = ((total - (base - 2.0 * (1.0 - centre) * pe) ** 2)
-                        / (self.n_safe * (1.0 - pe) ** 2))
+            variance = (total - (base - 2.0 * (1.0 - centre) * pe) ** 2) / (
+                self.n_safe * (1.0 - pe) ** 2
+            )
         return self.finish(value, variance, pa, pe)
 
-    def finish(self, value: np.ndarray, variance: np.ndarray, pa: np.ndarray,
-               pe: np.ndarray) -> TableBatch:
+    def finish(
+        self, value: np.ndarray, variance: np.ndarray, pa: np.ndarray, pe: np.ndarray
+    ) -> TableBatch:
         """Tables of fewer than 2 items: every figure NaN."""
         small = self.n < 2
         value, pa, pe, variance = (np.where(small, np.nan, a) for a in (value, pa, pe, variance))
         return TableBatch(value, pa, pe, variance, self.n)
 
 
-def pair_coefficients(tables: np.ndarray, matrices: dict[str, np.ndarray],
-                      full: Sequence[str]) -> dict[str, dict[str, list[Coefficient]]]:
+def pair_coefficients(
+    tables: np.ndarray, matrices: dict[str, np.ndarray], full: Sequence[str]
+) -> dict[str, dict[str, list[Coefficient]]]:
     """Each table's coefficients by weighting: every one of :data:`TABLE` under the weightings in
     ``full``, Cohen's κ alone under the others; {} without tables."""
     if not len(tables):
@@ -140,8 +157,9 @@ def pair_coefficients(tables: np.ndarray, matrices: dict[str, np.ndarray],
     return out
 
 
-def table_coefficients(table: Any, values: Sequence[float] | int | None = None,
-                       weights: str | np.ndarray = "identity") -> dict[str, Coefficient]:
+def table_coefficients(
+    table: Any, values: Sequence[float] | int | None = None, weights: str | np.ndarray = "identity"
+) -> dict[str, Coefficient]:
     """Every coefficient of :data:`TABLE` for two raters' q × q contingency table (rows: one rater,
     columns: the other).
 
@@ -151,8 +169,9 @@ def table_coefficients(table: Any, values: Sequence[float] | int | None = None,
     counts = np.asarray(table, dtype=float)
     square = counts.ndim == 2 and counts.shape[0] == counts.shape[1]
     if not square or (counts < 0).any() or not np.isfinite(counts).all():
-        raise bad_argument(f"a table of shape {counts.shape}",
-                           fix="give a square table of counts ≥ 0")
+        raise bad_argument(
+            f"a table of shape {counts.shape}", fix="give a square table of counts ≥ 0"
+        )
     w = weight_matrix(weights, values if values is not None else len(counts))
     batches = table_batch(counts[None], w)
     return {name: batch_coefficients(batch)[0] for name, batch in batches.items()}
@@ -171,8 +190,17 @@ def batch_coefficients(batch: TableBatch) -> list[Coefficient]:
             out.append(Coefficient(why, pa, pe, why, why, why, n))
             continue
         p_value: Number = float(p[i]) if math.isfinite(p[i]) else Undefined("zero standard error")
-        out.append(Coefficient(float(batch.value[i]), float(batch.pa[i]), float(batch.pe[i]),
-                               float(se[i]), (float(lower[i]), float(upper[i])), p_value, n))
+        out.append(
+            Coefficient(
+                float(batch.value[i]),
+                float(batch.pa[i]),
+                float(batch.pe[i]),
+                float(se[i]),
+                (float(lower[i]), float(upper[i])),
+                p_value,
+                n,
+            )
+        )
     return out
 
 
@@ -186,5 +214,11 @@ def _table_undefined(n: int, batch: TableBatch, i: int) -> Undefined | None:
     return None
 
 
-__all__ = ["TABLE", "TableBatch", "batch_coefficients", "pair_coefficients", "table_batch",
-           "table_coefficients"]
+__all__ = [
+    "TABLE",
+    "TableBatch",
+    "batch_coefficients",
+    "pair_coefficients",
+    "table_batch",
+    "table_coefficients",
+]

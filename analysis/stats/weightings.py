@@ -60,8 +60,10 @@ def weights(kind: str, values: Sequence[float] | int) -> np.ndarray:
         return _normalised(m * (m - 1) / 2)
     span = float(x.max() - x.min())
     if span <= 0:
-        raise bad_argument(f"{kind} weights need distinct category values, got {_listed(x)}",
-                           fix="give the categories different values")
+        raise bad_argument(
+            f"{kind} weights need distinct category values, got {_listed(x)}",
+            fix="give the categories different values",
+        )
     diff = np.subtract.outer(x, x)
     if kind == "linear":
         return 1.0 - np.abs(diff) / span
@@ -82,11 +84,14 @@ def category_values(values: Sequence[float] | int) -> np.ndarray:
     try:
         x = np.asarray(values, dtype=float)
     except (TypeError, ValueError):
-        raise bad_argument("category values are not numbers",
-                           fix="give one number per category") from None
+        raise bad_argument(
+            "category values are not numbers", fix="give one number per category"
+        ) from None
     if x.ndim != 1 or len(x) == 0 or not np.isfinite(x).all():
-        raise bad_argument(f"category values {values!r} are not a list of finite numbers",
-                           fix="give one finite number per category")
+        raise bad_argument(
+            f"category values {values!r} are not a list of finite numbers",
+            fix="give one finite number per category",
+        )
     return x
 
 
@@ -101,8 +106,10 @@ def _normalised(disagreement: np.ndarray) -> np.ndarray:
 
 def _ratio_weights(x: np.ndarray, diff: np.ndarray, span: float) -> np.ndarray:
     if (x < 0).any():
-        raise bad_argument(f"ratio weights need category values ≥ 0, got {_listed(x)}",
-                           fix="use another weighting, or values ≥ 0")
+        raise bad_argument(
+            f"ratio weights need category values ≥ 0, got {_listed(x)}",
+            fix="use another weighting, or values ≥ 0",
+        )
     total = np.add.outer(x, x)
     ratio = np.divide(diff, total, out=np.zeros_like(diff), where=total != 0) ** 2
     return 1.0 - ratio / (span / (x.max() + x.min())) ** 2
@@ -116,13 +123,16 @@ def weight_matrix(spec: str | np.ndarray, values: Sequence[float] | int) -> np.n
     matrix = np.asarray(spec, dtype=float)
     q = len(category_values(values))
     if matrix.shape != (q, q) or not np.isfinite(matrix).all():
-        raise bad_argument(f"weights of shape {matrix.shape} for {q} categories",
-                           fix=f"give a {q} × {q} matrix of finite numbers")
+        raise bad_argument(
+            f"weights of shape {matrix.shape} for {q} categories",
+            fix=f"give a {q} × {q} matrix of finite numbers",
+        )
     return matrix
 
 
-def category_weights(kind: str, categories: Sequence[str],
-                     values: Sequence[float]) -> np.ndarray | Undefined:
+def category_weights(
+    kind: str, categories: Sequence[str], values: Sequence[float]
+) -> np.ndarray | Undefined:
     """The agreement weights ``kind`` on the ``categories``' ``values``, or why those values cannot
     take them: a category without a value (NaN; identity and ordinal use the positions only, so they
     take any), or values the weighting refuses (e.g. ratio weights on negative values)."""
@@ -150,5 +160,13 @@ def kappa_weights(k: int, weights: Weights = None) -> np.ndarray:
     raise bad_argument(f"unknown weights {weights!r}", fix="use None, 'linear' or 'quadratic'")
 
 
-__all__ = ["KAPPA_WEIGHTS", "WEIGHTS", "Weights", "category_values", "category_weights",
-           "kappa_weights", "weight_matrix", "weights"]
+__all__ = [
+    "KAPPA_WEIGHTS",
+    "WEIGHTS",
+    "Weights",
+    "category_values",
+    "category_weights",
+    "kappa_weights",
+    "weight_matrix",
+    "weights",
+]

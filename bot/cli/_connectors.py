@@ -15,12 +15,24 @@ SETTINGS = {"allow_extra_args": True, "ignore_unknown_options": True}
 
 def pull(
     ctx: typer.Context,
-    name: Annotated[str, typer.Argument(help="A tool (langfuse, langsmith, inspect_ai, phoenix, promptfoo) or a "
-                                             "[sources.NAME] of hilbot.toml.")],
-    run_id: Annotated[Optional[str], typer.Option("--run-id", help="The run to make (default: a timestamp id); an "
-                                                                   "existing run of the source grows.")] = None,
-    dimensions: Annotated[Optional[str], typer.Option("--dimensions", help="Comma-separated dimensions to rate "
-                                                                           "(default by kind).")] = None,
+    name: Annotated[
+        str,
+        typer.Argument(
+            help="A tool (langfuse, langsmith, inspect_ai, phoenix, promptfoo) or a "
+            "[sources.NAME] of hilbot.toml."
+        ),
+    ],
+    run_id: Annotated[
+        Optional[str],
+        typer.Option(
+            "--run-id",
+            help="The run to make (default: a timestamp id); an existing run of the source grows.",
+        ),
+    ] = None,
+    dimensions: Annotated[
+        Optional[str],
+        typer.Option("--dimensions", help="Comma-separated dimensions to rate (default by kind)."),
+    ] = None,
 ) -> None:
     """Pull items from another tool into a run, each keeping its id there so labels can go back.
 
@@ -40,20 +52,41 @@ def pull(
 
     context: Context = ctx.obj
     names = [d.strip() for d in dimensions.split(",")] if dimensions else None
-    report = pull_command(context.store(), context.config(), name, ctx.args, os.environ, run_id=run_id,
-                          dimensions=names)
-    typer.echo(f"pulled {report.added} of {report.found} items from {report.source} into run {report.run_id}")
+    report = pull_command(
+        context.store(),
+        context.config(),
+        name,
+        ctx.args,
+        os.environ,
+        run_id=run_id,
+        dimensions=names,
+    )
+    typer.echo(
+        f"pulled {report.added} of {report.found} items from {report.source} into run {report.run_id}"
+    )
     typer.echo(f"review it: hilbot review {report.run_id}")
 
 
 def push(
     ctx: typer.Context,
     run_id: Annotated[str, typer.Argument(help="A run made by hilbot pull.")],
-    to: Annotated[str, typer.Option("--to", help="A tool (langfuse, langsmith, inspect_ai, phoenix) or a "
-                                                 "[sinks.NAME] of hilbot.toml.")],
-    wait: Annotated[float, typer.Option("--wait", min=0, max=3600, help="Seconds to keep retrying and reading "
-                                                                        "back (0–3600).")] = 60.0,
-    retry: Annotated[bool, typer.Option("--retry", help="Send the labels the tool refused before again.")] = False,
+    to: Annotated[
+        str,
+        typer.Option(
+            "--to",
+            help="A tool (langfuse, langsmith, inspect_ai, phoenix) or a "
+            "[sinks.NAME] of hilbot.toml.",
+        ),
+    ],
+    wait: Annotated[
+        float,
+        typer.Option(
+            "--wait", min=0, max=3600, help="Seconds to keep retrying and reading back (0–3600)."
+        ),
+    ] = 60.0,
+    retry: Annotated[
+        bool, typer.Option("--retry", help="Send the labels the tool refused before again.")
+    ] = False,
 ) -> None:
     """Write the run's human labels back to the tool its items came from, as that tool's own human feedback.
 
@@ -69,8 +102,16 @@ def push(
     from evaluation.connectors.commands import push_command
 
     context: Context = ctx.obj
-    report = push_command(context.store(), context.config(), run_id, to, ctx.args, os.environ, seconds=wait,
-                          retry_failed=retry)
+    report = push_command(
+        context.store(),
+        context.config(),
+        run_id,
+        to,
+        ctx.args,
+        os.environ,
+        seconds=wait,
+        retry_failed=retry,
+    )
     for line in report.lines():
         typer.echo(line)
     raise typer.Exit(1 if report.failed or report.waiting else 0)

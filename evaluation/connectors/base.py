@@ -4,11 +4,13 @@ human labels back to it as that tool's own human feedback.
 Each tool is a package of its own under :mod:`evaluation.connectors` (``langfuse``,
 ``langsmith``, ``inspect_eval``, ``phoenix``, ``promptfoo``) that registers its source and sink
 by name (:func:`source`, :func:`sink`), exactly as a plugin in another distribution would
-through the entry-point groups ``hilbot.sources`` and ``hilbot.sinks``. A tool's SDK is an optional extra, imported only inside
+through the entry-point groups ``hilbot.sources`` and ``hilbot.sinks``. A tool's SDK is an optional
+extra, imported only inside
 the functions that talk to it, so ``hilbot --help`` never imports one.
 
 A source is a callable ``pull(settings, env) -> Pulled``; a sink has ``send(labels) -> list[Sent]``
-and ``confirm(sent) -> list[str]``; each is registered with a pydantic settings model. Both raise :class:`ConnectorError` (a one-line error with the
+and ``confirm(sent) -> list[str]``; each is registered with a pydantic settings model. Both raise
+:class:`ConnectorError` (a one-line error with the
 fix; ``retry_after`` set when the platform asked to wait, ``transient`` for a 5xx or an
 unreachable host) and nothing else. Keys come only from the environment (``env``), never from
 ``hilbot.toml``.
@@ -45,8 +47,15 @@ class ConnectorError(HilbotError):
     connection); otherwise the failure is permanent for this label (a 4xx other than 429).
     """
 
-    def __init__(self, message: str, *, fix: str | None = None, where: str | None = None,
-                 retry_after: float | None = None, transient: bool = False):
+    def __init__(
+        self,
+        message: str,
+        *,
+        fix: str | None = None,
+        where: str | None = None,
+        retry_after: float | None = None,
+        transient: bool = False,
+    ):
         super().__init__(message, fix=fix, where=where)
         self.retry_after = retry_after
         self.transient = transient or retry_after is not None
@@ -216,15 +225,24 @@ class SinkSpec(BaseModel):
         return str(getattr(self.make, "__module__", "") or "")
 
 
-_BUILTINS = {"langfuse": "evaluation.connectors.langfuse", "langsmith": "evaluation.connectors.langsmith",
-             "inspect_ai": "evaluation.connectors.inspect_eval", "phoenix": "evaluation.connectors.phoenix"}
+_BUILTINS = {
+    "langfuse": "evaluation.connectors.langfuse",
+    "langsmith": "evaluation.connectors.langsmith",
+    "inspect_ai": "evaluation.connectors.inspect_eval",
+    "phoenix": "evaluation.connectors.phoenix",
+}
 
 sources: Registry[SourceSpec] = Registry(
-    "source", "hilbot.sources", builtins={**_BUILTINS, "promptfoo": "evaluation.connectors.promptfoo"},
-    hint="use one of {names}")
+    "source",
+    "hilbot.sources",
+    builtins={**_BUILTINS, "promptfoo": "evaluation.connectors.promptfoo"},
+    hint="use one of {names}",
+)
 """Every source by tool name; a plugin adds one through the entry-point group ``hilbot.sources``."""
 
-sinks: Registry[SinkSpec] = Registry("sink", "hilbot.sinks", builtins=_BUILTINS, hint="use one of {names}")
+sinks: Registry[SinkSpec] = Registry(
+    "sink", "hilbot.sinks", builtins=_BUILTINS, hint="use one of {names}"
+)
 """Every sink by tool name; a plugin adds one through the entry-point group ``hilbot.sinks``."""
 
 
@@ -247,7 +265,10 @@ def require(env: Env, name: str, what: str) -> str:
     """A variable the connector needs, or the one-line error naming it."""
     value = env.get(name, "").strip()
     if not value:
-        raise ConnectorError(f"{name} is not set", fix=f"export {name}=… ({what}); keys come only from the environment")
+        raise ConnectorError(
+            f"{name} is not set",
+            fix=f"export {name}=… ({what}); keys come only from the environment",
+        )
     return value
 
 
@@ -256,5 +277,24 @@ def when(value: datetime | str | None) -> str | None:
     return value.isoformat() if isinstance(value, datetime) else value
 
 
-__all__ = ["NAMESPACE", "ConnectorError", "Env", "Label", "Origin", "Pulled", "Sent", "Sink", "SinkSpec", "Source",
-           "SourceSpec", "remote_id", "require", "settings_model", "sink", "sinks", "source", "sources", "when"]
+__all__ = [
+    "NAMESPACE",
+    "ConnectorError",
+    "Env",
+    "Label",
+    "Origin",
+    "Pulled",
+    "Sent",
+    "Sink",
+    "SinkSpec",
+    "Source",
+    "SourceSpec",
+    "remote_id",
+    "require",
+    "settings_model",
+    "sink",
+    "sinks",
+    "source",
+    "sources",
+    "when",
+]

@@ -20,7 +20,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal, Mapping
 
 from ..records import Adjudication, ConnectorCall, Push, Rating
 from ..scrub import scrub
@@ -35,6 +35,9 @@ if TYPE_CHECKING:
 
 BACKOFF_S = (0.5, 30.0)
 """The first wait after a transient failure, and the longest (it doubles in between)."""
+
+PushState = Literal["pending", "sent", "confirmed", "failed"]
+Operation = Literal["pull", "send", "confirm"]
 
 _NEXT_CALL: dict[str, float] = {}
 """When each sink may be called next (monotonic time): the rate holds across pushes of one process."""
@@ -59,18 +62,23 @@ class PushReport:
 
     def lines(self) -> list[str]:
         """The report in words."""
-        lines = [f"{self.sink}: {self.sent} label(s) sent, {self.confirmed} confirmed, {self.waiting} waiting"
-                 + (f", {len(self.failed)} failed" if self.failed else "")]
+        lines = [
+            f"{self.sink}: {self.sent} label(s) sent, {self.confirmed} confirmed, {self.waiting} waiting"
+            + (f", {len(self.failed)} failed" if self.failed else "")
+        ]
         lines += [f"  failed: {why}" for why in self.failed]
         if self.error and self.waiting:
             lines.append(f"  waiting because: {self.error}")
         return lines
 
 
-# ---------------------------------------------------------------------------------------------- labels
+# ----------------------------------------------------------------------------------------------
+# labels
 
 
-def run_labels(ledger: "Ledger", run: "Run", config: "HilbotConfig", tool: str | None = None) -> list[Label]:
+def run_labels(
+    ledger: "Ledger", run: "Run", config: "HilbotConfig", tool: str | None = None
+) -> list[Label]:
     """Every label of a run's items that came from ``tool`` (any tool, when None): the reviewers'
     current ratings, then the adjudicated gold labels."""
     labels: list[Label] = []
@@ -83,10 +91,13 @@ def run_labels(ledger: "Ledger", run: "Run", config: "HilbotConfig", tool: str |
     return labels
 
 
-def _item_labels(ledger: "Ledger", run: "Run", config: "HilbotConfig", item_id: str, dimension: str,
-                 origin: Any) -> list[Label]:
+def _item_labels(
+    ledger: "Ledger", run: "Run", config: "HilbotConfig", item_id: str, dimension: str, origin: Any
+) -> list[Label]:
     scale = config.scale_for(dimension) if dimension in config.dimensions else None
-    ratings = [j for _, j in ledger.item_judgments(run.run_id, item_id, dimension) if isinstance(j, Rating)]
+    ratings = [
+        j for _, j in ledger.item_judgments(run.run_id, item_id, dimension) if isinstance(j, Rating)
+    ]
     complete = len(ratings) >= config.review.k
     labels = [_label(run.run_id, r, scale, origin, complete, _note(ledger, r)) for r in ratings]
     decided = ledger.adjudications.get((run.run_id, item_id, dimension))
@@ -105,31 +116,58 @@ def _scale_fields(scale: Any, judgment: str) -> dict[str, Any]:
     if scale is None:
         return {}
     option = scale.option(judgment)
-    return {"options": [o.value for o in scale.options],
-            "number": option.number if option is not None else None}
+    return {
+        "options": [o.value for o in scale.options],
+        "number": option.number if option is not None else None,
+    }
 
 
-def _label(run_id: str, rating: Rating, scale: Any, origin: Any, complete: bool, note: str | None) -> Label:
+def _label(
+    run_id: str, rating: Rating, scale: Any, origin: Any, complete: bool, note: str | None
+) -> Label:
     who = rating.reviewer.key
-    return Label(run_id=run_id, item_id=rating.item_id, dimension=rating.dimension, reviewer=who,
-                 reviewer_name=rating.reviewer.name, judgment=rating.judgment, score=rating.score, note=note,
-                 origin=origin, remote_id=remote_id(run_id, rating.item_id, rating.dimension, who),
-                 version=rating.idempotency_key, timestamp=rating.timestamp, complete=complete,
-                 **_scale_fields(scale, rating.judgment))
+    return Label(
+        run_id=run_id,
+        item_id=rating.item_id,
+        dimension=rating.dimension,
+        reviewer=who,
+        reviewer_name=rating.reviewer.name,
+        judgment=rating.judgment,
+        score=rating.score,
+        note=note,
+        origin=origin,
+        remote_id=remote_id(run_id, rating.item_id, rating.dimension, who),
+        version=rating.idempotency_key,
+        timestamp=rating.timestamp,
+        complete=complete,
+        **_scale_fields(scale, rating.judgment),
+    )
 
 
 def _gold(run_id: str, decided: Adjudication, scale: Any, origin: Any) -> Label:
     judgment = decided.judgment or ""
     option = scale.option(judgment) if scale is not None else None
-    return Label(run_id=run_id, item_id=decided.item_id, dimension=decided.dimension, reviewer=decided.reviewer.key,
-                 reviewer_name=decided.reviewer.name, judgment=judgment,
-                 score=option.score if option is not None else None, note=decided.reason, origin=origin,
-                 remote_id=remote_id(run_id, decided.item_id, decided.dimension, "gold"), gold=True,
-                 version=decided.idempotency_key, timestamp=decided.timestamp, complete=True,
-                 **_scale_fields(scale, judgment))
+    return Label(
+        run_id=run_id,
+        item_id=decided.item_id,
+        dimension=decided.dimension,
+        reviewer=decided.reviewer.key,
+        reviewer_name=decided.reviewer.name,
+        judgment=judgment,
+        score=option.score if option is not None else None,
+        note=decided.reason,
+        origin=origin,
+        remote_id=remote_id(run_id, decided.item_id, decided.dimension, "gold"),
+        gold=True,
+        version=decided.idempotency_key,
+        timestamp=decided.timestamp,
+        complete=True,
+        **_scale_fields(scale, judgment),
+    )
 
 
-# ---------------------------------------------------------------------------------------------- the outbox
+# ---------------------------------------------------------------------------------------------- the
+# outbox
 
 
 @dataclass
@@ -147,7 +185,9 @@ def outbox(store: "Store", sink: str | None = None) -> dict[tuple[str, str], _St
     states: dict[tuple[str, str], _State] = {}
     for _, push in read_typed(store.ratings.path, "push"):
         if sink is None or push.sink == sink:
-            states[(push.sink, push.remote_id)] = _State(push.version, push.state, push.attempt, push.error)
+            states[(push.sink, push.remote_id)] = _State(
+                push.version, push.state, push.attempt, push.error
+            )
     return states
 
 
@@ -171,15 +211,21 @@ def outbox_status(store: "Store") -> list[str]:
         by_sink.setdefault(name, []).append(state)
     lines = []
     for name, states in sorted(by_sink.items()):
-        count = {s: sum(1 for x in states if x.state == s) for s in ("pending", "sent", "confirmed", "failed")}
-        lines.append(f"{name}: {count['confirmed']} confirmed, {count['sent']} sent (not yet read back), "
-                     f"{count['pending']} pending, {count['failed']} failed")
+        count = {
+            s: sum(1 for x in states if x.state == s)
+            for s in ("pending", "sent", "confirmed", "failed")
+        }
+        lines.append(
+            f"{name}: {count['confirmed']} confirmed, {count['sent']} sent (not yet read back), "
+            f"{count['pending']} pending, {count['failed']} failed"
+        )
         reasons = sorted({x.error for x in states if x.error and x.state in ("pending", "failed")})
         lines += [f"  why: {why}" for why in reasons[:5]]
     return lines or ["no label has been pushed anywhere yet"]
 
 
-# ---------------------------------------------------------------------------------------------- pushing
+# ----------------------------------------------------------------------------------------------
+# pushing
 
 
 @dataclass
@@ -199,11 +245,21 @@ class _Pusher:
     def __post_init__(self) -> None:
         self.report = PushReport(self.name)
 
-    def record(self, label: Label, state: str, attempt: int = 0, error: str | None = None) -> Push:
-        return Push(sink=self.name, tool=self.tool, run_id=label.run_id, item_id=label.item_id,
-                    dimension=label.dimension, reviewer=label.reviewer, version=label.version,
-                    remote_id=label.remote_id, state=state, attempt=attempt,  # type: ignore[arg-type]
-                    error=scrub(error) if error else None, gold=label.gold)
+    def record(self, label: Label, state: PushState, attempt: int = 0, error: str | None = None) -> Push:
+        return Push(
+            sink=self.name,
+            tool=self.tool,
+            run_id=label.run_id,
+            item_id=label.item_id,
+            dimension=label.dimension,
+            reviewer=label.reviewer,
+            version=label.version,
+            remote_id=label.remote_id,
+            state=state,
+            attempt=attempt,
+            error=scrub(error) if error else None,
+            gold=label.gold,
+        )
 
     def pace(self) -> bool:
         """Wait for the next call's turn under the rate limit; False when the time is up."""
@@ -220,22 +276,53 @@ class _Pusher:
             return False
         return not self.stop.wait(seconds)
 
-    def call(self, operation: str, labels: list[Label], work: Callable[[], Any]) -> Any:
+    def call(self, operation: Operation, labels: list[Label], work: Callable[[], Any]) -> Any:
         """One call to the sink, recorded in ``connectors-calls.jsonl``."""
         started = time.monotonic()
         where = getattr(self.sink, "where", None)
-        sent = [{"item": x.item_id, "dimension": x.dimension, "reviewer": x.reviewer, "value": x.judgment,
-                 "comment": x.note} for x in labels] if operation == "send" else []
+        sent = (
+            [
+                {
+                    "item": x.item_id,
+                    "dimension": x.dimension,
+                    "reviewer": x.reviewer,
+                    "value": x.judgment,
+                    "comment": x.note,
+                }
+                for x in labels
+            ]
+            if operation == "send"
+            else []
+        )
         try:
             result = work()
         except ConnectorError as exc:
-            self.store.connector_calls.append(ConnectorCall(
-                tool=self.tool, sink=self.name, operation=operation, where=where, count=len(labels),  # type: ignore[arg-type]
-                labels=[x.remote_id for x in labels], sent=sent, seconds=time.monotonic() - started, error=scrub(str(exc))))
+            self.store.connector_calls.append(
+                ConnectorCall(
+                    tool=self.tool,
+                    sink=self.name,
+                    operation=operation,
+                    where=where,
+                    count=len(labels),
+                    labels=[x.remote_id for x in labels],
+                    sent=sent,
+                    seconds=time.monotonic() - started,
+                    error=scrub(str(exc)),
+                )
+            )
             raise
-        self.store.connector_calls.append(ConnectorCall(
-            tool=self.tool, sink=self.name, operation=operation, where=where, count=len(labels),  # type: ignore[arg-type]
-            labels=[x.remote_id for x in labels], sent=sent, seconds=time.monotonic() - started))
+        self.store.connector_calls.append(
+            ConnectorCall(
+                tool=self.tool,
+                sink=self.name,
+                operation=operation,
+                where=where,
+                count=len(labels),
+                labels=[x.remote_id for x in labels],
+                sent=sent,
+                seconds=time.monotonic() - started,
+            )
+        )
         return result
 
     def send(self, batch: list[Label], attempts: dict[str, int]) -> bool:
@@ -263,8 +350,12 @@ class _Pusher:
 
     def _failed(self, batch: list[Label], attempts: dict[str, int], why: str) -> None:
         self.refused |= {x.remote_id for x in batch}
-        self.store.ratings.append_many(self.record(x, "failed", attempts[x.remote_id], why) for x in batch)
-        self.report.failed += [f"{x.run_id}/{x.item_id} {x.dimension} by {x.reviewer}: {scrub(why)}" for x in batch]
+        self.store.ratings.append_many(
+            self.record(x, "failed", attempts[x.remote_id], why) for x in batch
+        )
+        self.report.failed += [
+            f"{x.run_id}/{x.item_id} {x.dimension} by {x.reviewer}: {scrub(why)}" for x in batch
+        ]
 
     def _sent(self, batch: list[Label], sent: list[Sent], attempts: dict[str, int]) -> None:
         accepted = {(s.remote_id, s.version) for s in sent}
@@ -281,8 +372,18 @@ class _Pusher:
             if not self.pace():
                 return
             try:
-                found = set(self.call("confirm", batch, lambda: self.sink.confirm(
-                    [Sent(remote_id=x.remote_id, version=x.version, origin=x.origin) for x in batch])))
+                found = set(
+                    self.call(
+                        "confirm",
+                        batch,
+                        lambda: self.sink.confirm(
+                            [
+                                Sent(remote_id=x.remote_id, version=x.version, origin=x.origin)
+                                for x in batch
+                            ]
+                        ),
+                    )
+                )
             except ConnectorError as exc:
                 self.report.error = str(exc)
                 continue
@@ -294,12 +395,22 @@ class _Pusher:
 def _batches(labels: list[Label], size: int) -> Iterable[list[Label]]:
     size = max(1, size)
     for start in range(0, len(labels), size):
-        yield labels[start:start + size]
+        yield labels[start : start + size]
 
 
-def push_labels(store: "Store", name: str, tool: str, settings: Any, env: Mapping[str, str], labels: list[Label], *,
-                seconds: float = 60.0, retry_failed: bool = False, stop: threading.Event | None = None,
-                rate_per_s: float | None = None) -> PushReport:
+def push_labels(
+    store: "Store",
+    name: str,
+    tool: str,
+    settings: Any,
+    env: Mapping[str, str],
+    labels: list[Label],
+    *,
+    seconds: float = 60.0,
+    retry_failed: bool = False,
+    stop: threading.Event | None = None,
+    rate_per_s: float | None = None,
+) -> PushReport:
     """Send ``labels`` to sink ``name`` (a ``tool`` sink with ``settings``) and confirm them, within ``seconds``.
 
     Labels already confirmed at their version are passed over; ``retry_failed`` sends the refused
@@ -313,21 +424,37 @@ def push_labels(store: "Store", name: str, tool: str, settings: Any, env: Mappin
         state = states.get((name, label.remote_id))
         due = _due(label, state, retry_failed)
         if due:
-            todo[due].append(label if state is not None else label.model_copy(update={"resent": False}))
-    pusher = _Pusher(store, name, tool, spec.make(settings, env) if todo["send"] or todo["confirm"] else _Nothing(),
-                     spec, time.monotonic() + seconds, stop or threading.Event(),
-                     rate_per_s=rate_per_s or spec.rate_per_s)
+            todo[due].append(
+                label if state is not None else label.model_copy(update={"resent": False})
+            )
+    pusher = _Pusher(
+        store,
+        name,
+        tool,
+        spec.make(settings, env) if todo["send"] or todo["confirm"] else _Nothing(),
+        spec,
+        time.monotonic() + seconds,
+        stop or threading.Event(),
+        rate_per_s=rate_per_s or spec.rate_per_s,
+    )
     fresh = [x for x in todo["send"] if _fresh(states.get((name, x.remote_id)), x)]
     store.ratings.append_many(pusher.record(x, "pending") for x in fresh)
-    attempts = {x.remote_id: (states[(name, x.remote_id)].attempt if (name, x.remote_id) in states else 0)
-                for x in todo["send"]}
+    attempts = {
+        x.remote_id: (states[(name, x.remote_id)].attempt if (name, x.remote_id) in states else 0)
+        for x in todo["send"]
+    }
     sent: list[Label] = []
     for batch in _batches(todo["send"], spec.batch):
         if not pusher.send(batch, attempts):
             break
         sent += batch
     pusher.confirm(todo["confirm"] + [x for x in sent if x.remote_id not in pusher.refused])
-    pusher.report.waiting = len(todo["send"]) + len(todo["confirm"]) - pusher.report.confirmed - len(pusher.report.failed)
+    pusher.report.waiting = (
+        len(todo["send"])
+        + len(todo["confirm"])
+        - pusher.report.confirmed
+        - len(pusher.report.failed)
+    )
     return pusher.report
 
 

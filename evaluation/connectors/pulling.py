@@ -26,8 +26,11 @@ if TYPE_CHECKING:
     from ..config import HilbotConfig
     from ..store import Store
 
-DEFAULT_DIMENSIONS = {"search": ["overall"], "answer": ["answer"],
-                      "scenario": ["trigger-accuracy", "code-validity", "technical-accuracy", "completeness"]}
+DEFAULT_DIMENSIONS = {
+    "search": ["overall"],
+    "answer": ["answer"],
+    "scenario": ["trigger-accuracy", "code-validity", "technical-accuracy", "completeness"],
+}
 """The dimensions a pulled run is rated on unless its source says otherwise (as ``hilbot import``'s)."""
 
 
@@ -51,8 +54,11 @@ def check_settings(tool: str, settings: Mapping[str, Any]) -> Any:
     try:
         return spec.settings(**settings)
     except ValidationError as exc:
-        raise ConnectorError(f"{tool}: {_first(exc)}", where=f"[sources] {tool}",
-                             fix=f"settings of a {tool} source: {', '.join(spec.settings.model_fields)}") from None
+        raise ConnectorError(
+            f"{tool}: {_first(exc)}",
+            where=f"[sources] {tool}",
+            fix=f"settings of a {tool} source: {', '.join(spec.settings.model_fields)}",
+        ) from None
 
 
 def _first(exc: ValidationError) -> str:
@@ -61,12 +67,22 @@ def _first(exc: ValidationError) -> str:
     return f"{loc}: {err['msg']}" if loc else err["msg"]
 
 
-def pull_run(store: "Store", config: "HilbotConfig", tool: str, settings: Mapping[str, Any], env: Mapping[str, str],
-             *, run_id: str | None = None, dimensions: list[str] | None = None, follow: bool = False) -> PullReport:
+def pull_run(
+    store: "Store",
+    config: "HilbotConfig",
+    tool: str,
+    settings: Mapping[str, Any],
+    env: Mapping[str, str],
+    *,
+    run_id: str | None = None,
+    dimensions: list[str] | None = None,
+    follow: bool = False,
+) -> PullReport:
     """Pull from ``tool`` with ``settings`` into run ``run_id`` (default: a new timestamp id).
 
     With ``follow`` the run grows: it is made without a summary, and a later pull into it adds the
-    items it does not hold yet. Otherwise the run is made whole, and an existing ``run_id`` is an error.
+    items it does not hold yet. Otherwise the run is made whole, and an existing ``run_id`` is an
+    error.
     """
     spec = sources.get(tool)
     checked = check_settings(tool, settings)
@@ -84,31 +100,68 @@ def _call(store: "Store", tool: str, pull: Any) -> Pulled:
     try:
         pulled = pull()
     except ConnectorError as exc:
-        store.connector_calls.append(ConnectorCall(tool=tool, operation="pull", seconds=time.monotonic() - started,
-                                                   error=scrub(str(exc))))
+        store.connector_calls.append(
+            ConnectorCall(
+                tool=tool,
+                operation="pull",
+                seconds=time.monotonic() - started,
+                error=scrub(str(exc)),
+            )
+        )
         raise
-    store.connector_calls.append(ConnectorCall(tool=tool, operation="pull", where=pulled.source, count=len(pulled.items),
-                                               seconds=time.monotonic() - started))
+    store.connector_calls.append(
+        ConnectorCall(
+            tool=tool,
+            operation="pull",
+            where=pulled.source,
+            count=len(pulled.items),
+            seconds=time.monotonic() - started,
+        )
+    )
     return pulled
 
 
-def _create(store: "Store", config: "HilbotConfig", tool: str, pulled: Pulled, run_id: str | None,
-            dimensions: list[str] | None, follow: bool) -> PullReport:
+def _create(
+    store: "Store",
+    config: "HilbotConfig",
+    tool: str,
+    pulled: Pulled,
+    run_id: str | None,
+    dimensions: list[str] | None,
+    follow: bool,
+) -> PullReport:
     if not pulled.items and not follow:
-        raise ConnectorError(f"{pulled.source}: nothing to review", fix="check the source's settings (queue, filter, "
-                             "time range); a source that keeps producing items can follow it: [sources.NAME] follow = true")
+        raise ConnectorError(
+            f"{pulled.source}: nothing to review",
+            fix="check the source's settings (queue, filter, "
+            "time range); a source that keeps producing items can follow it: [sources.NAME] follow = true",
+        )
     generated = run_id is None
     new_id = run_id or store.new_run_id()
     chosen = dimensions or DEFAULT_DIMENSIONS[pulled.kind]
     unknown = [d for d in chosen if d not in config.dimensions]
     if unknown:
-        raise ConnectorError(f"unknown dimension {unknown[0]!r}", fix=f"use one of {', '.join(config.dimensions)}")
+        raise ConnectorError(
+            f"unknown dimension {unknown[0]!r}", fix=f"use one of {', '.join(config.dimensions)}"
+        )
     judge = JudgeInfo(name=pulled.judge or tool, kind="recorded")
-    header = RunHeader(run_id=new_id, set=pulled.set_name, kind=pulled.kind, source=pulled.source, judge=judge,
-                       dimensions=chosen, item_count=len(pulled.items))
+    header = RunHeader(
+        run_id=new_id,
+        set=pulled.set_name,
+        kind=pulled.kind,
+        source=pulled.source,
+        judge=judge,
+        dimensions=chosen,
+        item_count=len(pulled.items),
+    )
     records = (QueryEvaluation(run_id=new_id, data=item) for item in pulled.items)
-    summary = None if follow else RunSummary(run_id=new_id, item_count=len(pulled.items),
-                                             averageScores=average_scores(pulled.items))
+    summary = (
+        None
+        if follow
+        else RunSummary(
+            run_id=new_id, item_count=len(pulled.items), averageScores=average_scores(pulled.items)
+        )
+    )
     placed = store.create_run(header, records, summary, generated=generated)
     return PullReport(placed.stem, len(pulled.items), len(pulled.items), pulled.source)
 
@@ -117,8 +170,11 @@ def _grow(store: "Store", run_id: str, pulled: Pulled) -> PullReport:
     """Append the items whose origin the run does not hold yet (ids made unique within the run)."""
     run = store.load_run(run_id)
     if run.summary is not None:
-        raise ConnectorError(f"run {run_id!r} is complete and does not grow", where=str(store.run_path(run_id)),
-                             fix="pull into a new run (another --run-id), or leave --run-id out")
+        raise ConnectorError(
+            f"run {run_id!r} is complete and does not grow",
+            where=str(store.run_path(run_id)),
+            fix="pull into a new run (another --run-id), or leave --run-id out",
+        )
     held = {origin_key(item.features) for item in run.items}
     ids = {item.id for item in run.items}
     new = []
@@ -152,4 +208,11 @@ def origin_key(features: Mapping[str, Any]) -> tuple[str, str, str] | None:
     return None if origin is None else (origin.tool, origin.kind, origin.id)
 
 
-__all__ = ["DEFAULT_DIMENSIONS", "PullReport", "check_settings", "origin_key", "origin_of", "pull_run"]
+__all__ = [
+    "DEFAULT_DIMENSIONS",
+    "PullReport",
+    "check_settings",
+    "origin_key",
+    "origin_of",
+    "pull_run",
+]

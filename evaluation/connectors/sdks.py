@@ -42,7 +42,9 @@ def kept_logging() -> Iterator[None]:
     A logger the block created is left with no level, no handler of its own, and propagating.
     """
     manager = logging.Logger.manager
-    loggers = {name: lg for name, lg in list(manager.loggerDict.items()) if isinstance(lg, logging.Logger)}
+    loggers = {
+        name: lg for name, lg in list(manager.loggerDict.items()) if isinstance(lg, logging.Logger)
+    }
     before = {name: _state(lg) for name, lg in loggers.items()}
     root, disable = _state(logging.getLogger()), manager.disable
     try:
@@ -75,12 +77,17 @@ class _KeptLoader(importlib.abc.Loader):
 class _Finder(importlib.abc.MetaPathFinder):
     """Finds the SDKs' modules as the path finder does, with :class:`_KeptLoader` around their loaders."""
 
-    def find_spec(self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
-                  ) -> importlib.machinery.ModuleSpec | None:
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
         if fullname.partition(".")[0] not in SDKS:
             return None
         spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
-        if spec is not None and spec.loader is not None and not isinstance(spec.loader, _KeptLoader):
+        if (
+            spec is not None
+            and spec.loader is not None
+            and not isinstance(spec.loader, _KeptLoader)
+        ):
             spec.loader = _KeptLoader(spec.loader)
         return spec
 

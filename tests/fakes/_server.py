@@ -147,3 +147,11 @@ def example_for(schema: dict[str, Any], defs: dict[str, Any]) -> Any:
         return True
     return "Looks right."
 
+
+
+def quoting(value: Any, quoted: str) -> Any:
+    """A text (or each text of a list) with ``quoted`` appended; anything else as it is (a fake echoing
+    what it was sent into its answer)."""
+    if isinstance(value, list):
+        return [quoting(entry, quoted) for entry in value]
+    return f"{value} {quoted}" if isinstance(value, str) else value

@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 from aiohttp import web
 
-from ._server import ThreadedApp, example_for
+from ._server import ThreadedApp, example_for, quoting
 
 
 @dataclass
@@ -60,17 +60,10 @@ def error(status: int, error_type: str = "api_error", retry_after: float | None 
     return Reply(status=status, error_type=error_type, retry_after=retry_after, message=message, echo_key=echo_key)
 
 
-def _quoting(value: Any, quoted: str) -> Any:
-    """A text (or each text of a list) with ``quoted`` appended; anything else as it is."""
-    if isinstance(value, list):
-        return [_quoting(entry, quoted) for entry in value]
-    return f"{value} {quoted}" if isinstance(value, str) else value
-
-
 def echoed(reply: Reply, headers: dict[str, str]) -> Reply:
     """``reply`` with the request's headers appended to each text field of its answer."""
     quoted = json.dumps(headers)
-    fields = {name: _quoting(value, quoted) for name, value in (reply.tool_input or {}).items()}
+    fields = {name: quoting(value, quoted) for name, value in (reply.tool_input or {}).items()}
     text = None if reply.text is None else f"{reply.text} {quoted}"
     return replace(reply, tool_input=fields, text=text)
 

@@ -28,7 +28,7 @@ from typing import Any, Callable
 
 from aiohttp import web
 
-from ._server import Call, ThreadedApp, example_for, take_fault
+from ._server import Call, ThreadedApp, example_for, quoting, take_fault
 
 KEY = "sk-proj-test-not-a-real-openai-key-0123456789"
 """The key :meth:`FakeOpenAI.env` hands out (and the server expects, when it checks one)."""
@@ -79,17 +79,10 @@ def error(status: int, error_type: str = "server_error", retry_after: float | No
     return Reply(status=status, error_type=error_type, retry_after=retry_after, message=message, code=code, echo_key=echo_key)
 
 
-def _quoting(value: Any, quoted: str) -> Any:
-    """A text (or each text of a list) with ``quoted`` appended; anything else as it is."""
-    if isinstance(value, list):
-        return [_quoting(entry, quoted) for entry in value]
-    return f"{value} {quoted}" if isinstance(value, str) else value
-
-
 def echoed(reply: Reply, headers: dict[str, str]) -> Reply:
     """``reply`` with the request's headers appended to each text field of its answer."""
     quoted = json.dumps(headers)
-    fields = {name: _quoting(value, quoted) for name, value in (reply.answer or {}).items()}
+    fields = {name: quoting(value, quoted) for name, value in (reply.answer or {}).items()}
     text = None if reply.text is None else f"{reply.text} {quoted}"
     return replace(reply, answer=fields, text=text)
 

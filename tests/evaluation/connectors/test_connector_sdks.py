@@ -1,7 +1,8 @@
 """The tools' SDKs never change the process's logging: hilbot's scrubbing handlers stay the only ones.
 
 langfuse, on import, sets the ``httpx`` logger to WARNING and gives it an unscrubbed console
-handler of its own; run in a fresh interpreter, each SDK is imported after hilbot's logging is set up.
+handler of its own; run in a fresh interpreter, each SDK is imported after hilbot's logging is set
+up.
 """
 
 from __future__ import annotations
@@ -29,11 +30,22 @@ print(before == after, before, after)
 """
 
 
-@pytest.mark.parametrize("sdk, module", [("langfuse", "langfuse.api"), ("inspect_ai", "inspect_ai.log"),
-                                         ("langsmith", "langsmith"), ("phoenix", "phoenix.client")])
+@pytest.mark.parametrize(
+    "sdk, module",
+    [
+        ("langfuse", "langfuse.api"),
+        ("inspect_ai", "inspect_ai.log"),
+        ("langsmith", "langsmith"),
+        ("phoenix", "phoenix.client"),
+    ],
+)
 def test_importing_a_tools_sdk_leaves_the_logging_as_it_was(sdk: str, module: str) -> None:
-    out = subprocess.run([sys.executable, "-c", PROBE.format(sdk=sdk, module=module)], capture_output=True,
-                         text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE.format(sdk=sdk, module=module)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("True"), out.stdout
 

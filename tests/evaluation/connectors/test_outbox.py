@@ -18,14 +18,28 @@ import pytest
 from pydantic import BaseModel
 
 from evaluation import Rating, Reviewer, Store, load_config
-from evaluation.connectors import ConnectorError, Label, Origin, Pulled, Sent, SinkSpec, SourceSpec, sink, sinks, source
+from evaluation.connectors import (
+    ConnectorError,
+    Label,
+    Origin,
+    Pulled,
+    Sent,
+    SinkSpec,
+    SourceSpec,
+    sink,
+    sinks,
+    source,
+)
 from evaluation.connectors.commands import push_command, status_lines, sync_round
 from evaluation.connectors.outbox import outbox
 from evaluation.connectors.pulling import pull_run
 from evaluation.records import ItemData, Query
 
 T0 = datetime(2026, 11, 1, 9, 0, tzinfo=timezone.utc)
-ALICE, BOB = Reviewer(platform="telegram", id="1", name="Alice"), Reviewer(platform="slack", id="U2", name="Bob")
+ALICE, BOB = (
+    Reviewer(platform="telegram", id="1", name="Alice"),
+    Reviewer(platform="slack", id="U2", name="Bob"),
+)
 SECRET = "sk-memory-platform-secret-0123456789"
 
 
@@ -74,13 +88,22 @@ class MemorySink:
         with PLATFORM.lock:
             for label in labels:
                 PLATFORM.writes += 1
-                PLATFORM.held[label.remote_id] = {"name": self.prefix + label.dimension, "value": label.judgment,
-                                                  "comment": label.note, "author": label.reviewer,
-                                                  "trace": label.origin.id, "gold": label.gold}
+                PLATFORM.held[label.remote_id] = {
+                    "name": self.prefix + label.dimension,
+                    "value": label.judgment,
+                    "comment": label.note,
+                    "author": label.reviewer,
+                    "trace": label.origin.id,
+                    "gold": label.gold,
+                }
         return [Sent(remote_id=x.remote_id, version=x.version) for x in labels]
 
     def confirm(self, sent: list[Sent]) -> list[str]:
-        return [s.remote_id for s in sent if s.remote_id in PLATFORM.held and s.remote_id not in PLATFORM.hide]
+        return [
+            s.remote_id
+            for s in sent
+            if s.remote_id in PLATFORM.held and s.remote_id not in PLATFORM.hide
+        ]
 
 
 class MemorySourceSettings(BaseModel):
@@ -93,14 +116,31 @@ class MemorySourceSettings(BaseModel):
 
 
 def memory_pull(settings: MemorySourceSettings, env: Any) -> Pulled:
-    items = [ItemData(id=f"t{n}", query=Query(query=f"question {n}"), answer=f"answer {n}",
-                      features={"origin": Origin(tool="memory", kind="trace", id=f"trace-{n}").model_dump()})
-             for n in range(settings.count)]
-    return Pulled(kind="answer", source=f"memory queue {settings.queue}", set_name=settings.queue, items=items)
+    items = [
+        ItemData(
+            id=f"t{n}",
+            query=Query(query=f"question {n}"),
+            answer=f"answer {n}",
+            features={"origin": Origin(tool="memory", kind="trace", id=f"trace-{n}").model_dump()},
+        )
+        for n in range(settings.count)
+    ]
+    return Pulled(
+        kind="answer", source=f"memory queue {settings.queue}", set_name=settings.queue, items=items
+    )
 
 
 if "memory" not in sinks.names():
-    sink(SinkSpec(name="memory", extra="", settings=MemorySinkSettings, make=MemorySink, rate_per_s=200, batch=2))
+    sink(
+        SinkSpec(
+            name="memory",
+            extra="",
+            settings=MemorySinkSettings,
+            make=MemorySink,
+            rate_per_s=200,
+            batch=2,
+        )
+    )
     source(SourceSpec(name="memory", extra="", settings=MemorySourceSettings, pull=memory_pull))
 
 
@@ -113,18 +153,36 @@ def platform():
 
 @pytest.fixture
 def pulled(store: Store) -> tuple[Store, str]:
-    report = pull_run(store, load_config(None), "memory", {"queue": "q1"}, {}, run_id="mem", follow=True)
+    report = pull_run(
+        store, load_config(None), "memory", {"queue": "q1"}, {}, run_id="mem", follow=True
+    )
     return store, report.run_id
 
 
 _keys = iter(range(10**6))
 
 
-def rate(store: Store, item: str, judgment: str, who: Reviewer = ALICE, minutes: float = 0, note: str | None = None) -> Rating:
+def rate(
+    store: Store,
+    item: str,
+    judgment: str,
+    who: Reviewer = ALICE,
+    minutes: float = 0,
+    note: str | None = None,
+) -> Rating:
     score = {"correct": 1.0, "partial": 0.5, "incorrect": 0.0}.get(judgment, 0.5)
-    rating = Rating(run_id="mem", item_id=item, dimension="answer", reviewer=who, channel=who.platform,
-                    idempotency_key=f"k{next(_keys)}", judgment=judgment, score=score, note=note,
-                    timestamp=T0 + timedelta(minutes=minutes))
+    rating = Rating(
+        run_id="mem",
+        item_id=item,
+        dimension="answer",
+        reviewer=who,
+        channel=who.platform,
+        idempotency_key=f"k{next(_keys)}",
+        judgment=judgment,
+        score=score,
+        note=note,
+        timestamp=T0 + timedelta(minutes=minutes),
+    )
     store.ratings.append(rating)
     return rating
 
@@ -141,7 +199,8 @@ def _judgments() -> list[str]:
     return [o.value for o in load_config(None).scale_for("answer").options]
 
 
-# ---------------------------------------------------------------------------------------------- pulling
+# ----------------------------------------------------------------------------------------------
+# pulling
 
 
 def test_a_pull_makes_a_run_whose_items_keep_their_origin(pulled) -> None:
@@ -157,7 +216,15 @@ def test_a_source_that_grows_adds_only_new_items(pulled) -> None:
     store, run_id = pulled
     run_file = store.run_path(run_id)
     before = run_file.read_bytes()
-    report = pull_run(store, load_config(None), "memory", {"queue": "q1", "count": 5}, {}, run_id=run_id, follow=True)
+    report = pull_run(
+        store,
+        load_config(None),
+        "memory",
+        {"queue": "q1", "count": 5},
+        {},
+        run_id=run_id,
+        follow=True,
+    )
     assert (report.added, report.found) == (2, 5)
     assert run_file.read_bytes().startswith(before)  # appended, never rewritten
     assert [i.id for i in store.load_run(run_id).items] == ["t0", "t1", "t2", "t3", "t4"]
@@ -178,7 +245,8 @@ def test_a_bad_source_setting_is_one_line_naming_it(store: Store) -> None:
     assert store.run_ids() == []
 
 
-# ---------------------------------------------------------------------------------------------- pushing
+# ----------------------------------------------------------------------------------------------
+# pushing
 
 
 def test_each_label_is_sent_once_and_confirmed(pulled) -> None:
@@ -217,7 +285,9 @@ def test_a_429_waits_its_retry_after_and_a_503_backs_off(pulled) -> None:
     assert [p.state for p in pushes] == ["pending", "sent", "confirmed"] and pushes[1].attempt == 4
 
 
-def test_a_refused_label_is_recorded_as_failed_with_why_and_sent_again_only_when_asked(pulled) -> None:
+def test_a_refused_label_is_recorded_as_failed_with_why_and_sent_again_only_when_asked(
+    pulled,
+) -> None:
     store, _ = pulled
     rate(store, "t0", _judgments()[0])
     PLATFORM.answers = [400]
@@ -228,7 +298,9 @@ def test_a_refused_label_is_recorded_as_failed_with_why_and_sent_again_only_when
     assert push(store, retry_failed=True).sent == 1
 
 
-def test_an_outage_longer_than_the_budget_leaves_labels_pending_and_the_next_push_sends_them(pulled) -> None:
+def test_an_outage_longer_than_the_budget_leaves_labels_pending_and_the_next_push_sends_them(
+    pulled,
+) -> None:
     store, _ = pulled
     rate(store, "t0", _judgments()[0])
     rate(store, "t1", _judgments()[1])
