@@ -179,7 +179,9 @@ async def test_review_fill_tops_up_to_the_original_size(fake, qdir, store):
     llm = LLM(LLMSettings(model="claude-test", cache=False), store)
     fake.queue(_batch("core query 3", "fresh"))
     script = Script("e", "drop 1,2", "fill", "done", "a")
-    propose = lambda n, keep, avoid: propose_queries(llm, count=n, seed=None, keep=keep, avoid=avoid)  # noqa: E731
+    def propose(n, keep, avoid):
+        return propose_queries(llm, count=n, seed=None, keep=keep, avoid=avoid)
+
     session = _review(qdir, "core", script, store, propose=propose)
     assert await session.run() is State.DONE
     assert "Actions: [a]ccept all, [e]dit list, [f]ill gaps with the LLM, [q]uit" in script.said

@@ -445,7 +445,9 @@ async def test_temperature_is_dropped_after_a_400_naming_it(monkeypatch, setting
 
 
 async def test_temperature_fallback_does_not_loop(monkeypatch, settings, store):
-    always = lambda body: Reply(status=400, error_type="invalid_request_error: temperature is deprecated")  # noqa: E731
+    def always(body):
+        return Reply(status=400, error_type="invalid_request_error: temperature is deprecated")
+
     with serve(monkeypatch, responder=always) as server:
         llm = LLM(settings, store)
         with pytest.raises(LLMError) as info:
