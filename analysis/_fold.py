@@ -14,8 +14,21 @@ import pandas as pd
 
 from ._scan import KEY, KIND_NOTE, KIND_RATING, KIND_SKIP, Events, Scan, strings
 
-RATING_COLUMNS = ["run_id", "item_id", "dimension", "reviewer", "judgment", "score", "n_concerns", "note",
-                  "timestamp", "channel", "source_type", "session_date", "line"]
+RATING_COLUMNS = [
+    "run_id",
+    "item_id",
+    "dimension",
+    "reviewer",
+    "judgment",
+    "score",
+    "n_concerns",
+    "note",
+    "timestamp",
+    "channel",
+    "source_type",
+    "session_date",
+    "line",
+]
 SKIP_COLUMNS = ["run_id", "item_id", "dimension", "reviewer", "skip_reason", "timestamp", "line"]
 CONCERN_COLUMNS = ["run_id", "item_id", "dimension", "reviewer", "tag", "timestamp"]
 NOTE_COLUMNS = ["run_id", "item_id", "dimension", "reviewer", "text", "timestamp"]
@@ -37,12 +50,17 @@ def fold(scan: Scan, items: pd.DataFrame, runs: list[str] | None = None) -> dict
     noted = alive[kind[alive] == KIND_NOTE]
     note_pos = noted[~pd.Series(key[noted]).duplicated(keep="last").to_numpy()]
     ratings, concerns = _ratings(scan, items, key, rating_pos, note_pos)
-    return {"ratings": ratings, "skips": _skips(events, skip_pos), "concerns": concerns,
-            "notes": _notes(events, note_pos)}
+    return {
+        "ratings": ratings,
+        "skips": _skips(events, skip_pos),
+        "concerns": concerns,
+        "notes": _notes(events, note_pos),
+    }
 
 
-def _ratings(scan: Scan, items: pd.DataFrame, key: np.ndarray, rating_pos: np.ndarray,
-             note_pos: np.ndarray) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _ratings(
+    scan: Scan, items: pd.DataFrame, key: np.ndarray, rating_pos: np.ndarray, note_pos: np.ndarray
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The ratings and concerns frames of the current ratings (``note_pos``: the latest note of each key)."""
     events = scan.events
     note = _rating_notes(events, key, rating_pos, note_pos)
@@ -50,27 +68,35 @@ def _ratings(scan: Scan, items: pd.DataFrame, key: np.ndarray, rating_pos: np.nd
     source = _source_types(events, items, keys, rating_pos)
     rows, tags, counts = _concerns(scan, rating_pos)
     rating_ts = events["ts"][rating_pos]
-    ratings = pd.DataFrame({
-        **{name: pd.Series(values, dtype="str") for name, values in keys.items()},
-        "judgment": pd.Series(strings(events["judgment"], rating_pos), dtype="str"),
-        "score": events["score"][rating_pos],
-        "n_concerns": counts,
-        "note": pd.Series(note, dtype=object),
-        "timestamp": _timestamps(rating_ts),
-        "channel": pd.Series(strings(events["channel"], rating_pos), dtype="str"),
-        "source_type": pd.Series(source, dtype=object),
-        "session_date": pd.Series(strings(events["session_date"], rating_pos), dtype=object),
-        "line": events["line"][rating_pos].astype(np.int64),
-    }, columns=RATING_COLUMNS)
-    concerns = pd.DataFrame({
-        **{name: pd.Series(values[rows], dtype="str") for name, values in keys.items()},
-        "tag": pd.Series(tags, dtype="str"),
-        "timestamp": _timestamps(rating_ts[rows]),
-    }, columns=CONCERN_COLUMNS)
+    ratings = pd.DataFrame(
+        {
+            **{name: pd.Series(values, dtype="str") for name, values in keys.items()},
+            "judgment": pd.Series(strings(events["judgment"], rating_pos), dtype="str"),
+            "score": events["score"][rating_pos],
+            "n_concerns": counts,
+            "note": pd.Series(note, dtype=object),
+            "timestamp": _timestamps(rating_ts),
+            "channel": pd.Series(strings(events["channel"], rating_pos), dtype="str"),
+            "source_type": pd.Series(source, dtype=object),
+            "session_date": pd.Series(strings(events["session_date"], rating_pos), dtype=object),
+            "line": events["line"][rating_pos].astype(np.int64),
+        },
+        columns=RATING_COLUMNS,
+    )
+    concerns = pd.DataFrame(
+        {
+            **{name: pd.Series(values[rows], dtype="str") for name, values in keys.items()},
+            "tag": pd.Series(tags, dtype="str"),
+            "timestamp": _timestamps(rating_ts[rows]),
+        },
+        columns=CONCERN_COLUMNS,
+    )
     return ratings, concerns
 
 
-def _rating_notes(events: Events, key: np.ndarray, rating_pos: np.ndarray, note_pos: np.ndarray) -> np.ndarray:
+def _rating_notes(
+    events: Events, key: np.ndarray, rating_pos: np.ndarray, note_pos: np.ndarray
+) -> np.ndarray:
     """The rating's own note, else the latest note of its key, else None."""
     own = events["note"][rating_pos]
     note: Any = np.where(pd.isna(own) | (own == ""), None, own)
@@ -82,13 +108,19 @@ def _rating_notes(events: Events, key: np.ndarray, rating_pos: np.ndarray, note_
     return note
 
 
-def _source_types(events: Events, items: pd.DataFrame, keys: dict[str, np.ndarray], rating_pos: np.ndarray) -> np.ndarray:
+def _source_types(
+    events: Events, items: pd.DataFrame, keys: dict[str, np.ndarray], rating_pos: np.ndarray
+) -> np.ndarray:
     """The rating's ``metadata.source_type``, else its item's ``source_type`` feature, else None."""
     source = strings(events["source_type"], rating_pos)
     missing = np.flatnonzero(source == None)  # noqa: E711 - elementwise
     if len(missing) and len(items):
-        lookup = dict(zip(zip(items["run_id"].astype(object), items["item_id"].astype(object)),
-                          items["source_type"].astype(object)))
+        lookup = dict(
+            zip(
+                zip(items["run_id"].astype(object), items["item_id"].astype(object)),
+                items["source_type"].astype(object),
+            )
+        )
         run_id, item_id = keys["run_id"], keys["item_id"]
         source[missing] = [lookup.get((run_id[i], item_id[i])) for i in missing]
     return source
@@ -100,27 +132,35 @@ def _concerns(scan: Scan, rating_pos: np.ndarray) -> tuple[np.ndarray, np.ndarra
     counts = np.zeros(len(rating_pos), dtype=np.int64)
     if len(tags):
         codes, names = pd.factorize(tags)
-        first = ~pd.Series(rows * len(names) + codes).duplicated().to_numpy()  # a tag twice counts once
+        first = (
+            ~pd.Series(rows * len(names) + codes).duplicated().to_numpy()
+        )  # a tag twice counts once
         rows, tags = rows[first], tags[first]
         counts = np.bincount(rows, minlength=len(rating_pos)).astype(np.int64)
     return rows, tags, counts
 
 
 def _skips(events: Events, skip_pos: np.ndarray) -> pd.DataFrame:
-    return pd.DataFrame({
-        **_key_columns(events, skip_pos),
-        "skip_reason": pd.Series(_none(events["skip_reason"][skip_pos]), dtype=object),
-        "timestamp": _timestamps(events["ts"][skip_pos]),
-        "line": events["line"][skip_pos].astype(np.int64),
-    }, columns=SKIP_COLUMNS)
+    return pd.DataFrame(
+        {
+            **_key_columns(events, skip_pos),
+            "skip_reason": pd.Series(_none(events["skip_reason"][skip_pos]), dtype=object),
+            "timestamp": _timestamps(events["ts"][skip_pos]),
+            "line": events["line"][skip_pos].astype(np.int64),
+        },
+        columns=SKIP_COLUMNS,
+    )
 
 
 def _notes(events: Events, note_pos: np.ndarray) -> pd.DataFrame:
-    return pd.DataFrame({
-        **_key_columns(events, note_pos),
-        "text": pd.Series(events["text"][note_pos], dtype="str"),
-        "timestamp": _timestamps(events["ts"][note_pos]),
-    }, columns=NOTE_COLUMNS)
+    return pd.DataFrame(
+        {
+            **_key_columns(events, note_pos),
+            "text": pd.Series(events["text"][note_pos], dtype="str"),
+            "timestamp": _timestamps(events["ts"][note_pos]),
+        },
+        columns=NOTE_COLUMNS,
+    )
 
 
 def _none(values: np.ndarray) -> np.ndarray:

@@ -52,8 +52,14 @@ REVIEWER_KEYS = frozenset({"platform", "id", "name"})
 METADATA_KEYS = frozenset({"source_type", "session_date", "user_notes", "blocked_by", "follow_up"})
 """The keys of ``RatingMetadata`` (each a string or null)."""
 LABEL_KINDS = {
-    "trigger_correct": "bool", "trigger_component_observed": "str", "code_parses": "bool", "code_runs": "bool",
-    "code_issues": "list", "technically_correct": "bool", "inaccuracies": "list", "completeness_score": "int15",
+    "trigger_correct": "bool",
+    "trigger_component_observed": "str",
+    "code_parses": "bool",
+    "code_runs": "bool",
+    "code_issues": "list",
+    "technically_correct": "bool",
+    "inaccuracies": "list",
+    "completeness_score": "int15",
     "missing_elements": "list",
 }
 """The keys of ``Labels``, with what each accepts besides null."""
@@ -84,7 +90,11 @@ class Plan:
     @cached_property
     def allowed(self) -> frozenset[str]:
         """Every field the plan checks: a record with any other key goes to the model."""
-        checked = {name for name, _ in self.cats} | {name for name, _, _ in self.checks} | {name for name, _ in self.kept}
+        checked = (
+            {name for name, _ in self.cats}
+            | {name for name, _, _ in self.checks}
+            | {name for name, _ in self.kept}
+        )
         return frozenset(checked | _CHECKED | (_RATING_CHECKED if self.rating else set()))
 
     @cached_property
@@ -93,36 +103,88 @@ class Plan:
 
     @property
     def columns(self) -> list[str]:
-        names = [name for name, _ in self.cats] + [name for name, _ in self.kept] + ["reviewer", "timestamp"]
+        names = (
+            [name for name, _ in self.cats]
+            + [name for name, _ in self.kept]
+            + ["reviewer", "timestamp"]
+        )
         return names + (["score", "concerns", "source_type", "session_date"] if self.rating else [])
 
 
-_EVENT_CORE = ("v", "run_id", "item_id", "dimension", "reviewer", "channel", "idempotency_key", "timestamp")
-_EVENT_CATS = (("run_id", None), ("item_id", None), ("dimension", "overall"), ("channel", "terminal"))
+_EVENT_CORE = (
+    "v",
+    "run_id",
+    "item_id",
+    "dimension",
+    "reviewer",
+    "channel",
+    "idempotency_key",
+    "timestamp",
+)
+_EVENT_CATS = (
+    ("run_id", None),
+    ("item_id", None),
+    ("dimension", "overall"),
+    ("channel", "terminal"),
+)
 _EVENT_CHECKS = (("v", _INT_OPT, None), ("action", _OPTSTR, None))
 _KEY = ("idempotency_key", frozenset(STR))
 PLANS: dict[str, Plan] = {
     "rating": Plan(
-        core=_EVENT_CORE + ("judgment", "score", "concerns", "ai_verdict_shown", "labels", "metadata"),
+        core=_EVENT_CORE
+        + ("judgment", "score", "concerns", "ai_verdict_shown", "labels", "metadata"),
         optional=("note", "confidence", "action"),
         cats=_EVENT_CATS + (("judgment", None),),
-        checks=_EVENT_CHECKS + (("confidence", _OPTSTR, frozenset(get_args(Confidence))),
-                                ("ai_verdict_shown", _BOOL_OPT, None)),
+        checks=_EVENT_CHECKS
+        + (
+            ("confidence", _OPTSTR, frozenset(get_args(Confidence))),
+            ("ai_verdict_shown", _BOOL_OPT, None),
+        ),
         kept=(_KEY, ("note", _OPTSTR)),
-        rating=True),
-    "skip": Plan(core=_EVENT_CORE, optional=("skip_reason", "action"), cats=_EVENT_CATS, checks=_EVENT_CHECKS,
-                 kept=(_KEY, ("skip_reason", _OPTSTR))),
-    "note": Plan(core=_EVENT_CORE + ("text",), optional=("action",), cats=_EVENT_CATS, checks=_EVENT_CHECKS,
-                 kept=(_KEY, ("text", frozenset(STR)))),
+        rating=True,
+    ),
+    "skip": Plan(
+        core=_EVENT_CORE,
+        optional=("skip_reason", "action"),
+        cats=_EVENT_CATS,
+        checks=_EVENT_CHECKS,
+        kept=(_KEY, ("skip_reason", _OPTSTR)),
+    ),
+    "note": Plan(
+        core=_EVENT_CORE + ("text",),
+        optional=("action",),
+        cats=_EVENT_CATS,
+        checks=_EVENT_CHECKS,
+        kept=(_KEY, ("text", frozenset(STR))),
+    ),
     "delivery": Plan(
-        core=("v", "run_id", "item_id", "dimension", "reviewer", "channel", "kind", "chat_id", "message_id", "group",
-              "timestamp"),
+        core=(
+            "v",
+            "run_id",
+            "item_id",
+            "dimension",
+            "reviewer",
+            "channel",
+            "kind",
+            "chat_id",
+            "message_id",
+            "group",
+            "timestamp",
+        ),
         optional=(),
-        checks=(("v", _INT_OPT, None), ("run_id", frozenset(STR), None), ("item_id", frozenset(STR), None),
-                ("dimension", _STR_OPT, None), ("channel", frozenset(STR), None),
-                ("kind", _STR_OPT, frozenset(get_args(Delivery.model_fields["kind"].annotation))),
-                ("chat_id", frozenset(STR), None), ("message_id", frozenset(STR), None), ("group", _BOOL_OPT, None)),
-        human=False),
+        checks=(
+            ("v", _INT_OPT, None),
+            ("run_id", frozenset(STR), None),
+            ("item_id", frozenset(STR), None),
+            ("dimension", _STR_OPT, None),
+            ("channel", frozenset(STR), None),
+            ("kind", _STR_OPT, frozenset(get_args(Delivery.model_fields["kind"].annotation))),
+            ("chat_id", frozenset(STR), None),
+            ("message_id", frozenset(STR), None),
+            ("group", _BOOL_OPT, None),
+        ),
+        human=False,
+    ),
 }
 """A plan per record type the fast path reads (every other type goes to the models)."""
 
@@ -131,7 +193,9 @@ class Interner:
     """Integer codes of the low-cardinality string columns (one table per column, per scan)."""
 
     def __init__(self) -> None:
-        self.tables: dict[str, dict[Any, int]] = {name: {None: -1, MISSING: -1} for name in INTERNED}
+        self.tables: dict[str, dict[Any, int]] = {
+            name: {None: -1, MISSING: -1} for name in INTERNED
+        }
         self.values: dict[str, list[str]] = {name: [] for name in INTERNED}
         self.pairs: dict[tuple[str, str], int] = {}
         """Reviewer code per (platform, id)."""
@@ -179,7 +243,11 @@ class Interner:
         if default is not None and MISSING in distinct:
             fill = self.code(name, default)
             codes = [fill if x is MISSING else c for x, c in zip(col, codes)]
-        wrong = [i for i, x in enumerate(col) if x.__class__ is not str and (x is not MISSING or default is None)]
+        wrong = [
+            i
+            for i, x in enumerate(col)
+            if x.__class__ is not str and (x is not MISSING or default is None)
+        ]
         return codes, wrong
 
     def categorical(self, name: str, codes: np.ndarray) -> pd.Categorical:
@@ -305,7 +373,11 @@ def _check_concerns(concerns: list, bad: set[int]) -> None:
             bad.update(_rows_where(concerns, lambda c: type(c) not in _LIST_OPT))
         tags = chain.from_iterable(c for c in concerns if c.__class__ is list)
     if not set(map(type, tags)) <= STR:
-        bad.update(_rows_where(concerns, lambda c: c.__class__ is list and any(t.__class__ is not str for t in c)))
+        bad.update(
+            _rows_where(
+                concerns, lambda c: c.__class__ is list and any(t.__class__ is not str for t in c)
+            )
+        )
 
 
 _BAD = -2
@@ -322,7 +394,9 @@ def _nested(col: list, convert: Any) -> tuple[list, list[int]]:
             fields = tuple(set().union(*col))
             if len(fields) > 1:  # every dict has every key: one itemgetter
                 shapes: list = list(map(itemgetter(*fields), col))
-                table = {shape: convert(dict(zip(fields, shape))) for shape in dict.fromkeys(shapes)}
+                table = {
+                    shape: convert(dict(zip(fields, shape))) for shape in dict.fromkeys(shapes)
+                }
             else:
                 raise KeyError
         except (KeyError, TypeError):  # keys differ, or an unhashable value
@@ -336,16 +410,21 @@ def _nested(col: list, convert: Any) -> tuple[list, list[int]]:
             if _BAD not in table.values():
                 return values, []
             return values, [i for i, v in enumerate(values) if v == _BAD]
-    values = [convert(x) if x.__class__ is dict else convert({}) if x is MISSING else _BAD for x in col]
+    values = [
+        convert(x) if x.__class__ is dict else convert({}) if x is MISSING else _BAD for x in col
+    ]
     return values, [i for i, v in enumerate(values) if v == _BAD]
 
 
 def _reviewers(col: list, interner: Interner) -> tuple[list[int], list[int]]:
     """The interned ``platform:id`` code of each reviewer dict, and the bad positions."""
 
-    if set(map(type, col)) <= DICT and set().union(*col) <= REVIEWER_KEYS \
-            and set(map(type, chain.from_iterable(map(dict.values, col)))) <= STR \
-            and all(map(dict.__contains__, col, repeat("id"))):
+    if (
+        set(map(type, col)) <= DICT
+        and set().union(*col) <= REVIEWER_KEYS
+        and set(map(type, chain.from_iterable(map(dict.values, col)))) <= STR
+        and all(map(dict.__contains__, col, repeat("id")))
+    ):
         # every reviewer plainly valid: only the (platform, id) pairs matter
         if all(map(dict.__contains__, col, repeat("platform"))):
             pairs = list(map(_PLATFORM_ID, col))
@@ -360,7 +439,11 @@ def _reviewers(col: list, interner: Interner) -> tuple[list[int], list[int]]:
         if not reviewer.keys() <= REVIEWER_KEYS:
             return _BAD
         platform, ident = reviewer.get("platform", "terminal"), reviewer.get("id")
-        if platform.__class__ is not str or ident.__class__ is not str or type(reviewer.get("name")) not in _OPTSTR:
+        if (
+            platform.__class__ is not str
+            or ident.__class__ is not str
+            or type(reviewer.get("name")) not in _OPTSTR
+        ):
             return _BAD
         return interner.code("reviewer", f"{platform}:{ident}")
 
@@ -369,17 +452,27 @@ def _reviewers(col: list, interner: Interner) -> tuple[list[int], list[int]]:
 
 def _metadata(col: list, interner: Interner) -> tuple[list[int], list[int], list[int]]:
     """Interned codes of (source_type, session_date) per metadata dict, and the bad positions."""
-    if set(map(type, col)) <= DICT and set().union(*col) <= METADATA_KEYS \
-            and set(map(type, chain.from_iterable(map(dict.values, col)))) <= _STR_NONE:
-        return (interner.optional("source_type", [m.get("source_type") for m in col]),
-                interner.optional("session_date", [m.get("session_date") for m in col]), [])
+    if (
+        set(map(type, col)) <= DICT
+        and set().union(*col) <= METADATA_KEYS
+        and set(map(type, chain.from_iterable(map(dict.values, col)))) <= _STR_NONE
+    ):
+        return (
+            interner.optional("source_type", [m.get("source_type") for m in col]),
+            interner.optional("session_date", [m.get("session_date") for m in col]),
+            [],
+        )
 
     def convert(metadata: dict) -> Any:
-        if not metadata.keys() <= METADATA_KEYS or any(type(v) not in _OPTSTR for v in metadata.values()):
+        if not metadata.keys() <= METADATA_KEYS or any(
+            type(v) not in _OPTSTR for v in metadata.values()
+        ):
             return _BAD
         source, session = metadata.get("source_type"), metadata.get("session_date")
-        return (interner.code("source_type", source) if source is not None else -1,
-                interner.code("session_date", session) if session is not None else -1)
+        return (
+            interner.code("source_type", source) if source is not None else -1,
+            interner.code("session_date", session) if session is not None else -1,
+        )
 
     pairs, wrong = _nested(col, convert)
     if wrong:
@@ -402,7 +495,9 @@ def _labels_ok(labels: dict) -> bool:
             return False
         if kind == "str" and value.__class__ is not str:
             return False
-        if kind == "list" and not (value.__class__ is list and all(v.__class__ is str for v in value)):
+        if kind == "list" and not (
+            value.__class__ is list and all(v.__class__ is str for v in value)
+        ):
             return False
         if kind == "int15" and not (value.__class__ is int and 1 <= value <= 5):
             return False
@@ -412,7 +507,9 @@ def _labels_ok(labels: dict) -> bool:
 # --------------------------------------------------------------------------- a block's accepted records
 
 
-def finish(acc: Acc, type_name: str, first: int, *, lenient: bool = False) -> tuple[dict[str, Any] | None, list[int]]:
+def finish(
+    acc: Acc, type_name: str, first: int, *, lenient: bool = False
+) -> tuple[dict[str, Any] | None, list[int]]:
     """The vectorised checks (timestamps) over a block's records of one type.
 
     Returns the columns of the accepted human events (None for other types) and the block
@@ -429,12 +526,21 @@ def finish(acc: Acc, type_name: str, first: int, *, lenient: bool = False) -> tu
     if not acc.plan.human:
         return None, rejected
     keep = ~bad
-    cols = acc.cols if not rejected else {name: list(compress(values, keep)) for name, values in acc.cols.items()
-                                          if name != "timestamp"}
+    cols = (
+        acc.cols
+        if not rejected
+        else {
+            name: list(compress(values, keep))
+            for name, values in acc.cols.items()
+            if name != "timestamp"
+        }
+    )
     return _piece(cols, acc.interner, type_name, positions[keep] + first, ts[keep]), rejected
 
 
-def _piece(cols: dict[str, list], interner: Interner, type_name: str, lines: np.ndarray, ts: np.ndarray) -> dict[str, Any]:
+def _piece(
+    cols: dict[str, list], interner: Interner, type_name: str, lines: np.ndarray, ts: np.ndarray
+) -> dict[str, Any]:
     """The event columns of accepted records of one type (``cols``: theirs, ``lines``: 1-based)."""
     kept = len(lines)
 
@@ -446,20 +552,32 @@ def _piece(cols: dict[str, list], interner: Interner, type_name: str, lines: np.
     piece: dict[str, Any] = {
         "line": lines,
         "kind": np.full(kept, HUMAN_TYPES[type_name], dtype=np.int8),
-        "run_id": codes("run_id"), "item_id": codes("item_id"), "dimension": codes("dimension"),
-        "reviewer": codes("reviewer"), "channel": codes("channel"), "idempotency_key": cols["idempotency_key"],
+        "run_id": codes("run_id"),
+        "item_id": codes("item_id"),
+        "dimension": codes("dimension"),
+        "reviewer": codes("reviewer"),
+        "channel": codes("channel"),
+        "idempotency_key": cols["idempotency_key"],
         "ts": ts,
         "idem_hash": np.fromiter(map(hash, cols["idempotency_key"]), dtype=np.int64, count=kept),
-        "judgment": no_code, "score": np.full(kept, np.nan), "n_tags": np.zeros(kept, dtype=np.int32),
-        "tags": np.zeros(0, dtype=np.int32), "note": none,
-        "source_type": no_code, "session_date": no_code, "skip_reason": none, "text": none,
+        "judgment": no_code,
+        "score": np.full(kept, np.nan),
+        "n_tags": np.zeros(kept, dtype=np.int32),
+        "tags": np.zeros(0, dtype=np.int32),
+        "note": none,
+        "source_type": no_code,
+        "session_date": no_code,
+        "skip_reason": none,
+        "text": none,
     }
     if type_name == "rating":
         lists = [c if c.__class__ is list else () for c in cols["concerns"]]
         piece["judgment"] = codes("judgment")
         piece["score"] = np.asarray(cols["score"], dtype=np.float64)
         piece["n_tags"] = np.fromiter(map(len, lists), dtype=np.int32, count=kept)
-        piece["tags"] = np.asarray(interner.optional("tag", list(chain.from_iterable(lists))), dtype=np.int32)
+        piece["tags"] = np.asarray(
+            interner.optional("tag", list(chain.from_iterable(lists))), dtype=np.int32
+        )
         piece["note"] = cols["note"]
         piece["source_type"] = codes("source_type")
         piece["session_date"] = codes("session_date")
@@ -491,7 +609,11 @@ def _times(col: list, lenient: bool) -> tuple[np.ndarray, np.ndarray]:
     n = len(col)
     all_str = set(map(type, col)) <= STR
     strs = col if all_str else [x if x.__class__ is str else "" for x in col]
-    is_str = np.ones(n, dtype=bool) if all_str else np.fromiter((x.__class__ is str for x in col), dtype=bool, count=n)
+    is_str = (
+        np.ones(n, dtype=bool)
+        if all_str
+        else np.fromiter((x.__class__ is str for x in col), dtype=bool, count=n)
+    )
     lengths = np.fromiter(map(len, strs), dtype=np.int64, count=n)
     shaped = lengths > 0 if lenient else _iso_shaped(strs, lengths)
     text = pd.Series(strs, dtype=object)
@@ -501,7 +623,9 @@ def _times(col: list, lenient: bool) -> tuple[np.ndarray, np.ndarray]:
     if lenient:
         parsed = parsed.where((parsed.dt.year >= _NS_YEARS[0]) & (parsed.dt.year <= _NS_YEARS[1]))
     values = parsed.array.as_unit("ns").asi8.copy()
-    bad = is_str & (~shaped | (values < _RANGE_NS[0]) | (values > _RANGE_NS[1]))  # NaT is below the range
+    bad = is_str & (
+        ~shaped | (values < _RANGE_NS[0]) | (values > _RANGE_NS[1])
+    )  # NaT is below the range
     return values, bad
 
 
@@ -529,9 +653,15 @@ def _iso_shaped(strs: list[str], lengths: np.ndarray) -> np.ndarray:
     sign = chars[rows, zone]
     naive = lengths == zone
     zulu = (lengths == zone + 1) & (sign == 90)
-    offset = ((lengths == zone + 6) & ((sign == 43) | (sign == 45)) & (chars[rows, zone + 3] == 58)
-              & digits[rows, zone + 1] & digits[rows, zone + 2] & digits[rows, zone + 4]
-              & digits[rows, zone + 5])
+    offset = (
+        (lengths == zone + 6)
+        & ((sign == 43) | (sign == 45))
+        & (chars[rows, zone + 3] == 58)
+        & digits[rows, zone + 1]
+        & digits[rows, zone + 2]
+        & digits[rows, zone + 4]
+        & digits[rows, zone + 5]
+    )
     year = (chars[:, :4].astype(np.int64) - 48) @ np.array([1000, 100, 10, 1])
     shaped &= (naive | zulu | offset) & (year >= _NS_YEARS[0]) & (year <= _NS_YEARS[1])
     return shaped

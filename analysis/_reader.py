@@ -119,7 +119,9 @@ def _jobs(jobs: int | None, size: int) -> int:
     import threading
 
     if jobs is None:
-        if size < _PARALLEL_BYTES or threading.active_count() > 1:  # forking a threaded process is unsafe
+        if (
+            size < _PARALLEL_BYTES or threading.active_count() > 1
+        ):  # forking a threaded process is unsafe
             return 1
         try:
             jobs = min(len(os.sched_getaffinity(0)), _MAX_JOBS)
@@ -178,7 +180,11 @@ def _scan_open(path: Path, start: int, end: int) -> Scan:
                     extra -= len(lines.pop())
                 position = end
             torn = not lines[-1].endswith(b"\n")
-            pieces.extend(_scan_block(lines, scan.lines + 1, path, torn_last=torn, scan=scan, interner=interner))
+            pieces.extend(
+                _scan_block(
+                    lines, scan.lines + 1, path, torn_last=torn, scan=scan, interner=interner
+                )
+            )
             scan.lines += len(lines)
         scan.events, scan.tags, scan.tag_names = events_frame(pieces, interner)
     return scan
@@ -197,17 +203,25 @@ def _merge(parts: list[Scan]) -> Scan:
         events["line"] = events["line"] + offset
         events["tag_start"] = events["tag_start"] + tag_offset
         frames.append(events)
-        mapping = np.asarray([names.setdefault(name, len(names)) for name in part.tag_names], dtype=np.int32)
+        mapping = np.asarray(
+            [names.setdefault(name, len(names)) for name in part.tag_names], dtype=np.int32
+        )
         tags.append(mapping[part.tags] if len(part.tags) else part.tags)
-        merged.issues.extend(LogIssue(i.path, i.line + offset, i.reason, i.torn) for i in part.issues)
+        merged.issues.extend(
+            LogIssue(i.path, i.line + offset, i.reason, i.torn) for i in part.issues
+        )
         merged.raw.extend((line + offset, what, detail) for line, what, detail in part.raw)
         for name, n in part.counts.items():
             merged.counts[name] = merged.counts.get(name, 0) + n
         merged.slow_lines += part.slow_lines
         offset += part.lines
         tag_offset += len(part.tags)
-    merged.events = {name: union_categoricals([f[name] for f in frames]) if name in CATEGORICAL
-                     else np.concatenate([f[name] for f in frames]) for name in EVENT_COLUMNS}
+    merged.events = {
+        name: union_categoricals([f[name] for f in frames])
+        if name in CATEGORICAL
+        else np.concatenate([f[name] for f in frames])
+        for name in EVENT_COLUMNS
+    }
     merged.tags = np.concatenate(tags).astype(np.int32) if tags else np.zeros(0, dtype=np.int32)
     merged.tag_names = list(names)
     merged.lines = offset
@@ -229,8 +243,9 @@ def _no_gc() -> Iterator[None]:
 # --------------------------------------------------------------------------- one block of lines
 
 
-def _scan_block(lines: list[bytes], first: int, path: Path, *, torn_last: bool, scan: Scan,
-                interner: Interner) -> list[dict[str, Any]]:
+def _scan_block(
+    lines: list[bytes], first: int, path: Path, *, torn_last: bool, scan: Scan, interner: Interner
+) -> list[dict[str, Any]]:
     """Parse and check one block of lines; valid human events as column pieces, the rest into ``scan``."""
     accs, suspect = _check_block(lines, first, scan, interner)
     pieces: list[dict[str, Any]] = []
@@ -240,16 +255,20 @@ def _scan_block(lines: list[bytes], first: int, path: Path, *, torn_last: bool, 
         scan.counts[type_name] = scan.counts.get(type_name, 0) + len(acc.pos) - len(rejected)
         if piece is not None:
             pieces.append(piece)
-    return pieces + _rescue(lines, sorted(suspect), first, path, torn_last=torn_last, scan=scan, interner=interner)
+    return pieces + _rescue(
+        lines, sorted(suspect), first, path, torn_last=torn_last, scan=scan, interner=interner
+    )
 
 
-def _check_block(lines: list[bytes], first: int, scan: Scan, interner: Interner) -> tuple[dict[str, Acc], set[int]]:
+def _check_block(
+    lines: list[bytes], first: int, scan: Scan, interner: Interner
+) -> tuple[dict[str, Acc], set[int]]:
     """The plans' checks over a block, ``_SUB`` lines at a time: the columns per record type, and
     the block positions of the lines left to the models (not JSON objects, no plan, a bad field)."""
     suspect: set[int] = set()
     accs: dict[str, Acc] = {}
     for start in range(0, len(lines), _SUB):
-        objs = _loads(lines[start:start + _SUB])
+        objs = _loads(lines[start : start + _SUB])
         if set(map(type, objs)) != DICT:
             for j, obj in enumerate(objs):
                 if obj.__class__ is not dict:
@@ -281,8 +300,16 @@ def _skip_fields(group: list[dict], where: Any, first: int, scan: Scan) -> None:
             scan.raw.append((first + j, "skip_fields", ",".join(extra)))
 
 
-def _rescue(lines: list[bytes], suspects: list[int], first: int, path: Path, *, torn_last: bool, scan: Scan,
-            interner: Interner) -> list[dict[str, Any]]:
+def _rescue(
+    lines: list[bytes],
+    suspects: list[int],
+    first: int,
+    path: Path,
+    *,
+    torn_last: bool,
+    scan: Scan,
+    interner: Interner,
+) -> list[dict[str, Any]]:
     """The lines the fast checks did not accept: the models decide, and say why (``scan.issues``).
 
     Returns the column pieces of the human events the models accept, with the models' values.

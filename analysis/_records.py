@@ -16,7 +16,9 @@ from evaluation.log import LogIssue
 _BLOCK = 16 << 20
 
 
-def read_typed(path: str | Path, record_type: str, issues: list[LogIssue] | None = None) -> list[tuple[int, Any]]:
+def read_typed(
+    path: str | Path, record_type: str, issues: list[LogIssue] | None = None
+) -> list[tuple[int, Any]]:
     """Every ``record_type`` record of the log at ``path`` with its 1-based line number, in log order."""
     from evaluation.log import open_for_reading
 
@@ -36,10 +38,12 @@ def read_typed(path: str | Path, record_type: str, issues: list[LogIssue] | None
                 if ends == -1:
                     tail += block
                     continue
-                first, joined, tail = ends + 1, tail + block[:ends + 1], b""
+                first, joined, tail = ends + 1, tail + block[: ends + 1], b""
                 scan(joined, 0, len(joined), lines, torn_end=False)
                 lines += 1
-            cut = block.rfind(b"\n", first) + 1 or first  # whole lines: block[first:cut]; the rest waits for its end
+            cut = (
+                block.rfind(b"\n", first) + 1 or first
+            )  # whole lines: block[first:cut]; the rest waits for its end
             if block.find(needle, first, cut) != -1:
                 scan(block, first, cut, lines, torn_end=False)
             lines += block.count(b"\n", first, cut)
@@ -52,8 +56,21 @@ def read_typed(path: str | Path, record_type: str, issues: list[LogIssue] | None
 class _Scan:
     """Finds and parses the candidate lines of whole-line byte ranges."""
 
-    def __init__(self, path: Path, needle: bytes, record_type: str, found: list[tuple[int, Any]], issues: list[LogIssue] | None):
-        self.path, self.needle, self.type, self.found, self.issues = path, needle, record_type, found, issues
+    def __init__(
+        self,
+        path: Path,
+        needle: bytes,
+        record_type: str,
+        found: list[tuple[int, Any]],
+        issues: list[LogIssue] | None,
+    ):
+        self.path, self.needle, self.type, self.found, self.issues = (
+            path,
+            needle,
+            record_type,
+            found,
+            issues,
+        )
 
     def __call__(self, data: bytes, lo: int, hi: int, before: int, *, torn_end: bool) -> None:
         """The candidate lines of ``data[lo:hi]`` (``before`` lines precede ``lo`` in the file)."""

@@ -25,12 +25,46 @@ KEY = ["run_id", "item_id", "dimension", "reviewer"]
 """The fold key of a human event."""
 Events = dict  # column name -> np.ndarray or pd.Categorical (see Scan.events)
 
-EVENT_COLUMNS = ["line", "kind", "run_id", "item_id", "dimension", "reviewer", "channel", "idempotency_key",
-                 "idem_hash", "ts", "judgment", "score", "n_tags", "tag_start", "note", "source_type", "session_date",
-                 "skip_reason", "text"]
-NUMERIC = {"line": np.int64, "kind": np.int8, "idem_hash": np.int64, "ts": np.int64, "score": np.float64,
-           "n_tags": np.int32, "tag_start": np.int64}
-CATEGORICAL = ("run_id", "item_id", "dimension", "reviewer", "channel", "judgment", "source_type", "session_date")
+EVENT_COLUMNS = [
+    "line",
+    "kind",
+    "run_id",
+    "item_id",
+    "dimension",
+    "reviewer",
+    "channel",
+    "idempotency_key",
+    "idem_hash",
+    "ts",
+    "judgment",
+    "score",
+    "n_tags",
+    "tag_start",
+    "note",
+    "source_type",
+    "session_date",
+    "skip_reason",
+    "text",
+]
+NUMERIC = {
+    "line": np.int64,
+    "kind": np.int8,
+    "idem_hash": np.int64,
+    "ts": np.int64,
+    "score": np.float64,
+    "n_tags": np.int32,
+    "tag_start": np.int64,
+}
+CATEGORICAL = (
+    "run_id",
+    "item_id",
+    "dimension",
+    "reviewer",
+    "channel",
+    "judgment",
+    "source_type",
+    "session_date",
+)
 """Columns held as categoricals (the key and the other low-cardinality strings); the rest are object arrays."""
 
 
@@ -90,7 +124,9 @@ class Scan:
         rows = np.repeat(np.arange(len(positions)), counts)
         offsets = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
         codes = self.tags[np.repeat(starts, counts) + offsets]
-        return rows, np.asarray(self.tag_names, dtype=object)[codes] if len(codes) else np.zeros(0, dtype=object)
+        return rows, np.asarray(self.tag_names, dtype=object)[codes] if len(codes) else np.zeros(
+            0, dtype=object
+        )
 
 
 def strings(column: pd.Categorical, positions: np.ndarray | None = None) -> np.ndarray:
@@ -133,7 +169,9 @@ def _key_codes(events: "Events", columns: Sequence[str] = KEY) -> np.ndarray:
 # --------------------------------------------------------------------------- building the columns
 
 
-def events_frame(pieces: list[dict[str, Any]], interner: "Interner") -> tuple["Events", np.ndarray, list[str]]:
+def events_frame(
+    pieces: list[dict[str, Any]], interner: "Interner"
+) -> tuple["Events", np.ndarray, list[str]]:
     """One frame of every piece's rows; the flat tag codes and the tag names (``tag_start`` and
     ``n_tags`` of a row locate its tags in the flat codes)."""
     if not pieces:
@@ -149,13 +187,19 @@ def events_frame(pieces: list[dict[str, Any]], interner: "Interner") -> tuple["E
         if name == "tag_start":
             columns[name] = np.concatenate(starts)
         elif name in NUMERIC or name in CATEGORICAL:
-            values = np.concatenate([p[name] for p in pieces]) if len(pieces) > 1 else pieces[0][name]
+            values = (
+                np.concatenate([p[name] for p in pieces]) if len(pieces) > 1 else pieces[0][name]
+            )
             if name in CATEGORICAL:
                 columns[name] = interner.categorical(name, values)
             else:
                 columns[name] = np.asarray(values, dtype=NUMERIC[name])
         else:
-            values = list(chain.from_iterable(p[name] for p in pieces)) if len(pieces) > 1 else pieces[0][name]
+            values = (
+                list(chain.from_iterable(p[name] for p in pieces))
+                if len(pieces) > 1
+                else pieces[0][name]
+            )
             columns[name] = np.fromiter(values, dtype=object, count=len(values))
     tags = np.concatenate([p["tags"] for p in pieces]).astype(np.int32)
     return columns, tags, list(interner.values["tag"])
@@ -168,8 +212,9 @@ def empty_events() -> "Events":
         if name in NUMERIC:
             columns[name] = np.zeros(0, dtype=NUMERIC[name])
         elif name in CATEGORICAL:
-            columns[name] = pd.Categorical.from_codes(np.zeros(0, dtype=np.int32),
-                                                      dtype=pd.CategoricalDtype(pd.Index([], dtype=object)))
+            columns[name] = pd.Categorical.from_codes(
+                np.zeros(0, dtype=np.int32), dtype=pd.CategoricalDtype(pd.Index([], dtype=object))
+            )
         else:
             columns[name] = np.zeros(0, dtype=object)
     return columns

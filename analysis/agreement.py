@@ -234,9 +234,17 @@ class AgreementReport(Report):
 def _estimate(coefficient: Coefficient, name: str, boot: Bounds) -> AgreementEstimate:
     value = coefficient.value
     boot = value if isinstance(value, Undefined) else boot
-    return AgreementEstimate(value, coefficient.se, coefficient.ci, coefficient.p_value, boot,
-                             stats.band(value, name), coefficient.n_units, coefficient.pa,
-                             coefficient.pe)
+    return AgreementEstimate(
+        value,
+        coefficient.se,
+        coefficient.ci,
+        coefficient.p_value,
+        boot,
+        stats.band(value, name),
+        coefficient.n_units,
+        coefficient.pa,
+        coefficient.pe,
+    )
 
 
 def _undefined_estimate(why: Undefined, n_items: int = 0) -> AgreementEstimate:
@@ -276,15 +284,21 @@ def _disagreements(frame: pd.DataFrame, coded: CodedRatings) -> tuple[ItemDisagr
     first[data.unit[::-1]] = np.arange(len(data.unit))[::-1]  # a rating of each unit
     run_ids = frame["run_id"].to_numpy(dtype=object)[first[items]].tolist()
     item_ids = frame["item_id"].to_numpy(dtype=object)[first[items]].tolist()
-    triples = list(zip(np.asarray(coded.reviewers, dtype=object)[data.rater[rows]].tolist(),
-                       np.asarray(coded.categories, dtype=object)[data.category[rows]].tolist(),
-                       score[rows].tolist()))
+    triples = list(
+        zip(
+            np.asarray(coded.reviewers, dtype=object)[data.rater[rows]].tolist(),
+            np.asarray(coded.categories, dtype=object)[data.category[rows]].tolist(),
+            score[rows].tolist(),
+        )
+    )
     ends = np.cumsum(units.size[items]).astype(int).tolist()
     starts = [0, *ends[:-1]]
     sizes = units.size[items].astype(int).tolist()
     found = zip(run_ids, item_ids, spread[items].tolist(), sizes, starts, ends)
-    return tuple(ItemDisagreement(str(run_id), str(item_id), float(d), int(n), tuple(triples[a:b]))
-                 for run_id, item_id, d, n, a, b in found)
+    return tuple(
+        ItemDisagreement(str(run_id), str(item_id), float(d), int(n), tuple(triples[a:b]))
+        for run_id, item_id, d, n, a, b in found
+    )
 
 
 @dataclass(frozen=True)
@@ -321,8 +335,9 @@ class _Prepared:
     pairs: _PairSet
 
 
-def _prepare(frame: pd.DataFrame, dimension: str, config: HilbotConfig, *, min_shared: int,
-             weights: str) -> _Prepared:
+def _prepare(
+    frame: pd.DataFrame, dimension: str, config: HilbotConfig, *, min_shared: int, weights: str
+) -> _Prepared:
     frame, notes = latest_ratings(frame)
     scale_name, categories, values, more = valued_categories(frame, dimension, config)
     coded = coded_ratings(frame, categories, values)
@@ -333,8 +348,10 @@ def _prepare(frame: pd.DataFrame, dimension: str, config: HilbotConfig, *, min_s
         levels: dict[str, np.ndarray | Undefined] = {}
     else:
         matrices = {w: stats.category_weights(w, categories, values) for w in shown}
-        levels = {level: stats.category_level_weights(level, units, categories, values)
-                  for level in stats.LEVELS}
+        levels = {
+            level: stats.category_level_weights(level, units, categories, values)
+            for level in stats.LEVELS
+        }
     # the pairs sharing ≥ min_shared items (and how many shared fewer), with their tables
     pair_matrices = {w: stats.category_weights(w, categories, values) for w in pair_shown}
     pairs = _PairSet(*stats.shared_pairs(coded.data, min_shared), pair_matrices, weights)
@@ -360,41 +377,58 @@ def _analytic(p: _Prepared) -> _Analytic:
     coefficients: dict[str, dict[str, Coefficient] | Undefined] = {}
     alpha: dict[str, Coefficient | Undefined] = {}
     if units.why_undefined() is None:
-        coefficients = {w: m if isinstance(m, Undefined) else stats.units_coefficients(units, m)
-                        for w, m in p.matrices.items()}
-        alpha = {level: m if isinstance(m, Undefined) else stats.alpha(units, m)
-                 for level, m in p.levels.items()}
+        coefficients = {
+            w: m if isinstance(m, Undefined) else stats.units_coefficients(units, m)
+            for w, m in p.matrices.items()
+        }
+        alpha = {
+            level: m if isinstance(m, Undefined) else stats.alpha(units, m)
+            for level, m in p.levels.items()
+        }
     pairs = stats.pair_coefficients(p.pairs.tables, p.pairs.defined, ("identity", p.pairs.shown))
     return _Analytic(coefficients, alpha, pairs, _disagreements(p.frame, p.coded))
 
 
 def _dimension_estimates(
-        p: _Prepared, analytic: _Analytic, boot: dict[tuple[str, str], Bounds],
-        level_boot: dict[str, Bounds]
+    p: _Prepared,
+    analytic: _Analytic,
+    boot: dict[tuple[str, str], Bounds],
+    level_boot: dict[str, Bounds],
 ) -> tuple[dict[str, dict[str, AgreementEstimate]], dict[str, AgreementEstimate]]:
     """A dimension's coefficients by weighting and α by level, with their bootstrap CIs."""
     units = p.coded.units
     why = units.why_undefined()
     if why is not None:
-        return ({w: {name: _undefined_estimate(why, units.n) for name in COEFFICIENTS}
-                 for w in p.matrices},
-                {level: _undefined_estimate(why, 0) for level in stats.LEVELS})
+        return (
+            {
+                w: {name: _undefined_estimate(why, units.n) for name in COEFFICIENTS}
+                for w in p.matrices
+            },
+            {level: _undefined_estimate(why, 0) for level in stats.LEVELS},
+        )
     coefficients = {}
     for w, found in analytic.coefficients.items():
         if isinstance(found, Undefined):
             coefficients[w] = {name: _undefined_estimate(found, units.n) for name in COEFFICIENTS}
         else:
             none = Undefined("no bootstrap")
-            coefficients[w] = {name: _estimate(c, name, boot.get((w, name), none))
-                               for name, c in found.items()}
-    alpha = {level: _undefined_estimate(c) if isinstance(c, Undefined)
-             else _estimate(c, "krippendorff_alpha", level_boot[level])
-             for level, c in analytic.alpha.items()}
+            coefficients[w] = {
+                name: _estimate(c, name, boot.get((w, name), none)) for name, c in found.items()
+            }
+    alpha = {
+        level: _undefined_estimate(c)
+        if isinstance(c, Undefined)
+        else _estimate(c, "krippendorff_alpha", level_boot[level])
+        for level, c in analytic.alpha.items()
+    }
     return coefficients, alpha
 
 
-def _pair_agreements(p: _Prepared, coefficients: dict[str, dict[str, list[Coefficient]]],
-                     kappa_boot: dict[str, list[Bounds]]) -> list[PairAgreement]:
+def _pair_agreements(
+    p: _Prepared,
+    coefficients: dict[str, dict[str, list[Coefficient]]],
+    kappa_boot: dict[str, list[Bounds]],
+) -> list[PairAgreement]:
     pairs, reviewers = p.pairs, p.coded.reviewers
     n = pairs.tables.sum(axis=(1, 2)).astype(int).tolist()
     if not n:
@@ -412,13 +446,17 @@ def _pair_agreements(p: _Prepared, coefficients: dict[str, dict[str, list[Coeffi
             for row, c, b in zip(rows, column, boots):
                 row[name] = _estimate(c, name, b)
         per_weighting[w] = rows
-    return [PairAgreement(reviewers[a], reviewers[b], n[i],
-                          {w: per_weighting[w][i] for w in pairs.matrices})
-            for i, (a, b) in enumerate(zip(pairs.first.tolist(), pairs.second.tolist()))]
+    return [
+        PairAgreement(
+            reviewers[a], reviewers[b], n[i], {w: per_weighting[w][i] for w in pairs.matrices}
+        )
+        for i, (a, b) in enumerate(zip(pairs.first.tolist(), pairs.second.tolist()))
+    ]
 
 
-def _assemble(p: _Prepared, analytic: _Analytic, n_boot: int, seed: int,
-              kappa_boot: dict[str, list[Bounds]]) -> DimensionAgreement:
+def _assemble(
+    p: _Prepared, analytic: _Analytic, n_boot: int, seed: int, kappa_boot: dict[str, list[Bounds]]
+) -> DimensionAgreement:
     """The dimension's report: its bootstrap (BLAS: after the pairs' threads are done) and its
     estimates."""
     coded, units = p.coded, p.coded.units
@@ -429,19 +467,38 @@ def _assemble(p: _Prepared, analytic: _Analytic, n_boot: int, seed: int,
     coefficients, alpha = _dimension_estimates(p, analytic, boot, level_boot)
     pairs = tuple(_pair_agreements(p, analytic.pairs, kappa_boot))
     return DimensionAgreement(
-        dimension=p.dimension, scale=p.scale, categories=tuple(coded.categories),
-        values=tuple(coded.values), n_items=units.n, n_pairable=int(units.pairable.sum()),
-        n_raters=len(coded.reviewers), n_ratings=len(p.frame), reviewers=tuple(coded.reviewers),
-        coefficients=coefficients, alpha=alpha, pairs=pairs, pairs_below_min_shared=p.pairs.below,
-        disagreements=analytic.disagreements, notes=tuple(p.notes))
+        dimension=p.dimension,
+        scale=p.scale,
+        categories=tuple(coded.categories),
+        values=tuple(coded.values),
+        n_items=units.n,
+        n_pairable=int(units.pairable.sum()),
+        n_raters=len(coded.reviewers),
+        n_ratings=len(p.frame),
+        reviewers=tuple(coded.reviewers),
+        coefficients=coefficients,
+        alpha=alpha,
+        pairs=pairs,
+        pairs_below_min_shared=p.pairs.below,
+        disagreements=analytic.disagreements,
+        notes=tuple(p.notes),
+    )
 
 
 # --------------------------------------------------------------------------------- the whole report
 
 
-def agreement(ratings: pd.DataFrame, config: HilbotConfig, *, run: str | None = None,
-              dimension: str | None = None, n_boot: int = 1000, seed: int = 0, min_shared: int = 5,
-              weights: str = DEFAULT_WEIGHTS) -> AgreementReport:
+def agreement(
+    ratings: pd.DataFrame,
+    config: HilbotConfig,
+    *,
+    run: str | None = None,
+    dimension: str | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+    min_shared: int = 5,
+    weights: str = DEFAULT_WEIGHTS,
+) -> AgreementReport:
     """Inter-rater agreement per dimension over the ``ratings`` frame (columns per the analysis
     contract).
 
@@ -457,11 +514,13 @@ def agreement(ratings: pd.DataFrame, config: HilbotConfig, *, run: str | None = 
     ``dimension`` neither configured nor rated is a :class:`AnalysisError` with the fix.
     """
     if n_boot < 0 or min_shared < 1:
-        raise AnalysisError(f"n_boot={n_boot}, min_shared={min_shared}",
-                            fix="use n_boot ≥ 0 and min_shared ≥ 1")
+        raise AnalysisError(
+            f"n_boot={n_boot}, min_shared={min_shared}", fix="use n_boot ≥ 0 and min_shared ≥ 1"
+        )
     if weights not in WEIGHTINGS:
-        raise AnalysisError(f"unknown weights {weights!r}",
-                            fix=f"use one of {', '.join(WEIGHTINGS)}")
+        raise AnalysisError(
+            f"unknown weights {weights!r}", fix=f"use one of {', '.join(WEIGHTINGS)}"
+        )
     frame = ratings[[c for c in _COLUMNS if c in ratings.columns]]
     if run is not None:
         frame = frame[frame["run_id"] == run]
@@ -473,18 +532,31 @@ def agreement(ratings: pd.DataFrame, config: HilbotConfig, *, run: str | None = 
         groups = sorted(((str(name), group) for name, group in by_name), key=lambda pair: pair[0])
     # the pairs' draws on threads while this thread computes the analytic figures, BLAS-free
     # (OpenBLAS's own threads would spin against the draws); then the multi-rater bootstraps (BLAS)
-    prepared = [_prepare(group, name, config, min_shared=min_shared, weights=weights)
-                for name, group in groups]
+    prepared = [
+        _prepare(group, name, config, min_shared=min_shared, weights=weights)
+        for name, group in groups
+    ]
     with ThreadPoolExecutor(stats.threads()) as pool:
-        waiting = [stats.start_pair_bootstrap(pool, p.pairs.tables, p.pairs.defined, n_boot, seed)
-                   for p in prepared]
+        waiting = [
+            stats.start_pair_bootstrap(pool, p.pairs.tables, p.pairs.defined, n_boot, seed)
+            for p in prepared
+        ]
         analytic = [_analytic(p) for p in prepared]
         kappa_boot = [wait() for wait in waiting]
-    dims = {p.dimension: _assemble(p, a, n_boot, seed, k)
-            for p, a, k in zip(prepared, analytic, kappa_boot)}
-    return AgreementReport(version=VERSION, run=run, weights=weights, dimensions=dims,
-                           n_boot=n_boot, seed=seed, min_shared=min_shared,
-                           across=_across(prepared))
+    dims = {
+        p.dimension: _assemble(p, a, n_boot, seed, k)
+        for p, a, k in zip(prepared, analytic, kappa_boot)
+    }
+    return AgreementReport(
+        version=VERSION,
+        run=run,
+        weights=weights,
+        dimensions=dims,
+        n_boot=n_boot,
+        seed=seed,
+        min_shared=min_shared,
+        across=_across(prepared),
+    )
 
 
 def _across(prepared: Sequence[_Prepared]) -> AcrossDimensions | None:
@@ -492,8 +564,11 @@ def _across(prepared: Sequence[_Prepared]) -> AcrossDimensions | None:
     pooled_dims = [p for p in prepared if p.coded.units.why_undefined() is None]
     if len(pooled_dims) < 2:
         return None
-    left_out = {p.dimension: str(why.reason) for p in prepared
-                if (why := p.coded.units.why_undefined()) is not None}
+    left_out = {
+        p.dimension: str(why.reason)
+        for p in prepared
+        if (why := p.coded.units.why_undefined()) is not None
+    }
     keys = pooled_dims[0].coded.items
     for p in pooled_dims[1:]:
         keys = keys.union(p.coded.items)
@@ -503,8 +578,9 @@ def _across(prepared: Sequence[_Prepared]) -> AcrossDimensions | None:
     return AcrossDimensions(names, left_out, len(keys), coefficients)
 
 
-def _pooled_weighting(weighting: str, dims: Sequence[_Prepared], items: Sequence[np.ndarray],
-                      n_items: int) -> dict[str, AgreementEstimate]:
+def _pooled_weighting(
+    weighting: str, dims: Sequence[_Prepared], items: Sequence[np.ndarray], n_items: int
+) -> dict[str, AgreementEstimate]:
     """Every pooled coefficient under one weighting (a two-category dimension's weights are all the
     identity)."""
     parts: dict[str, list[tuple[stats.Terms, np.ndarray]]] = {n: [] for n in POOLED_COEFFICIENTS}
@@ -519,9 +595,12 @@ def _pooled_weighting(weighting: str, dims: Sequence[_Prepared], items: Sequence
                 why.setdefault(name, Undefined(f"{t.reason} ({p.dimension})"))
             else:
                 parts[name].append((t, item))
-    return {name: _undefined_estimate(why[name], n_items) if name in why
-            else _estimate(stats.pooled(parts[name], n_items), name, NOT_BOOTSTRAPPED_ACROSS)
-            for name in POOLED_COEFFICIENTS}
+    return {
+        name: _undefined_estimate(why[name], n_items)
+        if name in why
+        else _estimate(stats.pooled(parts[name], n_items), name, NOT_BOOTSTRAPPED_ACROSS)
+        for name in POOLED_COEFFICIENTS
+    }
 
 
 # -------------------------------------------------------------------------------------- the command
@@ -530,10 +609,16 @@ PAIRS = 30
 """Reviewer pairs shown in Markdown."""
 BOOTSTRAP_MAX = 100_000
 """The most bootstrap replicates ``--bootstrap`` takes."""
-NAMES = {"percent_agreement": "Percent agreement", "fleiss_kappa": "Fleiss' κ",
-         "conger_kappa": "Conger's κ", "gwet_ac": "Gwet's AC",
-         "brennan_prediger": "Brennan–Prediger", "krippendorff_alpha": "Krippendorff's α",
-         "cohen_kappa": "Cohen's κ", "scott_pi": "Scott's π"}
+NAMES = {
+    "percent_agreement": "Percent agreement",
+    "fleiss_kappa": "Fleiss' κ",
+    "conger_kappa": "Conger's κ",
+    "gwet_ac": "Gwet's AC",
+    "brennan_prediger": "Brennan–Prediger",
+    "krippendorff_alpha": "Krippendorff's α",
+    "cohen_kappa": "Cohen's κ",
+    "scott_pi": "Scott's π",
+}
 """Coefficients as Markdown names them."""
 
 
@@ -547,15 +632,21 @@ def _markdown(report: AgreementReport) -> list[str]:
     """Per dimension: one table of the coefficients (identity and ``weights``), the pairs, the items
     to resolve."""
     scope = f"run {report.run}" if report.run else "all runs"
-    boot = (f"percentile bootstrap over items, {report.n_boot} replicates, seed {report.seed}"
-            if report.n_boot else "none (--bootstrap 0)")
-    lines = [f"# Inter-rater agreement ({scope})", "",
-             "95% CIs: analytic (Gwet's linearised SE, value ± t₀.₉₇₅ × SE on n − 1 df, at most "
-             f"1); bootstrap: {boot}. p: one-sided, H0: coefficient = 0. "
-             "Bands: κ-type ≥ 0.60 acceptable, ≥ 0.75 good, ≥ 0.85 excellent; "
-             "α ≥ 0.67 / 0.80 / 0.90. "
-             f"Weighted rows: {report.weights} weights on the categories' values "
-             "(all weightings in --format json)."]
+    boot = (
+        f"percentile bootstrap over items, {report.n_boot} replicates, seed {report.seed}"
+        if report.n_boot
+        else "none (--bootstrap 0)"
+    )
+    lines = [
+        f"# Inter-rater agreement ({scope})",
+        "",
+        "95% CIs: analytic (Gwet's linearised SE, value ± t₀.₉₇₅ × SE on n − 1 df, at most "
+        f"1); bootstrap: {boot}. p: one-sided, H0: coefficient = 0. "
+        "Bands: κ-type ≥ 0.60 acceptable, ≥ 0.75 good, ≥ 0.85 excellent; "
+        "α ≥ 0.67 / 0.80 / 0.90. "
+        f"Weighted rows: {report.weights} weights on the categories' values "
+        "(all weightings in --format json).",
+    ]
     lines += _markdown_across(report.across, report.weights)
     for dim in report.dimensions.values():
         lines += _markdown_dimension(dim, report.min_shared, report.weights)
@@ -569,16 +660,24 @@ def _markdown_across(across: AcrossDimensions | None, weights: str) -> list[str]
         return []
     rows = [_row(_name(name, "identity"), e) for name, e in across.coefficients["identity"].items()]
     if weights != "identity":
-        rows += [_row(f"{_name(name, weights)} ({weights})", e)
-                 for name, e in across.coefficients[weights].items()]
+        rows += [
+            _row(f"{_name(name, weights)} ({weights})", e)
+            for name, e in across.coefficients[weights].items()
+        ]
     left = "".join(f" Not pooled: {name} ({why})." for name, why in across.left_out.items())
-    return ["", "## Across dimensions (pooled)", "",
-            f"{', '.join(across.dimensions)} on {across.n_items} items. Each dimension keeps its "
-            "own chance agreement: (mean p_a − mean p_e) / (1 − mean p_e) over the dimensions "
-            "(De Vries et al. 2008); SE by Gwet's linearisation over items; no bootstrap. "
-            f"Krippendorff's α is per dimension only.{left}", "",
-            *table(["coefficient", "value", "SE", "95% CI", "p", "band"],
-                   [(*r[:4], *r[5:]) for r in rows])]
+    return [
+        "",
+        "## Across dimensions (pooled)",
+        "",
+        f"{', '.join(across.dimensions)} on {across.n_items} items. Each dimension keeps its "
+        "own chance agreement: (mean p_a − mean p_e) / (1 − mean p_e) over the dimensions "
+        "(De Vries et al. 2008); SE by Gwet's linearisation over items; no bootstrap. "
+        f"Krippendorff's α is per dimension only.{left}",
+        "",
+        *table(
+            ["coefficient", "value", "SE", "95% CI", "p", "band"], [(*r[:4], *r[5:]) for r in rows]
+        ),
+    ]
 
 
 def _row(label: str, e: AgreementEstimate) -> tuple[str, ...]:
@@ -589,8 +688,9 @@ def _row(label: str, e: AgreementEstimate) -> tuple[str, ...]:
 
 def _coefficient_rows(dim: DimensionAgreement, weights: str) -> list[tuple[str, ...]]:
     rows = [_row(_name(name, "identity"), e) for name, e in dim.coefficients["identity"].items()]
-    rows[-1] = _row("Krippendorff's α (nominal)",
-                    dim.coefficients["identity"]["krippendorff_alpha"])
+    rows[-1] = _row(
+        "Krippendorff's α (nominal)", dim.coefficients["identity"]["krippendorff_alpha"]
+    )
     if weights != "identity" and weights in dim.coefficients:
         for name, e in dim.coefficients[weights].items():
             # α under quadratic or ratio weights is α interval / ratio, listed below
@@ -603,22 +703,38 @@ def _coefficient_rows(dim: DimensionAgreement, weights: str) -> list[tuple[str, 
 def _markdown_dimension(dim: DimensionAgreement, min_shared: int, weights: str) -> list[str]:
     from .report import fmt, table
 
-    values = ", ".join(fmt(v, 3).rstrip("0").rstrip(".") if math.isfinite(v) else "–"
-                       for v in dim.values)
-    lines = ["", f"## {dim.dimension}", "",
-             f"{dim.n_ratings} ratings of {dim.n_items} items by {dim.n_raters} reviewers; "
-             f"{dim.n_pairable} items have ≥ 2 ratings. Scale: {' < '.join(dim.categories)} "
-             f"(values {values}).", ""]
-    lines += table(["coefficient", "value", "SE", "95% CI", "bootstrap 95% CI", "p", "band"],
-                   _coefficient_rows(dim, weights))
+    values = ", ".join(
+        fmt(v, 3).rstrip("0").rstrip(".") if math.isfinite(v) else "–" for v in dim.values
+    )
+    lines = [
+        "",
+        f"## {dim.dimension}",
+        "",
+        f"{dim.n_ratings} ratings of {dim.n_items} items by {dim.n_raters} reviewers; "
+        f"{dim.n_pairable} items have ≥ 2 ratings. Scale: {' < '.join(dim.categories)} "
+        f"(values {values}).",
+        "",
+    ]
+    lines += table(
+        ["coefficient", "value", "SE", "95% CI", "bootstrap 95% CI", "p", "band"],
+        _coefficient_rows(dim, weights),
+    )
     lines += _markdown_pairs(dim, min_shared, weights)
     lines += [f"- note: {n}" for n in dim.notes]
     if dim.disagreements:
         lines += ["", f"Items to resolve ({len(dim.disagreements)}; largest spread first):", ""]
-        lines += table(["run", "item", "spread", "ratings"],
-                       [(d.run_id, d.item_id, fmt(d.spread, 2),
-                         "; ".join(f"{who}: {j}" for who, j, _ in d.ratings))
-                        for d in dim.disagreements[:25]])
+        lines += table(
+            ["run", "item", "spread", "ratings"],
+            [
+                (
+                    d.run_id,
+                    d.item_id,
+                    fmt(d.spread, 2),
+                    "; ".join(f"{who}: {j}" for who, j, _ in d.ratings),
+                )
+                for d in dim.disagreements[:25]
+            ],
+        )
     return lines
 
 
@@ -628,23 +744,53 @@ def _markdown_pairs(dim: DimensionAgreement, min_shared: int, weights: str) -> l
     if not dim.pairs:
         return []
     shown = sorted(dim.pairs, key=lambda p: (-p.n_shared, p.reviewer_a, p.reviewer_b))[:PAIRS]
-    more = (f"; the {PAIRS} with most shared items shown, all {len(dim.pairs)} in --format json"
-            if len(dim.pairs) > PAIRS else "")
+    more = (
+        f"; the {PAIRS} with most shared items shown, all {len(dim.pairs)} in --format json"
+        if len(dim.pairs) > PAIRS
+        else ""
+    )
     weighted = weights if weights in shown[0].coefficients else "identity"
     rows = []
     for p in shown:
         c = p.coefficients["identity"]
         kappa = c["cohen_kappa"]
-        rows.append((f"{p.reviewer_a} · {p.reviewer_b}", p.n_shared, fmt(kappa.value), ci(kappa.ci),
-                     ci(kappa.bootstrap_ci), kappa.band,
-                     fmt(p.coefficients[weighted]["cohen_kappa"].value), fmt(c["scott_pi"].value),
-                     fmt(c["gwet_ac"].value), fmt(c["brennan_prediger"].value),
-                     fmt(c["percent_agreement"].value)))
-    return ["", f"Per reviewer pair (≥ {min_shared} shared items; {dim.pairs_below_min_shared} "
-                f"pairs had fewer{more}):", "",
-            *table(["pair", "shared", "Cohen's κ", "95% CI", "bootstrap 95% CI", "band",
-                    f"κ ({weighted})", "Scott's π", "AC1", "Brennan–Prediger", "% agreement"],
-                   rows)]
+        rows.append(
+            (
+                f"{p.reviewer_a} · {p.reviewer_b}",
+                p.n_shared,
+                fmt(kappa.value),
+                ci(kappa.ci),
+                ci(kappa.bootstrap_ci),
+                kappa.band,
+                fmt(p.coefficients[weighted]["cohen_kappa"].value),
+                fmt(c["scott_pi"].value),
+                fmt(c["gwet_ac"].value),
+                fmt(c["brennan_prediger"].value),
+                fmt(c["percent_agreement"].value),
+            )
+        )
+    return [
+        "",
+        f"Per reviewer pair (≥ {min_shared} shared items; {dim.pairs_below_min_shared} "
+        f"pairs had fewer{more}):",
+        "",
+        *table(
+            [
+                "pair",
+                "shared",
+                "Cohen's κ",
+                "95% CI",
+                "bootstrap 95% CI",
+                "band",
+                f"κ ({weighted})",
+                "Scott's π",
+                "AC1",
+                "Brennan–Prediger",
+                "% agreement",
+            ],
+            rows,
+        ),
+    ]
 
 
 def _chart(report: AgreementReport) -> bytes:
@@ -652,11 +798,22 @@ def _chart(report: AgreementReport) -> bytes:
 
     estimates = [(name, dim.alpha["ordinal"]) for name, dim in report.dimensions.items()]
     values = [None if isinstance(e.value, Undefined) else e.value for _, e in estimates]
-    intervals = [e.bootstrap_ci if isinstance(e.bootstrap_ci, tuple)
-                 else e.ci if isinstance(e.ci, tuple) else None for _, e in estimates]
-    return interval_bars([name for name, _ in estimates], values, intervals,
-                         title="Krippendorff's α (ordinal) per dimension", ylabel="α",
-                         lines=[(0.67, "acceptable"), (0.8, "good"), (0.9, "excellent")])
+    intervals = [
+        e.bootstrap_ci
+        if isinstance(e.bootstrap_ci, tuple)
+        else e.ci
+        if isinstance(e.ci, tuple)
+        else None
+        for _, e in estimates
+    ]
+    return interval_bars(
+        [name for name, _ in estimates],
+        values,
+        intervals,
+        title="Krippendorff's α (ordinal) per dimension",
+        ylabel="α",
+        lines=[(0.67, "acceptable"), (0.8, "good"), (0.9, "excellent")],
+    )
 
 
 def _digest(inputs: Inputs, runs: Sequence[str] | None) -> list[str]:
@@ -666,19 +823,38 @@ def _digest(inputs: Inputs, runs: Sequence[str] | None) -> list[str]:
     for dim in agreement(inputs.frames.ratings, inputs.config, n_boot=0).dimensions.values():
         alpha = dim.alpha.get("ordinal")
         if alpha is not None and isinstance(alpha.value, float):
-            lines.append(f"Agreement on {dim.dimension}: α {alpha.value:.3f} ({alpha.band}, "
-                         f"{dim.n_pairable} items with 2+ ratings)")
+            lines.append(
+                f"Agreement on {dim.dimension}: α {alpha.value:.3f} ({alpha.band}, "
+                f"{dim.n_pairable} items with 2+ ratings)"
+            )
     return lines
 
 
-@analysis("agreement", markdown=_markdown, digest=_digest,
-          charts=lambda report, inputs: {"agreement": lambda: _chart(report)}, options=[
-    Option("n_boot", int, 1000, "Bootstrap replicates for the 95% CIs", flag="--bootstrap", low=0,
-           high=BOOTSTRAP_MAX),
-    Option("seed", int, 0, "Bootstrap seed", low=0, high=2**32 - 1),
-    Option("weights", str, DEFAULT_WEIGHTS,
-           "Weighting shown beside the unweighted coefficients (JSON has all)",
-           choices=WEIGHTINGS)])
+@analysis(
+    "agreement",
+    markdown=_markdown,
+    digest=_digest,
+    charts=lambda report, inputs: {"agreement": lambda: _chart(report)},
+    options=[
+        Option(
+            "n_boot",
+            int,
+            1000,
+            "Bootstrap replicates for the 95% CIs",
+            flag="--bootstrap",
+            low=0,
+            high=BOOTSTRAP_MAX,
+        ),
+        Option("seed", int, 0, "Bootstrap seed", low=0, high=2**32 - 1),
+        Option(
+            "weights",
+            str,
+            DEFAULT_WEIGHTS,
+            "Weighting shown beside the unweighted coefficients (JSON has all)",
+            choices=WEIGHTINGS,
+        ),
+    ],
+)
 def agreement_command(inputs: Inputs, *, n_boot: int, seed: int, weights: str) -> AgreementReport:
     """Inter-rater agreement per dimension, every coefficient with its standard error, CIs and p-value.
 
@@ -687,10 +863,28 @@ def agreement_command(inputs: Inputs, *, n_boot: int, seed: int, weights: str) -
 
     Example: hilbot analyze agreement --run demo-docs-search --weights linear
     """
-    return agreement(inputs.frames.ratings, inputs.config, run=inputs.run,
-                     dimension=inputs.dimension, n_boot=n_boot, seed=seed, weights=weights)
+    return agreement(
+        inputs.frames.ratings,
+        inputs.config,
+        run=inputs.run,
+        dimension=inputs.dimension,
+        n_boot=n_boot,
+        seed=seed,
+        weights=weights,
+    )
 
 
-__all__ = ["COEFFICIENTS", "PAIR_COEFFICIENTS", "POOLED_COEFFICIENTS", "VERSION", "WEIGHTINGS",
-           "AcrossDimensions", "AgreementEstimate", "AgreementReport", "DimensionAgreement",
-           "ItemDisagreement", "PairAgreement", "agreement"]
+__all__ = [
+    "COEFFICIENTS",
+    "PAIR_COEFFICIENTS",
+    "POOLED_COEFFICIENTS",
+    "VERSION",
+    "WEIGHTINGS",
+    "AcrossDimensions",
+    "AgreementEstimate",
+    "AgreementReport",
+    "DimensionAgreement",
+    "ItemDisagreement",
+    "PairAgreement",
+    "agreement",
+]

@@ -64,7 +64,17 @@ from .vocabulary import (
     select,
 )
 
-GROUP_KEYS = ("dimension", "metric", "run_id", "set", "kind", "category", "judge", "prompt_hash", "source_type")
+GROUP_KEYS = (
+    "dimension",
+    "metric",
+    "run_id",
+    "set",
+    "kind",
+    "category",
+    "judge",
+    "prompt_hash",
+    "source_type",
+)
 """Columns :func:`calibration` can group by (``metric`` is the AI score used, e.g. ``overall``)."""
 TOP = 10
 """Disagreements listed per group."""
@@ -83,7 +93,9 @@ class ConfusionMatrix(Report):
     """``counts[i][j]``: items the AI put in ``labels[i]`` and humans in ``labels[j]``."""
 
 
-def confusion_matrix(ai: Iterable[str], human: Iterable[str], labels: Iterable[str]) -> ConfusionMatrix:
+def confusion_matrix(
+    ai: Iterable[str], human: Iterable[str], labels: Iterable[str]
+) -> ConfusionMatrix:
     """Cross-tabulate two label sequences over ``labels`` (ascending order)."""
     labels = tuple(labels)
     index = {label: i for i, label in enumerate(labels)}
@@ -93,8 +105,9 @@ def confusion_matrix(ai: Iterable[str], human: Iterable[str], labels: Iterable[s
     return ConfusionMatrix(labels, tuple(tuple(int(c) for c in row) for row in counts))
 
 
-def confusion_kappa(matrix: ConfusionMatrix,
-                    weights: Literal["none", "linear", "quadratic"] = "none") -> Number:
+def confusion_kappa(
+    matrix: ConfusionMatrix, weights: Literal["none", "linear", "quadratic"] = "none"
+) -> Number:
     """Cohen's κ of the matrix = 1 − Σ w·observed / Σ w·expected (w = 1 off the diagonal when
     unweighted), computed once for all of hilbot by :func:`analysis.stats.kappa_of_table`; undefined
     with no items, or when AI and humans put every item in one and the same category."""
@@ -135,20 +148,30 @@ def _notes_by_item(rated: pd.DataFrame, notes: pd.DataFrame | None) -> pd.Series
     return texts.groupby(KEY3)["text"].agg(lambda s: tuple(dict.fromkeys(map(str, s))))
 
 
-def item_table(ratings: pd.DataFrame, items: pd.DataFrame, notes: pd.DataFrame | None = None) -> pd.DataFrame:
+def item_table(
+    ratings: pd.DataFrame, items: pd.DataFrame, notes: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """One row per rated (run, item, dimension): human mean, ratings, judgments, notes, item columns, AI score."""
     rated = ratings.groupby(KEY3, sort=True).agg(
-        human_score=("score", "mean"), n_ratings=("score", "size"), judgments=("judgment", tuple))
+        human_score=("score", "mean"), n_ratings=("score", "size"), judgments=("judgment", tuple)
+    )
     rated["notes"] = _notes_by_item(ratings, notes).reindex(rated.index)
     rated["notes"] = rated["notes"].map(lambda v: v if isinstance(v, tuple) else ())
-    table = rated.reset_index().merge(items, on=["run_id", "item_id"], how="left", suffixes=("", "_item"))
+    table = rated.reset_index().merge(
+        items, on=["run_id", "item_id"], how="left", suffixes=("", "_item")
+    )
     table["ai_score"], table["metric"] = ai_scores(table)
     return table
 
 
 def _categorize(table: pd.DataFrame, described: dict[str, Categories]) -> pd.DataFrame:
     table = table.copy()
-    table["scale"], table["ai_category"], table["human_category"], table["human_pass"] = None, None, None, False
+    table["scale"], table["ai_category"], table["human_category"], table["human_pass"] = (
+        None,
+        None,
+        None,
+        False,
+    )
     for dimension, rows in table.groupby("dimension", observed=True).groups.items():
         cats = described[str(dimension)]
         human = table.loc[rows, "human_score"]
@@ -236,14 +259,18 @@ class CalibrationReport(Report):
 def _agreement(ai: list, human: list, labels: tuple[str, ...]) -> Agreement:
     matrix = confusion_matrix(ai, human, labels)
     n = len(ai)
-    observed = sum(matrix.counts[i][i] for i in range(len(labels))) / n if n else Undefined("no items")
+    observed = (
+        sum(matrix.counts[i][i] for i in range(len(labels))) / n if n else Undefined("no items")
+    )
     kappa, weighted = confusion_kappa(matrix), confusion_kappa(matrix, "quadratic")
     return Agreement(matrix, kappa, weighted, observed)
 
 
 def _category_agreement(group: pd.DataFrame, described: dict[str, Categories]) -> Agreement:
     cats = [described[d] for d in sorted(set(map(str, group["dimension"])))]
-    scales = sorted({c.scale if c.scale is not None else f"{c.dimension!r} from the log" for c in cats})
+    scales = sorted(
+        {c.scale if c.scale is not None else f"{c.dimension!r} from the log" for c in cats}
+    )
     if len(scales) > 1:
         why = Undefined(f"the group mixes scales ({', '.join(scales)})")
     elif not cats[0].labels:
@@ -260,30 +287,56 @@ def _pass_fail(group: pd.DataFrame, pass_mark: float) -> Agreement:
 
 
 def _disagreements(group: pd.DataFrame, top: int) -> tuple[Disagreement, ...]:
-    ordered = group.assign(gap=(group["human_score"] - group["ai_score"]).abs().round(9))  # ties despite float noise
-    ordered = ordered.sort_values(["gap", "run_id", "item_id"], ascending=[False, True, True]).head(top)
+    ordered = group.assign(
+        gap=(group["human_score"] - group["ai_score"]).abs().round(9)
+    )  # ties despite float noise
+    ordered = ordered.sort_values(["gap", "run_id", "item_id"], ascending=[False, True, True]).head(
+        top
+    )
     return tuple(
-        Disagreement(row.run_id, row.item_id, row.dimension, None if pd.isna(row.query) else str(row.query),
-                     float(row.ai_score), float(row.human_score), float(row.human_score - row.ai_score),
-                     tuple(row.judgments), tuple(row.notes))
-        for row in ordered.itertuples())
+        Disagreement(
+            row.run_id,
+            row.item_id,
+            row.dimension,
+            None if pd.isna(row.query) else str(row.query),
+            float(row.ai_score),
+            float(row.human_score),
+            float(row.human_score - row.ai_score),
+            tuple(row.judgments),
+            tuple(row.notes),
+        )
+        for row in ordered.itertuples()
+    )
 
 
 def _mean(values: pd.Series, what: str) -> Number:
     return float(values.mean()) if len(values) else Undefined(f"no {what}")
 
 
-def _group(key: dict[str, Any], group: pd.DataFrame, described: dict[str, Categories], pass_mark: float,
-           top: int) -> CalibrationGroup:
+def _group(
+    key: dict[str, Any],
+    group: pd.DataFrame,
+    described: dict[str, Categories],
+    pass_mark: float,
+    top: int,
+) -> CalibrationGroup:
     ai, human = group["ai_score"], group["human_score"]
     names = ("AI score", "human score")
     notes = [described[d].note for d in sorted(set(map(str, group["dimension"])))]
     return CalibrationGroup(
-        key=key, n=len(group), n_ratings=int(group["n_ratings"].sum()),
-        spearman=spearman(ai, human, names=names), kendall=kendall_tau(ai, human, names=names),
-        categories=_category_agreement(group, described), pass_fail=_pass_fail(group, pass_mark),
-        mean_ai=_mean(ai, "items"), mean_human=_mean(human, "items"), mean_delta=_mean(human - ai, "items"),
-        disagreements=_disagreements(group, top), notes=tuple(n for n in notes if n))
+        key=key,
+        n=len(group),
+        n_ratings=int(group["n_ratings"].sum()),
+        spearman=spearman(ai, human, names=names),
+        kendall=kendall_tau(ai, human, names=names),
+        categories=_category_agreement(group, described),
+        pass_fail=_pass_fail(group, pass_mark),
+        mean_ai=_mean(ai, "items"),
+        mean_human=_mean(human, "items"),
+        mean_delta=_mean(human - ai, "items"),
+        disagreements=_disagreements(group, top),
+        notes=tuple(n for n in notes if n),
+    )
 
 
 def _unpack(data: Any) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None]:
@@ -295,12 +348,22 @@ def _unpack(data: Any) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None]
 def _check_by(by: tuple[str, ...]) -> None:
     unknown = [k for k in by if k not in GROUP_KEYS]
     if unknown or not by:
-        raise AnalysisError(f"cannot group calibration by {unknown or 'nothing'}", fix=f"use some of {', '.join(GROUP_KEYS)}")
+        raise AnalysisError(
+            f"cannot group calibration by {unknown or 'nothing'}",
+            fix=f"use some of {', '.join(GROUP_KEYS)}",
+        )
 
 
-def calibration(data: Any, config: HilbotConfig, *, run: str | Iterable[str] | None = None,
-                dimension: str | Iterable[str] | None = None, by: Iterable[str] = ("dimension",),
-                top: int = TOP, pass_mark: float | None = None) -> CalibrationReport:
+def calibration(
+    data: Any,
+    config: HilbotConfig,
+    *,
+    run: str | Iterable[str] | None = None,
+    dimension: str | Iterable[str] | None = None,
+    by: Iterable[str] = ("dimension",),
+    top: int = TOP,
+    pass_mark: float | None = None,
+) -> CalibrationReport:
     """Calibrate the AI judge against human ratings, per group of ``by`` columns (see the module docstring).
 
     ``data`` is a ``Frames`` (``ratings``, ``items`` and optionally ``notes`` are read) or a tuple
@@ -312,32 +375,75 @@ def calibration(data: Any, config: HilbotConfig, *, run: str | Iterable[str] | N
     _check_by(by)
     ratings, items, notes = _unpack(data)
     if dimension is not None:
-        check_dimensions(ratings if run is None else select(ratings, run, None), config, dimension, run)
+        check_dimensions(
+            ratings if run is None else select(ratings, run, None), config, dimension, run
+        )
     pass_mark = config.judge.pass_mark if pass_mark is None else pass_mark
     selected = select(ratings, run, dimension)
     table = item_table(selected, items, notes)
-    described = {name: dimension_categories(config, name, selected) for name in map(str, table["dimension"].unique())}
+    described = {
+        name: dimension_categories(config, name, selected)
+        for name in map(str, table["dimension"].unique())
+    }
     scored = _categorize(table[table["ai_score"].notna()], described)
-    groups = [] if scored.empty else [
-        _group({k: key_value(v) for k, v in zip(by, key)}, group, described, pass_mark, top)
-        for key, group in scored.groupby(list(by), dropna=False, sort=True)]
+    groups = (
+        []
+        if scored.empty
+        else [
+            _group({k: key_value(v) for k, v in zip(by, key)}, group, described, pass_mark, top)
+            for key, group in scored.groupby(list(by), dropna=False, sort=True)
+        ]
+    )
     return CalibrationReport(by, pass_mark, tuple(groups), int(table["ai_score"].isna().sum()))
 
 
-
 # ---------------------------------------------------------------------------------------------- the command
+
 
 def _markdown(report: CalibrationReport) -> list[str]:
     """AI judge against humans, one section per group."""
     from .report import ci, fmt, p_value, table
 
-    lines = [f"# Calibration: AI judge vs humans (by {', '.join(report.by)})", "",
-             f"Items rated but not scored by the AI: {report.unscored}. PASS at AI score ≥ {report.pass_mark}.", ""]
-    rows = [(_key(g.key), g.n, g.n_ratings, fmt(g.spearman.coefficient), p_value(g.spearman.p_value), ci(g.spearman.ci),
-             fmt(g.kendall.coefficient), fmt(g.categories.kappa), fmt(g.pass_fail.kappa), fmt(g.mean_ai), fmt(g.mean_human),
-             fmt(g.mean_delta)) for g in report.groups]
-    lines += table(["group", "items", "ratings", "Spearman ρ", "p", "95% CI", "Kendall τ", "κ (categories)", "κ (pass/fail)",
-                    "AI mean", "human mean", "human − AI"], rows)
+    lines = [
+        f"# Calibration: AI judge vs humans (by {', '.join(report.by)})",
+        "",
+        f"Items rated but not scored by the AI: {report.unscored}. PASS at AI score ≥ {report.pass_mark}.",
+        "",
+    ]
+    rows = [
+        (
+            _key(g.key),
+            g.n,
+            g.n_ratings,
+            fmt(g.spearman.coefficient),
+            p_value(g.spearman.p_value),
+            ci(g.spearman.ci),
+            fmt(g.kendall.coefficient),
+            fmt(g.categories.kappa),
+            fmt(g.pass_fail.kappa),
+            fmt(g.mean_ai),
+            fmt(g.mean_human),
+            fmt(g.mean_delta),
+        )
+        for g in report.groups
+    ]
+    lines += table(
+        [
+            "group",
+            "items",
+            "ratings",
+            "Spearman ρ",
+            "p",
+            "95% CI",
+            "Kendall τ",
+            "κ (categories)",
+            "κ (pass/fail)",
+            "AI mean",
+            "human mean",
+            "human − AI",
+        ],
+        rows,
+    )
     for group in report.groups:
         lines += _markdown_group(group)
     return lines
@@ -355,32 +461,56 @@ def _markdown_group(group: CalibrationGroup) -> list[str]:
     matrix = group.categories.confusion
     if isinstance(matrix, ConfusionMatrix):
         lines += ["Confusion matrix (rows: AI category, columns: human category):", ""]
-        lines += table(["AI \\ human", *matrix.labels], [(label, *row) for label, row in zip(matrix.labels, matrix.counts)])
+        lines += table(
+            ["AI \\ human", *matrix.labels],
+            [(label, *row) for label, row in zip(matrix.labels, matrix.counts)],
+        )
         lines.append("")
     if group.disagreements:
         lines += ["Largest disagreements:", ""]
-        lines += table(["run", "item", "query", "AI", "human", "human − AI", "judgments", "notes"],
-                       [(d.run_id, d.item_id, d.query or "", fmt(d.ai_score, 2), fmt(d.human_score, 2), fmt(d.delta, 2),
-                         ", ".join(d.judgments), " / ".join(d.notes)) for d in group.disagreements])
+        lines += table(
+            ["run", "item", "query", "AI", "human", "human − AI", "judgments", "notes"],
+            [
+                (
+                    d.run_id,
+                    d.item_id,
+                    d.query or "",
+                    fmt(d.ai_score, 2),
+                    fmt(d.human_score, 2),
+                    fmt(d.delta, 2),
+                    ", ".join(d.judgments),
+                    " / ".join(d.notes),
+                )
+                for d in group.disagreements
+            ],
+        )
     return lines
 
 
 def _charts(report: CalibrationReport, inputs: Any) -> dict[str, Any]:
     from .charts import calibration_scatter, judgment_distribution
 
-    return {"calibration": lambda: calibration_scatter(_points(inputs.frames, inputs.dimension)),
-            "distribution": lambda: judgment_distribution(inputs.frames.ratings, inputs.config)}
+    return {
+        "calibration": lambda: calibration_scatter(_points(inputs.frames, inputs.dimension)),
+        "distribution": lambda: judgment_distribution(inputs.frames.ratings, inputs.config),
+    }
 
 
 def _points(frames: Any, dimension: str | None) -> list[tuple[float, float]]:
     """(AI score, mean human score) per rated item the AI scored."""
     from .load import ai_score_column
 
-    ratings = frames.ratings if dimension is None else frames.ratings[frames.ratings["dimension"] == dimension]
+    ratings = (
+        frames.ratings
+        if dimension is None
+        else frames.ratings[frames.ratings["dimension"] == dimension]
+    )
     points: list[tuple[float, float]] = []
     for dim, group in ratings.groupby("dimension"):
         human = group.groupby(["run_id", "item_id"])["score"].mean().rename("human").reset_index()
-        items = frames.items.assign(ai=ai_score_column(frames.items, dim))[["run_id", "item_id", "ai"]]
+        items = frames.items.assign(ai=ai_score_column(frames.items, dim))[
+            ["run_id", "item_id", "ai"]
+        ]
         joined = human.merge(items, on=["run_id", "item_id"]).dropna()
         points += list(zip(joined["ai"], joined["human"]))
     return points
@@ -395,20 +525,48 @@ def _digest(inputs: Inputs, runs: Sequence[str] | None) -> list[str]:
         if isinstance(rho, float):
             extra = f", κ {kappa:.2f}" if isinstance(kappa, float) else ""
             on = group.key.get("dimension", "all")
-            lines.append(f"AI judge vs humans on {on}: Spearman ρ {rho:.2f}{extra} "
-                         f"({group.n} items)")
+            lines.append(
+                f"AI judge vs humans on {on}: Spearman ρ {rho:.2f}{extra} ({group.n} items)"
+            )
     return lines
 
 
-@analysis("calibration", markdown=_markdown, charts=_charts, gold=True, digest=_digest, options=[
-    Option("by", str, "dimension", "Group by these, comma-separated", many=True, choices=GROUP_KEYS, required=True)])
+@analysis(
+    "calibration",
+    markdown=_markdown,
+    charts=_charts,
+    gold=True,
+    digest=_digest,
+    options=[
+        Option(
+            "by",
+            str,
+            "dimension",
+            "Group by these, comma-separated",
+            many=True,
+            choices=GROUP_KEYS,
+            required=True,
+        )
+    ],
+)
 def calibration_command(inputs: Inputs, *, by: tuple[str, ...]) -> CalibrationReport:
     """The AI judge against the humans: Spearman ρ, Kendall τ, κ on categories, confusion matrix, Δ, worst items.
 
     Example: hilbot analyze calibration --by dimension,category
     """
-    return calibration(inputs.frames, inputs.config, run=inputs.run, dimension=inputs.dimension, by=by)
+    return calibration(
+        inputs.frames, inputs.config, run=inputs.run, dimension=inputs.dimension, by=by
+    )
 
 
-__all__ = ["GROUP_KEYS", "Agreement", "CalibrationGroup", "CalibrationReport", "ConfusionMatrix",
-           "Disagreement", "calibration", "confusion_kappa", "confusion_matrix"]
+__all__ = [
+    "GROUP_KEYS",
+    "Agreement",
+    "CalibrationGroup",
+    "CalibrationReport",
+    "ConfusionMatrix",
+    "Disagreement",
+    "calibration",
+    "confusion_kappa",
+    "confusion_matrix",
+]

@@ -23,7 +23,9 @@ def to_png(figure: Any) -> bytes:
     import warnings
 
     buffer = io.BytesIO()
-    with warnings.catch_warnings():  # a glyph the font lacks is drawn as a box, not reported on stderr
+    with (
+        warnings.catch_warnings()
+    ):  # a glyph the font lacks is drawn as a box, not reported on stderr
         warnings.simplefilter("ignore")
         figure.savefig(buffer, format="png")
     return buffer.getvalue()
@@ -36,7 +38,9 @@ def text(value: Any) -> str:
     return visible(str(value), newlines=False).replace("$", r"\$")
 
 
-def calibration_scatter(points: Sequence[tuple[float, float]], title: str = "AI judge vs humans") -> bytes:
+def calibration_scatter(
+    points: Sequence[tuple[float, float]], title: str = "AI judge vs humans"
+) -> bytes:
     """One dot per item: AI score (x) against the mean human score (y), with the diagonal."""
     figure = new_figure(5.0, 5.0)
     axes = figure.add_subplot()
@@ -44,7 +48,13 @@ def calibration_scatter(points: Sequence[tuple[float, float]], title: str = "AI 
     if points:
         xs, ys = zip(*points)
         axes.scatter(xs, ys, s=18, alpha=0.6)
-    axes.set(xlim=(-0.02, 1.02), ylim=(-0.02, 1.02), xlabel="AI score", ylabel="human score (mean)", title=title)
+    axes.set(
+        xlim=(-0.02, 1.02),
+        ylim=(-0.02, 1.02),
+        xlabel="AI score",
+        ylabel="human score (mean)",
+        title=title,
+    )
     axes.legend(loc="upper left")
     return to_png(figure)
 
@@ -67,8 +77,15 @@ def rating_distribution(counts: dict[str, dict[str, int]], order: Sequence[str])
     return to_png(figure)
 
 
-def interval_bars(labels: Sequence[str], values: Sequence[float | None], intervals: Sequence[tuple[float, float] | None],
-                  *, title: str, ylabel: str, lines: Sequence[tuple[float, str]] = ()) -> bytes:
+def interval_bars(
+    labels: Sequence[str],
+    values: Sequence[float | None],
+    intervals: Sequence[tuple[float, float] | None],
+    *,
+    title: str,
+    ylabel: str,
+    lines: Sequence[tuple[float, str]] = (),
+) -> bytes:
     """Bars with 95% CI whiskers (agreement per dimension, success rate per bucket); ``lines``: reference levels."""
     figure = new_figure(max(4.0, 1.0 + 0.9 * len(labels)), 4.0)
     axes = figure.add_subplot()
@@ -78,14 +95,27 @@ def interval_bars(labels: Sequence[str], values: Sequence[float | None], interva
     axes.bar(range(len(labels)), heights, yerr=[low, high], capsize=4, color="#4c72b0")
     for level, name in lines:
         axes.axhline(level, color="grey", linewidth=0.8, linestyle=":")
-        axes.annotate(name, (len(labels) - 0.5, level), fontsize="x-small", ha="right", va="bottom", color="grey")
+        axes.annotate(
+            name,
+            (len(labels) - 0.5, level),
+            fontsize="x-small",
+            ha="right",
+            va="bottom",
+            color="grey",
+        )
     axes.set_xticks(range(len(labels)), [text(label) for label in labels], rotation=20, ha="right")
     axes.set(ylabel=text(ylabel), title=text(title), ylim=(min([0.0, *heights]) - 0.05, 1.05))
     return to_png(figure)
 
 
-__all__ = ["calibration_scatter", "interval_bars", "new_figure", "rating_distribution", "text",
-           "to_png"]
+__all__ = [
+    "calibration_scatter",
+    "interval_bars",
+    "new_figure",
+    "rating_distribution",
+    "text",
+    "to_png",
+]
 
 
 def judgment_distribution(ratings: Any, config: Any) -> bytes:
@@ -94,8 +124,17 @@ def judgment_distribution(ratings: Any, config: Any) -> bytes:
     Judgments of the configured scales come first, lowest score first; judgments off every configured
     scale are drawn after them, in name order.
     """
-    counts = {f"{run} · {dim}": dict(group["judgment"].value_counts()) for (run, dim), group in ratings.groupby(["run_id", "dimension"])}
+    counts = {
+        f"{run} · {dim}": dict(group["judgment"].value_counts())
+        for (run, dim), group in ratings.groupby(["run_id", "dimension"])
+    }
     dims = sorted(set(ratings["dimension"]) & set(config.dimensions))
-    order = list(dict.fromkeys(o.value for d in dims for o in sorted(config.scale_for(d).options, key=lambda o: o.score)))
+    order = list(
+        dict.fromkeys(
+            o.value
+            for d in dims
+            for o in sorted(config.scale_for(d).options, key=lambda o: o.score)
+        )
+    )
     order += sorted(set(ratings["judgment"]) - set(order))
     return rating_distribution(counts, order)

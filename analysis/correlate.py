@@ -137,8 +137,10 @@ def _shown(parsed: float | str) -> str:
 
 
 def _order_fix() -> str:
-    return (f"give the order of its values in --order, lowest first and comma-separated (e.g. --order {ORDER_EXAMPLE}), "
-            f"or in [features.<name>] order = [...] in hilbot.toml, or correct the values in the run files")
+    return (
+        f"give the order of its values in --order, lowest first and comma-separated (e.g. --order {ORDER_EXAMPLE}), "
+        f"or in [features.<name>] order = [...] in hilbot.toml, or correct the values in the run files"
+    )
 
 
 def _levels(order: Sequence[Any] | str) -> tuple[tuple[str, ...], dict[str, int]]:
@@ -151,19 +153,28 @@ def _levels(order: Sequence[Any] | str) -> tuple[tuple[str, ...], dict[str, int]
     for entry in order:
         parsed = _parse(entry)
         if parsed is None:
-            raise FeatureError("--order has an empty value", fix=f"separate its values by commas, e.g. --order {ORDER_EXAMPLE}")
+            raise FeatureError(
+                "--order has an empty value",
+                fix=f"separate its values by commas, e.g. --order {ORDER_EXAMPLE}",
+            )
         key = _key(parsed)
         if key in index:
-            raise FeatureError(f"--order lists {_shown(parsed)} twice", fix="list each value once, lowest first")
+            raise FeatureError(
+                f"--order lists {_shown(parsed)} twice", fix="list each value once, lowest first"
+            )
         index[key] = len(labels)
         labels.append(_fmt(parsed) if isinstance(parsed, float) else parsed)
     if len(labels) < 2:
-        raise FeatureError(f"--order has {len(labels)} value{'' if len(labels) == 1 else 's'}",
-                           fix=f"give at least two, lowest first, e.g. --order {ORDER_EXAMPLE}")
+        raise FeatureError(
+            f"--order has {len(labels)} value{'' if len(labels) == 1 else 's'}",
+            fix=f"give at least two, lowest first, e.g. --order {ORDER_EXAMPLE}",
+        )
     return tuple(labels), index
 
 
-def coerce_feature(values: pd.Series, feature: str, order: Sequence[Any] | str | None = None) -> FeatureValues:
+def coerce_feature(
+    values: pd.Series, feature: str, order: Sequence[Any] | str | None = None
+) -> FeatureValues:
     """``values`` as numbers or positions in an order (the rules are in the module docstring).
 
     ``order``: the feature's labels, lowest first (or one comma-separated string); when given, every present
@@ -173,7 +184,11 @@ def coerce_feature(values: pd.Series, feature: str, order: Sequence[Any] | str |
     """
     name = visible(feature, newlines=False)[:60]
     given = _levels(order) if order is not None else None
-    if given is None and pd.api.types.is_numeric_dtype(values.dtype) and not pd.api.types.is_bool_dtype(values.dtype):
+    if (
+        given is None
+        and pd.api.types.is_numeric_dtype(values.dtype)
+        and not pd.api.types.is_bool_dtype(values.dtype)
+    ):
         floats = values.astype("float64")
         if not np.isinf(floats).any():  # the loader's feature_* columns: finite numbers or NaN
             return FeatureValues(floats, "numeric", ())
@@ -183,29 +198,47 @@ def coerce_feature(values: pd.Series, feature: str, order: Sequence[Any] | str |
         labels, index = given
         for p in present:
             if _key(p) not in index:
-                raise FeatureError(f"feature {name!r} has the value {_shown(p)}, which is not in the given order "
-                                   f"({', '.join(labels)})"[:300], fix="add it to --order (lowest first), or correct the value")
+                raise FeatureError(
+                    f"feature {name!r} has the value {_shown(p)}, which is not in the given order "
+                    f"({', '.join(labels)})"[:300],
+                    fix="add it to --order (lowest first), or correct the value",
+                )
         return _ordinal(values, parsed, labels, index)
     texts = [p for p in present if isinstance(p, str)]
     if not texts:
-        return FeatureValues(pd.Series([np.nan if p is None else p for p in parsed], index=values.index, dtype="float64"),
-                             "numeric", ())
+        return FeatureValues(
+            pd.Series(
+                [np.nan if p is None else p for p in parsed], index=values.index, dtype="float64"
+            ),
+            "numeric",
+            (),
+        )
     keys = {_key(t) for t in texts}
     known = next((o for o in ORDERS if keys <= set(o)), None)
     if known is None:
         fits = next((o for o in ORDERS if _key(texts[0]) in o), ())
         odd = next(t for t in texts if _key(t) not in fits)
-        raise FeatureError(f"feature {name!r} has text values that are neither numbers nor labels of one known order, "
-                           f"e.g. {_shown(odd)}", fix=_order_fix())
+        raise FeatureError(
+            f"feature {name!r} has text values that are neither numbers nor labels of one known order, "
+            f"e.g. {_shown(odd)}",
+            fix=_order_fix(),
+        )
     number = next((p for p in present if isinstance(p, float)), None)
     if number is not None:
-        raise FeatureError(f"feature {name!r} mixes numbers and category labels, e.g. {_shown(number)} and "
-                           f"{_shown(texts[0])}", fix=_order_fix())
+        raise FeatureError(
+            f"feature {name!r} mixes numbers and category labels, e.g. {_shown(number)} and "
+            f"{_shown(texts[0])}",
+            fix=_order_fix(),
+        )
     return _ordinal(values, parsed, known, {label: i for i, label in enumerate(known)})
 
 
-def _ordinal(values: pd.Series, parsed: list[float | str | None], labels: tuple[str, ...],
-             index: dict[str, int]) -> FeatureValues:
+def _ordinal(
+    values: pd.Series,
+    parsed: list[float | str | None],
+    labels: tuple[str, ...],
+    index: dict[str, int],
+) -> FeatureValues:
     codes = [np.nan if p is None else float(index[_key(p)]) for p in parsed]
     return FeatureValues(pd.Series(codes, index=values.index, dtype="float64"), "ordinal", labels)
 
@@ -239,15 +272,22 @@ def _fmt(value: float) -> str:
 def _edges(values: np.ndarray, buckets: int | Sequence[float]) -> np.ndarray:
     if isinstance(buckets, int):
         if buckets < 1:
-            raise AnalysisError(f"buckets={buckets}", fix="give a positive number of quantile buckets")
+            raise AnalysisError(
+                f"buckets={buckets}", fix="give a positive number of quantile buckets"
+            )
         return np.unique(np.quantile(values, np.linspace(0, 1, buckets + 1)))
     edges = np.asarray(list(buckets), float)
     if len(edges) < 2 or np.any(np.diff(edges) <= 0):
-        raise AnalysisError(f"bucket edges {list(buckets)} are not increasing", fix="give at least two increasing edges")
+        raise AnalysisError(
+            f"bucket edges {list(buckets)} are not increasing",
+            fix="give at least two increasing edges",
+        )
     return edges
 
 
-def assign(values: pd.Series, buckets: int | Sequence[float] | None) -> tuple[str, pd.Series, list[tuple[str, float, float]]]:
+def assign(
+    values: pd.Series, buckets: int | Sequence[float] | None
+) -> tuple[str, pd.Series, list[tuple[str, float, float]]]:
     """How ``values`` are bucketed: the method, each value's bucket number (−1 outside), and (label, low, high)."""
     distinct = np.unique(values.to_numpy(float))
     explicit = buckets is not None and not isinstance(buckets, int)
@@ -257,15 +297,22 @@ def assign(values: pd.Series, buckets: int | Sequence[float] | None) -> tuple[st
     method = "edges" if explicit else "quantile"
     edges = _edges(values.to_numpy(float), DEFAULT_QUANTILES if buckets is None else buckets)
     codes = pd.cut(values, edges, right=True, include_lowest=True, labels=False)
-    labels = [(f"{'[' if i == 0 else '('}{_fmt(lo)}, {_fmt(hi)}]", float(lo), float(hi))
-              for i, (lo, hi) in enumerate(zip(edges, edges[1:]))]
+    labels = [
+        (f"{'[' if i == 0 else '('}{_fmt(lo)}, {_fmt(hi)}]", float(lo), float(hi))
+        for i, (lo, hi) in enumerate(zip(edges, edges[1:]))
+    ]
     return method, codes.fillna(-1).astype(int), labels
 
 
 def _bucket(spec: tuple[str, float, float], rows: pd.DataFrame, level: float) -> Bucket:
     n_items = int(rows[KEY3].drop_duplicates().shape[0])
-    return Bucket(label=spec[0], low=spec[1], high=spec[2], n_items=n_items,
-                  **rate_fields(rows, rows["success"], level))
+    return Bucket(
+        label=spec[0],
+        low=spec[1],
+        high=spec[2],
+        n_items=n_items,
+        **rate_fields(rows, rows["success"], level),
+    )
 
 
 # ---------------------------------------------------------------- monotonicity
@@ -316,15 +363,19 @@ def _filled(buckets: Sequence[Bucket]) -> list[tuple[str, float, Interval]]:
     return filled
 
 
-def monotonicity(buckets: Sequence[Bucket], expect: Literal["decreasing", "increasing"] = "decreasing") -> Monotonicity:
+def monotonicity(
+    buckets: Sequence[Bucket], expect: Literal["decreasing", "increasing"] = "decreasing"
+) -> Monotonicity:
     """Flag adjacent non-empty buckets whose success rates break the expected order."""
     filled = _filled(buckets)
     if len(filled) < 2:
         why = Undefined(f"fewer than 2 non-empty buckets ({len(filled)})")
         return Monotonicity(expect, why, (), why)
-    breaks = tuple(MonotonicityBreak(a, b, rate_a, rate_b, _apart(ci_a, ci_b))
-                   for (a, rate_a, ci_a), (b, rate_b, ci_b) in zip(filled, filled[1:])
-                   if _wrong_way(rate_a, rate_b, expect))
+    breaks = tuple(
+        MonotonicityBreak(a, b, rate_a, rate_b, _apart(ci_a, ci_b))
+        for (a, rate_a, ci_a), (b, rate_b, ci_b) in zip(filled, filled[1:])
+        if _wrong_way(rate_a, rate_b, expect)
+    )
     ends = _wrong_way(filled[-1][1], filled[0][1], expect)
     return Monotonicity(expect, not breaks, breaks, ends)
 
@@ -361,15 +412,23 @@ def feature_column(items: pd.DataFrame, feature: str) -> str:
     column = feature if feature.startswith("feature_") else f"feature_{feature}"
     if column in items.columns:
         return column
-    available = sorted(visible(c.removeprefix("feature_"), newlines=False)[:60] for c in items.columns
-                       if c.startswith("feature_"))  # names from the run files: shown safely, a few
+    available = sorted(
+        visible(c.removeprefix("feature_"), newlines=False)[:60]
+        for c in items.columns
+        if c.startswith("feature_")
+    )  # names from the run files: shown safely, a few
     more = f" and {len(available) - 20} more" if len(available) > 20 else ""
-    fix = (f"use one of: {', '.join(available[:20])}{more}" if available
-           else "the items carry no feature_* columns (no item has features)")
+    fix = (
+        f"use one of: {', '.join(available[:20])}{more}"
+        if available
+        else "the items carry no feature_* columns (no item has features)"
+    )
     raise AnalysisError(f"unknown feature {feature!r}", fix=fix)
 
 
-def _rated_with_feature(ratings: pd.DataFrame, items: pd.DataFrame, values: pd.Series, config: HilbotConfig) -> pd.DataFrame:
+def _rated_with_feature(
+    ratings: pd.DataFrame, items: pd.DataFrame, values: pd.Series, config: HilbotConfig
+) -> pd.DataFrame:
     """The ratings with their item's coerced feature ``value`` (NaN: missing) and ``success``."""
     values = items[["run_id", "item_id"]].assign(value=values)
     rated = ratings.merge(values, on=["run_id", "item_id"], how="left")
@@ -378,7 +437,9 @@ def _rated_with_feature(ratings: pd.DataFrame, items: pd.DataFrame, values: pd.S
     return rated
 
 
-def _categories(values: pd.Series, order: tuple[str, ...]) -> tuple[str, pd.Series, list[tuple[str, float, float]]]:
+def _categories(
+    values: pd.Series, order: tuple[str, ...]
+) -> tuple[str, pd.Series, list[tuple[str, float, float]]]:
     """One bucket per category present, in the order: like :func:`assign`, labelled by the order's labels."""
     present = np.unique(values.to_numpy(float))
     codes = pd.Series(np.searchsorted(present, values.to_numpy(float)), index=values.index)
@@ -395,11 +456,19 @@ def _feature_spearman(rated: pd.DataFrame, order: tuple[str, ...] = ()) -> RankC
     return spearman(per_item["value"], per_item["human"], names=("feature", "human score"))
 
 
-def correlate(ratings: pd.DataFrame, items: pd.DataFrame, config: HilbotConfig, feature: str, *,
-              run: str | Iterable[str] | None = None, dimension: str | Iterable[str] | None = None,
-              buckets: int | Sequence[float] | None = None,
-              expect: Literal["decreasing", "increasing"] = "decreasing", level: float = 0.95,
-              order: Sequence[str] | str | None = None) -> CorrelationReport:
+def correlate(
+    ratings: pd.DataFrame,
+    items: pd.DataFrame,
+    config: HilbotConfig,
+    feature: str,
+    *,
+    run: str | Iterable[str] | None = None,
+    dimension: str | Iterable[str] | None = None,
+    buckets: int | Sequence[float] | None = None,
+    expect: Literal["decreasing", "increasing"] = "decreasing",
+    level: float = 0.95,
+    order: Sequence[str] | str | None = None,
+) -> CorrelationReport:
     """Success rate per bucket of ``feature``, a monotonicity check and Spearman ρ (see the module docstring).
 
     ``items[feature_<name>]`` may hold numbers, number-like text and category labels, mixed across runs; they
@@ -412,8 +481,10 @@ def correlate(ratings: pd.DataFrame, items: pd.DataFrame, config: HilbotConfig, 
     name = column.removeprefix("feature_")
     coerced = coerce_feature(items[column], name, order)
     if coerced.kind == "ordinal" and buckets is not None:
-        raise FeatureError(f"--buckets does not apply to the ordered categorical feature {visible(name, newlines=False)[:60]!r}",
-                           fix="leave out --buckets: each category is a bucket")
+        raise FeatureError(
+            f"--buckets does not apply to the ordered categorical feature {visible(name, newlines=False)[:60]!r}",
+            fix="leave out --buckets: each category is a bucket",
+        )
     rated = _rated_with_feature(select(ratings, run, dimension), items, coerced.values, config)
     known = rated[rated["value"].notna()]
     if coerced.kind == "ordinal":
@@ -422,11 +493,18 @@ def correlate(ratings: pd.DataFrame, items: pd.DataFrame, config: HilbotConfig, 
         method, codes, specs = assign(known["value"], buckets)
     made = tuple(_bucket(spec, known[codes == i], level) for i, spec in enumerate(specs))
     return CorrelationReport(
-        feature=name, dimensions=tuple(sorted(rated["dimension"].unique())),
-        bucketing=method, buckets=made, monotonicity=monotonicity(made, expect),
-        spearman=_feature_spearman(known, coerced.order), n_ratings=len(known), missing_feature=len(rated) - len(known),
-        outside_buckets=int((codes < 0).sum()), kind=coerced.kind, order=coerced.order)
-
+        feature=name,
+        dimensions=tuple(sorted(rated["dimension"].unique())),
+        bucketing=method,
+        buckets=made,
+        monotonicity=monotonicity(made, expect),
+        spearman=_feature_spearman(known, coerced.order),
+        n_ratings=len(known),
+        missing_feature=len(rated) - len(known),
+        outside_buckets=int((codes < 0).sum()),
+        kind=coerced.kind,
+        order=coerced.order,
+    )
 
 
 # ---------------------------------------------------------------------------------------------- the command
@@ -440,44 +518,117 @@ def _markdown(report: CorrelationReport) -> list[str]:
     from .report import ci, fmt, p_value, table
 
     m = report.monotonicity
-    lines = [f"# Ratings vs {report.feature}", "",
-             f"{report.n_ratings} ratings on {', '.join(report.dimensions)}; buckets: {report.bucketing}; "
-             f"{report.missing_feature} without the feature, {report.outside_buckets} outside the buckets.", ""]
-    lines += table(["bucket", "ratings", "items", "successes", "success rate", "95% CI (Wilson)", "mean score"],
-                   [(b.label, b.n, b.n_items, b.successes, fmt(b.success_rate), ci(b.ci), fmt(b.mean_score)) for b in report.buckets])
-    verdict = "monotonic" if m.monotonic is True else ("not monotonic" if m.monotonic is False else fmt(m.monotonic))
-    lines += ["", f"Expectation: success {m.expect} as {report.feature} grows — **{verdict}**; "
-              f"last bucket vs first as expected: {fmt(m.ends_as_expected)}."]
-    lines += [f"- ⚠ {b.lower} → {b.upper}: {b.lower_rate:.3f} → {b.upper_rate:.3f}"
-              + (" (beyond the CIs)" if b.beyond_ci else " (within the CIs)") for b in m.breaks]
+    lines = [
+        f"# Ratings vs {report.feature}",
+        "",
+        f"{report.n_ratings} ratings on {', '.join(report.dimensions)}; buckets: {report.bucketing}; "
+        f"{report.missing_feature} without the feature, {report.outside_buckets} outside the buckets.",
+        "",
+    ]
+    lines += table(
+        [
+            "bucket",
+            "ratings",
+            "items",
+            "successes",
+            "success rate",
+            "95% CI (Wilson)",
+            "mean score",
+        ],
+        [
+            (b.label, b.n, b.n_items, b.successes, fmt(b.success_rate), ci(b.ci), fmt(b.mean_score))
+            for b in report.buckets
+        ],
+    )
+    verdict = (
+        "monotonic"
+        if m.monotonic is True
+        else ("not monotonic" if m.monotonic is False else fmt(m.monotonic))
+    )
+    lines += [
+        "",
+        f"Expectation: success {m.expect} as {report.feature} grows — **{verdict}**; "
+        f"last bucket vs first as expected: {fmt(m.ends_as_expected)}.",
+    ]
+    lines += [
+        f"- ⚠ {b.lower} → {b.upper}: {b.lower_rate:.3f} → {b.upper_rate:.3f}"
+        + (" (beyond the CIs)" if b.beyond_ci else " (within the CIs)")
+        for b in m.breaks
+    ]
     s = report.spearman
-    lines += ["", f"Spearman ρ ({report.feature} vs human score, per item): {fmt(s.coefficient)} "
-              f"(p = {p_value(s.p_value)}, 95% CI {ci(s.ci)}, n = {s.n})"]
+    lines += [
+        "",
+        f"Spearman ρ ({report.feature} vs human score, per item): {fmt(s.coefficient)} "
+        f"(p = {p_value(s.p_value)}, 95% CI {ci(s.ci)}, n = {s.n})",
+    ]
     return lines
 
 
 def _chart(report: CorrelationReport) -> bytes:
     from .charts import interval_bars
 
-    values = [None if isinstance(b.success_rate, Undefined) else b.success_rate for b in report.buckets]
-    intervals = [None if isinstance(b.ci, Undefined) else (b.ci.low, b.ci.high) for b in report.buckets]
-    return interval_bars([b.label for b in report.buckets], values, intervals, title=f"Success rate by {report.feature}",
-                         ylabel="success rate (95% Wilson CI)")
+    values = [
+        None if isinstance(b.success_rate, Undefined) else b.success_rate for b in report.buckets
+    ]
+    intervals = [
+        None if isinstance(b.ci, Undefined) else (b.ci.low, b.ci.high) for b in report.buckets
+    ]
+    return interval_bars(
+        [b.label for b in report.buckets],
+        values,
+        intervals,
+        title=f"Success rate by {report.feature}",
+        ylabel="success rate (95% Wilson CI)",
+    )
 
 
-@analysis("correlate", markdown=_markdown, gold=True, file_name=lambda report: f"correlate-{report.feature}",
-          charts=lambda report, inputs: {f"success-by-{report.feature}": lambda: _chart(report)}, options=[
-    Option("feature", str, None, "An item feature: numbers (or number text), or ordered category labels, e.g. leap_distance",
-           required=True),
-    Option("buckets", int, None, "Quantile buckets (default: distinct values if ≤ 10, else 5); not for category features",
-           low=1, high=BUCKETS_MAX),
-    Option("expect", str, "decreasing", "Whether success should fall (larger values rate worse) or rise as the feature grows",
-           choices=("decreasing", "increasing")),
-    Option("order", str, None, "A category feature's labels, lowest first, comma-separated, e.g. none,small,medium,large,max "
-                               "(default: the feature's order in hilbot.toml, else a built-in order of well-known labels)",
-           many=True)])
-def correlate_command(inputs: Inputs, *, feature: str, buckets: int | None, expect: Literal["decreasing", "increasing"],
-                      order: tuple[str, ...] | None) -> CorrelationReport:
+@analysis(
+    "correlate",
+    markdown=_markdown,
+    gold=True,
+    file_name=lambda report: f"correlate-{report.feature}",
+    charts=lambda report, inputs: {f"success-by-{report.feature}": lambda: _chart(report)},
+    options=[
+        Option(
+            "feature",
+            str,
+            None,
+            "An item feature: numbers (or number text), or ordered category labels, e.g. leap_distance",
+            required=True,
+        ),
+        Option(
+            "buckets",
+            int,
+            None,
+            "Quantile buckets (default: distinct values if ≤ 10, else 5); not for category features",
+            low=1,
+            high=BUCKETS_MAX,
+        ),
+        Option(
+            "expect",
+            str,
+            "decreasing",
+            "Whether success should fall (larger values rate worse) or rise as the feature grows",
+            choices=("decreasing", "increasing"),
+        ),
+        Option(
+            "order",
+            str,
+            None,
+            "A category feature's labels, lowest first, comma-separated, e.g. none,small,medium,large,max "
+            "(default: the feature's order in hilbot.toml, else a built-in order of well-known labels)",
+            many=True,
+        ),
+    ],
+)
+def correlate_command(
+    inputs: Inputs,
+    *,
+    feature: str,
+    buckets: int | None,
+    expect: Literal["decreasing", "increasing"],
+    order: tuple[str, ...] | None,
+) -> CorrelationReport:
     """Ratings against a feature: success rate per bucket with Wilson CIs, monotonicity, Spearman ρ.
 
     Numbers and number text ("3") are the same value; category labels are ordered by --order.
@@ -487,9 +638,28 @@ def correlate_command(inputs: Inputs, *, feature: str, buckets: int | None, expe
     configured = inputs.config.features.get(feature.removeprefix("feature_"))
     order = order or (tuple(configured.order) if configured and configured.order else None)
     frames = inputs.frames
-    return correlate(frames.ratings, frames.items, inputs.config, feature, run=inputs.run, dimension=inputs.dimension, buckets=buckets,
-                     expect=expect, order=order)
+    return correlate(
+        frames.ratings,
+        frames.items,
+        inputs.config,
+        feature,
+        run=inputs.run,
+        dimension=inputs.dimension,
+        buckets=buckets,
+        expect=expect,
+        order=order,
+    )
 
 
-__all__ = ["ORDERS", "Bucket", "CorrelationReport", "FeatureError", "FeatureValues", "Monotonicity",
-           "MonotonicityBreak", "coerce_feature", "correlate", "monotonicity"]
+__all__ = [
+    "ORDERS",
+    "Bucket",
+    "CorrelationReport",
+    "FeatureError",
+    "FeatureValues",
+    "Monotonicity",
+    "MonotonicityBreak",
+    "coerce_feature",
+    "correlate",
+    "monotonicity",
+]

@@ -152,8 +152,10 @@ class Digest:
         return "\n".join(self.lines())
 
     def _totals_line(self) -> str:
-        return (f"All runs: {_count(self.total_ratings, 'rating')} · human {_number(self.human_average)}"
-                f" · human − AI {signed(self.ai_vs_human_delta)}")
+        return (
+            f"All runs: {_count(self.total_ratings, 'rating')} · human {_number(self.human_average)}"
+            f" · human − AI {signed(self.ai_vs_human_delta)}"
+        )
 
     def _new_line(self) -> str:
         who = f"{_count(self.new_ratings, 'rating')} from {_count(self.new_reviewers, 'reviewer')}"
@@ -193,16 +195,29 @@ class _Slice:
         return [j for j in self.judgments if j.score is not None]
 
     def deltas(self) -> list[float]:
-        return [score - ai for r in self.ratings
-                if (score := r.score) is not None and (ai := self.ai.get(r.item_id)) is not None]
+        return [
+            score - ai
+            for r in self.ratings
+            if (score := r.score) is not None and (ai := self.ai.get(r.item_id)) is not None
+        ]
 
     def latest(self) -> datetime | None:
-        return max((_aware(r.timestamp) for r in self.ratings if r.timestamp is not None), default=None)
+        return max(
+            (_aware(r.timestamp) for r in self.ratings if r.timestamp is not None), default=None
+        )
 
 
-def build_digest(store: Store, config: HilbotConfig, *, since: datetime | None = None, now: datetime | None = None,
-                 runs: Iterable[str] | None = None, chart: bool = True, figures: bool = False,
-                 issues: "list[LogIssue] | None" = None) -> Digest:
+def build_digest(
+    store: Store,
+    config: HilbotConfig,
+    *,
+    since: datetime | None = None,
+    now: datetime | None = None,
+    runs: Iterable[str] | None = None,
+    chart: bool = True,
+    figures: bool = False,
+    issues: "list[LogIssue] | None" = None,
+) -> Digest:
     """The digest of ``store``: every run with a human judgment, or exactly the ``runs`` given.
 
     A listed run gets a line per dimension of its header and per judged dimension, even with no
@@ -218,12 +233,19 @@ def build_digest(store: Store, config: HilbotConfig, *, since: datetime | None =
     slices = _order(_slices(frames, runs))
     ratings = [r for s in slices for r in s.ratings]
     start = _aware(since) if since is not None else None
-    new = [r for r in ratings if start is None or (r.timestamp is not None and _aware(r.timestamp) >= start)]
+    new = [
+        r
+        for r in ratings
+        if start is None or (r.timestamp is not None and _aware(r.timestamp) >= start)
+    ]
     progress = [_progress(s, config.review.k) for s in slices]
     charted = [p for p in progress if p.ratings]
     return Digest(
-        generated_at=_aware(now or utcnow()), since=start, runs=progress,
-        new_ratings=len(new), new_reviewers=len({r.reviewer for r in new}),
+        generated_at=_aware(now or utcnow()),
+        since=start,
+        runs=progress,
+        new_ratings=len(new),
+        new_reviewers=len({r.reviewer for r in new}),
         human_average=_mean(r.score for r in ratings if r.score is not None),
         ai_vs_human_delta=_mean(d for s in slices for d in s.deltas()),
         top_concerns=top_concerns(ratings),
@@ -240,8 +262,9 @@ def triage_line(inputs: Inputs, runs: Sequence[str] | None = None) -> str | None
     return next(iter(_lines(TRIAGE, inputs, runs)), None)
 
 
-def analysis_lines(inputs: Inputs, issues: "list[LogIssue] | None" = None,
-                   runs: Sequence[str] | None = None) -> list[str]:
+def analysis_lines(
+    inputs: Inputs, issues: "list[LogIssue] | None" = None, runs: Sequence[str] | None = None
+) -> list[str]:
     """The lines of the :data:`FIGURES` analyses: per dimension, Krippendorff's α (ordinal) with its
     band (on the independent ratings), and the judge's Spearman ρ and κ against the humans' gold
     labels (:mod:`analysis.gold`; the log's adjudications read, their bad lines to ``issues``)."""
@@ -286,28 +309,49 @@ def _slices(frames: "Frames", runs: Iterable[str] | None) -> list[_Slice]:
     for run_id in listed:
         dimensions = by_run.get(run_id, set())
         if runs is not None:  # a run with no file gets the header's default dimension
-            dimensions |= set(headers.get(run_id, RunHeader(run_id=run_id).dimensions[0]).split(","))
+            dimensions |= set(
+                headers.get(run_id, RunHeader(run_id=run_id).dimensions[0]).split(",")
+            )
         items = frames.items[frames.items["run_id"] == run_id]
-        slices += [_Slice(run_id, d, judged.get((run_id, d), []), _ai(items, d)) for d in sorted(dimensions)]
+        slices += [
+            _Slice(run_id, d, judged.get((run_id, d), []), _ai(items, d))
+            for d in sorted(dimensions)
+        ]
     return slices
 
 
 def _ai(items: "pd.DataFrame", dimension: str) -> dict[str, float | None]:
     from .load import ai_score_column
 
-    return {i: (None if a != a else float(a)) for i, a in zip(items["item_id"], ai_score_column(items, dimension))}
+    return {
+        i: (None if a != a else float(a))
+        for i, a in zip(items["item_id"], ai_score_column(items, dimension))
+    }
 
 
 def _judged(frames: "Frames") -> dict[tuple[str, str], list[_Judged]]:
     """Current ratings and skips per (run, dimension)."""
     keys = ["run_id", "item_id", "dimension", "reviewer"]
-    tags = frames.concerns.groupby(keys, sort=False)["tag"].agg(tuple).to_dict() if len(frames.concerns) else {}
+    tags = (
+        frames.concerns.groupby(keys, sort=False)["tag"].agg(tuple).to_dict()
+        if len(frames.concerns)
+        else {}
+    )
     out: dict[tuple[str, str], list[_Judged]] = {}
     for row in frames.ratings[[*keys, "timestamp", "score"]].itertuples(index=False):
         out.setdefault((row.run_id, row.dimension), []).append(
-            _Judged(row.item_id, row.reviewer, _moment(row.timestamp), float(row.score), tags.get(tuple(row[:4]), ())))
+            _Judged(
+                row.item_id,
+                row.reviewer,
+                _moment(row.timestamp),
+                float(row.score),
+                tags.get(tuple(row[:4]), ()),
+            )
+        )
     for row in frames.skips[[*keys, "timestamp"]].itertuples(index=False):
-        out.setdefault((row.run_id, row.dimension), []).append(_Judged(row.item_id, row.reviewer, _moment(row.timestamp)))
+        out.setdefault((row.run_id, row.dimension), []).append(
+            _Judged(row.item_id, row.reviewer, _moment(row.timestamp))
+        )
     return out
 
 
@@ -339,13 +383,18 @@ def _progress(s: _Slice, k: int) -> RunProgress:
             by_item.setdefault(r.item_id, []).append(r.score)
     rated = [item for item, scores in by_item.items() if len(scores) >= k]
     return RunProgress(
-        run_id=s.run_id, dimension=s.dimension,
-        items=len(set(s.ai) | {j.item_id for j in s.judgments}), rated_items=len(rated),
-        ratings=len(s.ratings), skips=len(s.judgments) - len(s.ratings),
+        run_id=s.run_id,
+        dimension=s.dimension,
+        items=len(set(s.ai) | {j.item_id for j in s.judgments}),
+        rated_items=len(rated),
+        ratings=len(s.ratings),
+        skips=len(s.judgments) - len(s.ratings),
         reviewers=len({j.reviewer for j in s.judgments}),
         human_average=_mean(mean(by_item[item]) for item in rated),
         ai_average=_mean(ai for item in rated if (ai := s.ai.get(item)) is not None),
-        ai_vs_human_delta=_mean(mean(by_item[item]) - ai for item in rated if (ai := s.ai.get(item)) is not None),
+        ai_vs_human_delta=_mean(
+            mean(by_item[item]) - ai for item in rated if (ai := s.ai.get(item)) is not None
+        ),
     )
 
 
@@ -356,7 +405,11 @@ def _mean(values: Iterable[float]) -> float | None:
 
 def _aware(moment: datetime) -> datetime:
     """``moment`` in UTC; a naive datetime is taken as UTC."""
-    return moment.replace(tzinfo=timezone.utc) if moment.tzinfo is None else moment.astimezone(timezone.utc)
+    return (
+        moment.replace(tzinfo=timezone.utc)
+        if moment.tzinfo is None
+        else moment.astimezone(timezone.utc)
+    )
 
 
 # --------------------------------------------------------------------------- text
@@ -376,8 +429,10 @@ def _number(value: float | None) -> str:
 
 def _run_line(run: RunProgress) -> str:
     counts = _count(run.ratings, "rating") + (f", {_count(run.skips, 'skip')}" if run.skips else "")
-    return (f"{run.label}: {run.rated_items}/{run.items} rated · {counts} · human {_number(run.human_average)}"
-            f" · AI {_number(run.ai_average)} · human − AI {signed(run.ai_vs_human_delta)}")
+    return (
+        f"{run.label}: {run.rated_items}/{run.items} rated · {counts} · human {_number(run.human_average)}"
+        f" · AI {_number(run.ai_average)} · human − AI {signed(run.ai_vs_human_delta)}"
+    )
 
 
 # --------------------------------------------------------------------------- chart
@@ -404,7 +459,9 @@ def chart_png(runs: list[RunProgress]) -> bytes:
     fig.suptitle("Human vs AI average (0–1, rated items)", fontsize=9, x=0.02, ha="left")
     fig.legend(loc="outside upper right", ncol=2, fontsize=8, frameon=False)
     buffer = BytesIO()
-    with warnings.catch_warnings():  # a glyph the font lacks is drawn as a box, not reported on stderr
+    with (
+        warnings.catch_warnings()
+    ):  # a glyph the font lacks is drawn as a box, not reported on stderr
         warnings.simplefilter("ignore")
         fig.savefig(buffer, format="png")
     fig.clear()
@@ -421,7 +478,13 @@ def _draw(ax, runs: list[RunProgress]) -> None:
     ax.barh([y - 0.2 for y in rows], human, height=0.4, color="#2f6db5", label="human")
     ax.barh([y + 0.2 for y in rows], ai, height=0.4, color="#c9a227", label="AI")
     for y, run in zip(rows, runs):
-        ax.text(max(human[y], ai[y]) + 0.02, y, f"{run.rated_items}/{run.items} rated", va="center", fontsize=8)
+        ax.text(
+            max(human[y], ai[y]) + 0.02,
+            y,
+            f"{run.rated_items}/{run.items} rated",
+            va="center",
+            fontsize=8,
+        )
     ax.set_yticks(list(rows), [text(r.label) for r in runs], fontsize=8)
     ax.invert_yaxis()
     ax.set_xlim(0, 1.3)

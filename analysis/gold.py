@@ -54,8 +54,10 @@ class GoldCounts(Report):
 
     def line(self) -> str:
         """The one line a report shows."""
-        return (f"Gold labels: {self.items} items — {self.adjudicated} adjudicated, {self.derived} derived by rule "
-                f"(single label, majority or median); {self.excluded} excluded and {self.unresolved} unresolved, left out.")
+        return (
+            f"Gold labels: {self.items} items — {self.adjudicated} adjudicated, {self.derived} derived by rule "
+            f"(single label, majority or median); {self.excluded} excluded and {self.unresolved} unresolved, left out."
+        )
 
 
 def read_adjudications(path: Any, issues: list["LogIssue"] | None = None) -> list[Any]:
@@ -70,7 +72,9 @@ def _scale(config: "HilbotConfig", dimension: str) -> Any:
     return config.scales.get(dim.scale) if dim else None
 
 
-def gold_ratings(ratings: pd.DataFrame, adjudications: list[Any], config: "HilbotConfig") -> tuple[pd.DataFrame, GoldCounts]:
+def gold_ratings(
+    ratings: pd.DataFrame, adjudications: list[Any], config: "HilbotConfig"
+) -> tuple[pd.DataFrame, GoldCounts]:
     """The gold-label frame (see the module doc) and the counts; ``ratings`` is the loader's ratings frame."""
     latest = {(a.run_id, a.item_id, a.dimension): a for a in adjudications}
     frame = ratings.sort_values("line", kind="stable") if "line" in ratings.columns else ratings
@@ -88,19 +92,40 @@ def gold_ratings(ratings: pd.DataFrame, adjudications: list[Any], config: "Hilbo
         row = group.iloc[-1].to_dict()
         if len(labels) > 1 or decided is not None:
             notes = [str(n) for n in group["note"].dropna() if str(n)] if "note" in group else []
-            row.update(judgment=gold.judgment, score=gold.score, reviewer="gold", channel="gold",
-                       note="; ".join(dict.fromkeys(notes)) or None)
+            row.update(
+                judgment=gold.judgment,
+                score=gold.score,
+                reviewer="gold",
+                channel="gold",
+                note="; ".join(dict.fromkeys(notes)) or None,
+            )
         rows.append({**row, "gold_source": gold.source, "n_labels": gold.n_labels})
     columns = [*ratings.columns, "gold_source", "n_labels"]
-    out = pd.DataFrame(rows, columns=columns) if rows else ratings.iloc[0:0].assign(gold_source=pd.Series(dtype=str),
-                                                                                       n_labels=pd.Series(dtype="int64"))
-    out = out.astype({c: ratings[c].dtype for c in ratings.columns if c in out.columns and len(out)}, errors="ignore")
-    counts = GoldCounts(sum(sources.values()), sources.get("consensus", 0), sources.get("excluded", 0),
-                        sum(sources.get(s, 0) for s in DERIVED), sources.get("unresolved", 0), multi)
+    out = (
+        pd.DataFrame(rows, columns=columns)
+        if rows
+        else ratings.iloc[0:0].assign(
+            gold_source=pd.Series(dtype=str), n_labels=pd.Series(dtype="int64")
+        )
+    )
+    out = out.astype(
+        {c: ratings[c].dtype for c in ratings.columns if c in out.columns and len(out)},
+        errors="ignore",
+    )
+    counts = GoldCounts(
+        sum(sources.values()),
+        sources.get("consensus", 0),
+        sources.get("excluded", 0),
+        sum(sources.get(s, 0) for s in DERIVED),
+        sources.get("unresolved", 0),
+        multi,
+    )
     return out.reset_index(drop=True), counts
 
 
-def gold_frames(frames: "Frames", adjudications: list[Any], config: "HilbotConfig") -> tuple["Frames", GoldCounts]:
+def gold_frames(
+    frames: "Frames", adjudications: list[Any], config: "HilbotConfig"
+) -> tuple["Frames", GoldCounts]:
     """``frames`` with gold-label ratings, and the concerns, notes and skips of left-out items removed."""
     ratings, counts = gold_ratings(frames.ratings, adjudications, config)
     kept = ratings[KEY3].drop_duplicates()
@@ -116,7 +141,9 @@ def gold_frames(frames: "Frames", adjudications: list[Any], config: "HilbotConfi
         gold = ratings["reviewer"] == "gold"
         index = pd.MultiIndex.from_frame(ratings.loc[gold, KEY3])
         ratings.loc[gold, "n_concerns"] = tags.reindex(index).fillna(0).astype("int64").to_numpy()
-    return replace(frames, ratings=ratings, concerns=concerns, notes=only_kept(frames.notes)), counts
+    return replace(
+        frames, ratings=ratings, concerns=concerns, notes=only_kept(frames.notes)
+    ), counts
 
 
 def _gold_concerns(concerns: pd.DataFrame, ratings: pd.DataFrame) -> pd.DataFrame:

@@ -69,8 +69,18 @@ if TYPE_CHECKING:
     from evaluation.runs import Run
     from evaluation.store import Store
 
-ITEM_COLUMNS = ["run_id", "item_id", "kind", "set", "category", "query", "verdict", "confidence", "judge",
-                "prompt_hash"]
+ITEM_COLUMNS = [
+    "run_id",
+    "item_id",
+    "kind",
+    "set",
+    "category",
+    "query",
+    "verdict",
+    "confidence",
+    "judge",
+    "prompt_hash",
+]
 RUN_COLUMNS = ["run_id", "set", "kind", "created_at", "judge", "item_count", "dimensions"]
 TIMESTAMP = "datetime64[ns, UTC]"
 
@@ -108,8 +118,13 @@ class Frames:
 # =========================================================================== public API
 
 
-def load(store: "Store", *, runs: list[str] | None = None, issues: list[LogIssue] | None = None,
-         jobs: int | None = None) -> Frames:
+def load(
+    store: "Store",
+    *,
+    runs: list[str] | None = None,
+    issues: list[LogIssue] | None = None,
+    jobs: int | None = None,
+) -> Frames:
     """Read runs and ratings into :class:`Frames`; bad lines go to ``issues`` (never fatal).
 
     ``runs`` restricts the frames to those run ids (an unknown one raises ``RunNotFound``).
@@ -128,8 +143,14 @@ def load(store: "Store", *, runs: list[str] | None = None, issues: list[LogIssue
     folded = fold(scan, items, run_ids if runs is not None else None)
     if issues is not None:
         issues.extend(sink)
-    return Frames(ratings=folded["ratings"], skips=folded["skips"], concerns=folded["concerns"],
-                  notes=folded["notes"], items=items, runs=_runs_frame(loaded))
+    return Frames(
+        ratings=folded["ratings"],
+        skips=folded["skips"],
+        concerns=folded["concerns"],
+        notes=folded["notes"],
+        items=items,
+        runs=_runs_frame(loaded),
+    )
 
 
 def ai_score_column(items: pd.DataFrame, dimension: str) -> pd.Series:
@@ -148,10 +169,15 @@ def ai_score_column(items: pd.DataFrame, dimension: str) -> pd.Series:
 
 # =========================================================================== runs and items
 
+
 def _items_frame(runs: list["Run"]) -> pd.DataFrame:
     rows, scores, numeric = _item_rows(runs)
     ai_columns = [f"ai_{name}" for name in sorted(scores)]
-    feature_columns = [f"feature_{name}" for name in sorted(numeric) if any(f"feature_{name}" in row for row in rows)]
+    feature_columns = [
+        f"feature_{name}"
+        for name in sorted(numeric)
+        if any(f"feature_{name}" in row for row in rows)
+    ]
     columns = ITEM_COLUMNS + ai_columns + feature_columns + ["source_type"]
     floats = {"confidence", *ai_columns, *(f"feature_{name}" for name, ok in numeric.items() if ok)}
     data: dict[str, Any] = {}
@@ -176,13 +202,19 @@ def _item_rows(runs: list["Run"]) -> tuple[list[dict[str, Any]], set[str], dict[
         for item in run.items:
             row = _item_row(run, item, prompt_hash)
             for name, value in item.evaluation.scores.items():
-                row[f"ai_{name}"] = float(value) if 0.0 <= value <= 1.0 else np.nan  # not a 0–1 score: none
+                row[f"ai_{name}"] = (
+                    float(value) if 0.0 <= value <= 1.0 else np.nan
+                )  # not a 0–1 score: none
                 scores.add(name)
             for name, value in item.features.items():
                 if value is None:
                     numeric.setdefault(name, True)
                     continue
-                is_number = isinstance(value, (int, float)) and not isinstance(value, bool) and _finite(value)
+                is_number = (
+                    isinstance(value, (int, float))
+                    and not isinstance(value, bool)
+                    and _finite(value)
+                )
                 numeric[name] = numeric.get(name, True) and is_number
                 row[f"feature_{name}"] = float(value) if is_number else value
             source = item.features.get("source_type")
@@ -197,9 +229,15 @@ def _item_row(run: "Run", item: "ItemData", prompt_hash: str | None) -> dict[str
 
     header, evaluation = run.header, item.evaluation
     return {
-        "run_id": run.run_id, "item_id": item.id, "kind": header.kind, "set": header.set,
-        "category": item.query.category, "query": item.query.query, "verdict": evaluation.verdict,
-        "confidence": float(ai_confidence(item)), "judge": evaluation.judge or header.judge.name,
+        "run_id": run.run_id,
+        "item_id": item.id,
+        "kind": header.kind,
+        "set": header.set,
+        "category": item.query.category,
+        "query": item.query.query,
+        "verdict": evaluation.verdict,
+        "confidence": float(ai_confidence(item)),
+        "judge": evaluation.judge or header.judge.name,
         "prompt_hash": prompt_hash,
     }
 
@@ -234,17 +272,38 @@ def _runs_frame(runs: list["Run"]) -> pd.DataFrame:
     rows = _in_order(runs)
     created = [pd.Timestamp(r.header.created_at) for r in rows]
     created = [t.tz_localize("UTC") if t.tzinfo is None else t.tz_convert("UTC") for t in created]
-    return pd.DataFrame({
-        "run_id": pd.Series([r.run_id for r in rows], dtype="str"),
-        "set": pd.Series([r.header.set for r in rows], dtype="str"),
-        "kind": pd.Series([r.header.kind for r in rows], dtype="str"),
-        "created_at": pd.Series(created, dtype=TIMESTAMP),
-        "judge": pd.Series([r.header.judge.name for r in rows], dtype="str"),
-        "item_count": pd.Series([len(r.items) for r in rows], dtype="int64"),
-        "dimensions": pd.Series([",".join(r.header.dimensions) for r in rows], dtype="str"),
-    }, columns=RUN_COLUMNS)
+    return pd.DataFrame(
+        {
+            "run_id": pd.Series([r.run_id for r in rows], dtype="str"),
+            "set": pd.Series([r.header.set for r in rows], dtype="str"),
+            "kind": pd.Series([r.header.kind for r in rows], dtype="str"),
+            "created_at": pd.Series(created, dtype=TIMESTAMP),
+            "judge": pd.Series([r.header.judge.name for r in rows], dtype="str"),
+            "item_count": pd.Series([len(r.items) for r in rows], dtype="int64"),
+            "dimensions": pd.Series([",".join(r.header.dimensions) for r in rows], dtype="str"),
+        },
+        columns=RUN_COLUMNS,
+    )
 
 
-__all__ = ["CONCERN_COLUMNS", "Events", "Frames", "HUMAN_TYPES", "ITEM_COLUMNS", "KEY", "KIND_NOTE", "KIND_RATING",
-           "KIND_SKIP", "NOTE_COLUMNS", "RATING_COLUMNS", "RUN_COLUMNS", "SKIP_COLUMNS", "Scan", "TIMESTAMP",
-           "ai_score_column", "load", "scan_log", "start_scan"]
+__all__ = [
+    "CONCERN_COLUMNS",
+    "Events",
+    "Frames",
+    "HUMAN_TYPES",
+    "ITEM_COLUMNS",
+    "KEY",
+    "KIND_NOTE",
+    "KIND_RATING",
+    "KIND_SKIP",
+    "NOTE_COLUMNS",
+    "RATING_COLUMNS",
+    "RUN_COLUMNS",
+    "SKIP_COLUMNS",
+    "Scan",
+    "TIMESTAMP",
+    "ai_score_column",
+    "load",
+    "scan_log",
+    "start_scan",
+]

@@ -162,16 +162,25 @@ class PatternsReport(Report):
 # ---------------------------------------------------------------- pieces
 
 
-def _distribution(rated: pd.DataFrame, config: HilbotConfig, dimension: str) -> tuple[JudgmentCount, ...]:
+def _distribution(
+    rated: pd.DataFrame, config: HilbotConfig, dimension: str
+) -> tuple[JudgmentCount, ...]:
     dim = config.dimensions.get(dimension)
     counts = Counter(map(str, rated["judgment"].dropna()))
     if dim is None:  # from the log: best mean score first, a judgment without a score last
-        values = [j for j, mean in sorted(judgment_means(rated), key=lambda p: (p[1] == math.inf, -p[1], p[0]))]
+        values = [
+            j
+            for j, mean in sorted(
+                judgment_means(rated), key=lambda p: (p[1] == math.inf, -p[1], p[0])
+            )
+        ]
     else:
         offered = [o.value for o in config.scales[dim.scale].options]
         values = offered + sorted(set(counts) - set(offered))
     n = len(rated)
-    return tuple(JudgmentCount(v, counts[v], counts[v] / n if n else Undefined("no ratings")) for v in values)
+    return tuple(
+        JudgmentCount(v, counts[v], counts[v] / n if n else Undefined("no ratings")) for v in values
+    )
 
 
 def _group(key: Any, rows: pd.DataFrame) -> Group:
@@ -184,7 +193,9 @@ def _by(rated: pd.DataFrame, column: str) -> tuple[Group, ...]:
     return tuple(sorted(made, key=lambda g: (g.key is None, str(g.key))))
 
 
-def _concerns(rated: pd.DataFrame, concerns: pd.DataFrame, offered: list[str]) -> tuple[ConcernStats, ...]:
+def _concerns(
+    rated: pd.DataFrame, concerns: pd.DataFrame, offered: list[str]
+) -> tuple[ConcernStats, ...]:
     tagged = concerns[[*KEY4, "tag"]].drop_duplicates().merge(rated, on=KEY4)
     tags = dict.fromkeys([*offered, *sorted(set(tagged["tag"]))])
     made = [_tag(tag, tagged[tagged["tag"] == tag], len(rated)) for tag in tags]
@@ -192,26 +203,39 @@ def _concerns(rated: pd.DataFrame, concerns: pd.DataFrame, offered: list[str]) -
 
 
 def _tag(tag: str, rows: pd.DataFrame, total: int) -> ConcernStats:
-    fields = rate_fields(rows, rows["success"]) if len(rows) else dict.fromkeys(
-        ("mean_score", "success_rate"), Undefined("no rating carries this tag"))
+    fields = (
+        rate_fields(rows, rows["success"])
+        if len(rows)
+        else dict.fromkeys(("mean_score", "success_rate"), Undefined("no rating carries this tag"))
+    )
     share = len(rows) / total if total else Undefined("no ratings")
     return ConcernStats(tag, len(rows), share, fields["mean_score"], fields["success_rate"])
 
 
-def _windows(rated: pd.DataFrame, anchor: pd.Timestamp, days: int, count: int) -> tuple[Window, ...]:
+def _windows(
+    rated: pd.DataFrame, anchor: pd.Timestamp, days: int, count: int
+) -> tuple[Window, ...]:
     """The ratings per window; ratings without a time are in none."""
     timed = rated[rated["timestamp"].notna()]
     index = ((timed["timestamp"] - anchor) // pd.Timedelta(days=days)).astype(int)
-    return tuple(_window(timed[index == i], anchor + timedelta(days=i * days), days) for i in range(count))
+    return tuple(
+        _window(timed[index == i], anchor + timedelta(days=i * days), days) for i in range(count)
+    )
 
 
 def _window(rows: pd.DataFrame, start: pd.Timestamp, days: int) -> Window:
     judgments = dict(sorted(Counter(rows["judgment"]).items()))
-    return Window(start=start.to_pydatetime(), end=(start + timedelta(days=days)).to_pydatetime(),
-                  judgments=judgments, **rate_fields(rows, rows["success"]))
+    return Window(
+        start=start.to_pydatetime(),
+        end=(start + timedelta(days=days)).to_pydatetime(),
+        judgments=judgments,
+        **rate_fields(rows, rows["success"]),
+    )
 
 
-def _regression(key: tuple, windows: tuple[Window, ...], min_ratings: int, min_drop: float) -> Regression | None:
+def _regression(
+    key: tuple, windows: tuple[Window, ...], min_ratings: int, min_drop: float
+) -> Regression | None:
     full = [w for w in windows if w.n >= min_ratings]
     earlier, recent = full[0], full[-1]
     before, now = earlier.success_rate, recent.success_rate
@@ -230,8 +254,14 @@ def _apart(recent: Interval | Undefined, earlier: Interval | Undefined) -> bool:
     return False
 
 
-def _regressions(rated: pd.DataFrame, anchor: pd.Timestamp, days: int, count: int,
-                 min_ratings: int, min_drop: float) -> tuple[tuple[Regression, ...], int]:
+def _regressions(
+    rated: pd.DataFrame,
+    anchor: pd.Timestamp,
+    days: int,
+    count: int,
+    min_ratings: int,
+    min_drop: float,
+) -> tuple[tuple[Regression, ...], int]:
     found, checked = [], 0
     for key, rows in rated.groupby(["category", "source_type"], dropna=False, sort=False):
         windows = _windows(rows, anchor, days, count)
@@ -239,7 +269,9 @@ def _regressions(rated: pd.DataFrame, anchor: pd.Timestamp, days: int, count: in
             checked += 1
             found.append(_regression(key, windows, min_ratings, min_drop))
     made = [r for r in found if r is not None]
-    return tuple(sorted(made, key=lambda r: (-r.drop, str(r.category), str(r.source_type)))), checked
+    return tuple(
+        sorted(made, key=lambda r: (-r.drop, str(r.category), str(r.source_type)))
+    ), checked
 
 
 # ---------------------------------------------------------------- the report
@@ -248,23 +280,42 @@ def _regressions(rated: pd.DataFrame, anchor: pd.Timestamp, days: int, count: in
 def _prepare(ratings: pd.DataFrame, items: pd.DataFrame, config: HilbotConfig) -> pd.DataFrame:
     item_cols = items[["run_id", "item_id", "category", "source_type"]]
     rated = ratings.merge(item_cols, on=["run_id", "item_id"], how="left", suffixes=("", "_item"))
-    rated["source_type"] = rated["source_type"].where(rated["source_type"].notna(), rated["source_type_item"])
+    rated["source_type"] = rated["source_type"].where(
+        rated["source_type"].notna(), rated["source_type_item"]
+    )
     rated["success"] = success_flags(rated, config) if len(rated) else pd.Series(dtype=bool)
     return rated
 
 
-def _dimension(name: str, rated: pd.DataFrame, concerns: pd.DataFrame, config: HilbotConfig,
-               frame: tuple[pd.Timestamp, int, int], min_ratings: int, min_drop: float) -> DimensionPatterns:
+def _dimension(
+    name: str,
+    rated: pd.DataFrame,
+    concerns: pd.DataFrame,
+    config: HilbotConfig,
+    frame: tuple[pd.Timestamp, int, int],
+    min_ratings: int,
+    min_drop: float,
+) -> DimensionPatterns:
     anchor, days, count = frame
     dim = config.dimensions.get(name)
     offered = config.concerns_for(name) if dim else []
     regressions, checked = _regressions(rated, anchor, days, count, min_ratings, min_drop)
     return DimensionPatterns(
-        dimension=name, n=len(rated), distribution=_distribution(rated, config, name), overall=_group(None, rated),
-        by_source_type=_by(rated, "source_type"), by_category=_by(rated, "category"),
-        by_concern=_concerns(rated, concerns, offered), drift=_windows(rated, anchor, days, count),
-        regressions=regressions, groups_checked=checked, scale=dim.scale if dim else None,
-        notes=() if dim else (f"{not_configured(name)}, best first; a rating succeeds when its score ≥ 0.5",))
+        dimension=name,
+        n=len(rated),
+        distribution=_distribution(rated, config, name),
+        overall=_group(None, rated),
+        by_source_type=_by(rated, "source_type"),
+        by_category=_by(rated, "category"),
+        by_concern=_concerns(rated, concerns, offered),
+        drift=_windows(rated, anchor, days, count),
+        regressions=regressions,
+        groups_checked=checked,
+        scale=dim.scale if dim else None,
+        notes=()
+        if dim
+        else (f"{not_configured(name)}, best first; a rating succeeds when its score ≥ 0.5",),
+    )
 
 
 def _time_frame(rated: pd.DataFrame, days: int) -> tuple[pd.Timestamp, int, int]:
@@ -275,14 +326,25 @@ def _time_frame(rated: pd.DataFrame, days: int) -> tuple[pd.Timestamp, int, int]
     count = int((times.max() - anchor) // pd.Timedelta(days=days)) + 1
     if count > MAX_WINDOWS:
         span = (times.max() - anchor).days + 1
-        raise AnalysisError(f"the ratings span {span} days: {count} drift windows of {days} day(s), more than {MAX_WINDOWS}",
-                          fix=f"use --window-days {-(-span // MAX_WINDOWS)} or more, or select a run (--run)")
+        raise AnalysisError(
+            f"the ratings span {span} days: {count} drift windows of {days} day(s), more than {MAX_WINDOWS}",
+            fix=f"use --window-days {-(-span // MAX_WINDOWS)} or more, or select a run (--run)",
+        )
     return anchor, days, count
 
 
-def patterns(ratings: pd.DataFrame, items: pd.DataFrame, concerns: pd.DataFrame, config: HilbotConfig, *,
-             run: str | Iterable[str] | None = None, dimension: str | Iterable[str] | None = None,
-             window_days: int = 7, min_ratings: int = MIN_RATINGS, min_drop: float = MIN_DROP) -> PatternsReport:
+def patterns(
+    ratings: pd.DataFrame,
+    items: pd.DataFrame,
+    concerns: pd.DataFrame,
+    config: HilbotConfig,
+    *,
+    run: str | Iterable[str] | None = None,
+    dimension: str | Iterable[str] | None = None,
+    window_days: int = 7,
+    min_ratings: int = MIN_RATINGS,
+    min_drop: float = MIN_DROP,
+) -> PatternsReport:
     """Distribution, success by source type / category / concern, drift and regressed patterns, per dimension.
 
     Any log works: a dimension the configuration lacks is described from its ratings (see the module docstring).
@@ -290,16 +352,23 @@ def patterns(ratings: pd.DataFrame, items: pd.DataFrame, concerns: pd.DataFrame,
     rated in the selected run(s) is a :class:`AnalysisError` with the fix.
     """
     if not 1 <= window_days <= MAX_WINDOW_DAYS:
-        raise AnalysisError(f"window_days={window_days}", fix=f"use a window of 1 to {MAX_WINDOW_DAYS} days")
+        raise AnalysisError(
+            f"window_days={window_days}", fix=f"use a window of 1 to {MAX_WINDOW_DAYS} days"
+        )
     if dimension is not None:
-        check_dimensions(ratings if run is None else select(ratings, run, None), config, dimension, run)
+        check_dimensions(
+            ratings if run is None else select(ratings, run, None), config, dimension, run
+        )
     rated = _prepare(select(ratings, run, dimension), items, config)
     frame = _time_frame(rated, window_days)
     names = [dimension] if isinstance(dimension, str) else sorted(rated["dimension"].unique())
-    made = tuple(_dimension(name, rated[rated["dimension"] == name], concerns, config, frame, min_ratings, min_drop)
-                 for name in names)
+    made = tuple(
+        _dimension(
+            name, rated[rated["dimension"] == name], concerns, config, frame, min_ratings, min_drop
+        )
+        for name in names
+    )
     return PatternsReport(window_days, min_ratings, min_drop, made)
-
 
 
 # ---------------------------------------------------------------------------------------------- the command
@@ -318,35 +387,66 @@ def _markdown_groups(title: str, groups: Any) -> list[str]:
 
     if not groups:
         return []
-    return ["", f"### {title}", ""] + table(["group", "ratings", "success rate", "95% CI", "mean score"],
-                                             [(str(g.key), g.n, fmt(g.success_rate), ci(g.ci), fmt(g.mean_score)) for g in groups])
+    return ["", f"### {title}", ""] + table(
+        ["group", "ratings", "success rate", "95% CI", "mean score"],
+        [(str(g.key), g.n, fmt(g.success_rate), ci(g.ci), fmt(g.mean_score)) for g in groups],
+    )
 
 
 def _markdown_dimension(dim: DimensionPatterns) -> list[str]:
     from .report import ci, fmt, table
 
-    lines = ["", f"## {dim.dimension} ({dim.n} ratings)", "",
-             "Judgments: " + ", ".join(f"{j.value} {j.count} ({fmt(j.share, 2)})" for j in dim.distribution),
-             f"Overall success rate {fmt(dim.overall.success_rate)} {ci(dim.overall.ci)}, mean score {fmt(dim.overall.mean_score)}."]
+    lines = [
+        "",
+        f"## {dim.dimension} ({dim.n} ratings)",
+        "",
+        "Judgments: "
+        + ", ".join(f"{j.value} {j.count} ({fmt(j.share, 2)})" for j in dim.distribution),
+        f"Overall success rate {fmt(dim.overall.success_rate)} {ci(dim.overall.ci)}, mean score {fmt(dim.overall.mean_score)}.",
+    ]
     lines += [f"- note: {note}" for note in dim.notes]
-    lines += _markdown_groups("By source type", dim.by_source_type) + _markdown_groups("By category", dim.by_category)
+    lines += _markdown_groups("By source type", dim.by_source_type) + _markdown_groups(
+        "By category", dim.by_category
+    )
     if dim.by_concern:
         lines += ["", "### By concern tag", ""] + table(
             ["tag", "ratings", "share", "mean score", "success rate"],
-            [(c.tag, c.count, fmt(c.share), fmt(c.mean_score), fmt(c.success_rate)) for c in dim.by_concern])
-    lines += ["", "### Drift", ""] + table(["from", "to", "ratings", "success rate", "95% CI", "mean score"],
-                                           [(w.start.date().isoformat(), w.end.date().isoformat(), w.n, fmt(w.success_rate),
-                                             ci(w.ci), fmt(w.mean_score)) for w in dim.drift])
+            [
+                (c.tag, c.count, fmt(c.share), fmt(c.mean_score), fmt(c.success_rate))
+                for c in dim.by_concern
+            ],
+        )
+    lines += ["", "### Drift", ""] + table(
+        ["from", "to", "ratings", "success rate", "95% CI", "mean score"],
+        [
+            (
+                w.start.date().isoformat(),
+                w.end.date().isoformat(),
+                w.n,
+                fmt(w.success_rate),
+                ci(w.ci),
+                fmt(w.mean_score),
+            )
+            for w in dim.drift
+        ],
+    )
     return lines + _markdown_regressions(dim)
 
 
 def _markdown_regressions(dim: DimensionPatterns) -> list[str]:
     from .report import fmt
 
-    lines = ["", f"### Regressed patterns ({len(dim.regressions)} of {dim.groups_checked} groups checked)", ""]
-    lines += [f"- ❌ category={r.category}, source_type={r.source_type}: success {fmt(r.earlier.success_rate, 2)} "
-              f"({r.earlier.start.date()}, n={r.earlier.n}) → {fmt(r.recent.success_rate, 2)} ({r.recent.start.date()}, "
-              f"n={r.recent.n}); judgments then {r.earlier.judgments}, now {r.recent.judgments}" for r in dim.regressions]
+    lines = [
+        "",
+        f"### Regressed patterns ({len(dim.regressions)} of {dim.groups_checked} groups checked)",
+        "",
+    ]
+    lines += [
+        f"- ❌ category={r.category}, source_type={r.source_type}: success {fmt(r.earlier.success_rate, 2)} "
+        f"({r.earlier.start.date()}, n={r.earlier.n}) → {fmt(r.recent.success_rate, 2)} ({r.recent.start.date()}, "
+        f"n={r.recent.n}); judgments then {r.earlier.judgments}, now {r.recent.judgments}"
+        for r in dim.regressions
+    ]
     return lines if dim.regressions else lines + ["None."]
 
 
@@ -356,17 +456,37 @@ def _charts(report: PatternsReport, inputs: Any) -> dict[str, Any]:
     return {"distribution": lambda: judgment_distribution(inputs.frames.ratings, inputs.config)}
 
 
-@analysis("patterns", markdown=_markdown, charts=_charts, gold=True, options=[
-    Option("window_days", int, 7, "Days per drift window", low=1, high=MAX_WINDOW_DAYS)])
+@analysis(
+    "patterns",
+    markdown=_markdown,
+    charts=_charts,
+    gold=True,
+    options=[Option("window_days", int, 7, "Days per drift window", low=1, high=MAX_WINDOW_DAYS)],
+)
 def patterns_command(inputs: Inputs, *, window_days: int) -> PatternsReport:
     """Patterns by quality, source type, category and concern tag; drift; patterns that regressed.
 
     Example: hilbot analyze patterns --window-days 7
     """
     frames = inputs.frames
-    return patterns(frames.ratings, frames.items, frames.concerns, inputs.config, run=inputs.run, dimension=inputs.dimension,
-                    window_days=window_days)
+    return patterns(
+        frames.ratings,
+        frames.items,
+        frames.concerns,
+        inputs.config,
+        run=inputs.run,
+        dimension=inputs.dimension,
+        window_days=window_days,
+    )
 
 
-__all__ = ["ConcernStats", "DimensionPatterns", "Group", "JudgmentCount", "PatternsReport", "Regression", "Window",
-           "patterns"]
+__all__ = [
+    "ConcernStats",
+    "DimensionPatterns",
+    "Group",
+    "JudgmentCount",
+    "PatternsReport",
+    "Regression",
+    "Window",
+    "patterns",
+]

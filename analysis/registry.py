@@ -94,8 +94,14 @@ class Option:
 
     def describe(self) -> str:
         """The help text with the range or the choices."""
-        extra = f"{_plain(self.low)}–{_plain(self.high)}" if self.low is not None and self.high is not None else ""
-        extra = extra or (("any of " if self.many else "") + " or ".join(self.choices) if self.choices else "")
+        extra = (
+            f"{_plain(self.low)}–{_plain(self.high)}"
+            if self.low is not None and self.high is not None
+            else ""
+        )
+        extra = extra or (
+            ("any of " if self.many else "") + " or ".join(self.choices) if self.choices else ""
+        )
         return f"{self.help} ({extra})" if extra else self.help
 
     def check(self, value: Any) -> Any:
@@ -108,7 +114,9 @@ class Option:
             return self._check_many(value)
         if self.kind is bool:
             if not isinstance(value, bool):
-                raise AnalysisError(f"{self.option} takes no value", fix=f"pass {self.option} alone")
+                raise AnalysisError(
+                    f"{self.option} takes no value", fix=f"pass {self.option} alone"
+                )
             return value
         if self.kind in (int, float):
             return self._check_number(value)
@@ -116,32 +124,52 @@ class Option:
 
     def _check_number(self, value: Any) -> int | float:
         whole = self.kind is int
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or (whole and not isinstance(value, int)):
-            raise AnalysisError(f"{self.option} {value!r} is not {'a whole number' if whole else 'a number'}",
-                                fix=f"give {self.option} a {'whole ' if whole else ''}number")
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or (whole and not isinstance(value, int))
+        ):
+            raise AnalysisError(
+                f"{self.option} {value!r} is not {'a whole number' if whole else 'a number'}",
+                fix=f"give {self.option} a {'whole ' if whole else ''}number",
+            )
         low = -float("inf") if self.low is None else self.low
         high = float("inf") if self.high is None else self.high
         if not low <= value <= high:  # False for NaN
             kind = "a whole number" if whole else "a number"
-            raise AnalysisError(f"{self.option} {value} is out of range", fix=f"use {kind} from {_plain(low)} to {_plain(high)}")
+            raise AnalysisError(
+                f"{self.option} {value} is out of range",
+                fix=f"use {kind} from {_plain(low)} to {_plain(high)}",
+            )
         return value
 
     def _check_text(self, value: Any) -> str:
         if not isinstance(value, str):
-            raise AnalysisError(f"{self.option} {value!r} is not text", fix=f"give {self.option} a word")
+            raise AnalysisError(
+                f"{self.option} {value!r} is not text", fix=f"give {self.option} a word"
+            )
         if self.choices is not None and value not in self.choices:
-            raise AnalysisError(f"{self.option} {_shown(value)} is not known", fix=f"use one of {', '.join(self.choices)}")
+            raise AnalysisError(
+                f"{self.option} {_shown(value)} is not known",
+                fix=f"use one of {', '.join(self.choices)}",
+            )
         return value
 
     def _check_many(self, value: Any) -> tuple[str, ...]:
         parts = value.split(",") if isinstance(value, str) else list(value)
         if not all(isinstance(part, str) for part in parts):
-            raise AnalysisError(f"{self.option} {value!r} is not text", fix=f"give {self.option} comma-separated words")
+            raise AnalysisError(
+                f"{self.option} {value!r} is not text",
+                fix=f"give {self.option} comma-separated words",
+            )
         values = tuple(part.strip() for part in parts if part.strip())
         unknown = [v for v in values if self.choices is not None and v not in self.choices]
         if unknown or (self.required and not values):
             shown = ", ".join(_shown(v) for v in unknown) or "nothing"
-            raise AnalysisError(f"{self.option} has {shown}", fix=f"use some of {', '.join(self.choices or ())}, comma-separated")
+            raise AnalysisError(
+                f"{self.option} has {shown}",
+                fix=f"use some of {', '.join(self.choices or ())}, comma-separated",
+            )
         return values
 
 
@@ -177,7 +205,9 @@ class Inputs:
         from .load import load
 
         issues: list = []
-        frames = load(self.store, runs=[self.run] if self.run else None, issues=issues)  # an unknown run: RunNotFound
+        frames = load(
+            self.store, runs=[self.run] if self.run else None, issues=issues
+        )  # an unknown run: RunNotFound
         self.warnings += [str(issue) for issue in issues]
         return frames
 
@@ -262,18 +292,36 @@ class Analysis:
         known = {option.name: option for option in self.options}
         unknown = sorted(set(options) - set(known))
         if unknown:
-            raise AnalysisError(f"analysis {self.name!r} has no option {', '.join(unknown)}",
-                                fix=f"use {', '.join(o.option for o in self.options) or 'none'}; see hilbot analyze {self.name} --help")
-        return {name: option.check(options.get(name, option.default)) for name, option in known.items()}
+            raise AnalysisError(
+                f"analysis {self.name!r} has no option {', '.join(unknown)}",
+                fix=f"use {', '.join(o.option for o in self.options) or 'none'}; see hilbot analyze {self.name} --help",
+            )
+        return {
+            name: option.check(options.get(name, option.default)) for name, option in known.items()
+        }
 
-    def run(self, inputs: Inputs, *, fmt: str = "markdown", out: str | Path | None = None, **options: Any) -> Output:
+    def run(
+        self,
+        inputs: Inputs,
+        *,
+        fmt: str = "markdown",
+        out: str | Path | None = None,
+        **options: Any,
+    ) -> Output:
         """Check the options, compute the report, render it in ``fmt`` and write the ``--out`` files."""
         if fmt not in FORMATS:
-            raise AnalysisError(f"unknown format {fmt!r}", fix="use --format markdown or --format json")
+            raise AnalysisError(
+                f"unknown format {fmt!r}", fix="use --format markdown or --format json"
+            )
         if not self.scoped and (inputs.run or inputs.dimension):
-            raise AnalysisError(f"hilbot analyze {self.name} covers the whole log", fix="leave out --run and --dimension")
+            raise AnalysisError(
+                f"hilbot analyze {self.name} covers the whole log",
+                fix="leave out --run and --dimension",
+            )
         if out is not None and not self.writes_files:
-            raise AnalysisError(f"hilbot analyze {self.name} writes no files", fix="leave out --out")
+            raise AnalysisError(
+                f"hilbot analyze {self.name} writes no files", fix="leave out --out"
+            )
         checked = self.check(options)
         counts = None
         if self.gold:
@@ -281,7 +329,12 @@ class Analysis:
             counts = counts if counts.differs else None
         report = self.compute(inputs, **checked)
         files = self._save(inputs, report, Path(out), counts) if out is not None else []
-        return Output(self.render(report, fmt, counts), int(getattr(report, "exit_code", 0) or 0), files, list(inputs.warnings))
+        return Output(
+            self.render(report, fmt, counts),
+            int(getattr(report, "exit_code", 0) or 0),
+            files,
+            list(inputs.warnings),
+        )
 
     def render(self, report: Any, fmt: str = "markdown", gold: Any = None) -> str:
         """The report as Markdown (text from the logs made visible) or as JSON (every value exact).
@@ -298,11 +351,19 @@ class Analysis:
         return visible("\n".join(lines).rstrip() + "\n")
 
     def _save(self, inputs: Inputs, report: Any, out: Path, gold: Any = None) -> list[Path]:
-        store, name = inputs.store, _file_part(self.file_name(report) if self.file_name else self.name)
-        paths = [store.write_file(out / f"{name}.md", self.render(report, gold=gold)),
-                 store.write_file(out / f"{name}.json", self.render(report, "json", gold))]
+        store, name = (
+            inputs.store,
+            _file_part(self.file_name(report) if self.file_name else self.name),
+        )
+        paths = [
+            store.write_file(out / f"{name}.md", self.render(report, gold=gold)),
+            store.write_file(out / f"{name}.json", self.render(report, "json", gold)),
+        ]
         charts = self.charts(report, inputs) if self.charts else {}
-        return paths + [store.write_bytes(out / f"{_file_part(chart)}.png", draw()) for chart, draw in charts.items()]
+        return paths + [
+            store.write_bytes(out / f"{_file_part(chart)}.png", draw())
+            for chart, draw in charts.items()
+        ]
 
 
 INDENTED_UP_TO = 1_000_000
@@ -312,7 +373,11 @@ Python's pure-Python encoder: 5 s of the 1M-line log's agreement report)."""
 
 def _json_text(document: Any) -> str:
     compact = json.dumps(document, ensure_ascii=False, default=str)
-    return compact if len(compact) > INDENTED_UP_TO else json.dumps(document, indent=2, ensure_ascii=False, default=str)
+    return (
+        compact
+        if len(compact) > INDENTED_UP_TO
+        else json.dumps(document, indent=2, ensure_ascii=False, default=str)
+    )
 
 
 def _file_part(text: str) -> str:
@@ -326,15 +391,24 @@ _NAME = re.compile(r"[a-z][a-z0-9-]*")
 def _check(name: str, spec: Analysis) -> None:
     """An analysis is registered under its own name, as a command name, with options the command can take."""
     if not isinstance(spec, Analysis):
-        raise RegistryError(f"analysis {name!r} is a {type(spec).__name__}, not an Analysis",
-                            fix="register it with the @analysis decorator (analysis.registry)")
+        raise RegistryError(
+            f"analysis {name!r} is a {type(spec).__name__}, not an Analysis",
+            fix="register it with the @analysis decorator (analysis.registry)",
+        )
     if spec.name != name or not _NAME.fullmatch(name):
-        raise RegistryError(f"analysis name {name!r} is not a command name", fix="use lower-case letters, digits and '-'")
+        raise RegistryError(
+            f"analysis name {name!r} is not a command name",
+            fix="use lower-case letters, digits and '-'",
+        )
     names = [option.name for option in spec.options]
-    clash = sorted({n for n in names if n in RESERVED or not n.isidentifier() or names.count(n) > 1})
+    clash = sorted(
+        {n for n in names if n in RESERVED or not n.isidentifier() or names.count(n) > 1}
+    )
     if clash:
-        raise RegistryError(f"analysis {name!r} has unusable option names: {', '.join(clash)}",
-                            fix=f"give each option a distinct Python identifier other than {', '.join(RESERVED)}")
+        raise RegistryError(
+            f"analysis {name!r} has unusable option names: {', '.join(clash)}",
+            fix=f"give each option a distinct Python identifier other than {', '.join(RESERVED)}",
+        )
 
 
 class UnknownAnalysis(AnalysisError, UnknownName):
@@ -342,34 +416,84 @@ class UnknownAnalysis(AnalysisError, UnknownName):
 
 
 analyses: Registry[Analysis] = Registry(
-    "analysis", "hilbot.analyses", check=_check, error=UnknownAnalysis, hint="use one of {names}",
-    builtins={"validate": "analysis.validate", "agreement": "analysis.agreement", "calibration": "analysis.calibration",
-              "correlate": "analysis.correlate", "patterns": "analysis.patterns", "synthesize": "analysis.synthesize",
-              "triage": "analysis.triage"})
+    "analysis",
+    "hilbot.analyses",
+    check=_check,
+    error=UnknownAnalysis,
+    hint="use one of {names}",
+    builtins={
+        "validate": "analysis.validate",
+        "agreement": "analysis.agreement",
+        "calibration": "analysis.calibration",
+        "correlate": "analysis.correlate",
+        "patterns": "analysis.patterns",
+        "synthesize": "analysis.synthesize",
+        "triage": "analysis.triage",
+    },
+)
 """Every analysis by name: the built-ins, those registered in this process and installed plugins'."""
 
 
-def analysis(name: str, *, markdown: Callable[[Any], list[str]], options: Iterable[Option] = (),
-             charts: Charts | None = None, scoped: bool = True, writes_files: bool = True,
-             file_name: Callable[[Any], str] | None = None, gold: bool = False,
-             digest: DigestLines | None = None
-             ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def analysis(
+    name: str,
+    *,
+    markdown: Callable[[Any], list[str]],
+    options: Iterable[Option] = (),
+    charts: Charts | None = None,
+    scoped: bool = True,
+    writes_files: bool = True,
+    file_name: Callable[[Any], str] | None = None,
+    gold: bool = False,
+    digest: DigestLines | None = None,
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register the decorated ``compute(inputs, **options)`` as the analysis ``name`` (see the
     module doc)."""
 
     def register(compute: Callable[..., Any]) -> Callable[..., Any]:
-        analyses.register(name)(Analysis(name, compute, markdown, tuple(options), charts, scoped,
-                                         writes_files, file_name, gold, digest))
+        analyses.register(name)(
+            Analysis(
+                name,
+                compute,
+                markdown,
+                tuple(options),
+                charts,
+                scoped,
+                writes_files,
+                file_name,
+                gold,
+                digest,
+            )
+        )
         return compute
 
     return register
 
 
-def run_analysis(name: str, store: "Store", config: "HilbotConfig", *, run: str | None = None, dimension: str | None = None,
-                 fmt: str = "markdown", out: str | Path | None = None, **options: Any) -> Output:
+def run_analysis(
+    name: str,
+    store: "Store",
+    config: "HilbotConfig",
+    *,
+    run: str | None = None,
+    dimension: str | None = None,
+    fmt: str = "markdown",
+    out: str | Path | None = None,
+    **options: Any,
+) -> Output:
     """Run the analysis ``name`` as ``hilbot analyze NAME`` does: its options checked, its report rendered."""
-    return analyses.get(name).run(Inputs(store, config, run, dimension), fmt=fmt, out=out, **options)
+    return analyses.get(name).run(
+        Inputs(store, config, run, dimension), fmt=fmt, out=out, **options
+    )
 
 
-__all__ = ["Analysis", "DigestLines", "Inputs", "Option", "Output", "UnknownAnalysis", "analyses",
-           "analysis", "run_analysis"]
+__all__ = [
+    "Analysis",
+    "DigestLines",
+    "Inputs",
+    "Option",
+    "Output",
+    "UnknownAnalysis",
+    "analyses",
+    "analysis",
+    "run_analysis",
+]

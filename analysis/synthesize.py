@@ -76,24 +76,40 @@ class Evidence:
 class Synthesis(BaseModel):
     """The LLM's answer."""
 
-    synthesis: str = Field(description="Two to four sentences: where the AI judge and the reviewers agree and differ, and why.")
-    actionItems: list[str] = Field(min_length=1, max_length=6, description="Concrete next steps, most important first.")
+    synthesis: str = Field(
+        description="Two to four sentences: where the AI judge and the reviewers agree and differ, and why."
+    )
+    actionItems: list[str] = Field(
+        min_length=1, max_length=6, description="Concrete next steps, most important first."
+    )
 
 
 def gather(frames: "Frames", run_id: str, dimension: str) -> Evidence:
     """The evidence for one run and dimension from the loaded log (same figures as ``summarize``)."""
     from .load import ai_score_column
 
-    ratings = _slice(frames.ratings, run_id, dimension).sort_values(["item_id", "reviewer"], kind="stable")
+    ratings = _slice(frames.ratings, run_id, dimension).sort_values(
+        ["item_id", "reviewer"], kind="stable"
+    )
     items = frames.items[frames.items["run_id"] == run_id]
     ai = dict(zip(items["item_id"], ai_score_column(items, dimension)))
     queries = dict(zip(items["item_id"], items["query"]))
-    evidence = [_item(item_id, group, queries.get(item_id, item_id), ai.get(item_id)) for item_id, group in ratings.groupby("item_id", sort=True)]
+    evidence = [
+        _item(item_id, group, queries.get(item_id, item_id), ai.get(item_id))
+        for item_id, group in ratings.groupby("item_id", sort=True)
+    ]
     tags = _slice(frames.concerns, run_id, dimension)["tag"].value_counts()
     concerns = sorted(((str(t), int(n)) for t, n in tags.items()), key=lambda kv: (-kv[1], kv[0]))
     summary = _summary(ratings, len(_slice(frames.skips, run_id, dimension)), ai, run_id, dimension)
-    return Evidence(run_id, dimension, evidence, concerns, int(ratings["reviewer"].nunique()), summary,
-                    [n for e in evidence for n in e.notes])
+    return Evidence(
+        run_id,
+        dimension,
+        evidence,
+        concerns,
+        int(ratings["reviewer"].nunique()),
+        summary,
+        [n for e in evidence for n in e.notes],
+    )
 
 
 def _slice(frame: Any, run_id: str, dimension: str) -> Any:
@@ -102,42 +118,79 @@ def _slice(frame: Any, run_id: str, dimension: str) -> Any:
 
 def _item(item_id: str, group: Any, query: str, ai: float | None) -> ItemEvidence:
     notes = tuple(str(n) for n in group["note"] if isinstance(n, str) and n)
-    return ItemEvidence(str(item_id), str(query), float(group["score"].mean()), None if ai is None or ai != ai else float(ai),
-                        tuple(group["judgment"]), notes)
+    return ItemEvidence(
+        str(item_id),
+        str(query),
+        float(group["score"].mean()),
+        None if ai is None or ai != ai else float(ai),
+        tuple(group["judgment"]),
+        notes,
+    )
 
 
-def _summary(ratings: Any, skips: int, ai: dict[str, float], run_id: str, dimension: str) -> ReviewSummary:
+def _summary(
+    ratings: Any, skips: int, ai: dict[str, float], run_id: str, dimension: str
+) -> ReviewSummary:
     scored = ((score, ai.get(i)) for i, score in zip(ratings["item_id"], ratings["score"]))
-    deltas = [score - a for score, a in scored if a is not None and a == a]  # a != a: NaN, no AI score
-    flagged = int(((ratings["n_concerns"] > 0) | ratings["note"].map(lambda n: isinstance(n, str) and bool(n))).sum())
-    return ReviewSummary(run_id=run_id, dimension=dimension, queriesReviewed=len(ratings), queriesSkipped=skips,
-                         queriesFlagged=flagged,
-                         humanAverageScore=round(float(ratings["score"].mean()), 4) if len(ratings) else None,
-                         aiVsHumanDelta=round(mean(deltas), 4) if deltas else None)
+    deltas = [
+        score - a for score, a in scored if a is not None and a == a
+    ]  # a != a: NaN, no AI score
+    flagged = int(
+        (
+            (ratings["n_concerns"] > 0)
+            | ratings["note"].map(lambda n: isinstance(n, str) and bool(n))
+        ).sum()
+    )
+    return ReviewSummary(
+        run_id=run_id,
+        dimension=dimension,
+        queriesReviewed=len(ratings),
+        queriesSkipped=skips,
+        queriesFlagged=flagged,
+        humanAverageScore=round(float(ratings["score"].mean()), 4) if len(ratings) else None,
+        aiVsHumanDelta=round(mean(deltas), 4) if deltas else None,
+    )
 
 
 def statistical(evidence: Evidence) -> Synthesis:
     """A synthesis from counts alone: top concerns, worst items, largest AI–human gaps."""
     s = evidence.summary
-    parts = [f"{s.queriesReviewed} ratings of {len(evidence.items)} items by {evidence.reviewers} reviewer(s); "
-             f"human average {_fmt(s.humanAverageScore)}"]
+    parts = [
+        f"{s.queriesReviewed} ratings of {len(evidence.items)} items by {evidence.reviewers} reviewer(s); "
+        f"human average {_fmt(s.humanAverageScore)}"
+    ]
     if s.aiVsHumanDelta is not None:
         side = "higher" if s.aiVsHumanDelta < 0 else "lower"
-        parts[0] += f", the AI scores {abs(s.aiVsHumanDelta):.2f} {side} than the reviewers on average"
+        parts[0] += (
+            f", the AI scores {abs(s.aiVsHumanDelta):.2f} {side} than the reviewers on average"
+        )
     if evidence.concerns:
-        parts.append("Most frequent concerns: " + ", ".join(f"{t} ({n})" for t, n in evidence.concerns[:TOP]))
+        parts.append(
+            "Most frequent concerns: " + ", ".join(f"{t} ({n})" for t, n in evidence.concerns[:TOP])
+        )
     if evidence.gaps():
         e = evidence.gaps(1)[0]
-        parts.append(f"Largest disagreement: “{e.query}” (AI {_fmt(e.ai)}, reviewers {_fmt(e.human)})")
+        parts.append(
+            f"Largest disagreement: “{e.query}” (AI {_fmt(e.ai)}, reviewers {_fmt(e.human)})"
+        )
     return Synthesis(synthesis=". ".join(parts) + ".", actionItems=_actions(evidence))
 
 
 def _actions(evidence: Evidence) -> list[str]:
     actions = [f"Address {tag}: flagged in {n} rating(s)" for tag, n in evidence.concerns[:TOP]]
-    actions += [f"Re-check the judge on “{e.query}”: AI {_fmt(e.ai)} vs reviewers {_fmt(e.human)}"
-                for e in evidence.gaps(2) if e.gap is not None and abs(e.gap) >= 0.3]
-    actions += [f"Fix or drop “{e.query}”: rated {', '.join(e.judgments)}" for e in evidence.worst(2) if e.human < 0.5]
-    return actions[:6] or ["No action needed from these ratings: no concerns, no large disagreements."]
+    actions += [
+        f"Re-check the judge on “{e.query}”: AI {_fmt(e.ai)} vs reviewers {_fmt(e.human)}"
+        for e in evidence.gaps(2)
+        if e.gap is not None and abs(e.gap) >= 0.3
+    ]
+    actions += [
+        f"Fix or drop “{e.query}”: rated {', '.join(e.judgments)}"
+        for e in evidence.worst(2)
+        if e.human < 0.5
+    ]
+    return actions[:6] or [
+        "No action needed from these ratings: no concerns, no large disagreements."
+    ]
 
 
 def _fmt(value: float | None) -> str:
@@ -147,16 +200,25 @@ def _fmt(value: float | None) -> str:
 def prompt(evidence: Evidence) -> str:
     """The user prompt for the LLM: the run's figures, the worst items, the gaps, the notes."""
     s = evidence.summary
-    lines = [f"Run {evidence.run_id}, dimension {evidence.dimension}: {s.queriesReviewed} human ratings, "
-             f"{s.queriesSkipped} skips; human average {_fmt(s.humanAverageScore)}; mean (human − AI) {_fmt(s.aiVsHumanDelta)}.",
-             "Concern tags: " + (", ".join(f"{t} ×{n}" for t, n in evidence.concerns) or "none"), "",
-             "Lowest-rated items:"]
-    lines += [f"- “{e.query}”: human {_fmt(e.human)} ({', '.join(e.judgments)}), AI {_fmt(e.ai)}" for e in evidence.worst(5)]
+    lines = [
+        f"Run {evidence.run_id}, dimension {evidence.dimension}: {s.queriesReviewed} human ratings, "
+        f"{s.queriesSkipped} skips; human average {_fmt(s.humanAverageScore)}; mean (human − AI) {_fmt(s.aiVsHumanDelta)}.",
+        "Concern tags: " + (", ".join(f"{t} ×{n}" for t, n in evidence.concerns) or "none"),
+        "",
+        "Lowest-rated items:",
+    ]
+    lines += [
+        f"- “{e.query}”: human {_fmt(e.human)} ({', '.join(e.judgments)}), AI {_fmt(e.ai)}"
+        for e in evidence.worst(5)
+    ]
     lines += ["", "Largest AI–human gaps:"]
     lines += [f"- “{e.query}”: human {_fmt(e.human)}, AI {_fmt(e.ai)}" for e in evidence.gaps(5)]
     lines += ["", "Reviewer notes:"] + [f"- {n}" for n in evidence.notes[:30]]
-    lines += ["", "Write a short synthesis of what the reviewers found and where the AI judge disagrees with them, "
-              "and concrete action items for the team building the system."]
+    lines += [
+        "",
+        "Write a short synthesis of what the reviewers found and where the AI judge disagrees with them, "
+        "and concrete action items for the team building the system.",
+    ]
     return "\n".join(lines)
 
 
@@ -164,18 +226,30 @@ async def with_llm(llm: "LLM", evidence: Evidence) -> Synthesis:
     """One structured LLM call over the evidence."""
     from evaluation.llm import LLMRequest
 
-    request = LLMRequest(prompt=prompt(evidence), output=Synthesis, purpose=f"synthesize:{evidence.run_id}",
-                         system="You summarise human reviews of an AI system's outputs for its engineers.",
-                         tool_name="record_synthesis", tool_description="Record the synthesis and action items.",
-                         max_tokens=800)
+    request = LLMRequest(
+        prompt=prompt(evidence),
+        output=Synthesis,
+        purpose=f"synthesize:{evidence.run_id}",
+        system="You summarise human reviews of an AI system's outputs for its engineers.",
+        tool_name="record_synthesis",
+        tool_description="Record the synthesis and action items.",
+        max_tokens=800,
+    )
     output = (await llm.complete(request)).output
     if not isinstance(output, Synthesis):  # the LLM parses into ``request.output``: one already
         output = Synthesis.model_validate(output.model_dump())
     return output
 
 
-def synthesize(store: Store, config: HilbotConfig, *, run_id: str | None = None, dimension: str | None = None,
-               use_llm: bool = False, issues: list | None = None) -> ReviewSummary:
+def synthesize(
+    store: Store,
+    config: HilbotConfig,
+    *,
+    run_id: str | None = None,
+    dimension: str | None = None,
+    use_llm: bool = False,
+    issues: list | None = None,
+) -> ReviewSummary:
     """Synthesize a run's reviews (default: the latest reviewed run) and append the ``review_summary``.
 
     Unreadable lines of the logs go to ``issues``.
@@ -183,12 +257,22 @@ def synthesize(store: Store, config: HilbotConfig, *, run_id: str | None = None,
     frames = _load(store, issues)
     evidence = _evidence(frames, run_id or _latest_reviewed(frames), dimension)
     if not evidence.items:
-        raise AnalysisError(f"run {evidence.run_id!r} has no ratings on {evidence.dimension!r}", fix="review it first (hilbot review)")
+        raise AnalysisError(
+            f"run {evidence.run_id!r} has no ratings on {evidence.dimension!r}",
+            fix="review it first (hilbot review)",
+        )
     return _store(store, config, evidence, use_llm)
 
 
-def synthesize_and_store(store: Store, config: HilbotConfig, run_id: str, dimension: str | None = None,
-                         llm: bool = False, *, issues: list | None = None) -> ReviewSummary | None:
+def synthesize_and_store(
+    store: Store,
+    config: HilbotConfig,
+    run_id: str,
+    dimension: str | None = None,
+    llm: bool = False,
+    *,
+    issues: list | None = None,
+) -> ReviewSummary | None:
     """Synthesize a run's reviews on ``dimension`` and append the ``review_summary``: for a review session's end.
 
     Statistical unless ``llm`` is True (then the LLM writes it, through the one LLM client). The
@@ -209,7 +293,10 @@ def _load(store: Store, issues: list | None) -> "Frames":
     from .vocabulary import KEY3
 
     frames = load(store, issues=issues)
-    latest = {(a.run_id, a.item_id, a.dimension): a for a in read_adjudications(store.ratings.path, issues)}
+    latest = {
+        (a.run_id, a.item_id, a.dimension): a
+        for a in read_adjudications(store.ratings.path, issues)
+    }
     excluded = [key for key, a in latest.items() if a.decision == "exclude"]
     if not excluded:
         return frames
@@ -218,8 +305,13 @@ def _load(store: Store, issues: list | None) -> "Frames":
     def kept(table: pd.DataFrame) -> pd.DataFrame:
         return table[~pd.MultiIndex.from_frame(table[KEY3]).isin(gone)] if len(table) else table
 
-    return replace(frames, ratings=kept(frames.ratings), skips=kept(frames.skips), concerns=kept(frames.concerns),
-                   notes=kept(frames.notes))
+    return replace(
+        frames,
+        ratings=kept(frames.ratings),
+        skips=kept(frames.skips),
+        concerns=kept(frames.concerns),
+        notes=kept(frames.notes),
+    )
 
 
 def _evidence(frames: "Frames", run_id: str, dimension: str | None) -> Evidence:
@@ -231,13 +323,20 @@ def _evidence(frames: "Frames", run_id: str, dimension: str | None) -> Evidence:
 def _store(store: Store, config: HilbotConfig, evidence: Evidence, use_llm: bool) -> ReviewSummary:
     """Write the synthesis (statistically or with the LLM) and append it as a ``review_summary``."""
     answer, source = _write(store, config, evidence, use_llm)
-    record = evidence.summary.model_copy(update={"synthesis": answer.synthesis, "synthesis_source": source,
-                                                 "actionItems": answer.actionItems})
+    record = evidence.summary.model_copy(
+        update={
+            "synthesis": answer.synthesis,
+            "synthesis_source": source,
+            "actionItems": answer.actionItems,
+        }
+    )
     store.ratings.append(record)
     return record
 
 
-def _write(store: Store, config: HilbotConfig, evidence: Evidence, use_llm: bool) -> tuple[Synthesis, str]:
+def _write(
+    store: Store, config: HilbotConfig, evidence: Evidence, use_llm: bool
+) -> tuple[Synthesis, str]:
     if not use_llm:
         return statistical(evidence), STATISTICAL
     import asyncio
@@ -261,7 +360,6 @@ def _latest_reviewed(frames: "Frames") -> str:
     return str(reviewed.sort_values(["created_at", "run_id"]).iloc[-1]["run_id"])
 
 
-
 # ---------------------------------------------------------------------------------------------- the command
 
 
@@ -281,14 +379,29 @@ class Stored:
 
 def _markdown(stored: Stored) -> list[str]:
     record = stored.record
-    label = "statistical synthesis (no LLM)" if record.synthesis_source == STATISTICAL else f"synthesis by {record.synthesis_source}"
-    return [f"# Review summary: {record.run_id} · {record.dimension} ({label})", "", record.synthesis or "", "",
-            "Action items:", *[f"{n}. {item}" for n, item in enumerate(record.actionItems, 1)], "",
-            f"Appended to {stored.log} as a review_summary record."]
+    label = (
+        "statistical synthesis (no LLM)"
+        if record.synthesis_source == STATISTICAL
+        else f"synthesis by {record.synthesis_source}"
+    )
+    return [
+        f"# Review summary: {record.run_id} · {record.dimension} ({label})",
+        "",
+        record.synthesis or "",
+        "",
+        "Action items:",
+        *[f"{n}. {item}" for n, item in enumerate(record.actionItems, 1)],
+        "",
+        f"Appended to {stored.log} as a review_summary record.",
+    ]
 
 
-@analysis("synthesize", markdown=_markdown, writes_files=False, options=[
-    Option("llm", bool, False, "Have the LLM write it (sends notes and scores to [llm])")])
+@analysis(
+    "synthesize",
+    markdown=_markdown,
+    writes_files=False,
+    options=[Option("llm", bool, False, "Have the LLM write it (sends notes and scores to [llm])")],
+)
 def synthesize_command(inputs: Inputs, *, llm: bool) -> Stored:
     """Synthesis and action items from the notes and scores, appended as a review_summary record.
 
@@ -297,12 +410,30 @@ def synthesize_command(inputs: Inputs, *, llm: bool) -> Stored:
     Example: hilbot analyze synthesize --run demo-docs-search --llm
     """
     found: list = []
-    record = synthesize(inputs.store, inputs.config, run_id=inputs.run, dimension=inputs.dimension, use_llm=llm, issues=found)
+    record = synthesize(
+        inputs.store,
+        inputs.config,
+        run_id=inputs.run,
+        dimension=inputs.dimension,
+        use_llm=llm,
+        issues=found,
+    )
     inputs.warnings += [str(issue) for issue in found]
     if not llm:
-        inputs.warnings.append("synthesis is statistical; pass --llm to have the LLM write it from the notes and scores")
+        inputs.warnings.append(
+            "synthesis is statistical; pass --llm to have the LLM write it from the notes and scores"
+        )
     return Stored(record, str(inputs.store.ratings.path))
 
 
-__all__ = ["Evidence", "ItemEvidence", "STATISTICAL", "Synthesis", "gather", "statistical", "synthesize", "synthesize_and_store",
-           "with_llm"]
+__all__ = [
+    "Evidence",
+    "ItemEvidence",
+    "STATISTICAL",
+    "Synthesis",
+    "gather",
+    "statistical",
+    "synthesize",
+    "synthesize_and_store",
+    "with_llm",
+]

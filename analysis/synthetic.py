@@ -53,7 +53,14 @@ if TYPE_CHECKING:
 START = datetime(2026, 1, 5, tzinfo=timezone.utc)
 """Start of the 30-day window."""
 DAYS = 30
-CATEGORIES = ["how-to", "concept", "troubleshooting", "api-reference", "market-thesis", "comparison"]
+CATEGORIES = [
+    "how-to",
+    "concept",
+    "troubleshooting",
+    "api-reference",
+    "market-thesis",
+    "comparison",
+]
 _CATEGORY_P = [0.25, 0.2, 0.18, 0.15, 0.12, 0.1]
 _CATEGORY_EFFECT = [0.3, 0.2, -0.3, 0.4, -0.5, 0.0]
 SOURCE_TYPES = ["chat", "transcript", "article", "tweet", "docs"]
@@ -99,8 +106,16 @@ class SyntheticLog:
         return {**asdict(self), "path": str(self.path)}
 
 
-def write_synthetic(store: "Store", *, ratings: int = 1_000_000, runs: int = 20, items_per_run: int = 500,
-                    reviewers: int = 40, seed: int = 0, config: "HilbotConfig | None" = None) -> SyntheticLog:
+def write_synthetic(
+    store: "Store",
+    *,
+    ratings: int = 1_000_000,
+    runs: int = 20,
+    items_per_run: int = 500,
+    reviewers: int = 40,
+    seed: int = 0,
+    config: "HilbotConfig | None" = None,
+) -> SyntheticLog:
     """Write ``runs`` runs and append ``ratings`` lines of human events to ``store``'s ratings log.
 
     ``config`` supplies scales and concern tags (default: :func:`evaluation.load_config`, the
@@ -113,8 +128,10 @@ def write_synthetic(store: "Store", *, ratings: int = 1_000_000, runs: int = 20,
     from evaluation.config import load_config
 
     if ratings < 0 or runs < 1 or items_per_run < 1 or reviewers < 1:
-        raise AnalysisError(f"ratings={ratings}, runs={runs}, items_per_run={items_per_run}, reviewers={reviewers}",
-                            fix="use ratings ≥ 0 and runs, items_per_run and reviewers ≥ 1")
+        raise AnalysisError(
+            f"ratings={ratings}, runs={runs}, items_per_run={items_per_run}, reviewers={reviewers}",
+            fix="use ratings ≥ 0 and runs, items_per_run and reviewers ≥ 1",
+        )
     config = config or load_config()
     rng = np.random.default_rng(seed)
 
@@ -149,7 +166,9 @@ def write_synthetic(store: "Store", *, ratings: int = 1_000_000, runs: int = 20,
         if platforms[k] == "terminal":
             rev_dicts.append({"platform": "terminal", "id": f"user{k}", "name": f"Reviewer {k}"})
         else:
-            rev_dicts.append({"platform": "telegram", "id": str(100_000 + k), "name": f"Reviewer {k}"})
+            rev_dicts.append(
+                {"platform": "telegram", "id": str(100_000 + k), "name": f"Reviewer {k}"}
+            )
     bias = rng.normal(0, 0.35, reviewers)
 
     # ---------------------------------------------------------------- the event budget
@@ -165,7 +184,9 @@ def write_synthetic(store: "Store", *, ratings: int = 1_000_000, runs: int = 20,
     n_rerate = n_rate - n_first
 
     end_s = DAYS * 86400.0
-    first_keys = rng.choice(n_keys, n_first, replace=False) if n_first else np.zeros(0, dtype=np.int64)
+    first_keys = (
+        rng.choice(n_keys, n_first, replace=False) if n_first else np.zeros(0, dtype=np.int64)
+    )
     # events: key, time (s since START), kind (0 rating, 1 skip, 2 note, 3 delivery)
     first_pair = first_keys // reviewers
     first_lo = created_s[p_item[first_pair]] + 3600.0
@@ -174,7 +195,9 @@ def write_synthetic(store: "Store", *, ratings: int = 1_000_000, runs: int = 20,
     if n_rerate and n_first:
         pick = rng.integers(0, n_first, n_rerate)
         same_session = rng.random(n_rerate) < 0.25
-        delta = np.where(same_session, rng.uniform(30, 1800, n_rerate), rng.uniform(86400, 10 * 86400, n_rerate))
+        delta = np.where(
+            same_session, rng.uniform(30, 1800, n_rerate), rng.uniform(86400, 10 * 86400, n_rerate)
+        )
         re_keys = first_keys[pick]
         re_t = np.minimum(first_t[pick] + delta, end_s - rng.uniform(1, 600, n_rerate))
         re_t = np.maximum(re_t, first_t[pick] + 1.0)
@@ -193,17 +216,27 @@ def write_synthetic(store: "Store", *, ratings: int = 1_000_000, runs: int = 20,
     skip_keys, skip_t = after_rating(n_skips)
     unrated = n_keys - n_first
     if unrated and n_skips:  # some skips of items never rated
-        fresh = np.setdiff1d(rng.integers(0, n_keys, min(unrated, n_skips) * 3), first_keys)[: n_skips // 2]
+        fresh = np.setdiff1d(rng.integers(0, n_keys, min(unrated, n_skips) * 3), first_keys)[
+            : n_skips // 2
+        ]
         skip_keys[: len(fresh)] = fresh
-        skip_t[: len(fresh)] = created_s[p_item[fresh // reviewers]] + rng.uniform(3600, 20 * 86400, len(fresh))
+        skip_t[: len(fresh)] = created_s[p_item[fresh // reviewers]] + rng.uniform(
+            3600, 20 * 86400, len(fresh)
+        )
     note_keys, note_t = after_rating(n_notes)
     deliv_keys, deliv_t = after_rating(n_deliveries)
     deliv_t = deliv_t - 1800
 
     keys = np.concatenate([first_keys, re_keys, skip_keys, note_keys, deliv_keys]).astype(np.int64)
     times = np.concatenate([first_t, re_t, skip_t, note_t, deliv_t])
-    kinds = np.concatenate([np.zeros(n_first + len(re_keys), np.int8), np.ones(len(skip_keys), np.int8),
-                            np.full(len(note_keys), 2, np.int8), np.full(len(deliv_keys), 3, np.int8)])
+    kinds = np.concatenate(
+        [
+            np.zeros(n_first + len(re_keys), np.int8),
+            np.ones(len(skip_keys), np.int8),
+            np.full(len(note_keys), 2, np.int8),
+            np.full(len(deliv_keys), 3, np.int8),
+        ]
+    )
     times = np.clip(times, 0, end_s - 0.001)
     order = np.lexsort((np.arange(len(times)), times))
     keys, times, kinds = keys[order], times[order], kinds[order]
@@ -228,8 +261,9 @@ def write_synthetic(store: "Store", *, ratings: int = 1_000_000, runs: int = 20,
     u_note = rng.random(n_events)
     u_misc = rng.integers(0, 1 << 30, n_events)
     millis = np.round(times * 1000).astype("int64")
-    stamps = np.datetime_as_string(np.datetime64("2026-01-05T00:00:00", "ms") + millis.astype("timedelta64[ms]"),
-                                   unit="ms").tolist()
+    stamps = np.datetime_as_string(
+        np.datetime64("2026-01-05T00:00:00", "ms") + millis.astype("timedelta64[ms]"), unit="ms"
+    ).tolist()
 
     # ---------------------------------------------------------------- write
     run_ids = [spec["run_id"] for spec in run_specs]
@@ -238,7 +272,11 @@ def write_synthetic(store: "Store", *, ratings: int = 1_000_000, runs: int = 20,
     dumps = _dumps()
     counts = {"rating": 0, "skip": 0, "note": 0, "redeliver": 0, "delivery": 0}
     human = np.flatnonzero(kinds != 3)
-    redeliver_at = set(rng.choice(human, min(n_redeliver, len(human)), replace=False).tolist()) if len(human) else set()
+    redeliver_at = (
+        set(rng.choice(human, min(n_redeliver, len(human)), replace=False).tolist())
+        if len(human)
+        else set()
+    )
     options = {d: scales[d].options for d in dims}
     path = store.ratings.path
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -256,19 +294,34 @@ def write_synthetic(store: "Store", *, ratings: int = 1_000_000, runs: int = 20,
                 rev = rev_dicts[e_rev[n]]
                 platform = rev["platform"]
                 stamp = stamps[n] + "Z"
-                base = {"v": 1, "run_id": run_ids[item_run[item]], "item_id": item_names[item % items_per_run],
-                        "dimension": dim, "reviewer": rev, "channel": platform,
-                        "idempotency_key": f"{platform}:{rev['id']}:{n}", "timestamp": stamp}
+                base = {
+                    "v": 1,
+                    "run_id": run_ids[item_run[item]],
+                    "item_id": item_names[item % items_per_run],
+                    "dimension": dim,
+                    "reviewer": rev,
+                    "channel": platform,
+                    "idempotency_key": f"{platform}:{rev['id']}:{n}",
+                    "timestamp": stamp,
+                }
                 kind = kinds[n]
                 if kind == 0:
                     option = options[dim][option_idx[n]]
                     concerns: list[str] = []
                     tags = concern_sets[dim]
-                    if tags and ((option.ask_concerns and u_concern[n] < 0.75) or (not option.ask_concerns and u_concern[n] < 0.003)):
+                    if tags and (
+                        (option.ask_concerns and u_concern[n] < 0.75)
+                        or (not option.ask_concerns and u_concern[n] < 0.003)
+                    ):
                         count = 1 if not option.ask_concerns else int(n_tags[n])
                         concerns = _tags(tags, count, int(leap[item]), u_extra[n])
-                    record = {"type": "rating", **base, "judgment": option.value, "score": option.score,
-                              "concerns": concerns}
+                    record = {
+                        "type": "rating",
+                        **base,
+                        "judgment": option.value,
+                        "score": option.score,
+                        "concerns": concerns,
+                    }
                     if option.ask_concerns and u_note[n] < 0.04:
                         record["note"] = NOTE_TEXTS[int(u_misc[n]) % len(NOTE_TEXTS)]
                     if u_conf[n] < 0.3:
@@ -287,12 +340,26 @@ def write_synthetic(store: "Store", *, ratings: int = 1_000_000, runs: int = 20,
                         record["skip_reason"] = reason
                     counts["skip"] += 1
                 elif kind == 2:
-                    record = {"type": "note", **base, "text": NOTE_TEXTS[int(u_misc[n]) % len(NOTE_TEXTS)]}
+                    record = {
+                        "type": "note",
+                        **base,
+                        "text": NOTE_TEXTS[int(u_misc[n]) % len(NOTE_TEXTS)],
+                    }
                     counts["note"] += 1
                 else:
-                    record = {"type": "delivery", "v": 1, "run_id": base["run_id"], "item_id": base["item_id"],
-                              "dimension": dim, "reviewer": rev, "channel": "telegram", "kind": "card",
-                              "chat_id": rev["id"], "message_id": str(n), "timestamp": stamp}
+                    record = {
+                        "type": "delivery",
+                        "v": 1,
+                        "run_id": base["run_id"],
+                        "item_id": base["item_id"],
+                        "dimension": dim,
+                        "reviewer": rev,
+                        "channel": "telegram",
+                        "kind": "card",
+                        "chat_id": rev["id"],
+                        "message_id": str(n),
+                        "timestamp": stamp,
+                    }
                     counts["delivery"] += 1
                 line = dumps(record)
                 write(line)
@@ -304,8 +371,17 @@ def write_synthetic(store: "Store", *, ratings: int = 1_000_000, runs: int = 20,
         if collecting:
             gc.enable()
     total = sum(counts.values())
-    return SyntheticLog(path=path, lines=total, ratings=counts["rating"], skips=counts["skip"], notes=counts["note"],
-                        redeliveries=counts["redeliver"], deliveries=counts["delivery"], runs=run_ids, items=n_items)
+    return SyntheticLog(
+        path=path,
+        lines=total,
+        ratings=counts["rating"],
+        skips=counts["skip"],
+        notes=counts["note"],
+        redeliveries=counts["redeliver"],
+        deliveries=counts["delivery"],
+        runs=run_ids,
+        items=n_items,
+    )
 
 
 def _dumps() -> Any:
@@ -316,7 +392,9 @@ def _dumps() -> Any:
         import json
 
         def dumps(record: dict) -> bytes:
-            return (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+            return (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode(
+                "utf-8"
+            )
 
         return dumps
     option = orjson.OPT_APPEND_NEWLINE
@@ -354,26 +432,42 @@ def _tags(tags: list[str], count: int, leap: int, u: Any) -> list[str]:
     return [tags[j] for j in sorted(chosen)]
 
 
-def _write_runs(store: "Store", config: "HilbotConfig", rng: Any, runs: int, items_per_run: int) -> list[dict[str, Any]]:
+def _write_runs(
+    store: "Store", config: "HilbotConfig", rng: Any, runs: int, items_per_run: int
+) -> list[dict[str, Any]]:
     """Create the runs; return per run its id, dimensions, creation second and item arrays."""
     import numpy as np
 
-    from evaluation.records import Evaluation, ItemData, JudgeInfo, Query, QueryEvaluation, RunHeader, RunSummary
+    from evaluation.records import (
+        Evaluation,
+        ItemData,
+        JudgeInfo,
+        Query,
+        QueryEvaluation,
+        RunHeader,
+        RunSummary,
+    )
     from evaluation.runs import average_scores
 
     specs = []
     for r in range(runs):
         kind: Literal["search", "answer"] = "search" if r % 3 == 2 else "answer"
         wanted = ["overall"] if kind == "search" else ["quality", "answer"]
-        dimensions = [d for d in wanted if d in config.dimensions] or [next(iter(config.dimensions))]
+        dimensions = [d for d in wanted if d in config.dimensions] or [
+            next(iter(config.dimensions))
+        ]
         run_id = f"syn-{r:03d}-{kind}"
         created_s = r * (20 * 86400.0 / max(runs, 1))
         created = START + timedelta(seconds=created_s)
         category = rng.choice(len(CATEGORIES), items_per_run, p=_CATEGORY_P)
         source = rng.choice(len(SOURCE_TYPES), items_per_run, p=_SOURCE_P)
         leap = rng.choice(5, items_per_run, p=_LEAP_P)
-        q = (rng.normal(0.75, 0.9, items_per_run) - 0.4 * leap + np.asarray(_CATEGORY_EFFECT)[category]
-             + np.asarray(_SOURCE_EFFECT)[source])
+        q = (
+            rng.normal(0.75, 0.9, items_per_run)
+            - 0.4 * leap
+            + np.asarray(_CATEGORY_EFFECT)[category]
+            + np.asarray(_SOURCE_EFFECT)[source]
+        )
         ai = 1 / (1 + np.exp(-(1.3 * q + rng.normal(0, 0.6, items_per_run))))
         second = np.clip(ai + rng.normal(0, 0.12, items_per_run), 0, 1)
         third = np.clip(ai + rng.normal(0, 0.2, items_per_run), 0, 1)
@@ -382,10 +476,20 @@ def _write_runs(store: "Store", config: "HilbotConfig", rng: Any, runs: int, ite
         conf = rng.uniform(0.4, 0.95, items_per_run)
         judge = "llm" if kind == "answer" else "lexical"
         header = RunHeader(
-            run_id=run_id, set="synthetic", kind=kind, created_at=created, source="analysis.synthetic",
-            judge=JudgeInfo(name=judge, params={"seed": r},
-                            prompt_hashes={"answer_correctness": f"{r:064x}"} if judge == "llm" else {}),
-            dimensions=dimensions, item_count=items_per_run, label=f"model-{r % 4}")
+            run_id=run_id,
+            set="synthetic",
+            kind=kind,
+            created_at=created,
+            source="analysis.synthetic",
+            judge=JudgeInfo(
+                name=judge,
+                params={"seed": r},
+                prompt_hashes={"answer_correctness": f"{r:064x}"} if judge == "llm" else {},
+            ),
+            dimensions=dimensions,
+            item_count=items_per_run,
+            label=f"model-{r % 4}",
+        )
         items = []
         for j in range(items_per_run):
             if failed[j]:
@@ -393,25 +497,52 @@ def _write_runs(store: "Store", config: "HilbotConfig", rng: Any, runs: int, ite
             else:
                 overall = round(float(ai[j]), 4)
                 if kind == "answer":
-                    scores = {"overall": overall, "answer_correctness": round(float(second[j]), 4),
-                              "quote_recall": round(float(third[j]), 4)}
+                    scores = {
+                        "overall": overall,
+                        "answer_correctness": round(float(second[j]), 4),
+                        "quote_recall": round(float(third[j]), 4),
+                    }
                     confidence: float | str = round(float(conf[j]), 3)
                 else:
                     scores = {"overall": overall, "relevance": round(float(second[j]), 4)}
                     confidence = ("low", "medium", "high")[min(2, int(conf[j] * 3.3) - 1)]
                 verdict = "UNSURE" if unsure[j] else ("PASS" if overall >= 0.6 else "FAIL")
-                evaluation = Evaluation(scores=scores, verdict=verdict, confidence=confidence, judge=judge)
+                evaluation = Evaluation(
+                    scores=scores, verdict=verdict, confidence=confidence, judge=judge
+                )
             cat = CATEGORIES[category[j]]
-            items.append(QueryEvaluation(run_id=run_id, data=ItemData(
-                id=f"q{j:04d}", query=Query(query=f"{cat} question {j} of run {r}", category=cat),
-                answer=f"answer {j}" if kind == "answer" else None,
-                evaluation=evaluation,
-                features={"leap_distance": int(leap[j]), "source_type": SOURCE_TYPES[source[j]]})))
-        summary = RunSummary(run_id=run_id, finished_at=created + timedelta(minutes=30), item_count=items_per_run,
-                             averageScores=average_scores(i.data for i in items))
+            items.append(
+                QueryEvaluation(
+                    run_id=run_id,
+                    data=ItemData(
+                        id=f"q{j:04d}",
+                        query=Query(query=f"{cat} question {j} of run {r}", category=cat),
+                        answer=f"answer {j}" if kind == "answer" else None,
+                        evaluation=evaluation,
+                        features={
+                            "leap_distance": int(leap[j]),
+                            "source_type": SOURCE_TYPES[source[j]],
+                        },
+                    ),
+                )
+            )
+        summary = RunSummary(
+            run_id=run_id,
+            finished_at=created + timedelta(minutes=30),
+            item_count=items_per_run,
+            averageScores=average_scores(i.data for i in items),
+        )
         store.create_run(header, items, summary)
-        specs.append({"run_id": run_id, "dimensions": dimensions, "created_s": created_s, "q": q, "leap": leap,
-                      "source": source})
+        specs.append(
+            {
+                "run_id": run_id,
+                "dimensions": dimensions,
+                "created_s": created_s,
+                "q": q,
+                "leap": leap,
+                "source": source,
+            }
+        )
     return specs
 
 
@@ -423,17 +554,27 @@ def main(argv: list[str] | None = None) -> int:
 
     from evaluation.store import Store
 
-    parser = argparse.ArgumentParser(prog="python -m analysis.synthetic", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m analysis.synthetic", description=__doc__.split("\n")[0]
+    )
     parser.add_argument("data_dir")
-    parser.add_argument("--ratings", type=int, default=1_000_000, help="lines of human events (default 1000000)")
+    parser.add_argument(
+        "--ratings", type=int, default=1_000_000, help="lines of human events (default 1000000)"
+    )
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--items-per-run", type=int, default=500)
     parser.add_argument("--reviewers", type=int, default=40)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    log = write_synthetic(Store(args.data_dir), ratings=args.ratings, runs=args.runs,
-                          items_per_run=args.items_per_run, reviewers=args.reviewers, seed=args.seed)
+    log = write_synthetic(
+        Store(args.data_dir),
+        ratings=args.ratings,
+        runs=args.runs,
+        items_per_run=args.items_per_run,
+        reviewers=args.reviewers,
+        seed=args.seed,
+    )
     print(json.dumps({**log.to_dict(), "seconds": round(time.perf_counter() - started, 2)}))
     return 0
 

@@ -76,11 +76,24 @@ CATEGORIES = {1: "FAIL", 2: "RECOMMEND FAIL", 3: "UNSURE", 4: "RECOMMEND ACCEPT"
 """Category number → its name (as :data:`evaluation.triage.CATEGORIES`)."""
 BIN_EDGES = (0.0, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 """The reliability curve's bins: [0, 0.5), [0.5, 0.6) … [0.9, 1.0]."""
-DECISION_COLUMNS = ["run_id", "change_id", "path", "outcome", "rule", "audit", "category", "confidence", "judge", "judge_kind",
-                    "timestamp", "line"]
+DECISION_COLUMNS = [
+    "run_id",
+    "change_id",
+    "path",
+    "outcome",
+    "rule",
+    "audit",
+    "category",
+    "confidence",
+    "judge",
+    "judge_kind",
+    "timestamp",
+    "line",
+]
 """The columns of :func:`read_decisions`' frame, one row per ``triage_decision`` record, in log order."""
 TOP_LEVEL = "(top level)"
 """The first segment of a path without ``/``."""
+
 
 def read_decisions(path: str | Path, issues: list[LogIssue] | None = None) -> pd.DataFrame:
     """Every ``triage_decision`` record of the log at ``path`` as a frame (:data:`DECISION_COLUMNS`); bad lines → ``issues``.
@@ -95,16 +108,33 @@ def read_decisions(path: str | Path, issues: list[LogIssue] | None = None) -> pd
 
 def _decision_frame(found: list[tuple[int, Any]]) -> pd.DataFrame:
     records = [r for _, r in found]
-    stamps = pd.to_datetime([r.timestamp for r in records], utc=True) if records else pd.DatetimeIndex([], tz="UTC")
-    return pd.DataFrame({
-        **{name: pd.Series([getattr(r, name) for r in records], dtype="str")
-           for name in ("run_id", "change_id", "path", "outcome", "rule", "judge", "judge_kind")},
-        "audit": pd.Series([r.audit for r in records], dtype=bool),
-        "category": pd.Series([r.category for r in records], dtype="int64"),
-        "confidence": pd.Series([r.confidence for r in records], dtype="float64"),
-        "timestamp": pd.Series(stamps, dtype="datetime64[ns, UTC]"),
-        "line": pd.Series([n for n, _ in found], dtype="int64"),
-    }, columns=DECISION_COLUMNS)
+    stamps = (
+        pd.to_datetime([r.timestamp for r in records], utc=True)
+        if records
+        else pd.DatetimeIndex([], tz="UTC")
+    )
+    return pd.DataFrame(
+        {
+            **{
+                name: pd.Series([getattr(r, name) for r in records], dtype="str")
+                for name in (
+                    "run_id",
+                    "change_id",
+                    "path",
+                    "outcome",
+                    "rule",
+                    "judge",
+                    "judge_kind",
+                )
+            },
+            "audit": pd.Series([r.audit for r in records], dtype=bool),
+            "category": pd.Series([r.category for r in records], dtype="int64"),
+            "confidence": pd.Series([r.confidence for r in records], dtype="float64"),
+            "timestamp": pd.Series(stamps, dtype="datetime64[ns, UTC]"),
+            "line": pd.Series([n for n, _ in found], dtype="int64"),
+        },
+        columns=DECISION_COLUMNS,
+    )
 
 
 # ---------------------------------------------------------------------------------------------- the report
@@ -282,15 +312,27 @@ def human_decisions(ratings: pd.DataFrame, runs: Iterable[str] | None = None) ->
     rows = rows.drop_duplicates(["run_id", "item_id"], keep="last")
     judgment, score = rows["judgment"].to_numpy(object), rows["score"].to_numpy(float)
     accept = (judgment == "accept") | ((judgment != "reject") & (score >= 0.5))
-    return pd.DataFrame({"run_id": rows["run_id"].to_numpy(object), "change_id": rows["item_id"].to_numpy(object),
-                         "human": np.where(accept, "accept", "reject").astype(object)})
+    return pd.DataFrame(
+        {
+            "run_id": rows["run_id"].to_numpy(object),
+            "change_id": rows["item_id"].to_numpy(object),
+            "human": np.where(accept, "accept", "reject").astype(object),
+        }
+    )
 
 
-def changes_table(decisions: pd.DataFrame, ratings: pd.DataFrame, run: str | None = None) -> pd.DataFrame:
+def changes_table(
+    decisions: pd.DataFrame, ratings: pd.DataFrame, run: str | None = None
+) -> pd.DataFrame:
     """One row per change in scope: its decision (the last record of it) and ``human`` (None while undecided)."""
     scoped = decisions if run is None else decisions[decisions["run_id"] == run]
     scoped = scoped.drop_duplicates(["run_id", "change_id"], keep="last")
-    table = pd.DataFrame({name: scoped[name].to_numpy(object) for name in ("run_id", "change_id", "path", "outcome", "judge")})
+    table = pd.DataFrame(
+        {
+            name: scoped[name].to_numpy(object)
+            for name in ("run_id", "change_id", "path", "outcome", "judge")
+        }
+    )
     table["audit"] = scoped["audit"].to_numpy(bool)
     table["category"] = scoped["category"].to_numpy("int64")
     table["confidence"] = scoped["confidence"].to_numpy("float64")
@@ -302,7 +344,12 @@ def changes_table(decisions: pd.DataFrame, ratings: pd.DataFrame, run: str | Non
 
 def _accuracy(agreed: np.ndarray, what: str) -> Accuracy:
     n, k = len(agreed), int(np.sum(agreed))
-    return Accuracy(n, k, k / n if n else Undefined(f"no {what}"), wilson_interval(k, n) if n else Undefined(f"no {what}"))
+    return Accuracy(
+        n,
+        k,
+        k / n if n else Undefined(f"no {what}"),
+        wilson_interval(k, n) if n else Undefined(f"no {what}"),
+    )
 
 
 def _side(category: np.ndarray) -> np.ndarray:
@@ -313,19 +360,38 @@ def _side(category: np.ndarray) -> np.ndarray:
 
 
 def _counts(table: pd.DataFrame) -> Counts:
-    outcome, audit, decided = table["outcome"].to_numpy(object), table["audit"].to_numpy(bool), table["human"].notna().to_numpy()
+    outcome, audit, decided = (
+        table["outcome"].to_numpy(object),
+        table["audit"].to_numpy(bool),
+        table["human"].notna().to_numpy(),
+    )
     accepted, rejected = int(np.sum(outcome == "accepted")), int(np.sum(outcome == "rejected"))
     n = len(table)
-    return Counts(triaged=n, accepted=accepted, rejected=rejected, decided_by_rules=accepted + rejected,
-                  rules_share=(accepted + rejected) / n if n else Undefined("no change triaged"),
-                  sent_to_humans=int(np.sum(outcome == "human")), audit=int(np.sum(audit)), human_decided=int(np.sum(decided)),
-                  waiting=int(np.sum((outcome == "human") & ~decided)), audit_waiting=int(np.sum(audit & ~decided)))
+    return Counts(
+        triaged=n,
+        accepted=accepted,
+        rejected=rejected,
+        decided_by_rules=accepted + rejected,
+        rules_share=(accepted + rejected) / n if n else Undefined("no change triaged"),
+        sent_to_humans=int(np.sum(outcome == "human")),
+        audit=int(np.sum(audit)),
+        human_decided=int(np.sum(decided)),
+        waiting=int(np.sum((outcome == "human") & ~decided)),
+        audit_waiting=int(np.sum(audit & ~decided)),
+    )
 
 
 def _confusion(decided: pd.DataFrame) -> tuple[ConfusionRow, ...]:
     category, human = decided["category"].to_numpy("int64"), decided["human"].to_numpy(object)
-    return tuple(ConfusionRow(c, name, int(np.sum((category == c) & (human == "accept"))), int(np.sum((category == c) & (human == "reject"))))
-                 for c, name in CATEGORIES.items())
+    return tuple(
+        ConfusionRow(
+            c,
+            name,
+            int(np.sum((category == c) & (human == "accept"))),
+            int(np.sum((category == c) & (human == "reject"))),
+        )
+        for c, name in CATEGORIES.items()
+    )
 
 
 def _audit(decided: pd.DataFrame) -> AuditAccuracy:
@@ -333,9 +399,11 @@ def _audit(decided: pd.DataFrame) -> AuditAccuracy:
     outcome, human = audited["outcome"].to_numpy(object), audited["human"].to_numpy(object)
     accepts, rejects = outcome == "accepted", outcome == "rejected"
     agreed = (accepts & (human == "accept")) | (rejects & (human == "reject"))
-    return AuditAccuracy(overall=_accuracy(agreed[accepts | rejects], "audited decision checked by a human yet"),
-                         auto_accept=_accuracy(agreed[accepts], "audited auto-accept checked by a human yet"),
-                         auto_reject=_accuracy(agreed[rejects], "audited auto-reject checked by a human yet"))
+    return AuditAccuracy(
+        overall=_accuracy(agreed[accepts | rejects], "audited decision checked by a human yet"),
+        auto_accept=_accuracy(agreed[accepts], "audited auto-accept checked by a human yet"),
+        auto_reject=_accuracy(agreed[rejects], "audited auto-reject checked by a human yet"),
+    )
 
 
 def _bin_label(low: float, high: float) -> str:
@@ -353,25 +421,55 @@ def _calibration(decided: pd.DataFrame) -> Calibration:
         inside = where == i
         n = int(np.sum(inside))
         empty = Undefined("no change in this bin")
-        bins.append(ReliabilityBin(_bin_label(low, high), low, high, n, float(np.mean(confidence[inside])) if n else empty,
-                                   float(np.mean(correct[inside])) if n else empty))
+        bins.append(
+            ReliabilityBin(
+                _bin_label(low, high),
+                low,
+                high,
+                n,
+                float(np.mean(confidence[inside])) if n else empty,
+                float(np.mean(correct[inside])) if n else empty,
+            )
+        )
     what = "human decision on a change the AI accepted or rejected"
     brier = float(np.mean((confidence - correct) ** 2)) if len(correct) else Undefined(f"no {what}")
-    return Calibration(_accuracy(correct.astype(bool), what), int(np.sum(~sided)), brier, tuple(bins))
+    return Calibration(
+        _accuracy(correct.astype(bool), what), int(np.sum(~sided)), brier, tuple(bins)
+    )
 
 
-def _at(threshold: float, confidence: np.ndarray, agreed: np.ndarray, scope_confidence: np.ndarray, triaged: int) -> AtThreshold:
+def _at(
+    threshold: float,
+    confidence: np.ndarray,
+    agreed: np.ndarray,
+    scope_confidence: np.ndarray,
+    triaged: int,
+) -> AtThreshold:
     above = confidence >= threshold
     n, k = int(np.sum(above)), int(np.sum(agreed[above]))
     automated = int(np.sum(scope_confidence >= threshold))
     none = Undefined("no human-decided change at or above it")
     ci = wilson_interval(k, n) if n else none
-    return AtThreshold(float(threshold), n, k, k / n if n else none, ci, ci.low if isinstance(ci, Interval) else none, automated,
-                       automated / triaged if triaged else Undefined("no change triaged"))
+    return AtThreshold(
+        float(threshold),
+        n,
+        k,
+        k / n if n else none,
+        ci,
+        ci.low if isinstance(ci, Interval) else none,
+        automated,
+        automated / triaged if triaged else Undefined("no change triaged"),
+    )
 
 
-def _threshold(side: Literal["accept", "reject"], categories: Sequence[int], configured: float, table: pd.DataFrame,
-               target: float, min_n: int) -> SafeThreshold:
+def _threshold(
+    side: Literal["accept", "reject"],
+    categories: Sequence[int],
+    configured: float,
+    table: pd.DataFrame,
+    target: float,
+    min_n: int,
+) -> SafeThreshold:
     cats = tuple(sorted(categories))
     in_set = table["category"].isin(cats).to_numpy()
     decided = in_set & table["human"].notna().to_numpy()
@@ -382,17 +480,23 @@ def _threshold(side: Literal["accept", "reject"], categories: Sequence[int], con
     names = ", ".join(CATEGORIES[c] for c in cats) or "no category"
     suggested: AtThreshold | Undefined
     if not cats:
-        suggested = Undefined(f"no auto-{side} category is configured ([triage] auto_{side}_categories)")
+        suggested = Undefined(
+            f"no auto-{side} category is configured ([triage] auto_{side}_categories)"
+        )
     elif not len(confidence):
         suggested = Undefined(f"no change in {names} has a human decision yet")
     elif len(confidence) < min_n:
-        suggested = Undefined(f"only {len(confidence)} human-decided changes in {names}, fewer than min_n {min_n}")
+        suggested = Undefined(
+            f"only {len(confidence)} human-decided changes in {names}, fewer than min_n {min_n}"
+        )
     else:
         suggested = _smallest(sorted(set(confidence.tolist())), at, target, min_n)
     return SafeThreshold(side, cats, len(confidence), suggested, at(configured))
 
 
-def _smallest(candidates: list[float], at: Any, target: float, min_n: int) -> AtThreshold | Undefined:
+def _smallest(
+    candidates: list[float], at: Any, target: float, min_n: int
+) -> AtThreshold | Undefined:
     """The smallest candidate whose precision ≥ target on ≥ min_n changes; else why none is."""
     best: AtThreshold | None = None
     for t in candidates:
@@ -404,8 +508,10 @@ def _smallest(candidates: list[float], at: Any, target: float, min_n: int) -> At
         if best is None or measured.precision > best.precision:
             best = measured
     assert best is not None  # the smallest candidate holds every decided change, which are ≥ min_n
-    return Undefined(f"no threshold with at least {min_n} human-decided changes reaches precision {target:g} "
-                     f"(best: {best.precision:.3f} at {best.threshold:g}, n = {best.n})")
+    return Undefined(
+        f"no threshold with at least {min_n} human-decided changes reaches precision {target:g} "
+        f"(best: {best.precision:.3f} at {best.threshold:g}, n = {best.n})"
+    )
 
 
 def segment(path: str) -> str:
@@ -419,26 +525,70 @@ def _by_path(decided: pd.DataFrame, patterns: Sequence[str]) -> tuple[PathGroup,
     paths = [str(p) for p in decided["path"].to_numpy(object)[sided]]
     agreed = side[sided] == decided["human"].to_numpy(object)[sided]
     what = "human decision on a change the AI accepted or rejected"
-    groups = [PathGroup("pattern", pattern, _accuracy(agreed[np.asarray([path_matches(p, [pattern]) for p in paths], bool)], what))
-              for pattern in dict.fromkeys(patterns)]
+    groups = [
+        PathGroup(
+            "pattern",
+            pattern,
+            _accuracy(agreed[np.asarray([path_matches(p, [pattern]) for p in paths], bool)], what),
+        )
+        for pattern in dict.fromkeys(patterns)
+    ]
     segments = np.asarray([segment(p) for p in paths], dtype=object)
-    groups += [PathGroup("segment", name, _accuracy(agreed[segments == name], what)) for name in sorted(set(segments.tolist()))]
+    groups += [
+        PathGroup("segment", name, _accuracy(agreed[segments == name], what))
+        for name in sorted(set(segments.tolist()))
+    ]
     return tuple(groups)
 
 
-def triage_report(decisions: pd.DataFrame, ratings: pd.DataFrame, settings: "TriageSettings", *, run: str | None = None,
-                  target_precision: float = 0.99, min_n: int = 20) -> TriageReport:
+def triage_report(
+    decisions: pd.DataFrame,
+    ratings: pd.DataFrame,
+    settings: "TriageSettings",
+    *,
+    run: str | None = None,
+    target_precision: float = 0.99,
+    min_n: int = 20,
+) -> TriageReport:
     """The report over the ``decisions`` (:func:`read_decisions`) and the loader's ``ratings`` frame (see the module docstring)."""
     if not 0.5 <= target_precision <= 1 or not 1 <= min_n:
-        raise AnalysisError(f"target_precision={target_precision}, min_n={min_n}", fix="use a target precision of 0.5 to 1 and min_n ≥ 1")
+        raise AnalysisError(
+            f"target_precision={target_precision}, min_n={min_n}",
+            fix="use a target precision of 0.5 to 1 and min_n ≥ 1",
+        )
     table = changes_table(decisions, ratings, run)
     decided = table[table["human"].notna()].reset_index(drop=True)
-    thresholds = (_threshold("accept", settings.auto_accept_categories, settings.auto_accept_threshold, table, target_precision, min_n),
-                  _threshold("reject", settings.auto_reject_categories, settings.auto_reject_threshold, table, target_precision, min_n))
-    return TriageReport(run=run, runs=tuple(dict.fromkeys(table["run_id"])), judges=tuple(sorted(set(table["judge"]))),
-                        target_precision=target_precision, min_n=min_n, counts=_counts(table), confusion=_confusion(decided),
-                        audit=_audit(decided), calibration=_calibration(decided), thresholds=thresholds,
-                        by_path=_by_path(decided, settings.require_human))
+    thresholds = (
+        _threshold(
+            "accept",
+            settings.auto_accept_categories,
+            settings.auto_accept_threshold,
+            table,
+            target_precision,
+            min_n,
+        ),
+        _threshold(
+            "reject",
+            settings.auto_reject_categories,
+            settings.auto_reject_threshold,
+            table,
+            target_precision,
+            min_n,
+        ),
+    )
+    return TriageReport(
+        run=run,
+        runs=tuple(dict.fromkeys(table["run_id"])),
+        judges=tuple(sorted(set(table["judge"]))),
+        target_precision=target_precision,
+        min_n=min_n,
+        counts=_counts(table),
+        confusion=_confusion(decided),
+        audit=_audit(decided),
+        calibration=_calibration(decided),
+        thresholds=thresholds,
+        by_path=_by_path(decided, settings.require_human),
+    )
 
 
 def digest_line(report: TriageReport) -> str | None:
@@ -453,7 +603,10 @@ def digest_line(report: TriageReport) -> str | None:
     line = f"Triage: {_count(counts.triaged, 'change')}, {counts.decided_by_rules} decided by rules ({_percent(counts.rules_share)})"
     if not agreement.n:
         return line + ", no human decision yet on a change the AI accepted or rejected"
-    return line + f", humans agreed with the AI on {agreement.agreed} of {agreement.n} ({_percent(agreement.accuracy)})"
+    return (
+        line
+        + f", humans agreed with the AI on {agreement.agreed} of {agreement.n} ({_percent(agreement.accuracy)})"
+    )
 
 
 def _count(n: int, noun: str) -> str:
@@ -473,23 +626,68 @@ def _markdown(report: TriageReport) -> list[str]:
 
     c = report.counts
     scope = f"run {report.run}" if report.run else f"{_count(len(report.runs), 'triage run')}"
-    lines = ["# Triage: what the humans' corrections say", "",
-             f"Scope: {scope}; triaged by {', '.join(report.judges) or 'nobody yet'}. "
-             f"Target precision {report.target_precision:g}, at least {_count(report.min_n, 'human-decided change')} per threshold.", "",
-             "## Counts", ""]
-    lines += _table(["changes", "decided by rules", "accepted", "rejected", "sent to humans", "audit sample", "decided by humans",
-                     "waiting", "audit waiting"],
-                    [(c.triaged, f"{c.decided_by_rules} ({fmt(c.rules_share)})", c.accepted, c.rejected, c.sent_to_humans, c.audit,
-                      c.human_decided, c.waiting, c.audit_waiting)])
+    lines = [
+        "# Triage: what the humans' corrections say",
+        "",
+        f"Scope: {scope}; triaged by {', '.join(report.judges) or 'nobody yet'}. "
+        f"Target precision {report.target_precision:g}, at least {_count(report.min_n, 'human-decided change')} per threshold.",
+        "",
+        "## Counts",
+        "",
+    ]
+    lines += _table(
+        [
+            "changes",
+            "decided by rules",
+            "accepted",
+            "rejected",
+            "sent to humans",
+            "audit sample",
+            "decided by humans",
+            "waiting",
+            "audit waiting",
+        ],
+        [
+            (
+                c.triaged,
+                f"{c.decided_by_rules} ({fmt(c.rules_share)})",
+                c.accepted,
+                c.rejected,
+                c.sent_to_humans,
+                c.audit,
+                c.human_decided,
+                c.waiting,
+                c.audit_waiting,
+            )
+        ],
+    )
     lines += ["", "## AI category vs human decision", ""]
-    lines += _table(["AI category", "human accept", "human reject", "decided"],
-                    [(f"{r.category} {r.name}", r.accept, r.reject, r.accept + r.reject) for r in report.confusion])
+    lines += _table(
+        ["AI category", "human accept", "human reject", "decided"],
+        [
+            (f"{r.category} {r.name}", r.accept, r.reject, r.accept + r.reject)
+            for r in report.confusion
+        ],
+    )
     a = report.audit
     lines += ["", "## Automatic decisions, checked by the audit sample", ""]
-    lines += _table(["rule", "audited and decided", "humans agreed", "accuracy", "95% CI (Wilson)"],
-                    [_accuracy_row(name, acc) for name, acc in (("auto-accept", a.auto_accept), ("auto-reject", a.auto_reject),
-                                                                ("both", a.overall))])
-    return lines + _markdown_calibration(report.calibration) + _markdown_thresholds(report) + _markdown_paths(report)
+    lines += _table(
+        ["rule", "audited and decided", "humans agreed", "accuracy", "95% CI (Wilson)"],
+        [
+            _accuracy_row(name, acc)
+            for name, acc in (
+                ("auto-accept", a.auto_accept),
+                ("auto-reject", a.auto_reject),
+                ("both", a.overall),
+            )
+        ],
+    )
+    return (
+        lines
+        + _markdown_calibration(report.calibration)
+        + _markdown_thresholds(report)
+        + _markdown_paths(report)
+    )
 
 
 def _table(headers: list[str], rows: Iterable[Iterable[Any]]) -> list[str]:
@@ -510,22 +708,34 @@ def _markdown_calibration(cal: Calibration) -> list[str]:
     g = cal.agreement
     said = "The AI says accept for RECOMMEND ACCEPT and ACCEPT, reject for FAIL and RECOMMEND FAIL"
     if g.n:
-        said += (f"; humans agreed on {g.agreed} of {g.n} ({fmt(g.accuracy)}, 95% CI {ci(g.ci)}); {cal.unsure_left_out} UNSURE left out. "
-                 f"Brier score {fmt(cal.brier)} (0 is perfect).")
+        said += (
+            f"; humans agreed on {g.agreed} of {g.n} ({fmt(g.accuracy)}, 95% CI {ci(g.ci)}); {cal.unsure_left_out} UNSURE left out. "
+            f"Brier score {fmt(cal.brier)} (0 is perfect)."
+        )
     else:
         said += f"; no human has decided such a change yet ({cal.unsure_left_out} UNSURE left out)."
     lines = ["", "## Confidence calibration", "", said, ""]
-    return lines + _table(["confidence", "changes", "mean confidence", "humans agreed"],
-                          [(b.label, b.n, fmt(b.mean_confidence) if b.n else "–", fmt(b.accuracy) if b.n else "–") for b in cal.bins])
+    return lines + _table(
+        ["confidence", "changes", "mean confidence", "humans agreed"],
+        [
+            (b.label, b.n, fmt(b.mean_confidence) if b.n else "–", fmt(b.accuracy) if b.n else "–")
+            for b in cal.bins
+        ],
+    )
 
 
 def _markdown_thresholds(report: TriageReport) -> list[str]:
     from .report import ci, fmt
 
-    lines = ["", "## Safe thresholds", "",
-             f"The smallest confidence at or above which the humans decided at least {report.target_precision:g} of at least "
-             f"{_count(report.min_n, 'change')} the way the rule would, and how much it would decide without a human; then the "
-             f"configured threshold on the same changes.", ""]
+    lines = [
+        "",
+        "## Safe thresholds",
+        "",
+        f"The smallest confidence at or above which the humans decided at least {report.target_precision:g} of at least "
+        f"{_count(report.min_n, 'change')} the way the rule would, and how much it would decide without a human; then the "
+        f"configured threshold on the same changes.",
+        "",
+    ]
     rows: list[tuple[Any, ...]] = []
     for s in report.thresholds:
         cats = ", ".join(CATEGORIES[c] for c in s.categories) or "none"
@@ -533,19 +743,53 @@ def _markdown_thresholds(report: TriageReport) -> list[str]:
             if isinstance(at, Undefined):
                 rows.append((f"auto-{s.side}", cats, which, fmt(at), "", "", "", "", ""))
             else:
-                rows.append((f"auto-{s.side}", cats, which, f"{at.threshold:g}", at.n, fmt(at.precision), ci(at.ci) if at.n else "–",
-                             fmt(at.wilson_low) if at.n else "–", f"{at.automated} ({fmt(at.automates)})"))
-    return lines + _table(["rule", "categories", "which", "confidence ≥", "decided", "precision", "95% CI (Wilson)",
-                           "lower bound", "would automate"], rows)
+                rows.append(
+                    (
+                        f"auto-{s.side}",
+                        cats,
+                        which,
+                        f"{at.threshold:g}",
+                        at.n,
+                        fmt(at.precision),
+                        ci(at.ci) if at.n else "–",
+                        fmt(at.wilson_low) if at.n else "–",
+                        f"{at.automated} ({fmt(at.automates)})",
+                    )
+                )
+    return lines + _table(
+        [
+            "rule",
+            "categories",
+            "which",
+            "confidence ≥",
+            "decided",
+            "precision",
+            "95% CI (Wilson)",
+            "lower bound",
+            "would automate",
+        ],
+        rows,
+    )
 
 
 def _markdown_paths(report: TriageReport) -> list[str]:
     if not report.by_path:
-        return ["", "## By path", "", "No human decision on a change the AI accepted or rejected yet."]
+        return [
+            "",
+            "## By path",
+            "",
+            "No human decision on a change the AI accepted or rejected yet.",
+        ]
     lines = ["", "## By path", ""]
-    return lines + _table(["group", "changes", "humans agreed", "accuracy", "95% CI (Wilson)"],
-                          [_accuracy_row(f"{'pattern' if g.kind == 'pattern' else 'folder'} {g.group}", g.agreement)
-                           for g in report.by_path])
+    return lines + _table(
+        ["group", "changes", "humans agreed", "accuracy", "95% CI (Wilson)"],
+        [
+            _accuracy_row(
+                f"{'pattern' if g.kind == 'pattern' else 'folder'} {g.group}", g.agreement
+            )
+            for g in report.by_path
+        ],
+    )
 
 
 def reliability_png(report: TriageReport) -> bytes:
@@ -554,19 +798,36 @@ def reliability_png(report: TriageReport) -> bytes:
 
     figure = new_figure(5.0, 5.0)
     axes = figure.add_subplot()
-    axes.plot([0, 1], [0, 1], color="grey", linewidth=1, linestyle="--", label="perfectly calibrated")
-    points = [(b.mean_confidence, b.accuracy, b.n) for b in report.calibration.bins
-              if isinstance(b.mean_confidence, float) and isinstance(b.accuracy, float)]
+    axes.plot(
+        [0, 1], [0, 1], color="grey", linewidth=1, linestyle="--", label="perfectly calibrated"
+    )
+    points = [
+        (b.mean_confidence, b.accuracy, b.n)
+        for b in report.calibration.bins
+        if isinstance(b.mean_confidence, float) and isinstance(b.accuracy, float)
+    ]
     if points:
         xs, ys, ns = zip(*points)
         axes.plot(xs, ys, marker="o", color="#4c72b0", label="observed")
         for x, y, n in points:
             right = x > 0.85
-            axes.annotate(f"n={n}", (x, y), textcoords="offset points", xytext=(-5 if right else 5, -12), fontsize="x-small",
-                          ha="right" if right else "left")
+            axes.annotate(
+                f"n={n}",
+                (x, y),
+                textcoords="offset points",
+                xytext=(-5 if right else 5, -12),
+                fontsize="x-small",
+                ha="right" if right else "left",
+            )
     brier = report.calibration.brier
     title = "Triage reliability" + (f" (Brier {brier:.3f})" if isinstance(brier, float) else "")
-    axes.set(xlim=(-0.02, 1.02), ylim=(-0.02, 1.02), xlabel="AI confidence", ylabel="share the humans agreed with", title=title)
+    axes.set(
+        xlim=(-0.02, 1.02),
+        ylim=(-0.02, 1.02),
+        xlabel="AI confidence",
+        ylabel="share the humans agreed with",
+        title=title,
+    )
     axes.legend(loc="upper left")
     return to_png(figure)
 
@@ -596,25 +857,70 @@ def _digest(inputs: Inputs, runs: Sequence[str] | None) -> list[str]:
     return [line] if line else []
 
 
-@analysis("triage", markdown=_markdown, charts=_charts, digest=_digest, options=[
-    Option("target_precision", float, 0.99, "Share of a threshold's changes the humans must agree with", low=0.5, high=1),
-    Option("min_n", int, 20, "Fewest human-decided changes a threshold needs", low=1, high=10000)])
+@analysis(
+    "triage",
+    markdown=_markdown,
+    charts=_charts,
+    digest=_digest,
+    options=[
+        Option(
+            "target_precision",
+            float,
+            0.99,
+            "Share of a threshold's changes the humans must agree with",
+            low=0.5,
+            high=1,
+        ),
+        Option(
+            "min_n", int, 20, "Fewest human-decided changes a threshold needs", low=1, high=10000
+        ),
+    ],
+)
 def triage_command(inputs: Inputs, *, target_precision: float, min_n: int) -> TriageReport:
     """How often the humans agree with the triage: audit accuracy, calibration, safe auto-accept/reject thresholds.
 
     Example: hilbot analyze triage --target-precision 0.99
     """
     if inputs.dimension is not None:
-        raise AnalysisError(f"hilbot analyze triage has no --dimension: every change is decided on the dimension {DIMENSION!r}",
-                            fix="leave out --dimension (use --run to see one triage run)")
-    ratings = inputs.frames.ratings  # first: an unknown --run is an error, and the loader's warnings come first
+        raise AnalysisError(
+            f"hilbot analyze triage has no --dimension: every change is decided on the dimension {DIMENSION!r}",
+            fix="leave out --dimension (use --run to see one triage run)",
+        )
+    ratings = (
+        inputs.frames.ratings
+    )  # first: an unknown --run is an error, and the loader's warnings come first
     decisions = decisions_in(inputs)
     if inputs.run is not None and not (decisions["run_id"] == inputs.run).any():
-        raise AnalysisError(f"run {inputs.run!r} has no triage decisions",
-                            fix="name a run `hilbot triage` made (it prints the id), or leave out --run")
-    return triage_report(decisions, ratings, inputs.config.triage, run=inputs.run, target_precision=target_precision, min_n=min_n)
+        raise AnalysisError(
+            f"run {inputs.run!r} has no triage decisions",
+            fix="name a run `hilbot triage` made (it prints the id), or leave out --run",
+        )
+    return triage_report(
+        decisions,
+        ratings,
+        inputs.config.triage,
+        run=inputs.run,
+        target_precision=target_precision,
+        min_n=min_n,
+    )
 
 
-__all__ = ["Accuracy", "AtThreshold", "AuditAccuracy", "Calibration", "ConfusionRow", "Counts", "PathGroup", "ReliabilityBin",
-           "SafeThreshold", "TriageReport", "changes_table", "digest_line", "human_decisions", "read_decisions", "reliability_png",
-           "segment", "triage_report"]
+__all__ = [
+    "Accuracy",
+    "AtThreshold",
+    "AuditAccuracy",
+    "Calibration",
+    "ConfusionRow",
+    "Counts",
+    "PathGroup",
+    "ReliabilityBin",
+    "SafeThreshold",
+    "TriageReport",
+    "changes_table",
+    "digest_line",
+    "human_decisions",
+    "read_decisions",
+    "reliability_png",
+    "segment",
+    "triage_report",
+]

@@ -47,20 +47,20 @@ if TYPE_CHECKING:
 
 FLAGS: dict[str, str] = {
     "excellent_with_concern": "a rating whose option is the top of its scale, or an option that asks no concern "
-                              "follow-up (ask_concerns = false), carries concern tags",
+    "follow-up (ask_concerns = false), carries concern tags",
     "skip_with_score": "a skip record carries rating fields (score, judgment, concerns, confidence or labels); "
-                       "Skip has no such fields, so the line is also a schema error and counts nowhere",
+    "Skip has no such fields, so the line is also a schema error and counts nowhere",
     "unknown_item": "a rating, skip or note names a run no run file holds, or an item its run does not have",
     "unknown_dimension": "a rating is on a dimension hilbot.toml does not define (so its judgment cannot be checked)",
     "unknown_judgment": "a rating's judgment is not an option of its dimension's scale",
     "score_mismatch": "a rating's score differs from the score of the option it names",
     "rated_twice_in_session": "the judgment changed within a session: the same reviewer rated the same item and "
-                              "dimension in the same session (metadata.session_date, else the UTC date of the "
-                              "rating) with a judgment other than their rating just before; each change is "
-                              "flagged, the latest rating counts. A new rating with the same judgment (a concern tag "
-                              "toggled, a note or confidence changed, or the same judgment again) is not flagged",
+    "dimension in the same session (metadata.session_date, else the UTC date of the "
+    "rating) with a judgment other than their rating just before; each change is "
+    "flagged, the latest rating counts. A new rating with the same judgment (a concern tag "
+    "toggled, a note or confidence changed, or the same judgment again) is not flagged",
     "duplicate_delivery": "an event whose idempotency key was seen before (a redelivered tap); counted once, "
-                          "only counted here (no line listed)",
+    "only counted here (no line listed)",
     "duplicate_run_header": "a run file holds a second run_header: two runs were written into one file",
     "duplicate_item": "a run file holds an item id a second time; readers keep the last one",
 }
@@ -83,7 +83,12 @@ class Flag:
         return f"{self.path}:{self.line}: {self.flag}: {self.message}"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"path": str(self.path), "line": self.line, "flag": self.flag, "message": self.message}
+        return {
+            "path": str(self.path),
+            "line": self.line,
+            "flag": self.flag,
+            "message": self.message,
+        }
 
 
 @dataclass
@@ -110,7 +115,9 @@ class ValidationReport:
 
     def lines(self) -> list[str]:
         """``file:line: reason`` per schema error and ``file:line: flag: message`` per flag, by file and line."""
-        entries: list[tuple[str, int, int, str]] = [(str(i.path), i.line, 0, str(i)) for i in self.schema_errors]
+        entries: list[tuple[str, int, int, str]] = [
+            (str(i.path), i.line, 0, str(i)) for i in self.schema_errors
+        ]
         entries += [(str(f.path), f.line, 1, str(f)) for f in self.flags]
         ratings = str(self.path)
         entries.sort(key=lambda e: (e[0] != ratings, e[0], e[1], e[2]))
@@ -119,14 +126,22 @@ class ValidationReport:
     def to_dict(self) -> dict[str, Any]:
         """Plain values (JSON-ready)."""
         return {
-            "path": str(self.path), "lines": self.line_count, "records": dict(self.records),
+            "path": str(self.path),
+            "lines": self.line_count,
+            "records": dict(self.records),
             "exit_code": self.exit_code,
-            "schema_errors": [{"path": str(i.path), "line": i.line, "reason": i.reason} for i in self.schema_errors],
-            "counts": dict(self.counts), "flags": [f.to_dict() for f in self.flags],
+            "schema_errors": [
+                {"path": str(i.path), "line": i.line, "reason": i.reason}
+                for i in self.schema_errors
+            ],
+            "counts": dict(self.counts),
+            "flags": [f.to_dict() for f in self.flags],
         }
 
 
-def validate(store: "Store", config: "HilbotConfig", *, jobs: int | None = None) -> ValidationReport:
+def validate(
+    store: "Store", config: "HilbotConfig", *, jobs: int | None = None
+) -> ValidationReport:
     """Validate ``store``'s ratings log against its run files and ``config``'s scales (read-only)."""
     import numpy as np
     import pandas as pd
@@ -145,8 +160,12 @@ def validate(store: "Store", config: "HilbotConfig", *, jobs: int | None = None)
             run_flags += _run_file_flags(store.run_path(run_id))
     finally:
         scan = pending()
-    report = ValidationReport(path=path, line_count=scan.lines, records=dict(scan.counts),
-                              schema_errors=[*scan.issues, *run_issues])
+    report = ValidationReport(
+        path=path,
+        line_count=scan.lines,
+        records=dict(scan.counts),
+        schema_errors=[*scan.issues, *run_issues],
+    )
     counts: Counter[str] = Counter({name: 0 for name in FLAGS})
     counts.update(f.flag for f in run_flags)
     flags: list[Flag] = []
@@ -158,14 +177,22 @@ def validate(store: "Store", config: "HilbotConfig", *, jobs: int | None = None)
     for where, what, detail in scan.raw:
         if what == "skip_fields":
             fields = detail.split(",")
-            flag(where, "skip_with_score", f"a skip carrying {', '.join(fields)}; the line is not a valid skip "
-                                           "and counts nowhere")
+            flag(
+                where,
+                "skip_with_score",
+                f"a skip carrying {', '.join(fields)}; the line is not a valid skip "
+                "and counts nowhere",
+            )
 
     line = scan.column("line")
     alive = scan.counted()  # file order, each idempotency key once
     counts["duplicate_delivery"] = len(line) - len(alive)
     kind = scan.column("kind")
-    run_ids, item_ids, dimensions = scan.column("run_id"), scan.column("item_id"), scan.column("dimension")
+    run_ids, item_ids, dimensions = (
+        scan.column("run_id"),
+        scan.column("item_id"),
+        scan.column("dimension"),
+    )
     judgments, reviewers = scan.column("judgment"), scan.column("reviewer")
     kind_names = {0: "rating", 1: "skip", 2: "note"}
 
@@ -177,13 +204,19 @@ def validate(store: "Store", config: "HilbotConfig", *, jobs: int | None = None)
         i = alive[j]
         items = known.get(run_ids[i])
         verdicts.append(0 if items is None else 1 if item_ids[i] not in items else 2)
-    verdict = np.asarray(verdicts, dtype=np.int8)[inverse] if len(first) else np.zeros(0, dtype=np.int8)
+    verdict = (
+        np.asarray(verdicts, dtype=np.int8)[inverse] if len(first) else np.zeros(0, dtype=np.int8)
+    )
     for i, v in zip(alive[verdict < 2].tolist(), verdict[verdict < 2].tolist()):
         what = kind_names[int(kind[i])]
         if v == 0:
             flag(line[i], "unknown_item", f"{what} of run {run_ids[i]!r}, which no run file holds")
         else:
-            flag(line[i], "unknown_item", f"{what} of item {item_ids[i]!r}, which run {run_ids[i]!r} does not have")
+            flag(
+                line[i],
+                "unknown_item",
+                f"{what} of item {item_ids[i]!r}, which run {run_ids[i]!r} does not have",
+            )
 
     # judgments, scores and concerns of every rating (checked once per distinct dimension and judgment)
     rated = alive[kind[alive] == KIND_RATING]
@@ -201,10 +234,14 @@ def validate(store: "Store", config: "HilbotConfig", *, jobs: int | None = None)
         top = option is not None and scale is not None and option is scale.options[0]
         no_concerns.append(option is not None and (top or not option.ask_concerns))
         why.append("the top of the scale" if top else "an option that asks no concerns")
-    status_of = np.asarray(status, dtype=np.int8)[inverse] if len(first) else np.zeros(0, dtype=np.int8)
+    status_of = (
+        np.asarray(status, dtype=np.int8)[inverse] if len(first) else np.zeros(0, dtype=np.int8)
+    )
     expected = np.asarray(option_score, dtype=np.float64)[inverse] if len(first) else np.zeros(0)
     mismatch = (status_of == 2) & (np.abs(scores - expected) > 1e-9)
-    tagged = (np.asarray(no_concerns, dtype=bool)[inverse] if len(first) else np.zeros(0, dtype=bool)) & has_tags
+    tagged = (
+        np.asarray(no_concerns, dtype=bool)[inverse] if len(first) else np.zeros(0, dtype=bool)
+    ) & has_tags
     rows, tags = scan.row_tags(rated[tagged])
     tags_of: dict[int, list[str]] = {}
     for row, tag in zip(rows.tolist(), tags.tolist()):
@@ -212,19 +249,35 @@ def validate(store: "Store", config: "HilbotConfig", *, jobs: int | None = None)
     for n in np.flatnonzero(status_of < 2).tolist():
         i = rated[n]
         if status_of[n] == 0:
-            flag(line[i], "unknown_dimension", f"dimension {dimensions[i]!r} is not in hilbot.toml's [dimensions]")
+            flag(
+                line[i],
+                "unknown_dimension",
+                f"dimension {dimensions[i]!r} is not in hilbot.toml's [dimensions]",
+            )
         else:
             options = config.scale_for(dimensions[i]).options
-            flag(line[i], "unknown_judgment", f"{judgments[i]!r} is not an option of {dimensions[i]!r} "
-                                              f"({', '.join(o.value for o in options)})")
+            flag(
+                line[i],
+                "unknown_judgment",
+                f"{judgments[i]!r} is not an option of {dimensions[i]!r} "
+                f"({', '.join(o.value for o in options)})",
+            )
     for n in np.flatnonzero(mismatch).tolist():
         i = rated[n]
-        flag(line[i], "score_mismatch", f"{judgments[i]!r} scores {expected[n]:g} on {dimensions[i]!r}, "
-                                        f"the rating says {float(scores[n]):g}")
+        flag(
+            line[i],
+            "score_mismatch",
+            f"{judgments[i]!r} scores {expected[n]:g} on {dimensions[i]!r}, "
+            f"the rating says {float(scores[n]):g}",
+        )
     for k, n in enumerate(np.flatnonzero(tagged).tolist()):
         i = rated[n]
-        flag(line[i], "excellent_with_concern", f"{judgments[i]!r} ({why[inverse[n]]}) carries concerns "
-                                                f"{', '.join(tags_of.get(k, []))}")
+        flag(
+            line[i],
+            "excellent_with_concern",
+            f"{judgments[i]!r} ({why[inverse[n]]}) carries concerns "
+            f"{', '.join(tags_of.get(k, []))}",
+        )
 
     # rated_twice_in_session: a judgment other than the one the same reviewer gave the same key just before,
     # in the same session (a tag or note toggle stores a rating with the same judgment: not flagged)
@@ -238,15 +291,22 @@ def validate(store: "Store", config: "HilbotConfig", *, jobs: int | None = None)
         combined = pd.Series(key * (codes.max() + 2) + codes + 1)
         again = (combined.duplicated(keep="first") & has).to_numpy()
         if again.any():
-            previous = pd.Series(np.arange(len(rated))).groupby(combined.to_numpy()).shift(1).to_numpy()
-            before = np.where(again, previous, 0).astype(np.int64)  # the rating just before (where there is one)
+            previous = (
+                pd.Series(np.arange(len(rated))).groupby(combined.to_numpy()).shift(1).to_numpy()
+            )
+            before = np.where(again, previous, 0).astype(
+                np.int64
+            )  # the rating just before (where there is one)
             verdict = scan.codes(("judgment",))[rated]
             changed = again & (verdict != verdict[before])
             for n in np.flatnonzero(changed).tolist():
                 i, j = rated[n], rated[int(before[n])]
-                flag(line[i], "rated_twice_in_session",
-                     f"{reviewers[i]} rated {run_ids[i]}/{item_ids[i]} on {dimensions[i]!r} before in session "
-                     f"{session[n]} (line {int(line[j])}): changed {judgments[j]!r} to {judgments[i]!r}")
+                flag(
+                    line[i],
+                    "rated_twice_in_session",
+                    f"{reviewers[i]} rated {run_ids[i]}/{item_ids[i]} on {dimensions[i]!r} before in session "
+                    f"{session[n]} (line {int(line[j])}): changed {judgments[j]!r} to {judgments[i]!r}",
+                )
 
     flags.sort(key=lambda f: (f.line, f.flag))
     report.flags = flags + run_flags
@@ -264,14 +324,28 @@ def _run_file_flags(path: Path) -> list[Flag]:
     for line, record in read_numbered(path, raw=True):
         if record.get("type") == "run_header":
             if header_line is not None:
-                flags.append(Flag(path, line, "duplicate_run_header", f"a second run_header (the first is on line "
-                                                                       f"{header_line}): two runs share this file"))
+                flags.append(
+                    Flag(
+                        path,
+                        line,
+                        "duplicate_run_header",
+                        f"a second run_header (the first is on line "
+                        f"{header_line}): two runs share this file",
+                    )
+                )
             header_line = header_line or line
         elif record.get("type") == "query_evaluation" and isinstance(record.get("data"), dict):
             item = record["data"].get("id")
             if isinstance(item, str) and item in item_lines:
-                flags.append(Flag(path, line, "duplicate_item", f"item {item!r} again (first on line {item_lines[item]}); "
-                                                                "reviewers see the last one"))
+                flags.append(
+                    Flag(
+                        path,
+                        line,
+                        "duplicate_item",
+                        f"item {item!r} again (first on line {item_lines[item]}); "
+                        "reviewers see the last one",
+                    )
+                )
             elif isinstance(item, str):
                 item_lines[item] = line
     return flags
@@ -289,7 +363,6 @@ def _dates(ns: Any) -> Any:
     return np.where(nat, none, names[inverse] if len(distinct) else np.zeros(0, dtype=object))
 
 
-
 # ---------------------------------------------------------------------------------------------- the command
 
 
@@ -297,11 +370,24 @@ def _markdown(report: ValidationReport) -> list[str]:
     """Counts by flag, then every ``file:line: flag: message`` (schema errors first within a line)."""
     from .report import table
 
-    verdict = f"{len(report.schema_errors)} schema error(s)" if report.schema_errors else "no schema errors"
-    lines = [f"# Validation of {report.path}", "",
-             f"{report.line_count} lines; records: " + ", ".join(f"{k} {v}" for k, v in sorted(report.records.items())) + f"; {verdict}.",
-             "Flags mark contradictions for a human to look at; nothing was rejected or changed.", ""]
-    lines += table(["flag", "count"], [("schema error", len(report.schema_errors)), *sorted(report.counts.items())])
+    verdict = (
+        f"{len(report.schema_errors)} schema error(s)"
+        if report.schema_errors
+        else "no schema errors"
+    )
+    lines = [
+        f"# Validation of {report.path}",
+        "",
+        f"{report.line_count} lines; records: "
+        + ", ".join(f"{k} {v}" for k, v in sorted(report.records.items()))
+        + f"; {verdict}.",
+        "Flags mark contradictions for a human to look at; nothing was rejected or changed.",
+        "",
+    ]
+    lines += table(
+        ["flag", "count"],
+        [("schema error", len(report.schema_errors)), *sorted(report.counts.items())],
+    )
     found = report.lines()
     return lines + (["", "```text", *found, "```"] if found else ["", "Nothing flagged."])
 

@@ -73,8 +73,9 @@ def key_value(value: Any) -> Any:
 # ---------------------------------------------------------------------------------------- selection
 
 
-def select(ratings: pd.DataFrame, run: str | Iterable[str] | None,
-           dimension: str | Iterable[str] | None) -> pd.DataFrame:
+def select(
+    ratings: pd.DataFrame, run: str | Iterable[str] | None, dimension: str | Iterable[str] | None
+) -> pd.DataFrame:
     """The ratings of the given run(s) and dimension(s) (None: all)."""
     keep = np.ones(len(ratings), dtype=bool)
     for column, wanted in (("run_id", run), ("dimension", dimension)):
@@ -91,16 +92,19 @@ def latest_ratings(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     notes: list[str] = []
     unjudged = frame[["run_id", "item_id", "reviewer", "judgment"]].isna().any(axis=1)
     if unjudged.any():
-        notes.append(f"{int(unjudged.sum())} ratings without a run, item, reviewer or judgment "
-                     "left out")
+        notes.append(
+            f"{int(unjudged.sum())} ratings without a run, item, reviewer or judgment left out"
+        )
         frame = frame[~unjudged]
     # loaded frames are in log order already
     if "line" in frame.columns and not frame["line"].is_monotonic_increasing:
         frame = frame.sort_values("line", kind="stable")
     deduped = frame.drop_duplicates(["run_id", "item_id", "reviewer"], keep="last")
     if len(deduped) < len(frame):
-        notes.append(f"{len(frame) - len(deduped)} duplicate ratings (same reviewer and item) "
-                     "dropped; the last one kept")
+        notes.append(
+            f"{len(frame) - len(deduped)} duplicate ratings (same reviewer and item) "
+            "dropped; the last one kept"
+        )
     return deduped, notes
 
 
@@ -128,8 +132,14 @@ def coded_ratings(frame: pd.DataFrame, categories: list[str], values: list[float
     rater = pd.Categorical(frame["reviewer"].astype(str), categories=reviewers).codes
     category = pd.Categorical(frame["judgment"].astype(str), categories=categories).codes
     n_units = int(unit.max()) + 1 if len(unit) else 0
-    data = Ratings(unit.astype(np.intp), rater.astype(np.intp), category.astype(np.intp), n_units,
-                   len(reviewers), max(len(categories), 1))
+    data = Ratings(
+        unit.astype(np.intp),
+        rater.astype(np.intp),
+        category.astype(np.intp),
+        n_units,
+        len(reviewers),
+        max(len(categories), 1),
+    )
     items = grouped.size().index
     if not isinstance(items, pd.MultiIndex):  # no ratings
         items = pd.MultiIndex.from_tuples([], names=["run_id", "item_id"])
@@ -152,13 +162,16 @@ def judgment_means(frame: pd.DataFrame) -> list[tuple[str, float]]:
     none of whose ratings has a score gets ``math.inf`` (it comes last).
     """
     means = frame.groupby("judgment", observed=True)["score"].mean()
-    ranked = sorted((float(mean) if math.isfinite(mean) else math.inf, str(judgment))
-                    for judgment, mean in means.items())
+    ranked = sorted(
+        (float(mean) if math.isfinite(mean) else math.inf, str(judgment))
+        for judgment, mean in means.items()
+    )
     return [(judgment, mean) for mean, judgment in ranked]
 
 
-def check_dimensions(ratings: pd.DataFrame, config: HilbotConfig, dimension: str | Any | None,
-                     run: Any = None) -> None:
+def check_dimensions(
+    ratings: pd.DataFrame, config: HilbotConfig, dimension: str | Any | None, run: Any = None
+) -> None:
     """A ``dimension`` (a name or several) that neither the configuration defines nor any of
     ``ratings`` carries: a one-line :class:`AnalysisError` naming the dimensions there are. A
     configured dimension without ratings is fine (an empty report), and so is a rated one the
@@ -173,7 +186,8 @@ def check_dimensions(ratings: pd.DataFrame, config: HilbotConfig, dimension: str
             raise AnalysisError(
                 f"no ratings on dimension {name!r}{scope}, and hilbot.toml does not define it",
                 fix=f"use one of {known} (rated or configured), or add [dimensions.{name}] "
-                    "to hilbot.toml")
+                "to hilbot.toml",
+            )
 
 
 # --------------------------------------------------------------------------------------- categories
@@ -231,8 +245,10 @@ class Categories:
             return None
         pairs = zip(self.labels, self.scores)
         ranked = " < ".join(f"{label} ({score:.2f})" for label, score in pairs)
-        return (f"{not_configured(self.dimension)} ({ranked or 'none has a score'}); AI and human "
-                "scores go to the nearest one")
+        return (
+            f"{not_configured(self.dimension)} ({ranked or 'none has a score'}); AI and human "
+            "scores go to the nearest one"
+        )
 
 
 def dimension_categories(config: HilbotConfig, dimension: str, ratings: pd.DataFrame) -> Categories:
@@ -242,17 +258,27 @@ def dimension_categories(config: HilbotConfig, dimension: str, ratings: pd.DataF
     found = scale_or_none(config, dimension)
     if found is not None:
         options = ascending(found[1])
-        return Categories(dimension, found[0], tuple(o.value for o in options),
-                          tuple(o.score for o in options),
-                          tuple(option_success(o) for o in options))
+        return Categories(
+            dimension,
+            found[0],
+            tuple(o.value for o in options),
+            tuple(o.score for o in options),
+            tuple(option_success(o) for o in options),
+        )
     rated = judgment_means(ratings[ratings["dimension"] == dimension])
     means = [(judgment, mean) for judgment, mean in rated if math.isfinite(mean)]
-    return Categories(dimension, None, tuple(j for j, _ in means), tuple(m for _, m in means),
-                      tuple(m >= 0.5 for _, m in means))
+    return Categories(
+        dimension,
+        None,
+        tuple(j for j, _ in means),
+        tuple(m for _, m in means),
+        tuple(m >= 0.5 for _, m in means),
+    )
 
 
-def valued_categories(frame: pd.DataFrame, dimension: str, config: HilbotConfig
-                      ) -> tuple[str | None, list[str], list[float], list[str]]:
+def valued_categories(
+    frame: pd.DataFrame, dimension: str, config: HilbotConfig
+) -> tuple[str | None, list[str], list[float], list[str]]:
     """The categories of a dimension with the values distances are measured on (agreement's
     weights): (scale name, judgments in ascending score order, their values, notes).
 
@@ -267,16 +293,21 @@ def valued_categories(frame: pd.DataFrame, dimension: str, config: HilbotConfig
     scale_name = dim.scale if dim else None
     if scale_name is not None:
         # ascending score; on a tie the option listed later (options are best first) comes first
-        ranked = [(o.score, -i, o.value, o.score if o.number is None else o.number)
-                  for i, o in enumerate(config.scales[scale_name].options)]
+        ranked = [
+            (o.score, -i, o.value, o.score if o.number is None else o.number)
+            for i, o in enumerate(config.scales[scale_name].options)
+        ]
     else:
         notes.append(not_configured(dimension))
     known = {value for _, _, value, _ in ranked}
     for judgment, mean in judgment_means(frame):
         if judgment not in known:
             if scale_name:
-                where = (f"placed by its mean score {mean:.2f}, its value" if math.isfinite(mean)
-                         else "placed last, without a value (no score)")
+                where = (
+                    f"placed by its mean score {mean:.2f}, its value"
+                    if math.isfinite(mean)
+                    else "placed last, without a value (no score)"
+                )
                 notes.append(f"judgment {judgment!r} is not on scale {scale_name!r}: {where}")
             ranked.append((mean, 1, judgment, mean if math.isfinite(mean) else math.nan))
     ranked.sort()
@@ -292,8 +323,9 @@ def success_flags(ratings: pd.DataFrame, config: HilbotConfig) -> pd.Series:
     flags = ratings["score"] >= 0.5
     for dimension, rows in ratings.groupby("dimension").groups.items():
         dim = config.dimensions.get(str(dimension))
-        options = ({o.value: option_success(o) for o in config.scales[dim.scale].options} if dim
-                   else {})
+        options = (
+            {o.value: option_success(o) for o in config.scales[dim.scale].options} if dim else {}
+        )
         known = ratings.loc[rows, "judgment"].map(options)
         flags[rows] = known.where(known.notna(), flags[rows]).astype(bool)
     return flags.astype(bool)
@@ -306,11 +338,35 @@ def rate_fields(ratings: pd.DataFrame, success: pd.Series, level: float = 0.95) 
     empty = Undefined("no ratings")
     rate: Number = k / n if n else empty
     ci: Interval | Undefined = wilson_interval(k, n, level)
-    return {"n": n, "successes": k, "success_rate": rate, "ci": ci,
-            "mean_score": float(ratings["score"].mean()) if n else empty}
+    return {
+        "n": n,
+        "successes": k,
+        "success_rate": rate,
+        "ci": ci,
+        "mean_score": float(ratings["score"].mean()) if n else empty,
+    }
 
 
-__all__ = ["KEY3", "KEY4", "Categories", "CodedRatings", "Report", "ascending", "check_dimensions",
-           "coded_ratings", "dimension_categories", "judgment_means", "key_value", "latest_ratings",
-           "nearest", "nearest_options", "not_configured", "option_success", "rate_fields",
-           "scale_or_none", "select", "success_flags", "valued_categories"]
+__all__ = [
+    "KEY3",
+    "KEY4",
+    "Categories",
+    "CodedRatings",
+    "Report",
+    "ascending",
+    "check_dimensions",
+    "coded_ratings",
+    "dimension_categories",
+    "judgment_means",
+    "key_value",
+    "latest_ratings",
+    "nearest",
+    "nearest_options",
+    "not_configured",
+    "option_success",
+    "rate_fields",
+    "scale_or_none",
+    "select",
+    "success_flags",
+    "valued_categories",
+]

@@ -26,20 +26,55 @@ def make_data(root: Path, items: int) -> None:
     """A search run with enough items for every reviewer's cards (k = 1: each item once)."""
     store = Store(root / "results")
     header = RunHeader(run_id=RUN, kind="search", dimensions=["overall"])
-    rows = (QueryEvaluation(run_id=RUN, data=ItemData(
-        id=f"q{n:05d}", query=Query(query=f"benchmark query {n}", category=f"c{n % 7}"),
-        results=[SearchResult(rank=r, path=f"/docs/page-{n}-{r}.md", score=1 - r / 10, snippet=f"snippet {r} of {n}")
-                 for r in range(1, 4)])) for n in range(items))
+    rows = (
+        QueryEvaluation(
+            run_id=RUN,
+            data=ItemData(
+                id=f"q{n:05d}",
+                query=Query(query=f"benchmark query {n}", category=f"c{n % 7}"),
+                results=[
+                    SearchResult(
+                        rank=r,
+                        path=f"/docs/page-{n}-{r}.md",
+                        score=1 - r / 10,
+                        snippet=f"snippet {r} of {n}",
+                    )
+                    for r in range(1, 4)
+                ],
+            ),
+        )
+        for n in range(items)
+    )
     store.create_run(header, rows)
 
 
-def start_bot(platform: str, env: dict[str, str], root: Path, ready: Callable[[], Any], wait: Callable[..., None]) -> subprocess.Popen:
+def start_bot(
+    platform: str,
+    env: dict[str, str],
+    root: Path,
+    ready: Callable[[], Any],
+    wait: Callable[..., None],
+) -> subprocess.Popen:
     """``hilbot serve <platform>`` over ``root``; returns once ``ready()`` (``wait`` is the fake's blocking wait)."""
-    env = {**os.environ, **env, "HILBOT_DATA_DIR": str(root / "results"), "HILBOT_CONFIG": str(root / "hilbot.toml")}
+    env = {
+        **os.environ,
+        **env,
+        "HILBOT_DATA_DIR": str(root / "results"),
+        "HILBOT_CONFIG": str(root / "hilbot.toml"),
+    }
     log = open(root / "bot.log", "w")
-    profile = ["-m", "cProfile", "-o", os.environ["PUSH_PROFILE"]] if os.environ.get("PUSH_PROFILE") else []
-    proc = subprocess.Popen([sys.executable, *profile, str(HILBOT), "serve", platform], env=env, cwd=root, stdout=log,
-                            stderr=subprocess.STDOUT)
+    profile = (
+        ["-m", "cProfile", "-o", os.environ["PUSH_PROFILE"]]
+        if os.environ.get("PUSH_PROFILE")
+        else []
+    )
+    proc = subprocess.Popen(
+        [sys.executable, *profile, str(HILBOT), "serve", platform],
+        env=env,
+        cwd=root,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     wait(lambda: ready() or proc.poll() is not None, timeout=30, what="the bot to start")
     if proc.poll() is not None:
         raise SystemExit(f"the bot exited: {(root / 'bot.log').read_text()}")
@@ -60,7 +95,11 @@ def stop_bot(proc: subprocess.Popen, timeout: float = 20) -> tuple[int, float]:
 
 def pct(values: list[float], pct: int) -> float:
     """The ``pct`` percentile (nearest rank); NaN for no values."""
-    return values[min(len(values) - 1, round(pct / 100 * (len(values) - 1)))] if values else float("nan")
+    return (
+        values[min(len(values) - 1, round(pct / 100 * (len(values) - 1)))]
+        if values
+        else float("nan")
+    )
 
 
 def count_ratings(path: Path) -> int:
@@ -81,29 +120,57 @@ def latencies(waits: dict[Any, float], rounds: dict[Any, int]) -> dict[str, Any]
     every = sorted(waits.values())
     first = sorted(v for key, v in waits.items() if rounds[key] == 1)
     later = sorted(v for key, v in waits.items() if rounds[key] > 1)
-    return {"p50": pct(every, 50), "p99": pct(every, 99), "first": (pct(first, 50), pct(first, 99)),
-            "later": (pct(later, 50), pct(later, 99))}
+    return {
+        "p50": pct(every, 50),
+        "p99": pct(every, 99),
+        "first": (pct(first, 50), pct(first, 99)),
+        "later": (pct(later, 50), pct(later, 99)),
+    }
 
 
 def median_round(rounds: list[dict]) -> dict:
     """Each figure's median over the rounds (counts from the first round)."""
+
     def median(key: str) -> float:
         return statistics.median(r[key] for r in rounds)
 
     def pair(key: str) -> tuple[float, float]:
-        return statistics.median(r[key][0] for r in rounds), statistics.median(r[key][1] for r in rounds)
+        return statistics.median(r[key][0] for r in rounds), statistics.median(
+            r[key][1] for r in rounds
+        )
 
-    return {**rounds[0], "p50": median("p50"), "p99": median("p99"), "seconds": median("seconds"),
-            "first": pair("first"), "later": pair("later")}
+    return {
+        **rounds[0],
+        "p50": median("p50"),
+        "p99": median("p99"),
+        "seconds": median("seconds"),
+        "first": pair("first"),
+        "later": pair("later"),
+    }
 
 
-def report_taps(t: dict, rounds: list[dict], *, reviewers: int, cards: int, repeat: int, what: str, answered: str) -> None:
+def report_taps(
+    t: dict,
+    rounds: list[dict],
+    *,
+    reviewers: int,
+    cards: int,
+    repeat: int,
+    what: str,
+    answered: str,
+) -> None:
     """Part (b) of a chat benchmark's report: waits, the first burst and the later taps, per-round p99s."""
-    print(f"\n(b) {reviewers} reviewers × {cards} {what}s at once: {t['taps']} {what}s, median of {repeat} rounds")
-    print(f"    {what} → {answered}: p50 {t['p50'] * 1000:.0f} ms · p99 {t['p99'] * 1000:.0f} ms (target ≤ 200 ms; "
-          f"rounds: {', '.join(str(round(r['p99'] * 1000)) for r in rounds)} ms)")
-    print(f"      first {what}s (all {reviewers} at the same moment): p50 {t['first'][0] * 1000:.0f} ms · "
-          f"p99 {t['first'][1] * 1000:.0f} ms; later {what}s: p50 {t['later'][0] * 1000:.0f} ms · p99 {t['later'][1] * 1000:.0f} ms")
+    print(
+        f"\n(b) {reviewers} reviewers × {cards} {what}s at once: {t['taps']} {what}s, median of {repeat} rounds"
+    )
+    print(
+        f"    {what} → {answered}: p50 {t['p50'] * 1000:.0f} ms · p99 {t['p99'] * 1000:.0f} ms (target ≤ 200 ms; "
+        f"rounds: {', '.join(str(round(r['p99'] * 1000)) for r in rounds)} ms)"
+    )
+    print(
+        f"      first {what}s (all {reviewers} at the same moment): p50 {t['first'][0] * 1000:.0f} ms · "
+        f"p99 {t['first'][1] * 1000:.0f} ms; later {what}s: p50 {t['later'][0] * 1000:.0f} ms · p99 {t['later'][1] * 1000:.0f} ms"
+    )
 
 
 def arguments(doc: str) -> Any:

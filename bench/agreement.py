@@ -70,7 +70,11 @@ def make_data(case: str):
     if case == "1":
         units, raters = 1_000_000, 5
         truth = rng.integers(1, 6, units).astype(float)
-        data = np.where(rng.random((raters, units)) < 0.7, truth, rng.integers(1, 6, (raters, units)).astype(float))
+        data = np.where(
+            rng.random((raters, units)) < 0.7,
+            truth,
+            rng.integers(1, 6, (raters, units)).astype(float),
+        )
         data[rng.random(data.shape) < 0.2] = np.nan
         return data
     units = 100_000 if case == "2" else 10_000
@@ -115,7 +119,9 @@ def child(impl: str, path: str, level: str, repeats: int, budget: float) -> None
     except MemoryError:
         error = "MemoryError"
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    print(json.dumps({"alpha": value, "times": times, "peak": peak, "before": before, "error": error}))
+    print(
+        json.dumps({"alpha": value, "times": times, "peak": peak, "before": before, "error": error})
+    )
 
 
 def measure(impl: str, path: str, level: str, args: argparse.Namespace) -> dict:
@@ -126,21 +132,39 @@ def measure(impl: str, path: str, level: str, args: argparse.Namespace) -> dict:
         if limit:
             resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
-    cmd = [sys.executable, __file__, "--child", impl, path, level, "--repeats", str(args.repeats),
-           "--budget", str(args.budget)]
+    cmd = [
+        sys.executable,
+        __file__,
+        "--child",
+        impl,
+        path,
+        level,
+        "--repeats",
+        str(args.repeats),
+        "--budget",
+        str(args.budget),
+    ]
     start = time.perf_counter()
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout, preexec_fn=cap, cwd=ROOT)
+        proc = subprocess.run(
+            cmd, capture_output=True, text=True, timeout=args.timeout, preexec_fn=cap, cwd=ROOT
+        )
     except subprocess.TimeoutExpired:
         return {"error": f"timed out after {args.timeout:g} s"}
     lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
     if proc.returncode != 0 or not lines:
         tail = (proc.stderr.strip().splitlines() or [""])[-1]
-        how = f"killed by signal {-proc.returncode}" if proc.returncode < 0 else f"exit {proc.returncode}"
+        how = (
+            f"killed by signal {-proc.returncode}"
+            if proc.returncode < 0
+            else f"exit {proc.returncode}"
+        )
         return {"error": f"{how} after {time.perf_counter() - start:.0f} s {tail}".strip()}
     result = json.loads(lines[-1])
     if result["error"] == "MemoryError":
-        limit_text = f"the {args.mem_limit_gb:g} GB address-space limit" if limit else "the machine's memory"
+        limit_text = (
+            f"the {args.mem_limit_gb:g} GB address-space limit" if limit else "the machine's memory"
+        )
         result["error"] = f"MemoryError at {limit_text} (after {time.perf_counter() - start:.0f} s)"
     return result
 
@@ -152,22 +176,28 @@ def _gb(n: float) -> str:
 def report(name: str, level: str, results: dict[str, dict]) -> dict:
     """Print the side-by-side rows of one case and level; return the verdict."""
     print(f"\n{name} — {level}")
-    print(f"  {'implementation':<14} {'alpha':>20} {'median s':>10} {'runs':>5} {'peak RSS':>11} {'Δ RSS':>11}")
+    print(
+        f"  {'implementation':<14} {'alpha':>20} {'median s':>10} {'runs':>5} {'peak RSS':>11} {'Δ RSS':>11}"
+    )
     for impl in IMPLS:
         r = results[impl]
         if r.get("error"):
             print(f"  {impl:<14} {'—':>20}  {r['error']}")
             continue
-        print(f"  {impl:<14} {r['alpha']:>20.15f} {statistics.median(r['times']):>10.3f} {len(r['times']):>5} "
-              f"{_gb(r['peak']):>11} {_gb(r['peak'] - r['before']):>11}")
+        print(
+            f"  {impl:<14} {r['alpha']:>20.15f} {statistics.median(r['times']):>10.3f} {len(r['times']):>5} "
+            f"{_gb(r['peak']):>11} {_gb(r['peak'] - r['before']):>11}"
+        )
     ours, theirs = results["hilbot"], results["krippendorff"]
     verdict = {"faster": None, "agree": None, "peak": ours.get("peak")}
     if ours.get("error"):
         print("  hilbot failed")
         return verdict
     if theirs.get("error"):
-        print(f"  ratio: the package did not finish ({theirs['error']}); hilbot took "
-              f"{statistics.median(ours['times']):.3f} s, peak RSS {_gb(ours['peak'])}")
+        print(
+            f"  ratio: the package did not finish ({theirs['error']}); hilbot took "
+            f"{statistics.median(ours['times']):.3f} s, peak RSS {_gb(ours['peak'])}"
+        )
         verdict["faster"] = None
         verdict["package_failed"] = theirs["error"]
         return verdict
@@ -176,9 +206,11 @@ def report(name: str, level: str, results: dict[str, dict]) -> dict:
     d_theirs = max(theirs["peak"] - theirs["before"], 1)
     diff = abs(ours["alpha"] - theirs["alpha"])
     verdict.update(faster=t_ours < t_theirs, agree=diff <= AGREE)
-    print(f"  ratio: hilbot {t_theirs / t_ours:.1f}× faster, peak RSS {theirs['peak'] / ours['peak']:.1f}× lower "
-          f"(Δ RSS {d_theirs / d_ours:.1f}× lower); |Δα| = {diff:.1e} ({'agree' if diff <= AGREE else 'DISAGREE'} "
-          f"to {AGREE:g})")
+    print(
+        f"  ratio: hilbot {t_theirs / t_ours:.1f}× faster, peak RSS {theirs['peak'] / ours['peak']:.1f}× lower "
+        f"(Δ RSS {d_theirs / d_ours:.1f}× lower); |Δα| = {diff:.1e} ({'agree' if diff <= AGREE else 'DISAGREE'} "
+        f"to {AGREE:g})"
+    )
     return verdict
 
 
@@ -189,7 +221,17 @@ def run_report(tree: Path, data: Path, fmt: str, timeout: float) -> dict:
     """``hilbot --data-dir DATA analyze agreement --format FMT`` with the code of ``tree``, in a fresh interpreter:
     wall seconds, CPU seconds (the process and its loader workers), output size."""
     env = {**os.environ, "PYTHONPATH": str(tree)}
-    cmd = [sys.executable, "-c", RUN_CLI, "--data-dir", str(data), "analyze", "agreement", "--format", fmt]
+    cmd = [
+        sys.executable,
+        "-c",
+        RUN_CLI,
+        "--data-dir",
+        str(data),
+        "analyze",
+        "agreement",
+        "--format",
+        fmt,
+    ]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, cwd=tree, env=env, timeout=timeout)
@@ -205,9 +247,16 @@ def run_report(tree: Path, data: Path, fmt: str, timeout: float) -> dict:
 def extract(commit: str, into: Path) -> Path | None:
     """The tree of ``commit`` (``git archive``), or None when git or the commit is not there."""
     try:
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", commit], capture_output=True, check=True, timeout=120)
+        archive = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", commit],
+            capture_output=True,
+            check=True,
+            timeout=120,
+        )
         into.mkdir(parents=True)
-        subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True, timeout=120)
+        subprocess.run(
+            ["tar", "-x", "-C", str(into)], input=archive.stdout, check=True, timeout=120
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     return into
@@ -218,8 +267,10 @@ def _figure(results: list[dict]) -> str:
     if errors:
         return f"failed ({errors[0]})"
     walls = [r["wall"] for r in results]
-    return (f"{statistics.median(walls):6.2f} s ({statistics.median(r['cpu'] for r in results):5.1f} s CPU) "
-            f"[{', '.join(f'{w:.2f}' for w in walls)}]")
+    return (
+        f"{statistics.median(walls):6.2f} s ({statistics.median(r['cpu'] for r in results):5.1f} s CPU) "
+        f"[{', '.join(f'{w:.2f}' for w in walls)}]"
+    )
 
 
 def report_bench(args: argparse.Namespace, tmp: Path) -> bool:
@@ -231,18 +282,26 @@ def report_bench(args: argparse.Namespace, tmp: Path) -> bool:
     if not args.data:
         started = time.perf_counter()
         log = write_synthetic(Store(data), ratings=args.ratings)
-        print(f"generated {log.lines:,} lines ({log.path.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - started:.1f} s")
+        print(
+            f"generated {log.lines:,} lines ({log.path.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - started:.1f} s"
+        )
     baseline = None if args.baseline == "none" else extract(args.baseline, tmp / "baseline")
     trees = {"this tree": ROOT, **({f"baseline {args.baseline[:7]}": baseline} if baseline else {})}
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    print(f"\nhilbot analyze agreement on {data} (every interval, 1000 bootstrap replicates); median of {args.runs} runs "
-          f"each, wall (CPU) [each run]; {cpus} CPUs")
+    print(
+        f"\nhilbot analyze agreement on {data} (every interval, 1000 bootstrap replicates); median of {args.runs} runs "
+        f"each, wall (CPU) [each run]; {cpus} CPUs"
+    )
     if args.baseline != "none" and baseline is None:
-        print(f"  baseline {args.baseline[:7]}: not available here (git archive failed); its recorded figure: 18.5 s")
+        print(
+            f"  baseline {args.baseline[:7]}: not available here (git archive failed); its recorded figure: 18.5 s"
+        )
     medians: dict[tuple[str, str], float] = {}
     for fmt in ("markdown", "json"):
         results: dict[str, list[dict]] = {name: [] for name in trees}
-        for _ in range(args.runs):  # the trees' runs alternate, so a busy moment on a shared machine hits both
+        for _ in range(
+            args.runs
+        ):  # the trees' runs alternate, so a busy moment on a shared machine hits both
             for name, tree in trees.items():
                 results[name].append(run_report(tree, data, fmt, args.timeout))
         for name, runs in results.items():
@@ -256,23 +315,52 @@ def report_bench(args: argparse.Namespace, tmp: Path) -> bool:
             print(f"  {fmt}: {theirs / ours:.1f}× faster than the baseline")
     ours = medians.get(("markdown", "this tree"))
     met = ours is not None and ours <= TARGET_S
-    print(f"target: Markdown ≤ {TARGET_S:g} s: {'PASS' if met else 'FAIL'} ({ours if ours is not None else float('nan'):.2f} s)")
+    print(
+        f"target: Markdown ≤ {TARGET_S:g} s: {'PASS' if met else 'FAIL'} ({ours if ours is not None else float('nan'):.2f} s)"
+    )
     return met
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--parts", default="report,alpha", help="comma-separated subset of report,alpha")
-    parser.add_argument("--data", help="a data directory already holding the generated log (default: write one)")
-    parser.add_argument("--ratings", type=int, default=1_000_000, help="lines of the generated log (default 1000000)")
-    parser.add_argument("--runs", type=int, default=3, help="runs of the report per format and tree (median)")
-    parser.add_argument("--baseline", default=BASELINE, help="the commit run side by side ('none': skip)")
-    parser.add_argument("--mem-limit-gb", type=float, default=16.0, help="address-space limit per subprocess (0 = none)")
-    parser.add_argument("--timeout", type=float, default=600.0, help="seconds before a subprocess is killed")
-    parser.add_argument("--budget", type=float, default=120.0, help="stop repeating once one call takes budget/repeats")
+    parser.add_argument(
+        "--parts", default="report,alpha", help="comma-separated subset of report,alpha"
+    )
+    parser.add_argument(
+        "--data", help="a data directory already holding the generated log (default: write one)"
+    )
+    parser.add_argument(
+        "--ratings",
+        type=int,
+        default=1_000_000,
+        help="lines of the generated log (default 1000000)",
+    )
+    parser.add_argument(
+        "--runs", type=int, default=3, help="runs of the report per format and tree (median)"
+    )
+    parser.add_argument(
+        "--baseline", default=BASELINE, help="the commit run side by side ('none': skip)"
+    )
+    parser.add_argument(
+        "--mem-limit-gb",
+        type=float,
+        default=16.0,
+        help="address-space limit per subprocess (0 = none)",
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=600.0, help="seconds before a subprocess is killed"
+    )
+    parser.add_argument(
+        "--budget",
+        type=float,
+        default=120.0,
+        help="stop repeating once one call takes budget/repeats",
+    )
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--cases", default=",".join(CASES), help="comma-separated subset of 1,2,2b")
-    parser.add_argument("--child", nargs=3, metavar=("IMPL", "NPY", "LEVEL"), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--child", nargs=3, metavar=("IMPL", "NPY", "LEVEL"), help=argparse.SUPPRESS
+    )
     args = parser.parse_args()
     if args.child:
         child(args.child[0], args.child[1], args.child[2], args.repeats, args.budget)
@@ -292,8 +380,10 @@ def alpha_bench(args: argparse.Namespace) -> None:
     """Krippendorff's α, hilbot vs the ``krippendorff`` package (the module doc's cases)."""
     import numpy as np
 
-    print(f"\nKrippendorff's α, hilbot vs the krippendorff package; median of ≤{args.repeats} calls, one subprocess "
-          f"each, limit {args.mem_limit_gb:g} GB address space / {args.timeout:g} s")
+    print(
+        f"\nKrippendorff's α, hilbot vs the krippendorff package; median of ≤{args.repeats} calls, one subprocess "
+        f"each, limit {args.mem_limit_gb:g} GB address space / {args.timeout:g} s"
+    )
     verdicts = {}
     with tempfile.TemporaryDirectory() as tmp:
         for case, (name, levels) in CASES.items():
@@ -317,9 +407,11 @@ def alpha_bench(args: argparse.Namespace) -> None:
             return f"package did not finish ({v['package_failed']})"
         return "yes" if v["faster"] else "NO"
 
-    print(f"\ntargets: faster than the package on (1): {', '.join(faster(v) for v in one)}; on (2): {faster(two)}; "
-          f"hilbot peak RSS on (2) ≤ 1 GB: {'yes' if small else 'NO'} ({_gb(two['peak'] or 0)}); "
-          f"α agree to {AGREE:g} wherever both finished: {'yes' if agree else 'NO'}")
+    print(
+        f"\ntargets: faster than the package on (1): {', '.join(faster(v) for v in one)}; on (2): {faster(two)}; "
+        f"hilbot peak RSS on (2) ≤ 1 GB: {'yes' if small else 'NO'} ({_gb(two['peak'] or 0)}); "
+        f"α agree to {AGREE:g} wherever both finished: {'yes' if agree else 'NO'}"
+    )
 
 
 if __name__ == "__main__":

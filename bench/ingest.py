@@ -43,17 +43,29 @@ from evaluation.log import EventLog  # noqa: E402
 
 FULL = {1: 4000, 50: 300, 200: 150}  # writers -> records per writer
 QUICK = {1: 100, 50: 10, 200: 5}
-NOTE = ("The top result answers a different question; the second one is right but buried. "
-        "Ranking looks off for short queries.")
+NOTE = (
+    "The top result answers a different question; the second one is right but buried. "
+    "Ranking looks off for short queries."
+)
 
 
 def make_record(writer: int, i: int) -> dict:
     """A realistic rating event (~400 bytes as JSON)."""
-    return {"type": "rating", "v": 1, "run_id": "bench", "item_id": f"q{i}", "dimension": "overall",
-            "reviewer": {"platform": "telegram", "id": str(writer), "name": "Reviewer"},
-            "channel": "telegram", "idempotency_key": f"telegram:{writer}:{i}",
-            "timestamp": "2026-11-21T10:00:00+00:00", "judgment": "okay", "score": 0.7,
-            "concerns": ["bad_ranking"], "note": NOTE}
+    return {
+        "type": "rating",
+        "v": 1,
+        "run_id": "bench",
+        "item_id": f"q{i}",
+        "dimension": "overall",
+        "reviewer": {"platform": "telegram", "id": str(writer), "name": "Reviewer"},
+        "channel": "telegram",
+        "idempotency_key": f"telegram:{writer}:{i}",
+        "timestamp": "2026-11-21T10:00:00+00:00",
+        "judgment": "okay",
+        "score": 0.7,
+        "concerns": ["bad_ranking"],
+        "note": NOTE,
+    }
 
 
 async def baseline_append(path: Path, record: dict) -> None:
@@ -112,10 +124,12 @@ def pct(values: list[float], q: float) -> float:
 
 
 def summarize(runs: list[dict]) -> dict:
-    return {"rps": statistics.median(r["rps"] for r in runs),
-            "p50": statistics.median(pct(r["lat"], 0.50) for r in runs) * 1000,
-            "p99": statistics.median(pct(r["lat"], 0.99) for r in runs) * 1000,
-            "fsyncs": statistics.median(r["fsyncs"] for r in runs)}
+    return {
+        "rps": statistics.median(r["rps"] for r in runs),
+        "p50": statistics.median(pct(r["lat"], 0.50) for r in runs) * 1000,
+        "p99": statistics.median(pct(r["lat"], 0.99) for r in runs) * 1000,
+        "fsyncs": statistics.median(r["fsyncs"] for r in runs),
+    }
 
 
 def pick_tmp_root() -> Path:
@@ -151,35 +165,46 @@ async def bench(levels: dict[int, int], repeats: int, tmp: Path) -> dict[tuple[i
         for _ in range(repeats):  # alternate implementations so drift hits both alike
             for impl in ("hilbot", "baseline"):
                 results.setdefault((writers, impl), []).append(
-                    await run_once(impl, fresh(), writers, per_writer))
+                    await run_once(impl, fresh(), writers, per_writer)
+                )
     return {key: summarize(runs) for key, runs in results.items()}
 
 
 def report(summary: dict[tuple[int, str], dict], levels: dict[int, int], repeats: int) -> None:
-    print(f"{'writers':<8} {'impl':<9} {'records':>7} {'records/s':>10} {'p50 ms':>8} {'p99 ms':>8} {'fsyncs':>7}")
+    print(
+        f"{'writers':<8} {'impl':<9} {'records':>7} {'records/s':>10} {'p50 ms':>8} {'p99 ms':>8} {'fsyncs':>7}"
+    )
     for (writers, impl), s in summary.items():
         total = writers * levels[writers]
-        print(f"{writers:<8} {impl:<9} {total:>7} {s['rps']:>10.0f} {s['p50']:>8.2f} {s['p99']:>8.2f} {s['fsyncs']:>7.0f}")
+        print(
+            f"{writers:<8} {impl:<9} {total:>7} {s['rps']:>10.0f} {s['p50']:>8.2f} {s['p99']:>8.2f} {s['fsyncs']:>7.0f}"
+        )
     print(f"(median of {repeats} runs; p50/p99 = median of the runs' own percentiles)")
     top = max(levels)
     ours, base = summary[(top, "hilbot")], summary[(top, "baseline")]
     ratio = ours["rps"] / base["rps"]
     verdict = "PASS" if ratio >= 5 and ours["p99"] <= 50 else "FAIL"
-    print(f"ratio at {top} writers: hilbot/baseline throughput = {ratio:.1f}x (target >= 5x); "
-          f"hilbot p99 = {ours['p99']:.1f} ms (target <= 50 ms) -> {verdict}")
+    print(
+        f"ratio at {top} writers: hilbot/baseline throughput = {ratio:.1f}x (target >= 5x); "
+        f"hilbot p99 = {ours['p99']:.1f} ms (target <= 50 ms) -> {verdict}"
+    )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=3, help="runs per (level, implementation); median reported")
+    parser.add_argument(
+        "--repeats", type=int, default=3, help="runs per (level, implementation); median reported"
+    )
     parser.add_argument("--quick", action="store_true", help="small totals, for a smoke run")
     args = parser.parse_args()
     levels = QUICK if args.quick else FULL
     root = pick_tmp_root()
     tmp = Path(tempfile.mkdtemp(prefix="hilbot-bench-", dir=root))
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    print(f"# nproc={cpus} python={sys.version.split()[0]} dir={tmp} fs={fs_type(tmp)} "
-          f"record={len(json.dumps(make_record(0, 0))) + 1}B repeats={args.repeats}{' (quick)' if args.quick else ''}")
+    print(
+        f"# nproc={cpus} python={sys.version.split()[0]} dir={tmp} fs={fs_type(tmp)} "
+        f"record={len(json.dumps(make_record(0, 0))) + 1}B repeats={args.repeats}{' (quick)' if args.quick else ''}"
+    )
     try:
         summary = asyncio.run(bench(levels, max(1, args.repeats), tmp))
     finally:

@@ -54,9 +54,26 @@ TARGET_RATIO = 1.15
 RUNNER_CONCURRENCY = 64
 """RunPlan's target gate: well above the LLM's, so the target is never the bottleneck."""
 
-RESULTS = [SearchResult(rank=1, path="docs/install.md", title="Installing", snippet="pip install the package, then run init."),
-           SearchResult(rank=2, path="docs/config.md", title="Configuration", snippet="Every key of the config file, with defaults."),
-           SearchResult(rank=3, path="docs/faq.md", title="FAQ", snippet="Common questions about setup and upgrades.")]
+RESULTS = [
+    SearchResult(
+        rank=1,
+        path="docs/install.md",
+        title="Installing",
+        snippet="pip install the package, then run init.",
+    ),
+    SearchResult(
+        rank=2,
+        path="docs/config.md",
+        title="Configuration",
+        snippet="Every key of the config file, with defaults.",
+    ),
+    SearchResult(
+        rank=3,
+        path="docs/faq.md",
+        title="FAQ",
+        snippet="Common questions about setup and upgrades.",
+    ),
+]
 
 
 class FixedResults:
@@ -70,25 +87,46 @@ class FixedResults:
 
 def make_cases(n: int) -> list[Case]:
     """``n`` distinct search cases (distinct prompts, so distinct cache keys)."""
-    return [Case(id=f"q{i:04d}", query=Query(query=f"how do I configure the search index, variant {i}",
-                                                 intent="set up the index for a new project"))
-            for i in range(n)]
+    return [
+        Case(
+            id=f"q{i:04d}",
+            query=Query(
+                query=f"how do I configure the search index, variant {i}",
+                intent="set up the index for a new project",
+            ),
+        )
+        for i in range(n)
+    ]
 
 
-async def one_run(config, data_dir: Path, run_id: str, cases: list[Case], fake: FakeAnthropic) -> dict:
+async def one_run(
+    config, data_dir: Path, run_id: str, cases: list[Case], fake: FakeAnthropic
+) -> dict:
     """One timed ``execute()`` with a fresh Store and judge; returns the figures and checks."""
     store = Store(data_dir)
     judge = LLMJudge(config, store)
-    plan = RunPlan(run_id=run_id, set_name="bench-judge", kind="search", cases=cases, target=FixedResults(),
-                   judge=judge, concurrency=RUNNER_CONCURRENCY)
+    plan = RunPlan(
+        run_id=run_id,
+        set_name="bench-judge",
+        kind="search",
+        cases=cases,
+        target=FixedResults(),
+        judge=judge,
+        concurrency=RUNNER_CONCURRENCY,
+    )
     logged_before = count_lines(store.llm_calls.path)
     requests_before = len(fake.requests)
     fake.in_flight_max = 0  # per-run peak (nothing is in flight between runs)
     start = time.perf_counter()
     await execute(store, plan)
     wall = time.perf_counter() - start
-    figures = {"wall": wall, "requests": len(fake.requests) - requests_before, "in_flight": fake.in_flight_max,
-               "calls": judge.llm.calls, "hits": judge.llm.cache_hits}
+    figures = {
+        "wall": wall,
+        "requests": len(fake.requests) - requests_before,
+        "in_flight": fake.in_flight_max,
+        "calls": judge.llm.calls,
+        "hits": judge.llm.cache_hits,
+    }
     client = getattr(judge.llm.provider, "_client", None)  # the provider has no public close()
     if client is not None:
         await client.close()
@@ -97,7 +135,9 @@ async def one_run(config, data_dir: Path, run_id: str, cases: list[Case], fake: 
     figures["problems"] = verify(store, run_id, len(cases))
     logged = count_lines(store.llm_calls.path) - logged_before
     if logged != figures["calls"]:
-        figures["problems"].append(f"{logged} lines added to llm-calls.jsonl for {figures['calls']} calls")
+        figures["problems"].append(
+            f"{logged} lines added to llm-calls.jsonl for {figures['calls']} calls"
+        )
     return figures
 
 
@@ -108,20 +148,31 @@ def count_lines(path: Path) -> int:
 def verify(store: Store, run_id: str, expected: int) -> list[str]:
     """What is wrong with the run file read back (empty when every item was judged)."""
     run = store.load_run(run_id)
-    problems = [] if len(run.items) == expected else [f"{len(run.items)} items in the run file, expected {expected}"]
+    problems = (
+        []
+        if len(run.items) == expected
+        else [f"{len(run.items)} items in the run file, expected {expected}"]
+    )
     failed = [i for i in run.items if i.evaluation.error or "overall" not in i.evaluation.scores]
     if failed:
         first = failed[0]
-        problems.append(f"{len(failed)} items without a judgment (first: {first.id}: {first.evaluation.error or 'no overall'})")
+        problems.append(
+            f"{len(failed)} items without a judgment (first: {first.id}: {first.evaluation.error or 'no overall'})"
+        )
     if run.summary is None:
         problems.append("no run_summary line")
     return problems
 
 
-async def bench(config, cases: list[Case], repeat: int, fake: FakeAnthropic, tmp_root: Path) -> list[tuple[dict, dict]]:
+async def bench(
+    config, cases: list[Case], repeat: int, fake: FakeAnthropic, tmp_root: Path
+) -> list[tuple[dict, dict]]:
     concurrency = config.llm.concurrency
     with tempfile.TemporaryDirectory(prefix="warmup-", dir=tmp_root) as warm_dir:
-        warm_cases = [Case(id=f"w{i:03d}", query=Query(query=f"warm-up query {i}")) for i in range(concurrency)]
+        warm_cases = [
+            Case(id=f"w{i:03d}", query=Query(query=f"warm-up query {i}"))
+            for i in range(concurrency)
+        ]
         await one_run(config, Path(warm_dir), "warmup", warm_cases, fake)
     pairs = []
     for r in range(repeat):
@@ -129,8 +180,11 @@ async def bench(config, cases: list[Case], repeat: int, fake: FakeAnthropic, tmp
             cold = await one_run(config, Path(data_dir), f"bench-cold-{r}", cases, fake)
             warm = await one_run(config, Path(data_dir), f"bench-warm-{r}", cases, fake)
         pairs.append((cold, warm))
-        print(f"  repeat {r + 1}/{repeat}: cold {cold['wall']:.2f} s ({cold['requests']} requests, "
-              f"peak {cold['in_flight']} in flight), warm {warm['wall']:.2f} s ({warm['requests']} requests)", flush=True)
+        print(
+            f"  repeat {r + 1}/{repeat}: cold {cold['wall']:.2f} s ({cold['requests']} requests, "
+            f"peak {cold['in_flight']} in flight), warm {warm['wall']:.2f} s ({warm['requests']} requests)",
+            flush=True,
+        )
     return pairs
 
 
@@ -146,20 +200,30 @@ def report(pairs: list[tuple[dict, dict]], items: int, concurrency: int, latency
     warm_hits = min(w["hits"] for w in warms)
     problems = [p for c, w in pairs for p in c["problems"] + w["problems"]]
 
-    cold_ok = ratio <= TARGET_RATIO and cold_requests == {items} and peak <= concurrency and not problems
+    cold_ok = (
+        ratio <= TARGET_RATIO and cold_requests == {items} and peak <= concurrency and not problems
+    )
     warm_ok = warm_requests == 0 and warm_hits == items and not problems
-    cold_note = (f"{'/'.join(map(str, sorted(cold_requests)))} requests, peak {peak} in flight"
-                 + ("" if cold_requests == {items} else f" (expected {items})")
-                 + ("" if peak <= concurrency else f" (limit {concurrency})"))
+    cold_note = (
+        f"{'/'.join(map(str, sorted(cold_requests)))} requests, peak {peak} in flight"
+        + ("" if cold_requests == {items} else f" (expected {items})")
+        + ("" if peak <= concurrency else f" (limit {concurrency})")
+    )
     warm_note = f"{warm_requests} calls, {warm_hits} cache hits"
 
     print()
-    print(f"judge path: {items} search items, concurrency {concurrency}, fake Messages API at {latency * 1000:.0f} ms")
+    print(
+        f"judge path: {items} search items, concurrency {concurrency}, fake Messages API at {latency * 1000:.0f} ms"
+    )
     print(f"{'':<20} {'wall s':>7} {'ideal s':>8} {'ratio':>7}   target")
-    print(f"{'run 1 (cold cache)':<20} {cold_wall:>7.2f} {ideal:>8.2f} {ratio:>6.2f}×   "
-          f"{'≤ ' + format(TARGET_RATIO, '.2f') + '×':<9} {'PASS' if cold_ok else 'FAIL'} ({cold_note})")
-    print(f"{'run 2 (warm cache)':<20} {warm_wall:>7.2f} {'—':>8} {'—':>7}   {'0 calls':<9} "
-          f"{'PASS' if warm_ok else 'FAIL'} ({warm_note})")
+    print(
+        f"{'run 1 (cold cache)':<20} {cold_wall:>7.2f} {ideal:>8.2f} {ratio:>6.2f}×   "
+        f"{'≤ ' + format(TARGET_RATIO, '.2f') + '×':<9} {'PASS' if cold_ok else 'FAIL'} ({cold_note})"
+    )
+    print(
+        f"{'run 2 (warm cache)':<20} {warm_wall:>7.2f} {'—':>8} {'—':>7}   {'0 calls':<9} "
+        f"{'PASS' if warm_ok else 'FAIL'} ({warm_note})"
+    )
     each_cold = ", ".join(f"{c['wall']:.2f}" for c in colds)
     each_warm = ", ".join(f"{w['wall']:.2f}" for w in warms)
     print(f"(median of {len(pairs)} repeats; cold: {each_cold} s; warm: {each_warm} s)")
@@ -170,10 +234,24 @@ def report(pairs: list[tuple[dict, dict]], items: int, concurrency: int, latency
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--items", type=int, default=1000, help="search items per run (default 1000)")
-    parser.add_argument("--concurrency", type=int, default=16, help="[llm] concurrency (default 16)")
-    parser.add_argument("--latency", type=float, default=0.3, help="seconds the fake server takes per answer (default 0.3)")
-    parser.add_argument("--repeat", type=int, default=3, help="cold+warm run pairs, fresh data dir each; median reported (default 3)")
+    parser.add_argument(
+        "--items", type=int, default=1000, help="search items per run (default 1000)"
+    )
+    parser.add_argument(
+        "--concurrency", type=int, default=16, help="[llm] concurrency (default 16)"
+    )
+    parser.add_argument(
+        "--latency",
+        type=float,
+        default=0.3,
+        help="seconds the fake server takes per answer (default 0.3)",
+    )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=3,
+        help="cold+warm run pairs, fresh data dir each; median reported (default 3)",
+    )
     args = parser.parse_args()
     items, concurrency, repeat = max(1, args.items), max(1, args.concurrency), max(1, args.repeat)
 
@@ -181,10 +259,16 @@ def main() -> int:
     config.llm = config.llm.model_copy(update={"concurrency": concurrency})
     cases = make_cases(items)
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    with FakeAnthropic(latency=args.latency) as fake, tempfile.TemporaryDirectory(prefix="hilbot-bench-judge-") as tmp:
+    with (
+        FakeAnthropic(latency=args.latency) as fake,
+        tempfile.TemporaryDirectory(prefix="hilbot-bench-judge-") as tmp,
+    ):
         os.environ.update(fake.env())
-        print(f"# nproc={cpus} python={sys.version.split()[0]} model={config.llm.model} server={fake.base_url} "
-              f"dir={tmp} repeat={repeat} (+1 warm-up of {concurrency} items)", flush=True)
+        print(
+            f"# nproc={cpus} python={sys.version.split()[0]} model={config.llm.model} server={fake.base_url} "
+            f"dir={tmp} repeat={repeat} (+1 warm-up of {concurrency} items)",
+            flush=True,
+        )
         pairs = asyncio.run(bench(config, cases, repeat, fake, Path(tmp)))
     ok = report(pairs, items, concurrency, args.latency)
     return 0 if ok else 1

@@ -58,7 +58,10 @@ def phase(name: str, data: str) -> dict:
         issues: list = []
         frames = load(store, issues=issues, jobs=1 if name == "load1" else None)
         seconds = time.perf_counter() - started
-        sizes = {k: len(getattr(frames, k)) for k in ("ratings", "skips", "concerns", "notes", "items", "runs")}
+        sizes = {
+            k: len(getattr(frames, k))
+            for k in ("ratings", "skips", "concerns", "notes", "items", "runs")
+        }
         return {"seconds": seconds, "rss_mb": _peak_mb(), "sizes": sizes, "issues": len(issues)}
     if name == "validate":
         from analysis.validate import validate
@@ -66,8 +69,13 @@ def phase(name: str, data: str) -> dict:
         started = time.perf_counter()
         report = validate(store, load_config(None))
         seconds = time.perf_counter() - started
-        return {"seconds": seconds, "rss_mb": _peak_mb(), "counts": report.counts,
-                "schema_errors": len(report.schema_errors), "exit_code": report.exit_code}
+        return {
+            "seconds": seconds,
+            "rss_mb": _peak_mb(),
+            "counts": report.counts,
+            "schema_errors": len(report.schema_errors),
+            "exit_code": report.exit_code,
+        }
     if name == "ledger":
         from evaluation.reviews import Ledger
 
@@ -79,15 +87,24 @@ def phase(name: str, data: str) -> dict:
 
 
 def run_phase(name: str, data: Path) -> dict:
-    out = subprocess.run([sys.executable, __file__, "--phase", name, str(data)], capture_output=True, text=True,
-                         cwd=ROOT, check=True)
+    out = subprocess.run(
+        [sys.executable, __file__, "--phase", name, str(data)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=True,
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--ratings", type=int, default=1_000_000, help="lines of ratings.jsonl (default 1000000)")
-    parser.add_argument("--keep", help="write the store here and keep it (default: a temp dir, removed)")
+    parser.add_argument(
+        "--ratings", type=int, default=1_000_000, help="lines of ratings.jsonl (default 1000000)"
+    )
+    parser.add_argument(
+        "--keep", help="write the store here and keep it (default: a temp dir, removed)"
+    )
     parser.add_argument("--phase", nargs=2, metavar=("NAME", "DATA"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.phase:
@@ -105,29 +122,41 @@ def main() -> int:
         generate = time.perf_counter() - started
         size_mb = log.path.stat().st_size / 1e6
         cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-        print(f"hilbot analysis.load bench: {log.lines:,} lines of ratings.jsonl ({size_mb:.0f} MB; "
-              f"{log.ratings:,} ratings, {log.skips:,} skips, {log.notes:,} notes, {log.redeliveries:,} redelivered, "
-              f"{log.deliveries:,} deliveries), {len(log.runs)} runs x {log.items // len(log.runs)} items; "
-              f"{cpus} CPUs; python {sys.version.split()[0]}")
-        print(f"generate   {generate:6.2f} s   write_synthetic, once ({log.lines / generate:,.0f} lines/s)")
+        print(
+            f"hilbot analysis.load bench: {log.lines:,} lines of ratings.jsonl ({size_mb:.0f} MB; "
+            f"{log.ratings:,} ratings, {log.skips:,} skips, {log.notes:,} notes, {log.redeliveries:,} redelivered, "
+            f"{log.deliveries:,} deliveries), {len(log.runs)} runs x {log.items // len(log.runs)} items; "
+            f"{cpus} CPUs; python {sys.version.split()[0]}"
+        )
+        print(
+            f"generate   {generate:6.2f} s   write_synthetic, once ({log.lines / generate:,.0f} lines/s)"
+        )
 
         loads = [run_phase("load", data) for _ in range(3)]
         seconds = [r["seconds"] for r in loads]
         median = statistics.median(seconds)
         verdict = "PASS" if median <= 5.0 * args.ratings / 1_000_000 else "FAIL"
-        print(f"load       {median:6.2f} s   median of 3 [{', '.join(f'{s:.2f}' for s in seconds)}]  "
-              f"{log.lines / median:,.0f} lines/s  target <= {5.0 * args.ratings / 1_000_000:.1f} s: {verdict}  "
-              f"peak RSS {max(r['rss_mb'] for r in loads):,.0f} MB")
-        print(f"           frames: {', '.join(f'{k} {v:,}' for k, v in loads[0]['sizes'].items())}; "
-              f"issues {loads[0]['issues']}")
+        print(
+            f"load       {median:6.2f} s   median of 3 [{', '.join(f'{s:.2f}' for s in seconds)}]  "
+            f"{log.lines / median:,.0f} lines/s  target <= {5.0 * args.ratings / 1_000_000:.1f} s: {verdict}  "
+            f"peak RSS {max(r['rss_mb'] for r in loads):,.0f} MB"
+        )
+        print(
+            f"           frames: {', '.join(f'{k} {v:,}' for k, v in loads[0]['sizes'].items())}; "
+            f"issues {loads[0]['issues']}"
+        )
         one = run_phase("load1", data)
-        print(f"load -j1   {one['seconds']:6.2f} s   one process, once ({log.lines / one['seconds']:,.0f} lines/s)  "
-              f"peak RSS {one['rss_mb']:,.0f} MB")
+        print(
+            f"load -j1   {one['seconds']:6.2f} s   one process, once ({log.lines / one['seconds']:,.0f} lines/s)  "
+            f"peak RSS {one['rss_mb']:,.0f} MB"
+        )
         checked = run_phase("validate", data)
         flagged = {k: v for k, v in checked["counts"].items() if v}
-        print(f"validate   {checked['seconds']:6.2f} s   once, target <= 15 s: "
-              f"{'PASS' if checked['seconds'] <= 15 else 'FAIL'}  peak RSS {checked['rss_mb']:,.0f} MB  "
-              f"exit {checked['exit_code']}, schema errors {checked['schema_errors']}, flags {flagged}")
+        print(
+            f"validate   {checked['seconds']:6.2f} s   once, target <= 15 s: "
+            f"{'PASS' if checked['seconds'] <= 15 else 'FAIL'}  peak RSS {checked['rss_mb']:,.0f} MB  "
+            f"exit {checked['exit_code']}, schema errors {checked['schema_errors']}, flags {flagged}"
+        )
 
         baseline_lines = min(BASELINE_LINES, log.lines)
         small.mkdir(parents=True)
@@ -138,12 +167,16 @@ def main() -> int:
         ledger = run_phase("ledger", small)
         quick = run_phase("load", small)
         factor = log.lines / baseline_lines
-        print(f"baseline   {ledger['seconds']:6.2f} s   Ledger.from_events(store.human_events()) on the first "
-              f"{baseline_lines:,} lines ({baseline_lines / ledger['seconds']:,.0f} lines/s); extrapolated x{factor:g}: "
-              f"~{ledger['seconds'] * factor:,.0f} s for {log.lines:,} lines  peak RSS {ledger['rss_mb']:,.0f} MB")
-        print(f"           load() on the same {baseline_lines:,} lines: {quick['seconds']:.2f} s "
-              f"({ledger['seconds'] / quick['seconds']:.0f}x faster); on {log.lines:,}: "
-              f"{ledger['seconds'] * factor / median:.0f}x faster than the extrapolated baseline")
+        print(
+            f"baseline   {ledger['seconds']:6.2f} s   Ledger.from_events(store.human_events()) on the first "
+            f"{baseline_lines:,} lines ({baseline_lines / ledger['seconds']:,.0f} lines/s); extrapolated x{factor:g}: "
+            f"~{ledger['seconds'] * factor:,.0f} s for {log.lines:,} lines  peak RSS {ledger['rss_mb']:,.0f} MB"
+        )
+        print(
+            f"           load() on the same {baseline_lines:,} lines: {quick['seconds']:.2f} s "
+            f"({ledger['seconds'] / quick['seconds']:.0f}x faster); on {log.lines:,}: "
+            f"{ledger['seconds'] * factor / median:.0f}x faster than the extrapolated baseline"
+        )
     finally:
         if not args.keep:
             shutil.rmtree(base, ignore_errors=True)

@@ -23,7 +23,19 @@ import tempfile
 import time
 from pathlib import Path
 
-from _chatbench import RUN, arguments, count_ratings, harness_without_gc, latencies, make_data, median_round, report_taps, start_bot, stop_bot, unique_ratings
+from _chatbench import (
+    RUN,
+    arguments,
+    count_ratings,
+    harness_without_gc,
+    latencies,
+    make_data,
+    median_round,
+    report_taps,
+    start_bot,
+    stop_bot,
+    unique_ratings,
+)
 
 from tests.fakes.telegram_api import FakeTelegram, Limits
 
@@ -33,7 +45,9 @@ FIRST_REVIEWER = 10001
 
 def write_config(root: Path, reviewers: list[int]) -> Path:
     path = root / "hilbot.toml"
-    path.write_text(f"[telegram]\nreviewers = {reviewers}\nadmins = [{ADMIN}]\npoll_timeout_s = 1\n")
+    path.write_text(
+        f"[telegram]\nreviewers = {reviewers}\nadmins = [{ADMIN}]\npoll_timeout_s = 1\n"
+    )
     return path
 
 
@@ -47,10 +61,18 @@ def push_phase(fake: FakeTelegram, reviewers: list[int]) -> dict:
     start = time.monotonic()
     fake.send_text(ADMIN, f"/push {RUN}")
     fake.wait(lambda: all(cards(fake, r) for r in reviewers), timeout=120, what="every first card")
-    firsts = [c.at for c in fake.calls_to("sendMessage") if c.status == 200 and c.params.get("chat_id") in set(reviewers)]
+    firsts = [
+        c.at
+        for c in fake.calls_to("sendMessage")
+        if c.status == 200 and c.params.get("chat_id") in set(reviewers)
+    ]
     counts = [len(cards(fake, r)) for r in reviewers]
-    return {"seconds": max(firsts) - start, "lost": counts.count(0), "duplicated": sum(n > 1 for n in counts),
-            "flood_429": len(fake.rejected)}
+    return {
+        "seconds": max(firsts) - start,
+        "lost": counts.count(0),
+        "duplicated": sum(n > 1 for n in counts),
+        "flood_429": len(fake.rejected),
+    }
 
 
 def tap_phase(fake: FakeTelegram, reviewers: list[int], per: int, ratings_path: Path) -> dict:
@@ -72,8 +94,13 @@ def tap_phase(fake: FakeTelegram, reviewers: list[int], per: int, ratings_path: 
     fake.wait(lambda: all(q in fake.answers for q in queries), timeout=60, what="every answer")
     fake.wait(lambda: count_ratings(ratings_path) >= len(queries), timeout=60, what="every rating")
     latency = {q: fake.answers[q]["at"] - fake.tapped_at[q] for q in queries}
-    return {"taps": len(queries), "seconds": time.monotonic() - start, **latencies(latency, rounds),
-            "ratings": count_ratings(ratings_path), "unique": unique_ratings(ratings_path)}
+    return {
+        "taps": len(queries),
+        "seconds": time.monotonic() - start,
+        **latencies(latency, rounds),
+        "ratings": count_ratings(ratings_path),
+        "unique": unique_ratings(ratings_path),
+    }
 
 
 def one_round(n_reviewers: int, per: int, taps: bool) -> tuple[dict, dict | None]:
@@ -89,7 +116,11 @@ def one_round(n_reviewers: int, per: int, taps: bool) -> tuple[dict, dict | None
         try:
             pushed = push_phase(fake, reviewers)
             with harness_without_gc():
-                tapped = tap_phase(fake, reviewers, per, root / "results" / "ratings.jsonl") if taps else None
+                tapped = (
+                    tap_phase(fake, reviewers, per, root / "results" / "ratings.jsonl")
+                    if taps
+                    else None
+                )
             pushed["flood_429_total"] = len(fake.rejected)
         finally:
             stop_bot(proc)
@@ -104,22 +135,44 @@ def main() -> None:
         pushed, taps = one_round(args.reviewers, args.cards, taps=True)
         pushes.append(pushed)
         rounds.append(taps)
-        print(f"  round {n + 1}: push {pushed['seconds']:.2f} s, lost {pushed['lost']}, duplicated {pushed['duplicated']}, "
-              f"flood 429s {pushed['flood_429']}; taps p50 {taps['p50'] * 1000:.0f} ms, p99 {taps['p99'] * 1000:.0f} ms, "
-              f"last after {taps['seconds']:.1f} s, ratings {taps['ratings']}", flush=True)
+        print(
+            f"  round {n + 1}: push {pushed['seconds']:.2f} s, lost {pushed['lost']}, duplicated {pushed['duplicated']}, "
+            f"flood 429s {pushed['flood_429']}; taps p50 {taps['p50'] * 1000:.0f} ms, p99 {taps['p99'] * 1000:.0f} ms, "
+            f"last after {taps['seconds']:.1f} s, ratings {taps['ratings']}",
+            flush=True,
+        )
     median = statistics.median(p["seconds"] for p in pushes)
-    print(f"\n(a) /push to {args.reviewers} reviewers (30 msg/s overall, 1/s per chat), median of {args.repeat}")
-    print(f"    last first card after {median:.2f} s · limits allow {ideal:.2f} s · ratio {median / ideal if ideal else float('nan'):.3f}× (target ≤ 1.05×)")
-    print(f"    lost {sum(p['lost'] for p in pushes)} · duplicated {sum(p['duplicated'] for p in pushes)} · "
-          f"429s from the server {sum(p['flood_429_total'] for p in pushes)} (each retried; none lost)")
+    print(
+        f"\n(a) /push to {args.reviewers} reviewers (30 msg/s overall, 1/s per chat), median of {args.repeat}"
+    )
+    print(
+        f"    last first card after {median:.2f} s · limits allow {ideal:.2f} s · ratio {median / ideal if ideal else float('nan'):.3f}× (target ≤ 1.05×)"
+    )
+    print(
+        f"    lost {sum(p['lost'] for p in pushes)} · duplicated {sum(p['duplicated'] for p in pushes)} · "
+        f"429s from the server {sum(p['flood_429_total'] for p in pushes)} (each retried; none lost)"
+    )
     t = median_round(rounds)
-    ideal_taps = 2 * (args.cards - 1) * args.reviewers / 30  # before the last round: an edit and a next card per tap
-    report_taps(t, rounds, reviewers=args.reviewers, cards=args.cards, repeat=args.repeat, what="tap",
-                answered="answered callback")
-    print(f"    last tap after {t['seconds']:.1f} s · limits allow {ideal_taps:.1f} s (each earlier tap costs an edit and "
-          f"the next card, 30 messages/s) · ratio {t['seconds'] / ideal_taps:.2f}×")
-    print(f"    ratings in the log: {', '.join(str(r['ratings']) for r in rounds)} "
-          f"({', '.join(str(r['unique']) for r in rounds)} distinct item × reviewer)")
+    ideal_taps = (
+        2 * (args.cards - 1) * args.reviewers / 30
+    )  # before the last round: an edit and a next card per tap
+    report_taps(
+        t,
+        rounds,
+        reviewers=args.reviewers,
+        cards=args.cards,
+        repeat=args.repeat,
+        what="tap",
+        answered="answered callback",
+    )
+    print(
+        f"    last tap after {t['seconds']:.1f} s · limits allow {ideal_taps:.1f} s (each earlier tap costs an edit and "
+        f"the next card, 30 messages/s) · ratio {t['seconds'] / ideal_taps:.2f}×"
+    )
+    print(
+        f"    ratings in the log: {', '.join(str(r['ratings']) for r in rounds)} "
+        f"({', '.join(str(r['unique']) for r in rounds)} distinct item × reviewer)"
+    )
 
 
 if __name__ == "__main__":

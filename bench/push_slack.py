@@ -27,7 +27,19 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from _chatbench import RUN, arguments, count_ratings, harness_without_gc, latencies, make_data, median_round, report_taps, start_bot, stop_bot, unique_ratings
+from _chatbench import (
+    RUN,
+    arguments,
+    count_ratings,
+    harness_without_gc,
+    latencies,
+    make_data,
+    median_round,
+    report_taps,
+    start_bot,
+    stop_bot,
+    unique_ratings,
+)
 
 from tests.fakes.slack_api import FakeSlack, SlackLimits
 
@@ -39,8 +51,10 @@ STOP_GRACE_S = 5
 
 def write_config(root: Path, reviewers: list[str]) -> Path:
     path = root / "hilbot.toml"
-    path.write_text(f"[slack]\nreviewers = {json.dumps(reviewers)}\nadmins = {json.dumps([ADMIN])}\n"
-                    f"[slack.limits]\nchannel_per_s = 1\noverall_per_s = {OVERALL_PER_S}\n")
+    path.write_text(
+        f"[slack]\nreviewers = {json.dumps(reviewers)}\nadmins = {json.dumps([ADMIN])}\n"
+        f"[slack.limits]\nchannel_per_s = 1\noverall_per_s = {OVERALL_PER_S}\n"
+    )
     return path
 
 
@@ -84,8 +98,12 @@ def push_phase(fake: FakeSlack, reviewers: list[str]) -> dict:
     fake.slash(ADMIN, f"push {RUN}")
     fake.wait(lambda: len(posts.update()) == len(reviewers), timeout=120, what="every first card")
     counts = [len(cards(fake, r)) for r in reviewers]
-    return {"seconds": max(posts.first.values()) - start, "lost": counts.count(0), "duplicated": sum(n > 1 for n in counts),
-            "flood_429": len(fake.ratelimited)}
+    return {
+        "seconds": max(posts.first.values()) - start,
+        "lost": counts.count(0),
+        "duplicated": sum(n > 1 for n in counts),
+        "flood_429": len(fake.ratelimited),
+    }
 
 
 def click_phase(fake: FakeSlack, reviewers: list[str], per: int, ratings_path: Path) -> dict:
@@ -114,15 +132,30 @@ def click_phase(fake: FakeSlack, reviewers: list[str], per: int, ratings_path: P
     with contextlib.suppress(AssertionError):
         fake.wait(lambda: all(c.acked.is_set() for c in clicks), timeout=60, what="every ack")
     with contextlib.suppress(AssertionError):
-        fake.wait(lambda: count_ratings(ratings_path) >= len(clicks), timeout=60, what="every rating")
-    latency = {c: c.acked_at - c.sent_at for c in clicks if c.acked_at is not None and c.sent_at is not None}
-    return {"taps": len(clicks), "seconds": seconds, **latencies(latency, rounds), "unacked": len(clicks) - len(latency),
-            "ratings": count_ratings(ratings_path), "unique": unique_ratings(ratings_path)}
+        fake.wait(
+            lambda: count_ratings(ratings_path) >= len(clicks), timeout=60, what="every rating"
+        )
+    latency = {
+        c: c.acked_at - c.sent_at
+        for c in clicks
+        if c.acked_at is not None and c.sent_at is not None
+    }
+    return {
+        "taps": len(clicks),
+        "seconds": seconds,
+        **latencies(latency, rounds),
+        "unacked": len(clicks) - len(latency),
+        "ratings": count_ratings(ratings_path),
+        "unique": unique_ratings(ratings_path),
+    }
 
 
 def one_round(n_reviewers: int, per: int) -> tuple[dict, dict]:
     reviewers = [f"U{n}" for n in range(FIRST_REVIEWER, FIRST_REVIEWER + n_reviewers)]
-    with tempfile.TemporaryDirectory() as tmp, FakeSlack(limits=SlackLimits(channel_per_s=1.0, workspace_per_s=OVERALL_PER_S)) as fake:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        FakeSlack(limits=SlackLimits(channel_per_s=1.0, workspace_per_s=OVERALL_PER_S)) as fake,
+    ):
         root = Path(tmp)
         make_data(root, n_reviewers * (per + 2))
         write_config(root, reviewers)
@@ -139,7 +172,11 @@ def one_round(n_reviewers: int, per: int) -> tuple[dict, dict]:
             status, stopped = stop_bot(proc)
         log = (root / "bot.log").read_text().splitlines()
         errors = [line for line in log if "Traceback" in line or "ERROR" in line]
-        pushed |= {"exit": status, "stop": stopped, "log": errors if errors or status == 0 else log[-10:]}
+        pushed |= {
+            "exit": status,
+            "stop": stopped,
+            "log": errors if errors or status == 0 else log[-10:],
+        }
         return pushed, clicked
 
 
@@ -151,29 +188,56 @@ def main() -> None:
         pushed, clicks = one_round(args.reviewers, args.cards)
         pushes.append(pushed)
         rounds.append(clicks)
-        print(f"  round {n + 1}: push {pushed['seconds']:.2f} s, lost {pushed['lost']}, sent twice {pushed['duplicated']}, "
-              f"429s {pushed['flood_429']}; clicks p50 {clicks['p50'] * 1000:.0f} ms, p99 {clicks['p99'] * 1000:.0f} ms, "
-              f"last after {clicks['seconds']:.1f} s, ratings {clicks['ratings']}, unacked {clicks['unacked']}", flush=True)
+        print(
+            f"  round {n + 1}: push {pushed['seconds']:.2f} s, lost {pushed['lost']}, sent twice {pushed['duplicated']}, "
+            f"429s {pushed['flood_429']}; clicks p50 {clicks['p50'] * 1000:.0f} ms, p99 {clicks['p99'] * 1000:.0f} ms, "
+            f"last after {clicks['seconds']:.1f} s, ratings {clicks['ratings']}, unacked {clicks['unacked']}",
+            flush=True,
+        )
         if pushed["exit"] != 0 or pushed["log"]:
-            print(f"    the bot exited with {pushed['exit']} after {pushed['stop']:.1f} s; its log:", *pushed["log"][:20], sep="\n      ")
+            print(
+                f"    the bot exited with {pushed['exit']} after {pushed['stop']:.1f} s; its log:",
+                *pushed["log"][:20],
+                sep="\n      ",
+            )
     median = statistics.median(p["seconds"] for p in pushes)
-    print(f"\n(a) /hilbot push to {args.reviewers} reviewers ({OVERALL_PER_S} new msg/s overall, 1/s per channel), median of {args.repeat}")
-    print(f"    last first card after {median:.2f} s · limits allow {ideal:.2f} s · "
-          f"ratio {median / ideal if ideal else float('nan'):.3f}× (target ≤ 1.1×)")
-    print(f"    lost {sum(p['lost'] for p in pushes)} · sent twice {sum(p['duplicated'] for p in pushes)} · "
-          f"429s from the server {sum(p['flood_429_total'] for p in pushes)} (during the pushes: "
-          f"{sum(p['flood_429'] for p in pushes)})")
+    print(
+        f"\n(a) /hilbot push to {args.reviewers} reviewers ({OVERALL_PER_S} new msg/s overall, 1/s per channel), median of {args.repeat}"
+    )
+    print(
+        f"    last first card after {median:.2f} s · limits allow {ideal:.2f} s · "
+        f"ratio {median / ideal if ideal else float('nan'):.3f}× (target ≤ 1.1×)"
+    )
+    print(
+        f"    lost {sum(p['lost'] for p in pushes)} · sent twice {sum(p['duplicated'] for p in pushes)} · "
+        f"429s from the server {sum(p['flood_429_total'] for p in pushes)} (during the pushes: "
+        f"{sum(p['flood_429'] for p in pushes)})"
+    )
     t = median_round(rounds)
     # before the last round each click costs the next card (10 new messages/s) and, in its DM, an edit and that card (1/s)
     ideal_clicks = max((args.cards - 1) * args.reviewers / OVERALL_PER_S, 2 * (args.cards - 1))
-    report_taps(t, rounds, reviewers=args.reviewers, cards=args.cards, repeat=args.repeat, what="click", answered="ack")
-    print(f"    last click after {t['seconds']:.1f} s · limits allow {ideal_clicks:.1f} s (each earlier click costs the next "
-          f"card, {OVERALL_PER_S} new messages/s) · ratio {t['seconds'] / ideal_clicks:.2f}×")
-    print(f"    ratings in the log: {', '.join(str(r['ratings']) for r in rounds)} "
-          f"({', '.join(str(r['unique']) for r in rounds)} distinct item × reviewer) · "
-          f"clicks never acked: {', '.join(str(r['unacked']) for r in rounds)}")
+    report_taps(
+        t,
+        rounds,
+        reviewers=args.reviewers,
+        cards=args.cards,
+        repeat=args.repeat,
+        what="click",
+        answered="ack",
+    )
+    print(
+        f"    last click after {t['seconds']:.1f} s · limits allow {ideal_clicks:.1f} s (each earlier click costs the next "
+        f"card, {OVERALL_PER_S} new messages/s) · ratio {t['seconds'] / ideal_clicks:.2f}×"
+    )
+    print(
+        f"    ratings in the log: {', '.join(str(r['ratings']) for r in rounds)} "
+        f"({', '.join(str(r['unique']) for r in rounds)} distinct item × reviewer) · "
+        f"clicks never acked: {', '.join(str(r['unacked']) for r in rounds)}"
+    )
     exits = ", ".join(f"{p['exit']} after {p['stop']:.1f} s" for p in pushes)
-    print(f"    SIGINT → exit {exits} (0 expected; cards still queued get {STOP_GRACE_S:g} s, then are dealt again later)")
+    print(
+        f"    SIGINT → exit {exits} (0 expected; cards still queued get {STOP_GRACE_S:g} s, then are dealt again later)"
+    )
 
 
 if __name__ == "__main__":

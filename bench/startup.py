@@ -27,10 +27,21 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 TARGET_S = 0.300
 WARMUP = 2
-HEAVY = ("pandas", "scipy", "anthropic", "telegram", "slack_bolt", "slack_sdk", "matplotlib", "numpy")
-HELP_CODE = ("import sys; sys.argv = ['hilbot', '--help']\n"
-             "from bot.cli import main\n"
-             "try:\n    main()\nexcept SystemExit:\n    pass\n")
+HEAVY = (
+    "pandas",
+    "scipy",
+    "anthropic",
+    "telegram",
+    "slack_bolt",
+    "slack_sdk",
+    "matplotlib",
+    "numpy",
+)
+HELP_CODE = (
+    "import sys; sys.argv = ['hilbot', '--help']\n"
+    "from bot.cli import main\n"
+    "try:\n    main()\nexcept SystemExit:\n    pass\n"
+)
 
 
 def hilbot_command() -> list[str]:
@@ -66,7 +77,7 @@ def parse_importtime(stderr: str) -> list[tuple[str, int, int]]:
     for line in stderr.splitlines():
         if not line.startswith("import time:"):
             continue
-        parts = line[len("import time:"):].split("|")
+        parts = line[len("import time:") :].split("|")
         if len(parts) != 3 or not parts[0].strip().isdigit():
             continue  # the header line
         rows.append((parts[2].strip(), int(parts[0]), int(parts[1])))
@@ -80,18 +91,26 @@ def heavy_imports(rows: list[tuple[str, int, int]]) -> list[str]:
 
 
 def importtime_rows(code: str) -> list[tuple[str, int, int]]:
-    proc = subprocess.run([sys.executable, "-X", "importtime", "-c", code], cwd=ROOT,
-                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", code],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     return parse_importtime(proc.stderr.decode(errors="replace"))
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=15, help="timed runs per command (after 2 warm-ups)")
+    parser.add_argument(
+        "--runs", type=int, default=15, help="timed runs per command (after 2 warm-ups)"
+    )
     args = parser.parse_args()
     runs = max(1, args.runs)
     cmd = hilbot_command()
-    print(f"# python={sys.version.split()[0]} runs={runs} (+{WARMUP} warm-up) command: {' '.join(cmd)}")
+    print(
+        f"# python={sys.version.split()[0]} runs={runs} (+{WARMUP} warm-up) command: {' '.join(cmd)}"
+    )
 
     ours = median_time(cmd, runs)
     floor = median_time([sys.executable, "-c", "pass"], runs)

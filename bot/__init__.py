@@ -8,9 +8,17 @@ from __future__ import annotations
 from evaluation._lazy import lazy_getattr
 
 _EXPORTS = {
-    "Action": "cards", "Button": "cards", "Card": "cards", "Progress": "cards", "Reveal": "cards", "Section": "cards",
+    "Action": "cards",
+    "Button": "cards",
+    "Card": "cards",
+    "Progress": "cards",
+    "Reveal": "cards",
+    "Section": "cards",
     "Curation": "curation",
-    "ReviewEngine": "review", "ReviewSession": "review", "State": "cards", "Step": "review",
+    "ReviewEngine": "review",
+    "ReviewSession": "review",
+    "State": "cards",
+    "Step": "review",
 }
 __all__ = sorted(_EXPORTS)
 

@@ -75,8 +75,14 @@ class Turn:
 class AdjudicationSession:
     """One adjudicator resolving one run's disputed items on one dimension."""
 
-    def __init__(self, engine: ReviewEngine, run_id: str, dimension: str | None, adjudicator: Reviewer,
-                 channel: str = "terminal"):
+    def __init__(
+        self,
+        engine: ReviewEngine,
+        run_id: str,
+        dimension: str | None,
+        adjudicator: Reviewer,
+        channel: str = "terminal",
+    ):
         run = engine.run(run_id)
         self.engine = engine
         self.run_id = run.run_id
@@ -93,7 +99,10 @@ class AdjudicationSession:
         self._resolved = 0
         self._seq = 0
         self._handlers: dict[str, Callable[[Action, str], Outcome]] = {
-            "rate": self._on_consensus, "exclude": self._on_exclude, "skip": self._on_leave, "text": self._on_text,
+            "rate": self._on_consensus,
+            "exclude": self._on_exclude,
+            "skip": self._on_leave,
+            "text": self._on_text,
         }
 
     # ------------------------------------------------------------------ reading
@@ -104,18 +113,37 @@ class AdjudicationSession:
 
     def queue(self) -> list[Dispute]:
         """The disputed items still to resolve, largest disagreement first (items left this session last out)."""
-        return [d for d in disputes(self.run, self.engine.ledger, self.dimension, self.scale, self.engine.config.adjudication)
-                if d.item_id not in self._left]
+        return [
+            d
+            for d in disputes(
+                self.run,
+                self.engine.ledger,
+                self.dimension,
+                self.scale,
+                self.engine.config.adjudication,
+            )
+            if d.item_id not in self._left
+        ]
 
     def unresolved(self) -> int:
         """Disputed items not yet adjudicated on the dimension (those left this session included)."""
-        return len(disputes(self.run, self.engine.ledger, self.dimension, self.scale, self.engine.config.adjudication))
+        return len(
+            disputes(
+                self.run,
+                self.engine.ledger,
+                self.dimension,
+                self.scale,
+                self.engine.config.adjudication,
+            )
+        )
 
     def guide(self) -> str:
         """What the dimension asks and what each option means, and what each decision does."""
         lines = [render.guide_text(self.dimension, self.question, self.scale)]
-        lines.append("Consensus: the label the reviewers would agree on. Exclude: the item is genuinely ambiguous or "
-                     "broken and leaves every gold-label analysis. Leave: decide later.")
+        lines.append(
+            "Consensus: the label the reviewers would agree on. Exclude: the item is genuinely ambiguous or "
+            "broken and leaves every gold-label analysis. Leave: decide later."
+        )
         return "\n".join(lines)
 
     @property
@@ -126,8 +154,21 @@ class AdjudicationSession:
         """The item's card in the session's phase (the reason choices while excluding it)."""
         item = self.run.item(item_id)
         assert item is not None, item_id
-        dispute = next((d for d in disputes(self.run, self.engine.ledger, self.dimension, self.scale,
-                                            self.engine.config.adjudication, adjudicated=True) if d.item_id == item_id), None)
+        dispute = next(
+            (
+                d
+                for d in disputes(
+                    self.run,
+                    self.engine.ledger,
+                    self.dimension,
+                    self.scale,
+                    self.engine.config.adjudication,
+                    adjudicated=True,
+                )
+                if d.item_id == item_id
+            ),
+            None,
+        )
         if self.phase in (Phase.REASON, Phase.REASON_TEXT) and item_id == self.item_id:
             return self._reason_card(item)
         return self._dispute_card(item, dispute)
@@ -136,10 +177,21 @@ class AdjudicationSession:
         """An adjudicated item's card: what was decided, no buttons."""
         item = self.run.item(decision.item_id)
         assert item is not None, decision.item_id
-        text = (f"Consensus: {decision.judgment}" if decision.decision == "consensus"
-                else f"Excluded: {decision.reason}")
-        return Card(self.run_id, item.id, self.dimension, self._title(item), (Section("Decided", (text,)),), None, (),
-                    recorded=decision.judgment or "excluded")
+        text = (
+            f"Consensus: {decision.judgment}"
+            if decision.decision == "consensus"
+            else f"Excluded: {decision.reason}"
+        )
+        return Card(
+            self.run_id,
+            item.id,
+            self.dimension,
+            self._title(item),
+            (Section("Decided", (text,)),),
+            None,
+            (),
+            recorded=decision.judgment or "excluded",
+        )
 
     # ------------------------------------------------------------------ acting
 
@@ -168,7 +220,12 @@ class AdjudicationSession:
         item_id = action.item_id or self.item_id
         item = self.run.item(item_id) if item_id else None
         if item is None:
-            return Outcome(self.phase, alert="Nothing left to adjudicate here." if item_id is None else "That item is not in this run.")
+            return Outcome(
+                self.phase,
+                alert="Nothing left to adjudicate here."
+                if item_id is None
+                else "That item is not in this run.",
+            )
         if action.kind == "guide":
             return Outcome(self.phase, item.id, detail=self.guide())
         if action.kind == "view_full":
@@ -185,7 +242,9 @@ class AdjudicationSession:
         option = self.scale.option(action.value or "")
         if option is None:
             return Outcome(self.phase, action.item_id, alert=f"Unknown label {action.value!r}")
-        record = self._record(action, key, decision="consensus", judgment=option.value, score=option.score)
+        record = self._record(
+            action, key, decision="consensus", judgment=option.value, score=option.score
+        )
         return Outcome(Phase.DECIDING, record.item_id, [record], advance=True)
 
     def _on_exclude(self, action: Action, key: str) -> Outcome:
@@ -203,8 +262,13 @@ class AdjudicationSession:
         item_id = action.item_id or self.item_id
         text = " ".join((action.value or "").split())
         if self.phase != Phase.REASON_TEXT or not text:
-            return Outcome(Phase.DECIDING if not text else self.phase, item_id,
-                           alert="No reason given: the item is not excluded." if not text else "Nothing asked for a text.")
+            return Outcome(
+                Phase.DECIDING if not text else self.phase,
+                item_id,
+                alert="No reason given: the item is not excluded."
+                if not text
+                else "Nothing asked for a text.",
+            )
         record = self._record(action, key, decision="exclude", reason=f"other: {text[:500]}")
         return Outcome(Phase.DECIDING, record.item_id, [record], advance=True)
 
@@ -226,11 +290,22 @@ class AdjudicationSession:
     def _record(self, action: Action, key: str, **decision) -> Adjudication:
         item_id = action.item_id or self.item_id
         assert item_id is not None
-        labels = [AdjudicatedLabel(reviewer=r.reviewer.key, judgment=r.judgment, score=r.score) for r in self._labels(item_id)]
+        labels = [
+            AdjudicatedLabel(reviewer=r.reviewer.key, judgment=r.judgment, score=r.score)
+            for r in self._labels(item_id)
+        ]
         what = decision.get("judgment") or decision.get("reason")
-        return Adjudication(run_id=self.run_id, item_id=item_id, dimension=self.dimension, reviewer=self.reviewer,
-                            channel=self.channel, idempotency_key=key, action=f"{decision['decision']}:{what}",
-                            labels=labels, **decision)
+        return Adjudication(
+            run_id=self.run_id,
+            item_id=item_id,
+            dimension=self.dimension,
+            reviewer=self.reviewer,
+            channel=self.channel,
+            idempotency_key=key,
+            action=f"{decision['decision']}:{what}",
+            labels=labels,
+            **decision,
+        )
 
     def _labels(self, item_id: str) -> list[Rating]:
         found = self.engine.ledger.item_judgments(self.run_id, item_id, self.dimension)
@@ -260,10 +335,24 @@ class AdjudicationSession:
     def _turn(self, outcome: Outcome) -> Turn:
         decided = outcome.records[0] if outcome.records else None
         if outcome.repeated and outcome.item_id is not None:
-            decided = self.engine.ledger.adjudications.get((self.run_id, outcome.item_id, self.dimension))
-        card = self.card(self.item_id) if self.item_id is not None and self.phase not in (Phase.DONE, Phase.QUIT) else None
-        return Turn(self.phase, card, outcome.item_id, decided, outcome.detail, outcome.alert, len(outcome.records),
-                    outcome.repeated)
+            decided = self.engine.ledger.adjudications.get(
+                (self.run_id, outcome.item_id, self.dimension)
+            )
+        card = (
+            self.card(self.item_id)
+            if self.item_id is not None and self.phase not in (Phase.DONE, Phase.QUIT)
+            else None
+        )
+        return Turn(
+            self.phase,
+            card,
+            outcome.item_id,
+            decided,
+            outcome.detail,
+            outcome.alert,
+            len(outcome.records),
+            outcome.repeated,
+        )
 
     # ------------------------------------------------------------------ cards
 
@@ -277,17 +366,36 @@ class AdjudicationSession:
         head = f"Why here: {dispute.why}" if dispute is not None else "Not disputed now"
         sections.append(Section(f"Labels ({len(labels)}) — {head}", tuple(lines)))
         iid = item.id
-        scale = tuple(Button(o.label, Action("rate", o.value, iid), o.key) for o in self.scale.options)
+        scale = tuple(
+            Button(o.label, Action("rate", o.value, iid), o.key) for o in self.scale.options
+        )
         taken = {o.key for o in self.scale.options}
         exclude_key = next(k for k in "xe" if k not in taken)
-        rows = (scale,
-                (Button("Exclude", Action("exclude", None, iid), exclude_key), Button("Leave", Action("skip", None, iid), "s" if "s" not in taken else None)),
-                (Button("View full", Action("view_full", item_id=iid), "v" if "v" not in taken else None),
-                 Button("Guide", Action("guide", item_id=iid), None), Button("Quit", Action("quit"), "q")))
-        return Card(self.run_id, iid, self.dimension, self._title(item), tuple(sections),
-                    f"Consensus label? ({self.question})", rows,
-                    reveal=render.reveal(item, self.run.header.judge),
-                    has_more=render.has_more(item))
+        rows = (
+            scale,
+            (
+                Button("Exclude", Action("exclude", None, iid), exclude_key),
+                Button("Leave", Action("skip", None, iid), "s" if "s" not in taken else None),
+            ),
+            (
+                Button(
+                    "View full", Action("view_full", item_id=iid), "v" if "v" not in taken else None
+                ),
+                Button("Guide", Action("guide", item_id=iid), None),
+                Button("Quit", Action("quit"), "q"),
+            ),
+        )
+        return Card(
+            self.run_id,
+            iid,
+            self.dimension,
+            self._title(item),
+            tuple(sections),
+            f"Consensus label? ({self.question})",
+            rows,
+            reveal=render.reveal(item, self.run.header.judge),
+            has_more=render.has_more(item),
+        )
 
     def _label_line(self, rating: Rating) -> str:
         who = rating.reviewer.name or rating.reviewer.key
@@ -303,11 +411,27 @@ class AdjudicationSession:
     def _reason_card(self, item: ItemData) -> Card:
         iid = item.id
         if self.phase == Phase.REASON_TEXT:
-            return Card(self.run_id, iid, self.dimension, self._title(item), (), "Why exclude it? Type the reason.",
-                        ((Button("Back", Action("skip", None, iid), "b"),),))
-        reasons = tuple(Button(r, Action("exclude", r, iid), str(n)) for n, r in enumerate(self.reasons, 1))
-        return Card(self.run_id, iid, self.dimension, self._title(item), (), "Why exclude it?",
-                    (reasons, (Button("Back", Action("skip", None, iid), "b"),)))
+            return Card(
+                self.run_id,
+                iid,
+                self.dimension,
+                self._title(item),
+                (),
+                "Why exclude it? Type the reason.",
+                ((Button("Back", Action("skip", None, iid), "b"),),),
+            )
+        reasons = tuple(
+            Button(r, Action("exclude", r, iid), str(n)) for n, r in enumerate(self.reasons, 1)
+        )
+        return Card(
+            self.run_id,
+            iid,
+            self.dimension,
+            self._title(item),
+            (),
+            "Why exclude it?",
+            (reasons, (Button("Back", Action("skip", None, iid), "b"),)),
+        )
 
 
 __all__ = ["AdjudicationSession", "Phase", "Turn"]

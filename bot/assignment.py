@@ -34,12 +34,18 @@ def _stratify(items: list[ItemData]) -> list[ItemData]:
 
 def _full(run_id: str, item_id: str, ledger: Ledger, dimension: str, k: int) -> bool:
     """k ratings, or k with the open cards: nobody new is dealt it."""
-    return len(ledger.raters(run_id, item_id, dimension)) + len(ledger.open_reviewers(run_id, item_id, dimension)) >= k
+    return (
+        len(ledger.raters(run_id, item_id, dimension))
+        + len(ledger.open_reviewers(run_id, item_id, dimension))
+        >= k
+    )
 
 
 def _mine(run_id: str, item_id: str, ledger: Ledger, dimension: str, reviewer: Reviewer) -> bool:
     """Already judged by this reviewer, or on a card they hold."""
-    return ledger.judgment(run_id, item_id, dimension, reviewer) is not None or ledger.dealt(run_id, item_id, dimension, reviewer)
+    return ledger.judgment(run_id, item_id, dimension, reviewer) is not None or ledger.dealt(
+        run_id, item_id, dimension, reviewer
+    )
 
 
 def order(run: Run) -> list[ItemData]:
@@ -50,8 +56,16 @@ def order(run: Run) -> list[ItemData]:
     return [item for band in bands for item in _stratify(band)]
 
 
-def queue(run: Run, ledger: Ledger, dimension: str, reviewer: Reviewer, k: int = 1, *,
-          ordered: list[ItemData] | None = None, limit: int | None = None) -> list[ItemData]:
+def queue(
+    run: Run,
+    ledger: Ledger,
+    dimension: str,
+    reviewer: Reviewer,
+    k: int = 1,
+    *,
+    ordered: list[ItemData] | None = None,
+    limit: int | None = None,
+) -> list[ItemData]:
     """Items still to show this reviewer, in assignment order (the first ``limit`` of them).
 
     ``ordered`` is :func:`order` of the run, when the caller keeps it.
@@ -72,7 +86,9 @@ def queue(run: Run, ledger: Ledger, dimension: str, reviewer: Reviewer, k: int =
     return found
 
 
-def _full_prefix(ledger: Ledger, key: tuple[str, str, int], items: list[ItemData], full: set[str]) -> int:
+def _full_prefix(
+    ledger: Ledger, key: tuple[str, str, int], items: list[ItemData], full: set[str]
+) -> int:
     """How many of the first ``items`` are full (none is dealt again until the ledger reopens one)."""
     seen, n = ledger.full_prefix.get(key, (None, 0))
     if seen is not items:  # another order (the run grew): count again
@@ -83,8 +99,14 @@ def _full_prefix(ledger: Ledger, key: tuple[str, str, int], items: list[ItemData
     return n
 
 
-def progress(run: Run, ledger: Ledger, dimension: str, reviewer: Reviewer, k: int = 1,
-             ordered: list[ItemData] | None = None) -> Progress:
+def progress(
+    run: Run,
+    ledger: Ledger,
+    dimension: str,
+    reviewer: Reviewer,
+    k: int = 1,
+    ordered: list[ItemData] | None = None,
+) -> Progress:
     """Done / skipped / remaining (to deal, or dealt and open) for one reviewer on one run and dimension.
 
     Worked out from the ledger's running counts (no walk over the run); equal to the length of

@@ -18,9 +18,23 @@ if TYPE_CHECKING:
     from evaluation import Rating
     from evaluation.config import FollowUp, Scale
 
-ActionKind = Literal["rate", "toggle", "note", "text", "skip", "view_full", "view_tools",
-                     "ai_review", "guide", "next", "quit", "exclude", "confidence", "answer",
-                     "type"]
+ActionKind = Literal[
+    "rate",
+    "toggle",
+    "note",
+    "text",
+    "skip",
+    "view_full",
+    "view_tools",
+    "ai_review",
+    "guide",
+    "next",
+    "quit",
+    "exclude",
+    "confidence",
+    "answer",
+    "type",
+]
 CONFIDENCE_LEVELS: tuple[str, ...] = get_args(Confidence)
 """How sure a reviewer is, as a rating stores it: ``high``, ``medium``, ``low``."""
 OTHER_REASON = "other"
@@ -162,8 +176,13 @@ class CardLayout:
     A pure function of the dimension's configuration and of the reviewer's rating of the item.
     """
 
-    def __init__(self, scale: "Scale", tags: list[str], follow_ups: "dict[str, FollowUp]",
-                 skip_reasons: list[str]):
+    def __init__(
+        self,
+        scale: "Scale",
+        tags: list[str],
+        follow_ups: "dict[str, FollowUp]",
+        skip_reasons: list[str],
+    ):
         self.scale = scale
         self.tags = tags
         self.follow_ups = follow_ups
@@ -176,8 +195,13 @@ class CardLayout:
     def _allocate_keys(self) -> dict[str, str | None]:
         taken: set[str | None] = {"q", *(o.key for o in self.scale.options)}
         keys: dict[str, str | None] = {"quit": "q"}
-        for name, candidates in (("note", "nm"), ("skip", "s"), ("view_full", "vf"),
-                                 ("view_tools", "tx"), ("ai_review", "ie")):
+        for name, candidates in (
+            ("note", "nm"),
+            ("skip", "s"),
+            ("view_full", "vf"),
+            ("view_tools", "tx"),
+            ("ai_review", "ie"),
+        ):
             keys[name] = next((c for c in candidates if c not in taken), None)
             taken.add(keys[name])
         pool = [c for c in "123456789abcdfhijklruwyz" if c not in taken]
@@ -233,18 +257,28 @@ class CardLayout:
             return Button("next", Action("next", item_id=iid))
         return None
 
-    def rows(self, iid: str, current: "Rating | None", state: State, asking: str | None = None, *,
-             final: bool = False, tools: bool = False,
-             change: bool = False) -> tuple[tuple[Button, ...], ...]:
+    def rows(
+        self,
+        iid: str,
+        current: "Rating | None",
+        state: State,
+        asking: str | None = None,
+        *,
+        final: bool = False,
+        tools: bool = False,
+        change: bool = False,
+    ) -> tuple[tuple[Button, ...], ...]:
         """The card's rows of buttons: ``tools`` when the item has tool captures to view, ``change``
         when it is a change (an "AI review" button)."""
         keys = self.keys
-        scale = tuple(Button(o.label, Action("rate", o.value, iid), o.key)
-                      for o in self.scale.options)
+        scale = tuple(
+            Button(o.label, Action("rate", o.value, iid), o.key) for o in self.scale.options
+        )
         views = [Button("View full", Action("view_full", item_id=iid), keys["view_full"])]
         if tools:
-            views.append(Button("Tool captures", Action("view_tools", item_id=iid),
-                                keys["view_tools"]))
+            views.append(
+                Button("Tool captures", Action("view_tools", item_id=iid), keys["view_tools"])
+            )
         if change:
             views.append(Button("AI review", Action("ai_review", item_id=iid), keys["ai_review"]))
         views.append(Button("Guide", Action("guide", item_id=iid), None))  # the terminal's key: ?
@@ -252,45 +286,83 @@ class CardLayout:
         if final:
             return (scale,)
         if state == State.SKIP_REASON:
-            reasons = tuple(Button(_reason_label(r), Action("skip", r, iid),
-                                   keys.get(f"choice:{n}"))
-                            for n, r in enumerate(self.skip_reasons))
-            return (reasons, (Button("No reason", Action("next", item_id=iid), None),),
-                    (*views, quit_))
+            reasons = tuple(
+                Button(_reason_label(r), Action("skip", r, iid), keys.get(f"choice:{n}"))
+                for n, r in enumerate(self.skip_reasons)
+            )
+            return (
+                reasons,
+                (Button("No reason", Action("next", item_id=iid), None),),
+                (*views, quit_),
+            )
         if current is not None and state == State.CONFIDENCE:
-            levels = tuple(Button(("✓ " if current.confidence == c else "") + c.title(),
-                                  Action("confidence", c, iid), keys[f"confidence:{c}"])
-                           for c in CONFIDENCE_LEVELS)
-            return (levels, (Button("Skip", Action("next", "confidence", iid), None),),
-                    (*views, quit_))
-        if (current is not None and state in (State.QUESTION, State.ANSWER)
-                and asking in self.follow_ups):
+            levels = tuple(
+                Button(
+                    ("✓ " if current.confidence == c else "") + c.title(),
+                    Action("confidence", c, iid),
+                    keys[f"confidence:{c}"],
+                )
+                for c in CONFIDENCE_LEVELS
+            )
+            return (
+                levels,
+                (Button("Skip", Action("next", "confidence", iid), None),),
+                (*views, quit_),
+            )
+        if (
+            current is not None
+            and state in (State.QUESTION, State.ANSWER)
+            and asking in self.follow_ups
+        ):
             return self._question(iid, current, self.follow_ups[asking], (*views, quit_))
         if state == State.RATING or current is None:
-            return (scale, (Button("Note only", Action("note", item_id=iid), keys["note"]),
-                            Button("Skip", Action("skip", item_id=iid), keys["skip"])),
-                    (*views, quit_))
-        tags = tuple(Button(("✓ " if t in current.concerns else "") + t, Action("toggle", t, iid),
-                            keys.get(f"tag:{t}"))
-                     for t in self.tags)
-        return (tags, (Button("Add note", Action("note", item_id=iid), keys["note"]),
-                       Button("Next", Action("next", item_id=iid), None)), scale, (*views, quit_))
+            return (
+                scale,
+                (
+                    Button("Note only", Action("note", item_id=iid), keys["note"]),
+                    Button("Skip", Action("skip", item_id=iid), keys["skip"]),
+                ),
+                (*views, quit_),
+            )
+        tags = tuple(
+            Button(
+                ("✓ " if t in current.concerns else "") + t,
+                Action("toggle", t, iid),
+                keys.get(f"tag:{t}"),
+            )
+            for t in self.tags
+        )
+        return (
+            tags,
+            (
+                Button("Add note", Action("note", item_id=iid), keys["note"]),
+                Button("Next", Action("next", item_id=iid), None),
+            ),
+            scale,
+            (*views, quit_),
+        )
 
-    def _question(self, iid: str, current: "Rating", follow_up: "FollowUp",
-                  tail: tuple[Button, ...]) -> tuple[tuple[Button, ...], ...]:
+    def _question(
+        self, iid: str, current: "Rating", follow_up: "FollowUp", tail: tuple[Button, ...]
+    ) -> tuple[tuple[Button, ...], ...]:
         """A follow-up's buttons: its choices (✓ on those given), "Other…" to type one, and Done or
         Skip."""
         given = answer_of(current, follow_up.field)
         given = set(given) if isinstance(given, list) else {given}
-        choices = tuple(Button(("✓ " if c in given else "") + c,
-                               Action("answer", f"{follow_up.field}:{c}", iid),
-                               self.keys.get(f"choice:{n}"))
-                        for n, c in enumerate(follow_up.choices))
+        choices = tuple(
+            Button(
+                ("✓ " if c in given else "") + c,
+                Action("answer", f"{follow_up.field}:{c}", iid),
+                self.keys.get(f"choice:{n}"),
+            )
+            for n, c in enumerate(follow_up.choices)
+        )
         typing = "Other…" if follow_up.choices else "Type it…"
         more = [Button(typing, Action("type", follow_up.field, iid), self.keys["type"])]
         more = more if follow_up.text else []
-        done = Button("✓ Done" if follow_up.multiple else "Skip",
-                      Action("next", follow_up.field, iid), None)
+        done = Button(
+            "✓ Done" if follow_up.multiple else "Skip", Action("next", follow_up.field, iid), None
+        )
         return (choices, (*more, done), tail)
 
 

@@ -118,7 +118,12 @@ class Curation:
 
     async def run(self) -> State:
         """Run from ``start`` until DONE or QUIT; return which."""
-        handlers = {State.PROPOSE: self._propose, State.LIST: self._list, State.EDIT: self._edit, State.SAVE: self._save}
+        handlers = {
+            State.PROPOSE: self._propose,
+            State.LIST: self._list,
+            State.EDIT: self._edit,
+            State.SAVE: self._save,
+        }
         state = self.start
         while state not in (State.DONE, State.QUIT):
             try:
@@ -134,22 +139,30 @@ class Curation:
         out = [f"{self.title} ({len(self.entries)} queries):"]
         for number, entry in enumerate(self.entries, 1):
             label = f"  ({_one(entry.origin)})" if self.labels and entry.origin else ""
-            out.append(f"  {number}. [{_one(entry.item.category or '-')}] {_one(entry.item.text)}{label}")
+            out.append(
+                f"  {number}. [{_one(entry.item.category or '-')}] {_one(entry.item.text)}{label}"
+            )
             if entry.item.intent:
                 out.append(f"       intent: {_one(entry.item.intent)}")
         return out if self.entries else [*out, "  (none)"]
 
     def actions(self) -> str:
         """The action prompt's line."""
-        middle = "[r]egenerate" if self.regenerate else ("[f]ill gaps with the LLM" if self.propose else None)
+        middle = (
+            "[r]egenerate"
+            if self.regenerate
+            else ("[f]ill gaps with the LLM" if self.propose else None)
+        )
         return ", ".join(a for a in ("Actions: [a]ccept all", "[e]dit list", middle, "[q]uit") if a)
 
     # ------------------------------------------------------------------ states
 
     async def _propose(self) -> State:
         if self.propose is None:
-            self._tell("No LLM available: set the [llm] provider's key (ANTHROPIC_API_KEY; OPENAI_BASE_URL for a local model) "
-                       "to generate queries.")
+            self._tell(
+                "No LLM available: set the [llm] provider's key (ANTHROPIC_API_KEY; OPENAI_BASE_URL for a local model) "
+                "to generate queries."
+            )
             return State.LIST
         avoid = [*self.rejected, *(e.item for e in self.entries)]
         self._tell(f"Asking the LLM for {self.target} queries…")
@@ -187,8 +200,16 @@ class Curation:
         if not line:
             return State.EDIT
         command, _, arg = line.partition(" ")
-        commands = {"drop": self._drop, "edit": self._edit_one, "add": self._add, "fill": self._fill,
-                    "list": self._show, "ls": self._show, "done": self._done, "help": self._help}
+        commands = {
+            "drop": self._drop,
+            "edit": self._edit_one,
+            "add": self._add,
+            "fill": self._fill,
+            "list": self._show,
+            "ls": self._show,
+            "done": self._done,
+            "help": self._help,
+        }
         handler = commands.get(command.lower())
         if handler is None:
             self._tell(f"Unknown command {command!r}; {HINT}")
@@ -213,13 +234,18 @@ class Curation:
         dropped = [(n, self.entries[n - 1]) for n in numbers]
         self.entries = [e for n, e in enumerate(self.entries, 1) if n not in numbers]
         self.rejected += [e.item for _, e in dropped]
-        self._tell(f"Dropped {len(dropped)}: " + "; ".join(f'{n}. "{_one(e.item.text)}"' for n, e in dropped))
+        self._tell(
+            f"Dropped {len(dropped)}: "
+            + "; ".join(f'{n}. "{_one(e.item.text)}"' for n, e in dropped)
+        )
         return await self._show("")
 
     async def _edit_one(self, arg: str) -> State:
         numbers = parse_numbers(arg, len(self.entries))
         if isinstance(numbers, str) or len(numbers) != 1:
-            self._tell(numbers if isinstance(numbers, str) else "Edit one query at a time, e.g. edit 5")
+            self._tell(
+                numbers if isinstance(numbers, str) else "Edit one query at a time, e.g. edit 5"
+            )
             return State.EDIT
         entry = self.entries[numbers[0] - 1]
         changes = {}
@@ -229,7 +255,11 @@ class Curation:
                 changes[name] = value
         if changes:
             entry.item = entry.item.model_copy(update=changes)
-        self._tell(f"Updated {numbers[0]}: {', '.join(changes)}." if changes else f"{numbers[0]} unchanged.")
+        self._tell(
+            f"Updated {numbers[0]}: {', '.join(changes)}."
+            if changes
+            else f"{numbers[0]} unchanged."
+        )
         return State.EDIT
 
     async def _add(self, arg: str) -> State:
@@ -241,21 +271,31 @@ class Curation:
         if not text:
             self._tell("Nothing added (empty text).")
             return State.EDIT
-        values: dict[str, Any] = {"text": text, "category": self._prompt("category: ").strip(), "intent": self._prompt("intent: ").strip()}
+        values: dict[str, Any] = {
+            "text": text,
+            "category": self._prompt("category: ").strip(),
+            "intent": self._prompt("intent: ").strip(),
+        }
         item = QueryItem(id=self._new_id(origin), **{k: v for k, v in values.items() if v})
         self.entries.append(Entry(item, origin))
-        self._tell(f"Added as {len(self.entries)}" + (f" to {origin}." if origin and self.labels else "."))
+        self._tell(
+            f"Added as {len(self.entries)}" + (f" to {origin}." if origin and self.labels else ".")
+        )
         return State.EDIT
 
     async def _fill(self, arg: str) -> State:
         if self.propose is None:
-            self._tell("fill needs the LLM: set the [llm] provider's key (ANTHROPIC_API_KEY; OPENAI_BASE_URL for a local model) "
-                       "and rerun.")
+            self._tell(
+                "fill needs the LLM: set the [llm] provider's key (ANTHROPIC_API_KEY; OPENAI_BASE_URL for a local model) "
+                "and rerun."
+            )
             return State.EDIT
         missing = int(arg) if arg.isdigit() and int(arg) > 0 else self.target - len(self.entries)
         if missing <= 0:
-            self._tell(f"The list has {len(self.entries)} queries, the target is {self.target}: nothing to fill "
-                     "(drop some first, or `fill N` for N more).")
+            self._tell(
+                f"The list has {len(self.entries)} queries, the target is {self.target}: nothing to fill "
+                "(drop some first, or `fill N` for N more)."
+            )
             return State.EDIT
         self._tell(f"Asking the LLM for {missing} more…")
         try:
@@ -293,7 +333,9 @@ class Curation:
         taken = [e.item.id for e in self.entries]
         qs = next((s for s in self.sets if s.name == origin), None)
         if qs is None:
-            return next(f"new-{n:02d}" for n in range(1, len(taken) + 2) if f"new-{n:02d}" not in taken)
+            return next(
+                f"new-{n:02d}" for n in range(1, len(taken) + 2) if f"new-{n:02d}" not in taken
+            )
         return qs.next_id(taken)
 
     def _append(self, items: Sequence[QueryItem]) -> None:
@@ -327,8 +369,15 @@ def parse_numbers(arg: str, count: int) -> list[int] | str:
 # --------------------------------------------------------------------------- sessions
 
 
-def generation(*, count: int, seed: QuerySet | None, propose: Propose, save_to: Callable[[list[QueryItem]], Path],
-               ask: Ask, say: Say) -> Curation:
+def generation(
+    *,
+    count: int,
+    seed: QuerySet | None,
+    propose: Propose,
+    save_to: Callable[[list[QueryItem]], Path],
+    ask: Ask,
+    say: Say,
+) -> Curation:
     """A generate session: the LLM proposes ``count`` queries, the human edits, accept saves a new set."""
 
     def save(entries: list[Entry]) -> list[str]:
@@ -336,8 +385,17 @@ def generation(*, count: int, seed: QuerySet | None, propose: Propose, save_to: 
         return [f"Saved {len(entries)} queries to {path}"]
 
     title = f"Proposed queries, seeded from {seed.name}" if seed else "Proposed queries"
-    return Curation(entries=[], target=count, save=save, ask=ask, say=say, propose=propose, title=title,
-                    regenerate=True, start=State.PROPOSE)
+    return Curation(
+        entries=[],
+        target=count,
+        save=save,
+        ask=ask,
+        say=say,
+        propose=propose,
+        title=title,
+        regenerate=True,
+        start=State.PROPOSE,
+    )
 
 
 def _saved(qs: QuerySet, items: list[QueryItem], save_to: Callable[[QuerySet], Path]) -> str:
@@ -347,14 +405,35 @@ def _saved(qs: QuerySet, items: list[QueryItem], save_to: Callable[[QuerySet], P
     return f"Saved {qs.name}: {len(items)} queries to {save_to(qs)}"
 
 
-def review(sets: list[QuerySet], *, propose: Propose | None, save_to: Callable[[QuerySet], Path],
-           ask: Ask, say: Say) -> Curation:
+def review(
+    sets: list[QuerySet],
+    *,
+    propose: Propose | None,
+    save_to: Callable[[QuerySet], Path],
+    ask: Ask,
+    say: Say,
+) -> Curation:
     """A review session over loaded sets; accept saves each query back to its own set's file."""
 
     def save(entries: list[Entry]) -> list[str]:
-        return [_saved(qs, [e.item for e in entries if e.origin == qs.name], save_to) for qs in sets]
+        return [
+            _saved(qs, [e.item for e in entries if e.origin == qs.name], save_to) for qs in sets
+        ]
 
     entries = [Entry(item, qs.name) for qs in sets for item in qs.queries]
-    title = f"Query set {sets[0].name}" if len(sets) == 1 else f"Query sets {', '.join(qs.name for qs in sets)}"
-    return Curation(entries=entries, target=len(entries), save=save, ask=ask, say=say, propose=propose, title=title,
-                    sets=list(sets), labels=len(sets) > 1)
+    title = (
+        f"Query set {sets[0].name}"
+        if len(sets) == 1
+        else f"Query sets {', '.join(qs.name for qs in sets)}"
+    )
+    return Curation(
+        entries=entries,
+        target=len(entries),
+        save=save,
+        ask=ask,
+        say=say,
+        propose=propose,
+        title=title,
+        sets=list(sets),
+        labels=len(sets) > 1,
+    )

@@ -16,9 +16,15 @@ SINCE_HOURS_MAX = 24 * 365 * 100
 """The longest "new since" window, in hours (a hundred years: every time a record may carry)."""
 
 
-def make_digest(store: Store, config: HilbotConfig, *, post: str = "stdout",
-                since_hours: float = 24.0, out: str | None = None,
-                issues: list[LogIssue] | None = None) -> str:
+def make_digest(
+    store: Store,
+    config: HilbotConfig,
+    *,
+    post: str = "stdout",
+    since_hours: float = 24.0,
+    out: str | None = None,
+    issues: list[LogIssue] | None = None,
+) -> str:
     """Build the digest, write it under ``out``, post it; returns what to print.
 
     Unreadable lines of the logs go to ``issues``.
@@ -28,8 +34,10 @@ def make_digest(store: Store, config: HilbotConfig, *, post: str = "stdout",
     if post not in POSTS:
         raise HilbotError(f"cannot post a digest to {post!r}", fix=f"use --post {', '.join(POSTS)}")
     if not 0 <= since_hours <= SINCE_HOURS_MAX:  # False for NaN
-        raise HilbotError(f"--since-hours {since_hours} is out of range",
-                          fix=f"use a number from 0 to {SINCE_HOURS_MAX}")
+        raise HilbotError(
+            f"--since-hours {since_hours} is out of range",
+            fix=f"use a number from 0 to {SINCE_HOURS_MAX}",
+        )
     poster = None
     if post != "stdout":  # before the digest is built: a missing chat or token fails at once
         poster = importlib.import_module(f"bot.channels.{post}")

@@ -26,7 +26,9 @@ def run_listing(store: Store, issues: list[LogIssue] | None = None) -> str:
         status = "(reviewed)" if run.run_id in reviewed else "(no HIL review)"
         marker = "" if run.complete else f"  {incomplete_marker(run)}"
         noun = "changes" if run.header.kind == "change" else "queries"
-        lines.append(f"  {run.run_id:<{id_width}}  {run.header.set:<{set_width}}  {len(run.items):>3} {noun}  {overall}  {status}{marker}")
+        lines.append(
+            f"  {run.run_id:<{id_width}}  {run.header.set:<{set_width}}  {len(run.items):>3} {noun}  {overall}  {status}{marker}"
+        )
     lines += [f"  {run_id:<{id_width}}  ({why})" for run_id, why in unreadable]
     return visible("\n".join(lines))
 

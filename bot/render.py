@@ -62,7 +62,9 @@ def tool_lines(item: ItemData, *, full: bool = False) -> list[str]:
     lines = []
     for capture in item.tool_captures if full else item.tool_captures[:TOOL_LINES]:
         name = one_line(_as_text(capture.get("tool") or capture.get("name") or "tool"))
-        lines.append(f"- {name}: {_shown(_as_text(capture.get('input', capture.get('args', ''))), full, 100)}")
+        lines.append(
+            f"- {name}: {_shown(_as_text(capture.get('input', capture.get('args', ''))), full, 100)}"
+        )
         if full and capture.get("output") is not None:
             lines.append(f"    → {visible(_as_text(capture['output']))}")
     if not full and len(item.tool_captures) > TOOL_LINES:
@@ -97,7 +99,10 @@ def full_text(item: ItemData) -> str:
     if item.answer is not None:
         parts.append("RESPONSE:\n" + visible(item.answer))
     if item.contexts:
-        parts.append("RETRIEVED CONTEXTS:\n" + "\n".join(f"[{n}] {visible(c)}" for n, c in enumerate(item.contexts, 1)))
+        parts.append(
+            "RETRIEVED CONTEXTS:\n"
+            + "\n".join(f"[{n}] {visible(c)}" for n, c in enumerate(item.contexts, 1))
+        )
     if item.ground_truth:
         parts.append("REFERENCE:\n" + "\n".join(f"- {visible(g)}" for g in item.ground_truth))
     return "\n\n".join(parts)
@@ -116,7 +121,11 @@ def _change_text(item: ItemData) -> str:
 
 def tools_text(item: ItemData) -> str:
     """All tool captures with their inputs and outputs."""
-    return "TOOL CAPTURES:\n" + "\n".join(tool_lines(item, full=True)) if item.tool_captures else "No tool captures."
+    return (
+        "TOOL CAPTURES:\n" + "\n".join(tool_lines(item, full=True))
+        if item.tool_captures
+        else "No tool captures."
+    )
 
 
 DIFF_LINES = 40
@@ -128,19 +137,31 @@ def is_change(item: ItemData) -> bool:
     return isinstance(item.features.get("diff"), str)
 
 
-def change_sections(item: ItemData, *, ai_first: bool = False) -> list[tuple[str | None, list[str]]]:
+def change_sections(
+    item: ItemData, *, ai_first: bool = False
+) -> list[tuple[str | None, list[str]]]:
     """A change's card: what it is, the triage's recommendation (only when shown before the decision), the diff."""
     f = item.features
     meta = [one_line(str(v)) for v in (f.get("path"), f.get("status"), item.query.intent) if v]
     sections: list[tuple[str | None, list[str]]] = [(None, ["  ·  ".join(meta)])] if meta else []
     if ai_first:
         evaluation = item.evaluation
-        confidence = f" (confidence {_number(evaluation.confidence)})" if evaluation.confidence is not None else ""
-        lines = [f"{evaluation.verdict or 'UNSURE'}{confidence}: {one_line(str(f.get('summary') or ''))}"]
+        confidence = (
+            f" (confidence {_number(evaluation.confidence)})"
+            if evaluation.confidence is not None
+            else ""
+        )
+        lines = [
+            f"{evaluation.verdict or 'UNSURE'}{confidence}: {one_line(str(f.get('summary') or ''))}"
+        ]
         lines += [f"- {_clip(str(issue), SNIPPET_CHARS)}" for issue in (f.get("issues") or [])[:3]]
         sections.append(("AI recommends", lines))
     diff = visible(f["diff"]).splitlines() or ["(no difference in the text)"]
-    more = [f"… {len(diff) - DIFF_LINES} more lines in the full view"] if len(diff) > DIFF_LINES else []
+    more = (
+        [f"… {len(diff) - DIFF_LINES} more lines in the full view"]
+        if len(diff) > DIFF_LINES
+        else []
+    )
     sections.append(("Diff", diff[:DIFF_LINES] + more))
     return sections
 
@@ -150,7 +171,11 @@ def item_sections(item: ItemData, *, ai_first: bool = False) -> list[tuple[str |
     if is_change(item):
         return change_sections(item, ai_first=ai_first)
     sections: list[tuple[str | None, list[str]]] = []
-    meta = [f"{k}: {one_line(v)}" for k, v in (("intent", item.query.intent), ("category", item.query.category)) if v]
+    meta = [
+        f"{k}: {one_line(v)}"
+        for k, v in (("intent", item.query.intent), ("category", item.query.category))
+        if v
+    ]
     if meta:
         sections.append((None, ["  ·  ".join(meta)]))
     if item.query.expected and not item.results:
@@ -179,7 +204,11 @@ def reveal_lines(card: "Card") -> list[str]:
     conf = f" (confidence {_number(r.confidence)})" if r.confidence is not None else ""
     lines = [f"🤖 {r.label}: {r.verdict or '–'} {scores}{conf}".rstrip()]
     if r.rationale:
-        rationale = r.rationale if len(r.rationale) <= RATIONALE_CHARS else r.rationale[: RATIONALE_CHARS - 1] + "…"
+        rationale = (
+            r.rationale
+            if len(r.rationale) <= RATIONALE_CHARS
+            else r.rationale[: RATIONALE_CHARS - 1] + "…"
+        )
         lines.append(f"“{rationale}”")
     return lines
 
@@ -202,14 +231,33 @@ def reveal(item: ItemData, judge: "JudgeInfo") -> Reveal:
     from evaluation.output import who_judged
 
     evaluation = item.evaluation
-    return Reveal(evaluation.judge, evaluation.verdict, evaluation.confidence,
-                  dict(evaluation.scores), evaluation.rationale, who_judged(item, judge))
+    return Reveal(
+        evaluation.judge,
+        evaluation.verdict,
+        evaluation.confidence,
+        dict(evaluation.scores),
+        evaluation.rationale,
+        who_judged(item, judge),
+    )
 
 
-def review_card(item: ItemData, current: "Rating | None", layout: CardLayout, *, run_id: str,
-                dimension: str, question: str | None, number: int, of: int, judge: "JudgeInfo",
-                ai_first: bool = False, reveal_ai: bool = True, final: bool = False,
-                state: State | None = None, asking: str | None = None) -> Card:
+def review_card(
+    item: ItemData,
+    current: "Rating | None",
+    layout: CardLayout,
+    *,
+    run_id: str,
+    dimension: str,
+    question: str | None,
+    number: int,
+    of: int,
+    judge: "JudgeInfo",
+    ai_first: bool = False,
+    reveal_ai: bool = True,
+    final: bool = False,
+    state: State | None = None,
+    asking: str | None = None,
+) -> Card:
     """An item's review card: ``[number/of]`` and its query, its sections, the reviewer's rating
     (``current``) and the buttons of ``state`` (default: from the rating).
 
@@ -220,18 +268,34 @@ def review_card(item: ItemData, current: "Rating | None", layout: CardLayout, *,
     state = state or (State.FOLLOW_UP if current is not None else State.RATING)
     asked = state in (State.CONFIDENCE, State.QUESTION, State.ANSWER) and not final
     title = f'[{number}/{of}] "{one_line(item.query.query)}"'
-    sections = tuple(Section(t, tuple(lines), mono=t == "Diff" and is_change(item))
-                     for t, lines in item_sections(item, ai_first=ai_first))
+    sections = tuple(
+        Section(t, tuple(lines), mono=t == "Diff" and is_change(item))
+        for t, lines in item_sections(item, ai_first=ai_first)
+    )
     show_ai = current is not None and reveal_ai and not asked  # blind till answered
-    buttons = layout.rows(item.id, current, state, asking, final=final,
-                          tools=bool(item.tool_captures), change=is_change(item))
+    buttons = layout.rows(
+        item.id,
+        current,
+        state,
+        asking,
+        final=final,
+        tools=bool(item.tool_captures),
+        change=is_change(item),
+    )
     return Card(
-        run_id=run_id, item_id=item.id, dimension=dimension, title=title, sections=sections,
-        question=question, buttons=buttons,
+        run_id=run_id,
+        item_id=item.id,
+        dimension=dimension,
+        title=title,
+        sections=sections,
+        question=question,
+        buttons=buttons,
         recorded=current.judgment if current else None,
         concerns=tuple(current.concerns) if current else (),
         reveal=reveal(item, judge) if show_ai else None,
-        has_more=has_more(item), has_tools=bool(item.tool_captures),
-        prompt=None if final else layout.prompt(state, asking), answers=layout.answers(current),
+        has_more=has_more(item),
+        has_tools=bool(item.tool_captures),
+        prompt=None if final else layout.prompt(state, asking),
+        answers=layout.answers(current),
         enter=None if final else layout.enter(item.id, state, asking),
     )

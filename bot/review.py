@@ -151,7 +151,11 @@ class Step:
 
 def _ending(transition: Transition) -> ReviewSummary | None:
     """The session's summary when a transition ends the session (it is its one record), else None."""
-    if transition.state == State.QUIT and len(transition.records) == 1 and isinstance(transition.records[0], ReviewSummary):
+    if (
+        transition.state == State.QUIT
+        and len(transition.records) == 1
+        and isinstance(transition.records[0], ReviewSummary)
+    ):
         return transition.records[0]
     return None
 
@@ -189,7 +193,11 @@ class ReviewEngine:
         if self._triage_judge is None:
             self._triage_judge = triage_judge(self.config.triage.judge, self.config, self.store)
         triage = await self._triage_judge.triage(change_of(item))
-        hint = ('\n\n(local rules only: set [triage] judge = "llm" for a model\'s review)' if triage.judge_kind == "local" else "")
+        hint = (
+            '\n\n(local rules only: set [triage] judge = "llm" for a model\'s review)'
+            if triage.judge_kind == "local"
+            else ""
+        )
         return triage_text(triage) + hint
 
     def order(self, run_id: str) -> list[ItemData]:
@@ -202,7 +210,9 @@ class ReviewEngine:
     def run(self, run_id: str) -> Run:
         """A run, read once and cached (see :meth:`refresh`)."""
         if run_id not in self._runs:
-            self._sizes[run_id] = self.store.run_path(run_id).stat().st_size if self.store.run_exists(run_id) else 0
+            self._sizes[run_id] = (
+                self.store.run_path(run_id).stat().st_size if self.store.run_exists(run_id) else 0
+            )
             if self.issues is None:
                 self._runs[run_id] = self.store.load_run(run_id)
             else:
@@ -221,10 +231,18 @@ class ReviewEngine:
         del self._runs[run_id]
         return len(self.run(run_id).items) - before
 
-    def session(self, run_id: str, reviewer: Reviewer, dimension: str | None = None, channel: str = "terminal") -> "ReviewSession":
+    def session(
+        self,
+        run_id: str,
+        reviewer: Reviewer,
+        dimension: str | None = None,
+        channel: str = "terminal",
+    ) -> "ReviewSession":
         """Start or resume a reviewer's session on a run and dimension (default: the run's first)."""
         run = self.run(run_id)
-        dimension = run.header.dimensions[0] if dimension is None else dimension  # '' is an unknown dimension
+        dimension = (
+            run.header.dimensions[0] if dimension is None else dimension
+        )  # '' is an unknown dimension
         self.config.dimension(dimension)  # unknown dimension → ConfigError with the fix
         return ReviewSession(self, run, dimension, reviewer, channel)
 
@@ -241,7 +259,9 @@ class _Act:
 class ReviewSession:
     """One reviewer reviewing one run on one dimension."""
 
-    def __init__(self, engine: ReviewEngine, run: Run, dimension: str, reviewer: Reviewer, channel: str):
+    def __init__(
+        self, engine: ReviewEngine, run: Run, dimension: str, reviewer: Reviewer, channel: str
+    ):
         self.engine = engine
         self.run_id = run.run_id
         self.dimension = dimension
@@ -267,8 +287,14 @@ class ReviewSession:
         self._session_id = uuid.uuid4().hex[:12]
         self._seq = 0
         self._handlers: dict[str, Callable[[_Act, Rating | None], Transition]] = {
-            "rate": self._on_rate, "toggle": self._on_toggle, "note": self._on_note, "text": self._on_text,
-            "skip": self._on_skip, "next": self._on_next, "confidence": self._on_confidence, "answer": self._on_answer,
+            "rate": self._on_rate,
+            "toggle": self._on_toggle,
+            "note": self._on_note,
+            "text": self._on_text,
+            "skip": self._on_skip,
+            "next": self._on_next,
+            "confidence": self._on_confidence,
+            "answer": self._on_answer,
             "type": self._on_type,
         }
         self.layout = CardLayout(self.scale, self.tags, self.follow_ups, self.skip_reasons)
@@ -287,13 +313,26 @@ class ReviewSession:
 
     def progress(self) -> Progress:
         """Done / skipped / remaining for this reviewer."""
-        return assignment.progress(self.run, self.ledger, self.dimension, self.reviewer, self.engine.config.review.k,
-                                   self.engine.order(self.run_id))
+        return assignment.progress(
+            self.run,
+            self.ledger,
+            self.dimension,
+            self.reviewer,
+            self.engine.config.review.k,
+            self.engine.order(self.run_id),
+        )
 
     def pending(self, limit: int | None = None) -> list[ItemData]:
         """Items still to deal this reviewer, in assignment order (open cards excluded), the first ``limit``."""
-        return assignment.queue(self.run, self.ledger, self.dimension, self.reviewer, self.engine.config.review.k,
-                                ordered=self.engine.order(self.run_id), limit=limit)
+        return assignment.queue(
+            self.run,
+            self.ledger,
+            self.dimension,
+            self.reviewer,
+            self.engine.config.review.k,
+            ordered=self.engine.order(self.run_id),
+            limit=limit,
+        )
 
     def card(self, item_id: str, *, final: bool = False) -> Card:
         """An item's card as this reviewer should see it now (blind until they have rated it); a pure read."""
@@ -338,14 +377,30 @@ class ReviewSession:
         from analysis.synthesize import synthesize_and_store
 
         try:
-            made = synthesize_and_store(self.engine.store, self.engine.config, self.run_id, self.dimension, llm=mode == "llm")
+            made = synthesize_and_store(
+                self.engine.store,
+                self.engine.config,
+                self.run_id,
+                self.dimension,
+                llm=mode == "llm",
+            )
         except HilbotError as exc:
-            _log.warning("no synthesis at the end of %s's review of %s: %s", self.reviewer.key, self.run_id, exc)
+            _log.warning(
+                "no synthesis at the end of %s's review of %s: %s",
+                self.reviewer.key,
+                self.run_id,
+                exc,
+            )
             return summary
         if made is None:
             return summary
-        return summary.model_copy(update={"synthesis": made.synthesis, "synthesis_source": made.synthesis_source,
-                                          "actionItems": made.actionItems})
+        return summary.model_copy(
+            update={
+                "synthesis": made.synthesis,
+                "synthesis_source": made.synthesis_source,
+                "actionItems": made.actionItems,
+            }
+        )
 
     def summary(self) -> ReviewSummary:
         """The hilReview for this reviewer's work on the run so far."""
@@ -371,15 +426,23 @@ class ReviewSession:
             return Transition(State.QUIT, records=[self.summary()])
         item = self.item if action.item_id is None else self.run.item(action.item_id)
         if item is None:
-            return Transition(self.state, alert="This review is finished." if action.item_id is None
-                              else "That item is not in this run any more.")
+            return Transition(
+                self.state,
+                alert="This review is finished."
+                if action.item_id is None
+                else "That item is not in this run any more.",
+            )
         if action.kind in ("view_full", "view_tools"):
-            detail = render.full_text(item) if action.kind == "view_full" else render.tools_text(item)
+            detail = (
+                render.full_text(item) if action.kind == "view_full" else render.tools_text(item)
+            )
             return self._stay(item, detail=detail)
         if action.kind == "guide":
             return self._stay(item, detail=self.guide())
         if action.kind == "ai_review":
-            return self._stay(item, detail=review_text or "No AI review: this item is not a change.")
+            return self._stay(
+                item, detail=review_text or "No AI review: this item is not a change."
+            )
         rated = self._rating(item)
         key, repeated = self._keyed(action, item)
         if repeated:
@@ -398,24 +461,42 @@ class ReviewSession:
     def _stay(self, item: ItemData, **kw: Any) -> Transition:
         """An item stays where it is (a view, a refused action): on the terminal's current item, where the terminal
         is (unless it was waiting for text); otherwise its state from the log."""
-        if self.item is not None and item.id == self.item.id and self.state not in (State.NOTE, State.ANSWER):
+        if (
+            self.item is not None
+            and item.id == self.item.id
+            and self.state not in (State.NOTE, State.ANSWER)
+        ):
             return Transition(self.state, item, asking=self.asking, **kw)
         return Transition(self._state_of(item), item, **kw)
 
     def _asked(self, judgment: str) -> list[str]:
         """What a rating of ``judgment`` is followed by, in order: ``confidence``, then the follow-ups' fields."""
         asked = ["confidence"] if self.confidence else []
-        return asked + [f.field for f in self.follow_ups.values() if not f.when or judgment in f.when]
+        return asked + [
+            f.field for f in self.follow_ups.values() if not f.when or judgment in f.when
+        ]
 
-    def _onwards(self, item: ItemData, rating: Rating, after: str | None, records: list[BaseModel] | None = None,
-                 **kw: Any) -> Transition:
+    def _onwards(
+        self,
+        item: ItemData,
+        rating: Rating,
+        after: str | None,
+        records: list[BaseModel] | None = None,
+        **kw: Any,
+    ) -> Transition:
         """Where a rated item goes once ``after`` is answered or passed (None: the rating itself): the next
         question, else the concern tags (when the option asks for them), else on to the next item."""
         asked = self._asked(rating.judgment)
-        rest = asked if after is None else asked[asked.index(after) + 1:] if after in asked else []
+        rest = asked if after is None else asked[asked.index(after) + 1 :] if after in asked else []
         if rest:
             state = State.CONFIDENCE if rest[0] == "confidence" else State.QUESTION
-            return Transition(state, item, records or [], asking=None if rest[0] == "confidence" else rest[0], **kw)
+            return Transition(
+                state,
+                item,
+                records or [],
+                asking=None if rest[0] == "confidence" else rest[0],
+                **kw,
+            )
         option = self.scale.option(rating.judgment)
         if option is not None and option.ask_concerns and self.tags:
             return Transition(State.FOLLOW_UP, item, records or [], **kw)
@@ -431,26 +512,41 @@ class ReviewSession:
         option = self.scale.option(act.action.value or "")
         if option is None:
             return self._stay(act.item, alert=f"Unknown rating {act.action.value!r}")
-        if rated is not None and rated.judgment == option.value:  # a second tap: counted once, its effects again
+        if (
+            rated is not None and rated.judgment == option.value
+        ):  # a second tap: counted once, its effects again
             return self._onwards(act.item, rated, None, repeated=True)
-        labels, metadata = dict(option.labels), {"source_type": act.item.features.get("source_type"),
-                                                 "session_date": date.today().isoformat()}
+        labels, metadata = (
+            dict(option.labels),
+            {
+                "source_type": act.item.features.get("source_type"),
+                "session_date": date.today().isoformat(),
+            },
+        )
         if rated is not None:  # a changed rating keeps the answers still asked after the new option
             for name in self._asked(option.value):
                 if name != "confidence" and (value := answer_of(rated, name)) is not None:
                     (labels if FOLLOW_UP_FIELDS[name] == "labels" else metadata)[name] = value
         rating = Rating(
-            **self._event_fields(act), judgment=option.value, score=option.score,
-            concerns=list(rated.concerns) if rated else [], confidence=rated.confidence if rated else None,
+            **self._event_fields(act),
+            judgment=option.value,
+            score=option.score,
+            concerns=list(rated.concerns) if rated else [],
+            confidence=rated.confidence if rated else None,
             ai_verdict_shown=rated is not None and self.engine.config.review.reveal_after_rating,
-            labels=Labels(**labels), metadata=RatingMetadata(**metadata),
+            labels=Labels(**labels),
+            metadata=RatingMetadata(**metadata),
         )
         return self._onwards(act.item, rating, None, [rating])
 
     def _on_confidence(self, act: _Act, rated: Rating | None) -> Transition:
         level = act.action.value
         if rated is None:
-            return Transition(self._state_of(act.item), act.item, alert="Rate the item first; then say how sure you are.")
+            return Transition(
+                self._state_of(act.item),
+                act.item,
+                alert="Rate the item first; then say how sure you are.",
+            )
         if not self.confidence or level not in CONFIDENCE_LEVELS:
             return self._stay(act.item, alert=f"Unknown confidence {level!r}")
         if rated.confidence == level:  # nothing new: on to what follows
@@ -461,7 +557,11 @@ class ReviewSession:
     def _unasked(self, follow_up: FollowUp, act: _Act, rated: Rating | None) -> Transition | None:
         """Why a follow-up cannot be answered now (the item is not rated, or not with an option that asks it), or None."""
         if rated is None:
-            return Transition(self._state_of(act.item), act.item, alert="Rate the item first; then answer its questions.")
+            return Transition(
+                self._state_of(act.item),
+                act.item,
+                alert="Rate the item first; then answer its questions.",
+            )
         if follow_up.when and rated.judgment not in follow_up.when:
             return self._stay(act.item, alert=f"That is not asked after {rated.judgment!r}.")
         return None
@@ -478,7 +578,11 @@ class ReviewSession:
         value: Any = choice
         if name in LIST_FIELDS:
             picked = set(current or []) ^ {choice} if follow_up.multiple else {choice}
-            typed = [v for v in current or [] if v not in follow_up.choices] if follow_up.multiple else []
+            typed = (
+                [v for v in current or [] if v not in follow_up.choices]
+                if follow_up.multiple
+                else []
+            )
             value = [c for c in follow_up.choices if c in picked] + typed or None
         if value == current:  # the same single answer again: nothing new
             return self._onwards(act.item, rated, name, repeated=True)
@@ -495,8 +599,12 @@ class ReviewSession:
         if refused is not None:
             return refused
         self._typing[act.item.id] = follow_up.field
-        return Transition(State.ANSWER, act.item, asking=follow_up.field,
-                          prompt=f"{follow_up.question} ({render.one_line(act.item.query.query)})")
+        return Transition(
+            State.ANSWER,
+            act.item,
+            asking=follow_up.field,
+            prompt=f"{follow_up.question} ({render.one_line(act.item.query.query)})",
+        )
 
     def _typed(self, act: _Act, rated: Rating, name: str, text: str) -> Transition:
         """A follow-up's typed answer: stored in its field (a list field gains it; a question of one answer moves on)."""
@@ -517,21 +625,33 @@ class ReviewSession:
         return self._onwards(act.item, answered, name, [answered], said=said)
 
     def _skipped(self, item: ItemData) -> bool:
-        return isinstance(self.ledger.judgment(self.run_id, item.id, self.dimension, self.reviewer), Skip)
+        return isinstance(
+            self.ledger.judgment(self.run_id, item.id, self.dimension, self.reviewer), Skip
+        )
 
     def _on_toggle(self, act: _Act, rated: Rating | None) -> Transition:
         if rated is None:
-            return Transition(State.RATING, act.item, alert="Rate the item first; then add concern tags.")
+            return Transition(
+                State.RATING, act.item, alert="Rate the item first; then add concern tags."
+            )
         if act.action.value not in self.tags:
-            return Transition(State.FOLLOW_UP, act.item, alert=f"Unknown concern tag {act.action.value!r}")
+            return Transition(
+                State.FOLLOW_UP, act.item, alert=f"Unknown concern tag {act.action.value!r}"
+            )
         option = self.scale.option(rated.judgment)
         if option is None or not option.ask_concerns:
-            return self._stay(act.item, alert=f"A rating of {rated.judgment!r} takes no concern tags.")
+            return self._stay(
+                act.item, alert=f"A rating of {rated.judgment!r} takes no concern tags."
+            )
         tags = set(rated.concerns) ^ {act.action.value}
-        toggled = rated.model_copy(update={
-            **self._event_fields(act), "concerns": [t for t in self.tags if t in tags],
-            "ai_verdict_shown": self.engine.config.review.reveal_after_rating, "timestamp": utcnow(),
-        })
+        toggled = rated.model_copy(
+            update={
+                **self._event_fields(act),
+                "concerns": [t for t in self.tags if t in tags],
+                "ai_verdict_shown": self.engine.config.review.reveal_after_rating,
+                "timestamp": utcnow(),
+            }
+        )
         return Transition(State.FOLLOW_UP, act.item, [toggled])
 
     def _on_note(self, act: _Act, rated: Rating | None) -> Transition:
@@ -549,7 +669,9 @@ class ReviewSession:
             return Transition(State.FOLLOW_UP, act.item, [note])
         if self._skipped(act.item):  # the note a skip's reason ("other") asked for
             return Transition(State.RATING, act.item, [note], advance=True)
-        skip = Skip(**self._event_fields(act, ":skip"), skip_reason="note only")  # a note instead of a score
+        skip = Skip(
+            **self._event_fields(act, ":skip"), skip_reason="note only"
+        )  # a note instead of a score
         return Transition(State.RATING, act.item, [note, skip], advance=True)
 
     def _on_skip(self, act: _Act, rated: Rating | None) -> Transition:
@@ -559,9 +681,15 @@ class ReviewSession:
         if reason is not None and reason not in self.skip_reasons:
             return self._stay(act.item, alert=f"Unknown skip reason {reason!r}")
         judged = self.ledger.judgment(self.run_id, act.item.id, self.dimension, self.reviewer)
-        again = isinstance(judged, Skip) and judged.skip_reason == reason  # skipped so already: nothing new
-        records: list[BaseModel] = [] if again else [Skip(**self._event_fields(act), skip_reason=reason)]
-        if reason is None and self.skip_reasons:  # stored now; why is asked next (one more key, or none)
+        again = (
+            isinstance(judged, Skip) and judged.skip_reason == reason
+        )  # skipped so already: nothing new
+        records: list[BaseModel] = (
+            [] if again else [Skip(**self._event_fields(act), skip_reason=reason)]
+        )
+        if (
+            reason is None and self.skip_reasons
+        ):  # stored now; why is asked next (one more key, or none)
             return Transition(State.SKIP_REASON, act.item, records, repeated=again)
         if reason == OTHER_REASON:
             return Transition(State.NOTE, act.item, records)
@@ -572,7 +700,9 @@ class ReviewSession:
         if rated is None:
             if passed is None and self._skipped(act.item):  # no reason for the skip
                 return Transition(State.RATING, act.item, advance=True)
-            return Transition(State.RATING, act.item, alert=f"Pick a rating ({self.scale.question})")
+            return Transition(
+                State.RATING, act.item, alert=f"Pick a rating ({self.scale.question})"
+            )
         if passed is None:
             return Transition(State.RATING, act.item, advance=True)
         if passed != "confidence" and passed not in self.follow_ups:
@@ -584,13 +714,24 @@ class ReviewSession:
         """A stored action again: what it led to, from the log, with nothing written."""
         judged = self.ledger.judgment(self.run_id, item.id, self.dimension, self.reviewer)
         if rated is None:
-            if (isinstance(judged, Skip) and judged.skip_reason is None and action.kind == "skip" and action.value is None
-                    and self.skip_reasons):
+            if (
+                isinstance(judged, Skip)
+                and judged.skip_reason is None
+                and action.kind == "skip"
+                and action.value is None
+                and self.skip_reasons
+            ):
                 return Transition(State.SKIP_REASON, item, repeated=True)
             return Transition(State.RATING, item, advance=judged is not None, repeated=True)
         if action.kind in ("rate", "confidence"):
-            return self._onwards(item, rated, None if action.kind == "rate" else "confidence", repeated=True)
-        follow_up = self.follow_ups.get((action.value or "").partition(":")[0]) if action.kind == "answer" else None
+            return self._onwards(
+                item, rated, None if action.kind == "rate" else "confidence", repeated=True
+            )
+        follow_up = (
+            self.follow_ups.get((action.value or "").partition(":")[0])
+            if action.kind == "answer"
+            else None
+        )
         if follow_up is not None and follow_up.multiple:
             return Transition(State.QUESTION, item, asking=follow_up.field, repeated=True)
         if follow_up is not None:
@@ -609,20 +750,34 @@ class ReviewSession:
         key = self._key(action)
         if not action.delivery_id:
             return key, False
-        mine = fingerprint(self.reviewer.key, self.run_id, item.id, self.dimension, _action_text(action))
+        mine = fingerprint(
+            self.reviewer.key, self.run_id, item.id, self.dimension, _action_text(action)
+        )
         seen = self.ledger.repeat(key)
         if seen is None or seen == mine:
             return key, seen is not None
         own = f"{key}~{hashlib.sha256(mine.encode()).hexdigest()[:10]}"
         if self.ledger.repeat(own) == mine:
             return own, True
-        _log.warning("idempotency key %s came again with a different action (%s; first: %s); stored under %s",
-                     key, mine, seen, own)
+        _log.warning(
+            "idempotency key %s came again with a different action (%s; first: %s); stored under %s",
+            key,
+            mine,
+            seen,
+            own,
+        )
         return own, False
 
     def _event_fields(self, act: _Act, suffix: str = "") -> dict:
-        return dict(run_id=self.run_id, item_id=act.item.id, dimension=self.dimension, reviewer=self.reviewer,
-                    channel=self.channel, idempotency_key=act.key + suffix, action=_action_text(act.action))
+        return dict(
+            run_id=self.run_id,
+            item_id=act.item.id,
+            dimension=self.dimension,
+            reviewer=self.reviewer,
+            channel=self.channel,
+            idempotency_key=act.key + suffix,
+            action=_action_text(act.action),
+        )
 
     def _rating(self, item: ItemData) -> Rating | None:
         judgment = self.ledger.judgment(self.run_id, item.id, self.dimension, self.reviewer)
@@ -634,7 +789,9 @@ class ReviewSession:
         self._seq += 1
         for record in transition.records:
             self.ledger.add(record)
-        linear = transition.item is None or (self.item is not None and transition.item.id == self.item.id)
+        linear = transition.item is None or (
+            self.item is not None and transition.item.id == self.item.id
+        )
         if linear:
             self.state, self.asking = transition.state, transition.asking
             if transition.advance:
@@ -651,38 +808,79 @@ class ReviewSession:
 
     def _step(self, transition: Transition, *, linear: bool) -> Step:
         item = transition.item
-        finished = partial(self._card, item, final=True) if transition.advance and item is not None else None
+        finished = (
+            partial(self._card, item, final=True)
+            if transition.advance and item is not None
+            else None
+        )
         if linear:  # the terminal: the card of the session's current item, as it is now
             state = self.state
             ended = state in (State.DONE, State.QUIT)
-            shown = None if ended or self.item is None else self._card(self.item, state=state, asking=self.asking)
+            shown = (
+                None
+                if ended or self.item is None
+                else self._card(self.item, state=state, asking=self.asking)
+            )
             card = (lambda: shown) if shown is not None else None
         else:  # a chat: the acted-on item's card, built when the chat shows it
             state = transition.state
-            card = (None if transition.advance or item is None
-                    else partial(self._card, item, state=transition.state, asking=transition.asking))
+            card = (
+                None
+                if transition.advance or item is None
+                else partial(self._card, item, state=transition.state, asking=transition.asking)
+            )
         summary = next((r for r in transition.records if isinstance(r, ReviewSummary)), None)
         if state == State.DONE and summary is None:
             summary = self.summary()
-        return Step(state, card, finished, transition.detail, transition.alert, summary, len(transition.records),
-                    transition.repeated, item.id if item is not None else None, self.progress, prompt=transition.prompt,
-                    said=transition.said)
+        return Step(
+            state,
+            card,
+            finished,
+            transition.detail,
+            transition.alert,
+            summary,
+            len(transition.records),
+            transition.repeated,
+            item.id if item is not None else None,
+            self.progress,
+            prompt=transition.prompt,
+            said=transition.said,
+        )
 
     # ------------------------------------------------------------------ cards
 
-    def _card(self, item: ItemData, *, final: bool = False, state: State | None = None,
-              asking: str | None = None) -> Card:
+    def _card(
+        self,
+        item: ItemData,
+        *,
+        final: bool = False,
+        state: State | None = None,
+        asking: str | None = None,
+    ) -> Card:
         """The item's card (laid out by :func:`bot.render.review_card`) as this reviewer sees it."""
         number = self.ledger.number(self.run_id, item.id, self.dimension, self.reviewer)
         config = self.engine.config
-        ai_first = (self.run.header.kind == "change" and config.triage.show_ai
-                    and not item.features.get("audit"))
-        return render.review_card(item, self._rating(item), self.layout, run_id=self.run_id,
-                                  dimension=self.dimension, question=self.question, number=number,
-                                  of=max(self.progress().total, number),
-                                  judge=self.run.header.judge, ai_first=ai_first,
-                                  reveal_ai=config.review.reveal_after_rating, final=final,
-                                  state=state, asking=asking)
+        ai_first = (
+            self.run.header.kind == "change"
+            and config.triage.show_ai
+            and not item.features.get("audit")
+        )
+        return render.review_card(
+            item,
+            self._rating(item),
+            self.layout,
+            run_id=self.run_id,
+            dimension=self.dimension,
+            question=self.question,
+            number=number,
+            of=max(self.progress().total, number),
+            judge=self.run.header.judge,
+            ai_first=ai_first,
+            reveal_ai=config.review.reveal_after_rating,
+            final=final,
+            state=state,
+            asking=asking,
+        )
 
 
 def _with_answer(rating: Rating, name: str, value: Any) -> dict[str, Any]:
@@ -695,9 +893,19 @@ def _with_answer(rating: Rating, name: str, value: Any) -> dict[str, Any]:
 def _action_text(action: Action) -> str:
     """An action as a record keeps it (a note's text by its digest)."""
     if action.kind == "text":
-        return "text:" + hashlib.sha256((action.value or "").encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        return (
+            "text:"
+            + hashlib.sha256((action.value or "").encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        )
     return f"{action.kind}:{action.value}" if action.value else action.kind
 
 
-__all__ = ["CONFIDENCE_LEVELS", "OTHER_REASON", "ReviewEngine", "ReviewSession", "State", "Step",
-           "Transition"]
+__all__ = [
+    "CONFIDENCE_LEVELS",
+    "OTHER_REASON",
+    "ReviewEngine",
+    "ReviewSession",
+    "State",
+    "Step",
+    "Transition",
+]

@@ -33,8 +33,10 @@ if TYPE_CHECKING:
 _NO_SAMPLING = re.compile(r"claude-(opus-4-[7-9]|opus-5|sonnet-5|haiku-5|fable|mythos)")
 """Models that answer 400 to a non-default temperature (Opus 4.7 onwards, the 5 family)."""
 
-_KEY_FIX = ("export ANTHROPIC_API_KEY=... (and ANTHROPIC_BASE_URL for another Messages API server); "
-            "offline, `hilbot run --judge lexical` needs no key")
+_KEY_FIX = (
+    "export ANTHROPIC_API_KEY=... (and ANTHROPIC_BASE_URL for another Messages API server); "
+    "offline, `hilbot run --judge lexical` needs no key"
+)
 
 
 class AnthropicProvider:
@@ -50,7 +52,9 @@ class AnthropicProvider:
 
         self.model = settings.model
         self._anthropic = anthropic
-        self._client = anthropic.AsyncAnthropic(api_key=key, max_retries=settings.max_retries, timeout=settings.timeout_s)
+        self._client = anthropic.AsyncAnthropic(
+            api_key=key, max_retries=settings.max_retries, timeout=settings.timeout_s
+        )
         self.output = settings.output
         self.temperature: float | None = None if _NO_SAMPLING.search(self.model) else 0.0
         """Sent while the model accepts it; None for models that reject it, or once a 400 said so."""
@@ -59,7 +63,9 @@ class AnthropicProvider:
         """Close the SDK's HTTP client (in the event loop that used it)."""
         await self._client.close()
 
-    async def complete(self, request: LLMRequest, *, system: str, prompt: str, max_tokens: int) -> ProviderReply:
+    async def complete(
+        self, request: LLMRequest, *, system: str, prompt: str, max_tokens: int
+    ) -> ProviderReply:
         """One Messages API call whose answer is the forced tool call (or JSON, with ``output = "json"``)."""
         temperature = self.temperature
         try:
@@ -68,7 +74,9 @@ class AnthropicProvider:
             if temperature is None or "temperature" not in _message(exc).lower():
                 raise _translate(self._anthropic, exc) from None
             if self.temperature is not None:
-                logging.getLogger("hilbot").warning("%s rejects temperature; sending none from now on", self.model)
+                logging.getLogger("hilbot").warning(
+                    "%s rejects temperature; sending none from now on", self.model
+                )
                 self.temperature = None
             return await self.complete(request, system=system, prompt=prompt, max_tokens=max_tokens)
         except self._anthropic.APIError as exc:
@@ -80,20 +88,47 @@ class AnthropicProvider:
             elif block.type == "text":
                 text.append(block.text)
         usage = message.usage
-        return ProviderReply(data, "\n".join(text), usage.input_tokens or 0, usage.output_tokens or 0)
+        return ProviderReply(
+            data, "\n".join(text), usage.input_tokens or 0, usage.output_tokens or 0
+        )
 
-    async def _create(self, request: LLMRequest, system: str, prompt: str, max_tokens: int, temperature: float | None):
+    async def _create(
+        self,
+        request: LLMRequest,
+        system: str,
+        prompt: str,
+        max_tokens: int,
+        temperature: float | None,
+    ):
         extra = {"temperature": temperature} if temperature is not None else None
         messages: list[MessageParam] = [{"role": "user", "content": prompt}]
         if self.output == "json":
-            fmt: OutputConfigParam = {"format": {"type": "json_schema", "schema": json_schema(request.schema())}}
+            fmt: OutputConfigParam = {
+                "format": {"type": "json_schema", "schema": json_schema(request.schema())}
+            }
             return await self._client.messages.create(
-                model=self.model, max_tokens=max_tokens, system=system, messages=messages, output_config=fmt, extra_body=extra)
-        tool: ToolParam = {"name": request.tool_name, "description": request.tool_description, "input_schema": request.schema()}
+                model=self.model,
+                max_tokens=max_tokens,
+                system=system,
+                messages=messages,
+                output_config=fmt,
+                extra_body=extra,
+            )
+        tool: ToolParam = {
+            "name": request.tool_name,
+            "description": request.tool_description,
+            "input_schema": request.schema(),
+        }
         choice: ToolChoiceToolParam = {"type": "tool", "name": tool["name"]}
         return await self._client.messages.create(
-            model=self.model, max_tokens=max_tokens, system=system, messages=messages, tools=[tool], tool_choice=choice,
-            extra_body=extra)
+            model=self.model,
+            max_tokens=max_tokens,
+            system=system,
+            messages=messages,
+            tools=[tool],
+            tool_choice=choice,
+            extra_body=extra,
+        )
 
 
 def json_schema(schema: Any) -> Any:
@@ -102,7 +137,11 @@ def json_schema(schema: Any) -> Any:
         return [json_schema(s) for s in schema]
     if not isinstance(schema, dict):
         return schema
-    out: dict[str, Any] = {k: json_schema(v) for k, v in schema.items() if k not in ("title", "minimum", "maximum", "minLength", "default")}
+    out: dict[str, Any] = {
+        k: json_schema(v)
+        for k, v in schema.items()
+        if k not in ("title", "minimum", "maximum", "minLength", "default")
+    }
     if out.get("type") == "object":
         out["additionalProperties"] = False
         out.setdefault("required", list(out.get("properties", {})))
@@ -112,15 +151,27 @@ def json_schema(schema: Any) -> Any:
 def _translate(anthropic, exc: Exception) -> LLMError:
     """An SDK error as one line that says what to do."""
     if isinstance(exc, anthropic.AuthenticationError):
-        return LLMError("the Anthropic API rejected ANTHROPIC_API_KEY (401)", fix="set a valid key: " + _KEY_FIX)
+        return LLMError(
+            "the Anthropic API rejected ANTHROPIC_API_KEY (401)", fix="set a valid key: " + _KEY_FIX
+        )
     if isinstance(exc, anthropic.APITimeoutError):
-        return LLMError("the Anthropic API timed out after all retries", fix="raise [llm] timeout_s or max_retries, or lower concurrency")
+        return LLMError(
+            "the Anthropic API timed out after all retries",
+            fix="raise [llm] timeout_s or max_retries, or lower concurrency",
+        )
     if isinstance(exc, anthropic.APIConnectionError):
-        return LLMError(f"cannot reach the Anthropic API ({_said(str(exc))})", fix="check the network or ANTHROPIC_BASE_URL")
+        return LLMError(
+            f"cannot reach the Anthropic API ({_said(str(exc))})",
+            fix="check the network or ANTHROPIC_BASE_URL",
+        )
     if isinstance(exc, anthropic.APIStatusError):
-        return LLMError(f"the Anthropic API answered {exc.status_code} after all retries: {_message(exc)}",
-                        fix="wait and rerun (cached judgments are kept), or lower [llm] concurrency")
-    return LLMError(f"Anthropic API error: {_said(str(exc))}", fix="rerun; judgments made so far are cached")
+        return LLMError(
+            f"the Anthropic API answered {exc.status_code} after all retries: {_message(exc)}",
+            fix="wait and rerun (cached judgments are kept), or lower [llm] concurrency",
+        )
+    return LLMError(
+        f"Anthropic API error: {_said(str(exc))}", fix="rerun; judgments made so far are cached"
+    )
 
 
 def _message(exc) -> str:

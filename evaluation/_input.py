@@ -27,7 +27,9 @@ from .text import visible
 
 BOM = b"\xef\xbb\xbf"
 
-_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|-?(?:NaN|Infinity)|[-+0-9.eE]+|\s+|[a-z]+|.', re.S)
+_JSON_TOKEN = re.compile(
+    r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|-?(?:NaN|Infinity)|[-+0-9.eE]+|\s+|[a-z]+|.', re.S
+)
 _INT_DIGITS = 4300
 
 
@@ -44,14 +46,20 @@ def line_of(data: bytes | str, offset: int) -> int:
     return data.count("\n", 0, offset) + 1
 
 
-def _unreadable(exc: OSError | ValueError, path: Path, error: type[HilbotError], fix: str) -> HilbotError:
+def _unreadable(
+    exc: OSError | ValueError, path: Path, error: type[HilbotError], fix: str
+) -> HilbotError:
     if isinstance(exc, FileNotFoundError):
         return error("file not found", where=where(path), fix=fix)
     reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-    return error(f"cannot read the file ({visible(reason, newlines=False)})", where=where(path), fix=fix)
+    return error(
+        f"cannot read the file ({visible(reason, newlines=False)})", where=where(path), fix=fix
+    )
 
 
-def check_file(path: str | Path, error: type[HilbotError] = HilbotError, *, fix: str = "check the path") -> Path:
+def check_file(
+    path: str | Path, error: type[HilbotError] = HilbotError, *, fix: str = "check the path"
+) -> Path:
     """``path`` if it names a regular file (following symlinks); anything else is one ``error``."""
     path = Path(path)
     try:
@@ -65,7 +73,9 @@ def check_file(path: str | Path, error: type[HilbotError] = HilbotError, *, fix:
     return path
 
 
-def read_file(path: str | Path, error: type[HilbotError] = HilbotError, *, fix: str = "check the path") -> bytes:
+def read_file(
+    path: str | Path, error: type[HilbotError] = HilbotError, *, fix: str = "check the path"
+) -> bytes:
     """The bytes of the regular file ``path``; anything else is one ``error``."""
     path = check_file(path, error, fix=fix)
     try:
@@ -80,8 +90,11 @@ def decode(data: bytes, path: str | Path, error: type[HilbotError] = HilbotError
         return data.removeprefix(BOM).decode("utf-8")
     except UnicodeDecodeError as exc:
         start = exc.start + (len(BOM) if data.startswith(BOM) else 0)
-        raise error(f"not UTF-8 text (byte 0x{data[start]:02x})", where=where(path, line_of(data, start)),
-                    fix="save the file as UTF-8") from None
+        raise error(
+            f"not UTF-8 text (byte 0x{data[start]:02x})",
+            where=where(path, line_of(data, start)),
+            fix="save the file as UTF-8",
+        ) from None
 
 
 def _number_problem(token: str) -> bool:
@@ -152,11 +165,17 @@ def is_regular(path: Path) -> bool:
         return False
 
 
-def listed_once(names: list[str], option: str, what: str, error: type[HilbotError], choices: str) -> list[str]:
+def listed_once(
+    names: list[str], option: str, what: str, error: type[HilbotError], choices: str
+) -> list[str]:
     """``names`` from a comma-separated option: none empty, none twice; else ``error`` naming ``option`` (``choices``: what to use)."""
     if not names or any(not name for name in names):
-        raise error(f"empty {what} name", where=option, fix=f"name {what}s separated by commas, {choices}")
+        raise error(
+            f"empty {what} name", where=option, fix=f"name {what}s separated by commas, {choices}"
+        )
     for index, name in enumerate(names):
         if name in names[:index]:
-            raise error(f"{what} {name!r} is listed twice", where=option, fix=f"name each {what} once")
+            raise error(
+                f"{what} {name!r} is listed twice", where=option, fix=f"name each {what} once"
+            )
     return names

@@ -44,7 +44,9 @@ def _reject_constant(name: str) -> Any:
 def _finite_float(text: str) -> float:
     value = float(text)
     if value in (math.inf, -math.inf):
-        raise JSONInputError(f"the number {text[:40]} is not a finite number (too large for a float) — store it as a string")
+        raise JSONInputError(
+            f"the number {text[:40]} is not a finite number (too large for a float) — store it as a string"
+        )
     return value
 
 
@@ -105,28 +107,44 @@ def loads(data: str | bytes, *, duplicates: bool = False) -> Any:
     deep = _too_deep(raw)
     if deep is not None:
         line, column = _position(raw, deep)
-        raise JSONInputError(f"nested more than {MAX_DEPTH} levels deep — flatten the data", line, column)
+        raise JSONInputError(
+            f"nested more than {MAX_DEPTH} levels deep — flatten the data", line, column
+        )
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line, column = _position(raw, exc.start)
-        raise JSONInputError(f"not UTF-8 text (byte 0x{raw[exc.start]:02x}) — save the file as UTF-8", line, column) from None
+        raise JSONInputError(
+            f"not UTF-8 text (byte 0x{raw[exc.start]:02x}) — save the file as UTF-8", line, column
+        ) from None
     try:
-        value = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float,
-                           object_pairs_hook=None if duplicates else _unique_pairs)
+        value = json.loads(
+            text,
+            parse_constant=_reject_constant,
+            parse_float=_finite_float,
+            object_pairs_hook=None if duplicates else _unique_pairs,
+        )
     except json.JSONDecodeError as exc:
         raise JSONInputError(f"invalid JSON ({exc.msg})", exc.lineno, exc.colno) from None
     except RecursionError:
-        raise JSONInputError(f"nested more than {MAX_DEPTH} levels deep — flatten the data") from None
+        raise JSONInputError(
+            f"nested more than {MAX_DEPTH} levels deep — flatten the data"
+        ) from None
     except JSONInputError:
         raise
     except ValueError as exc:  # an integer past the 4,300-digit conversion limit
         if "digits" in str(exc):
-            raise JSONInputError("a number with more than 4,300 digits — store it as a string") from None
+            raise JSONInputError(
+                "a number with more than 4,300 digits — store it as a string"
+            ) from None
         raise JSONInputError(f"invalid JSON ({exc})") from None
     if _SURROGATE_ESCAPE.search(raw) and (bad := _lone_surrogate(value)) is not None:
         match = next(m for m in _SURROGATE_ESCAPE.finditer(raw))
         line, column = _position(raw, match.start())
         shown = bad.encode("utf-8", "backslashreplace").decode("ascii", "replace")[:60]
-        raise JSONInputError(f"a lone surrogate in {shown!r} is not valid Unicode — fix the text's encoding", line, column)
+        raise JSONInputError(
+            f"a lone surrogate in {shown!r} is not valid Unicode — fix the text's encoding",
+            line,
+            column,
+        )
     return value

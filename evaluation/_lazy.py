@@ -6,7 +6,9 @@ import importlib
 from typing import Any, Callable
 
 
-def lazy_getattr(package: str, exports: dict[str, str], namespace: dict[str, Any]) -> Callable[[str], Any]:
+def lazy_getattr(
+    package: str, exports: dict[str, str], namespace: dict[str, Any]
+) -> Callable[[str], Any]:
     """A module ``__getattr__`` that imports ``exports[name]`` (a submodule) on first access and caches it."""
 
     def __getattr__(name: str) -> Any:

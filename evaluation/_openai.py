@@ -48,14 +48,20 @@ PLACEHOLDER_KEY = "not-needed"
 FORMATS: tuple[str | None, ...] = ("json_schema", "json_object", None)
 """The ``response_format`` types tried, in order; None sends none."""
 
-_FORMAT_REFUSED = re.compile(r"response_format|json_schema|json_object|structured output|schema", re.IGNORECASE)
+_FORMAT_REFUSED = re.compile(
+    r"response_format|json_schema|json_object|structured output|schema", re.IGNORECASE
+)
 """How a server's 400 says it does not support the response format asked for."""
 
-_INSTRUCTION = ("Answer with one JSON object and nothing else (no prose, no code fence). It is the input of the {tool} tool "
-                "({description}) and matches this JSON Schema:\n{schema}")
+_INSTRUCTION = (
+    "Answer with one JSON object and nothing else (no prose, no code fence). It is the input of the {tool} tool "
+    "({description}) and matches this JSON Schema:\n{schema}"
+)
 
-_KEY_FIX = ("export OPENAI_API_KEY=... for the OpenAI API, or OPENAI_BASE_URL=http://localhost:11434/v1 (a local server, "
-            "no key needed); offline, `hilbot run --judge lexical` needs no key")
+_KEY_FIX = (
+    "export OPENAI_API_KEY=... for the OpenAI API, or OPENAI_BASE_URL=http://localhost:11434/v1 (a local server, "
+    "no key needed); offline, `hilbot run --judge lexical` needs no key"
+)
 
 log = logging.getLogger("hilbot")
 
@@ -69,13 +75,20 @@ class OpenAICompatibleProvider:
         key = os.environ.get("OPENAI_API_KEY") or None
         base_url = os.environ.get("OPENAI_BASE_URL") or None
         if key is None and base_url is None:
-            raise NoAPIKey("no OPENAI_API_KEY (or OPENAI_BASE_URL for a local server) in the environment", fix=_KEY_FIX)
+            raise NoAPIKey(
+                "no OPENAI_API_KEY (or OPENAI_BASE_URL for a local server) in the environment",
+                fix=_KEY_FIX,
+            )
         import openai
 
         self.model = settings.model
         self._openai = openai
-        self._client = openai.AsyncOpenAI(api_key=key or PLACEHOLDER_KEY, base_url=base_url or OPENAI_URL,
-                                          max_retries=settings.max_retries, timeout=settings.timeout_s)
+        self._client = openai.AsyncOpenAI(
+            api_key=key or PLACEHOLDER_KEY,
+            base_url=base_url or OPENAI_URL,
+            max_retries=settings.max_retries,
+            timeout=settings.timeout_s,
+        )
         self.where = "the OpenAI API" if base_url is None else f"the server at {_origin(base_url)}"
         """How errors name the server (scheme, host and port only: a URL may hold a password)."""
         self.format: str | None = FORMATS[0]
@@ -87,7 +100,9 @@ class OpenAICompatibleProvider:
         """Close the SDK's HTTP client (in the event loop that used it)."""
         await self._client.close()
 
-    async def complete(self, request: LLMRequest, *, system: str, prompt: str, max_tokens: int) -> ProviderReply:
+    async def complete(
+        self, request: LLMRequest, *, system: str, prompt: str, max_tokens: int
+    ) -> ProviderReply:
         """One Chat Completions call whose answer is one JSON object (as the text the model wrote)."""
         fmt, temperature = self.format, self.temperature
         try:
@@ -101,8 +116,12 @@ class OpenAICompatibleProvider:
             elif fmt is not None and _FORMAT_REFUSED.search(said):
                 if self.format == fmt:  # not yet moved on by a call that learnt it first
                     self.format = FORMATS[FORMATS.index(fmt) + 1]
-                    log.warning("%s refuses response_format %s; asking for %s from now on", self.where, fmt,
-                                self.format or "the JSON object in the prompt only")
+                    log.warning(
+                        "%s refuses response_format %s; asking for %s from now on",
+                        self.where,
+                        fmt,
+                        self.format or "the JSON object in the prompt only",
+                    )
             else:
                 raise _translate(self._openai, exc, self.where) from None
             return await self.complete(request, system=system, prompt=prompt, max_tokens=max_tokens)
@@ -110,28 +129,57 @@ class OpenAICompatibleProvider:
             raise _translate(self._openai, exc, self.where) from None
         choices = getattr(completion, "choices", None) or []
         message = getattr(choices[0], "message", None) if choices else None
-        text = (getattr(message, "content", None) or getattr(message, "refusal", None) or "") if message is not None else ""
+        text = (
+            (getattr(message, "content", None) or getattr(message, "refusal", None) or "")
+            if message is not None
+            else ""
+        )
         usage = getattr(completion, "usage", None)
-        return ProviderReply(None, unwrap(text if isinstance(text, str) else ""),
-                             getattr(usage, "prompt_tokens", None) or 0, getattr(usage, "completion_tokens", None) or 0)
+        return ProviderReply(
+            None,
+            unwrap(text if isinstance(text, str) else ""),
+            getattr(usage, "prompt_tokens", None) or 0,
+            getattr(usage, "completion_tokens", None) or 0,
+        )
 
-    async def _create(self, request: LLMRequest, system: str, prompt: str, max_tokens: int, fmt: str | None,
-                      temperature: float | None) -> "ChatCompletion":
+    async def _create(
+        self,
+        request: LLMRequest,
+        system: str,
+        prompt: str,
+        max_tokens: int,
+        fmt: str | None,
+        temperature: float | None,
+    ) -> "ChatCompletion":
         schema = request.schema()
-        instruction = _INSTRUCTION.format(tool=request.tool_name, description=request.tool_description,
-                                          schema=json.dumps(schema, ensure_ascii=False))
-        messages: list[ChatCompletionMessageParam] = [{"role": "system", "content": f"{system}\n\n{instruction}"},
-                                                      {"role": "user", "content": prompt}]
+        instruction = _INSTRUCTION.format(
+            tool=request.tool_name,
+            description=request.tool_description,
+            schema=json.dumps(schema, ensure_ascii=False),
+        )
+        messages: list[ChatCompletionMessageParam] = [
+            {"role": "system", "content": f"{system}\n\n{instruction}"},
+            {"role": "user", "content": prompt},
+        ]
         options: dict[str, Any] = {}
         if temperature is not None:
             options["temperature"] = temperature
         if fmt == "json_schema":
             name = re.sub(r"[^A-Za-z0-9_-]", "_", request.tool_name)[:64] or "answer"
-            options["response_format"] = {"type": "json_schema", "json_schema": {
-                "name": name, "description": request.tool_description, "schema": schema, "strict": False}}
+            options["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {
+                    "name": name,
+                    "description": request.tool_description,
+                    "schema": schema,
+                    "strict": False,
+                },
+            }
         elif fmt == "json_object":
             options["response_format"] = {"type": "json_object"}
-        return await self._client.chat.completions.create(model=self.model, messages=messages, max_tokens=max_tokens, **options)
+        return await self._client.chat.completions.create(
+            model=self.model, messages=messages, max_tokens=max_tokens, **options
+        )
 
 
 def unwrap(text: str) -> str:
@@ -160,34 +208,55 @@ def _origin(url: str) -> str:
 def _translate(openai, exc: Exception, where: str) -> LLMError:
     """An SDK error as one line that says what to do."""
     if isinstance(exc, openai.AuthenticationError):
-        return LLMError(f"{where} rejected OPENAI_API_KEY (401): {_message(exc)}", fix="set a valid key: " + _KEY_FIX)
+        return LLMError(
+            f"{where} rejected OPENAI_API_KEY (401): {_message(exc)}",
+            fix="set a valid key: " + _KEY_FIX,
+        )
     if isinstance(exc, openai.APITimeoutError):
-        return LLMError(f"{where} timed out after all retries",
-                        fix="raise [llm] timeout_s (a local model on a CPU can be slow) or max_retries, or lower concurrency")
+        return LLMError(
+            f"{where} timed out after all retries",
+            fix="raise [llm] timeout_s (a local model on a CPU can be slow) or max_retries, or lower concurrency",
+        )
     if isinstance(exc, openai.APIConnectionError):
-        return LLMError(f"cannot reach {where} ({_said(str(exc))})", fix="check that the server is running, and OPENAI_BASE_URL")
+        return LLMError(
+            f"cannot reach {where} ({_said(str(exc))})",
+            fix="check that the server is running, and OPENAI_BASE_URL",
+        )
     if isinstance(exc, openai.NotFoundError):
-        return LLMError(f"{where} answered 404: {_message(exc)}",
-                        fix="check [llm] model (the name the server knows the model by) and OPENAI_BASE_URL (it usually ends in /v1)")
+        return LLMError(
+            f"{where} answered 404: {_message(exc)}",
+            fix="check [llm] model (the name the server knows the model by) and OPENAI_BASE_URL (it usually ends in /v1)",
+        )
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
         if status in (408, 409, 429) or status >= 500:
-            return LLMError(f"{where} answered {status} after all retries: {_message(exc)}",
-                            fix="wait and rerun (cached judgments are kept), or lower [llm] concurrency")
-        return LLMError(f"{where} answered {status}: {_message(exc)}", fix="check [llm] model and the server's log")
-    return LLMError(f"{where} error: {_said(str(exc))}", fix="rerun; judgments made so far are cached")
+            return LLMError(
+                f"{where} answered {status} after all retries: {_message(exc)}",
+                fix="wait and rerun (cached judgments are kept), or lower [llm] concurrency",
+            )
+        return LLMError(
+            f"{where} answered {status}: {_message(exc)}",
+            fix="check [llm] model and the server's log",
+        )
+    return LLMError(
+        f"{where} error: {_said(str(exc))}", fix="rerun; judgments made so far are cached"
+    )
 
 
 def _message(exc: Exception) -> str:
     """The server's own words for an error (``error.message``, or FastAPI's ``detail``), as :func:`_said` shows them."""
-    body = getattr(exc, "body", None)  # the SDK has already taken the ``error`` object out of ``{"error": {...}}``
+    body = getattr(
+        exc, "body", None
+    )  # the SDK has already taken the ``error`` object out of ``{"error": {...}}``
     if isinstance(body, dict):
         for name in ("message", "error", "detail"):
             said = body.get(name)
             if isinstance(said, dict):
                 said = said.get("message")
             if said:
-                return _said(said if isinstance(said, str) else json.dumps(said, ensure_ascii=False))
+                return _said(
+                    said if isinstance(said, str) else json.dumps(said, ensure_ascii=False)
+                )
     elif isinstance(body, str) and body.strip():
         return _said(body)
     return _said(str(exc))

@@ -87,7 +87,11 @@ class TestCase(BaseModel):
     @classmethod
     def _plain_strings(cls, value: Any) -> Any:
         """A plain string is a critical context."""
-        return [{"text": v} if isinstance(v, str) else v for v in value] if isinstance(value, list) else value
+        return (
+            [{"text": v} if isinstance(v, str) else v for v in value]
+            if isinstance(value, list)
+            else value
+        )
 
     @field_validator("metric_weights")
     @classmethod
@@ -103,8 +107,14 @@ class TestCase(BaseModel):
 
     def case(self, source: str) -> Case:
         query = Query(query=self.query.strip(), category=self.category, intent=self.intent)
-        return Case(self.test_id, query, [a.strip() for a in self.ground_truth_answers], self.contexts(),
-                    dict(self.metric_weights or {}), source)
+        return Case(
+            self.test_id,
+            query,
+            [a.strip() for a in self.ground_truth_answers],
+            self.contexts(),
+            dict(self.metric_weights or {}),
+            source,
+        )
 
 
 def _node_line(node: Any, loc: tuple) -> int:
@@ -130,20 +140,29 @@ def _read(path: Path) -> str:
 
 
 def _error_at(path: Path, node: Any, what: str, fix: str) -> CaseError:
-    return CaseError(visible(what, newlines=False), where=where(path, node.start_mark.line + 1), fix=fix)
+    return CaseError(
+        visible(what, newlines=False), where=where(path, node.start_mark.line + 1), fix=fix
+    )
 
 
 def _check_depth(path: Path, text: str) -> None:
     """Refuse nesting past :data:`MAX_DEPTH` before the (recursive) composer sees it."""
     import yaml
 
-    opening = (yaml.BlockMappingStartToken, yaml.BlockSequenceStartToken, yaml.FlowMappingStartToken, yaml.FlowSequenceStartToken)
+    opening = (
+        yaml.BlockMappingStartToken,
+        yaml.BlockSequenceStartToken,
+        yaml.FlowMappingStartToken,
+        yaml.FlowSequenceStartToken,
+    )
     closing = (yaml.BlockEndToken, yaml.FlowMappingEndToken, yaml.FlowSequenceEndToken)
     depth = 0
     for token in yaml.scan(text, Loader=yaml.SafeLoader):
         depth += 1 if isinstance(token, opening) else -1 if isinstance(token, closing) else 0
         if depth > MAX_DEPTH:
-            raise _error_at(path, token, f"nested more than {MAX_DEPTH} levels deep", "flatten the data")
+            raise _error_at(
+                path, token, f"nested more than {MAX_DEPTH} levels deep", "flatten the data"
+            )
 
 
 def _children(node: Any) -> list[Any]:
@@ -161,14 +180,26 @@ def _check_scalar(path: Path, node: Any, loader: Any) -> None:
     try:
         node.value.encode("utf-8")
     except UnicodeEncodeError:
-        raise _error_at(path, node, "a lone surrogate (\\ud800–\\udfff) is not valid Unicode", "fix the text's encoding") from None
+        raise _error_at(
+            path,
+            node,
+            "a lone surrogate (\\ud800–\\udfff) is not valid Unicode",
+            "fix the text's encoding",
+        ) from None
     if node.tag == "tag:yaml.org,2002:int" and len(node.value) > _INT_DIGITS:
-        raise _error_at(path, node, "a number with more than 4,300 digits", "quote it to keep it as text")
+        raise _error_at(
+            path, node, "a number with more than 4,300 digits", "quote it to keep it as text"
+        )
     if node.tag == "tag:yaml.org,2002:timestamp":
         try:
             yaml.SafeLoader.construct_yaml_timestamp(loader, node)
         except (ValueError, OverflowError):
-            raise _error_at(path, node, f"{node.value!r} is not a valid date", "write a real date, or quote it to keep it as text") from None
+            raise _error_at(
+                path,
+                node,
+                f"{node.value!r} is not a valid date",
+                "write a real date, or quote it to keep it as text",
+            ) from None
 
 
 def _check_mapping(path: Path, node: Any) -> None:
@@ -194,7 +225,9 @@ def _check_nodes(path: Path, root: Any, loader: Any) -> None:
             size[id(node)] = 1 + sum(size[id(child)] for child in _children(node))
             continue
         if id(node) in open_nodes:
-            raise _error_at(path, node, "an alias refers to a value that contains it", "remove the alias")
+            raise _error_at(
+                path, node, "an alias refers to a value that contains it", "remove the alias"
+            )
         if id(node) in size:
             continue  # an alias to a value already checked
         size[id(node)] = 0
@@ -206,7 +239,12 @@ def _check_nodes(path: Path, root: Any, loader: Any) -> None:
         stack.append((node, True))
         stack.extend((child, False) for child in _children(node))
     if size[id(root)] - len(size) > MAX_ALIAS_VALUES:
-        raise _error_at(path, root, f"aliases expand to more than {MAX_ALIAS_VALUES:,} values", "write the values out, or use fewer aliases")
+        raise _error_at(
+            path,
+            root,
+            f"aliases expand to more than {MAX_ALIAS_VALUES:,} values",
+            "write the values out, or use fewer aliases",
+        )
 
 
 def _yaml_error(path: Path, text: str, exc: Exception) -> CaseError:
@@ -214,12 +252,18 @@ def _yaml_error(path: Path, text: str, exc: Exception) -> CaseError:
 
     if isinstance(exc, yaml.reader.ReaderError):
         code = ord(exc.character) if isinstance(exc.character, str) else exc.character
-        return CaseError(f"character U+{code:04X} is not allowed in YAML", where=where(path, line_of(text, exc.position)),
-                         fix="remove it, or write it as an escape inside double quotes")
+        return CaseError(
+            f"character U+{code:04X} is not allowed in YAML",
+            where=where(path, line_of(text, exc.position)),
+            fix="remove it, or write it as an escape inside double quotes",
+        )
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     problem = getattr(exc, "problem", None) or getattr(exc, "context", None) or type(exc).__name__
-    return CaseError(f"not valid YAML ({visible(str(problem), newlines=False)})",
-                     where=where(path, mark.line + 1 if mark else None), fix="fix the YAML syntax")
+    return CaseError(
+        f"not valid YAML ({visible(str(problem), newlines=False)})",
+        where=where(path, mark.line + 1 if mark else None),
+        fix="fix the YAML syntax",
+    )
 
 
 def _documents(path: Path) -> Iterable[tuple[Any, Any]]:
@@ -242,7 +286,9 @@ def _documents(path: Path) -> Iterable[tuple[Any, Any]]:
     except yaml.YAMLError as exc:
         raise _yaml_error(path, text, exc) from None
     except RecursionError:
-        raise CaseError(f"nested more than {MAX_DEPTH} levels deep", where=where(path), fix="flatten the data") from None
+        raise CaseError(
+            f"nested more than {MAX_DEPTH} levels deep", where=where(path), fix="flatten the data"
+        ) from None
     finally:
         if loader is not None:
             loader.dispose()
@@ -250,22 +296,36 @@ def _documents(path: Path) -> Iterable[tuple[Any, Any]]:
 
 def _validate(path: Path, node: Any, value: Any, priorities: Iterable[str]) -> TestCase:
     if not isinstance(value, dict):
-        raise CaseError("a test case must be a mapping with test_id and query", where=where(path, node.start_mark.line + 1),
-                        fix="see the test case format in docs/evaluating.md")
+        raise CaseError(
+            "a test case must be a mapping with test_id and query",
+            where=where(path, node.start_mark.line + 1),
+            fix="see the test case format in docs/evaluating.md",
+        )
     try:
         case = TestCase.model_validate(value)
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = tuple(err["loc"])
         field_path = ".".join(str(p) for p in loc)
-        fix = "remove it or check its spelling" if err["type"] == "extra_forbidden" else "correct the value"
-        raise CaseError(visible(f"{field_path}: {err['msg']}", newlines=False), where=where(path, _node_line(node, loc)), fix=fix) from None
+        fix = (
+            "remove it or check its spelling"
+            if err["type"] == "extra_forbidden"
+            else "correct the value"
+        )
+        raise CaseError(
+            visible(f"{field_path}: {err['msg']}", newlines=False),
+            where=where(path, _node_line(node, loc)),
+            fix=fix,
+        ) from None
     known = set(priorities)
     for index, context in enumerate(case.contexts()):
         if context.priority not in known:
             line = _node_line(node, ("ground_truth_contexts", index, "priority"))
-            raise CaseError(f"ground_truth_contexts.{index}.priority: unknown priority {context.priority!r}",
-                            where=where(path, line), fix=f"use one of {', '.join(sorted(known))} (see [judge.priority_weights])")
+            raise CaseError(
+                f"ground_truth_contexts.{index}.priority: unknown priority {context.priority!r}",
+                where=where(path, line),
+                fix=f"use one of {', '.join(sorted(known))} (see [judge.priority_weights])",
+            )
     return case
 
 
@@ -274,7 +334,9 @@ def _case_files(path: Path) -> list[Path]:
     try:
         mode = path.stat().st_mode
     except FileNotFoundError:
-        raise CaseError("no such file or directory", where=where(path), fix="check the --cases path") from None
+        raise CaseError(
+            "no such file or directory", where=where(path), fix="check the --cases path"
+        ) from None
     except (OSError, ValueError):
         return [path]  # reading it says what is wrong
     if not stat.S_ISDIR(mode):
@@ -285,7 +347,9 @@ def _case_files(path: Path) -> list[Path]:
     return files
 
 
-def load_cases(path: str | Path, priorities: Iterable[str] = ("critical", "supporting")) -> list[Case]:
+def load_cases(
+    path: str | Path, priorities: Iterable[str] = ("critical", "supporting")
+) -> list[Case]:
     """Every test case in a YAML file, or in the ``*.yaml``/``*.yml`` files of a directory (sorted)."""
     path = Path(path)
     cases: list[Case] = []
@@ -295,11 +359,19 @@ def load_cases(path: str | Path, priorities: Iterable[str] = ("critical", "suppo
             case = _validate(file, node, value, priorities).case(str(file))
             here = where(file, node.start_mark.line + 1)
             if case.id in seen:
-                raise CaseError(f"duplicate test_id {case.id!r} (first in {seen[case.id]})", where=here, fix="give each test case its own test_id")
+                raise CaseError(
+                    f"duplicate test_id {case.id!r} (first in {seen[case.id]})",
+                    where=here,
+                    fix="give each test case its own test_id",
+                )
             seen[case.id] = here
             cases.append(case)
     if not cases:
-        raise CaseError("no test cases", where=where(path), fix="add test cases (each a mapping with test_id and query)")
+        raise CaseError(
+            "no test cases",
+            where=where(path),
+            fix="add test cases (each a mapping with test_id and query)",
+        )
     return cases
 
 
@@ -311,13 +383,26 @@ def cases_from_sets(sets: "Iterable[QuerySet]") -> list[Case]:
     for qs in sets:
         for q in qs.queries:
             if q.id in seen:
-                raise CaseError(f"query id {q.id!r} appears in more than one set", where=where(qs.path), fix="make query ids unique across sets")
+                raise CaseError(
+                    f"query id {q.id!r} appears in more than one set",
+                    where=where(qs.path),
+                    fix="make query ids unique across sets",
+                )
             seen.add(q.id)
-            query = Query(query=q.text, intent=q.intent, category=q.category, expected=list(q.expected), expected_answer=q.expected_answer)
+            query = Query(
+                query=q.text,
+                intent=q.intent,
+                category=q.category,
+                expected=list(q.expected),
+                expected_answer=q.expected_answer,
+            )
             answers = [q.expected_answer] if q.expected_answer else []
             cases.append(Case(q.id, query, answers, source=qs.name))
     if not cases:
         names = ", ".join(qs.name for qs in sets)
-        raise CaseError(f"no queries in the query set {visible(names, newlines=False)}", where=where(sets[0].path) if sets else None,
-                        fix="add queries to the set, or pick another with --set")
+        raise CaseError(
+            f"no queries in the query set {visible(names, newlines=False)}",
+            where=where(sets[0].path) if sets else None,
+            fix="add queries to the set, or pick another with --set",
+        )
     return cases

@@ -124,8 +124,10 @@ FIELDS: dict[str, tuple[str, ...]] = {
 """Field or column names :func:`changes_from_file` accepts for each part of a row (case, spaces and ``-`` ignored)."""
 
 _FILE_FIX = "give a .jsonl, .json or .csv file of rows with id, name, expected and actual"
-_FORMS = ("give two directories (expected, then actual, e.g. books books/.out), two run ids (baseline, then current; "
-          "see `hilbot review --list`) or one .jsonl/.csv file of rows with expected and actual")
+_FORMS = (
+    "give two directories (expected, then actual, e.g. books books/.out), two run ids (baseline, then current; "
+    "see `hilbot review --list`) or one .jsonl/.csv file of rows with expected and actual"
+)
 
 
 class ChangeError(HilbotError):
@@ -177,8 +179,8 @@ def _sorted(changes: Iterable[Change | None]) -> list[Change]:
 def _glob(pattern: str) -> re.Pattern[str]:
     """``**/`` any directories (or none), ``**`` anything, ``*`` and ``?`` within one name, other characters as they are.
 
-A pattern without ``/`` matches a name at any depth (``*.md``); a leading ``/`` anchors it at the top.
-"""
+    A pattern without ``/`` matches a name at any depth (``*.md``); a leading ``/`` anchors it at the top.
+    """
     anchored = pattern.strip()
     pattern = re.sub(r"(?:\*\*/)+", "**/", anchored.lstrip("/"))
     if "/" not in anchored:
@@ -186,7 +188,10 @@ A pattern without ``/`` matches a name at any depth (``*.md``); a leading ``/`` 
     out, i = [], 0
     tokens = (("**/", "(?:.*/)?"), ("**", ".*"), ("*", "[^/]*"), ("?", "[^/]"))
     while i < len(pattern):
-        token = next(((t, r) for t, r in tokens if pattern.startswith(t, i)), (pattern[i], re.escape(pattern[i])))
+        token = next(
+            ((t, r) for t, r in tokens if pattern.startswith(t, i)),
+            (pattern[i], re.escape(pattern[i])),
+        )
         out.append(token[1])
         i += len(token[0])
     return re.compile("".join(out), re.S)
@@ -202,8 +207,10 @@ def path_matches(path: str, patterns: Sequence[str]) -> bool:
 
 def _check_dirs(expected: Path, actual: Path) -> None:
     """Both trees are directories, and not the same one; else a :class:`ChangeError` with the fix."""
-    fixes = {"expected": "give the snapshot (expected) directory first, e.g. books",
-             "actual": "run the tests first so they write their output (booktest writes books/.out), then give that directory second"}
+    fixes = {
+        "expected": "give the snapshot (expected) directory first, e.g. books",
+        "actual": "run the tests first so they write their output (booktest writes books/.out), then give that directory second",
+    }
     for side, folder in (("expected", expected), ("actual", actual)):
         if not folder.is_dir():
             what = "is not a directory" if os.path.lexists(folder) else "directory not found"
@@ -211,10 +218,17 @@ def _check_dirs(expected: Path, actual: Path) -> None:
     try:
         same = os.path.samefile(expected, actual)
     except OSError as exc:
-        raise ChangeError(f"cannot read the directories ({os_reason(exc)})", where=where(expected), fix="check their permissions") from None
+        raise ChangeError(
+            f"cannot read the directories ({os_reason(exc)})",
+            where=where(expected),
+            fix="check their permissions",
+        ) from None
     if same:
-        raise ChangeError("the expected and the actual directory are the same directory", where=where(actual),
-                          fix="give the snapshots first and the outputs second, e.g. books books/.out")
+        raise ChangeError(
+            "the expected and the actual directory are the same directory",
+            where=where(actual),
+            fix="give the snapshots first and the outputs second, e.g. books books/.out",
+        )
 
 
 def _identity(path: Path) -> tuple[int, int]:
@@ -223,9 +237,11 @@ def _identity(path: Path) -> tuple[int, int]:
 
 
 def _walk_error(exc: OSError) -> None:
-    raise ChangeError(f"cannot read the directory ({os_reason(exc)})", where=where(exc.filename or "?"),
-                      fix="check its permissions, or leave it out with --exclude 'DIR/**' "
-                          "(or [triage] exclude)")
+    raise ChangeError(
+        f"cannot read the directory ({os_reason(exc)})",
+        where=where(exc.filename or "?"),
+        fix="check its permissions, or leave it out with --exclude 'DIR/**' (or [triage] exclude)",
+    )
 
 
 def _enter(folder: Path, rel: str, skip: set[tuple[int, int]], exclude: Sequence[str]) -> bool:
@@ -268,8 +284,9 @@ def _relative(root: Path, path: Path) -> str | None:
     return None if path.name.startswith(".") else rel
 
 
-def _compared(root: Path, path: Path, real_root: str, include: Sequence[str],
-              exclude: Sequence[str]) -> str | None:
+def _compared(
+    root: Path, path: Path, real_root: str, include: Sequence[str], exclude: Sequence[str]
+) -> str | None:
     """``path``'s relative path when the tree's file is compared, else None."""
     rel = _relative(root, path)
     if rel is None or not path_matches(rel, include) or path_matches(rel, exclude):
@@ -277,14 +294,19 @@ def _compared(root: Path, path: Path, real_root: str, include: Sequence[str],
     return rel if _inside(path, real_root) and not _triage_record(path) else None
 
 
-def _files(root: Path, skip: set[tuple[int, int]], include: Sequence[str],
-           exclude: Sequence[str]) -> dict[str, Path]:
+def _files(
+    root: Path, skip: set[tuple[int, int]], include: Sequence[str], exclude: Sequence[str]
+) -> dict[str, Path]:
     """The files of the tree ``root`` compared, by relative path (directories in ``skip`` not)."""
     real_root = os.path.realpath(root)
     found: dict[str, Path] = {}
     for folder, dirs, names in os.walk(root, onerror=_walk_error):
         base = Path(folder)
-        dirs[:] = sorted(d for d in dirs if _enter(base / d, (base / d).relative_to(root).as_posix(), skip, exclude))
+        dirs[:] = sorted(
+            d
+            for d in dirs
+            if _enter(base / d, (base / d).relative_to(root).as_posix(), skip, exclude)
+        )
         for name in names:
             rel = _compared(root, base / name, real_root, include, exclude)
             if rel is not None:
@@ -296,9 +318,11 @@ class _TooLarge(ChangeError):
     """A snapshot past :data:`MAX_FILE_BYTES`."""
 
     def __init__(self, path: Path, size: int, rel: str = "PATH"):
-        super().__init__(f"larger than {MAX_FILE_BYTES // 2**20} MiB, too large to review as text",
-                         where=where(path),
-                         fix=f"leave it out with --exclude '{rel}' (or [triage] exclude)")
+        super().__init__(
+            f"larger than {MAX_FILE_BYTES // 2**20} MiB, too large to review as text",
+            where=where(path),
+            fix=f"leave it out with --exclude '{rel}' (or [triage] exclude)",
+        )
         self.path, self.size = path, size
 
 
@@ -313,7 +337,11 @@ def _load(path: Path) -> str | None:
                 return None
             data = head + handle.read(max(0, MAX_FILE_BYTES + 1 - len(head)))
     except OSError as exc:
-        raise ChangeError(f"cannot read the file ({os_reason(exc)})", where=where(path), fix="check its permissions") from None
+        raise ChangeError(
+            f"cannot read the file ({os_reason(exc)})",
+            where=where(path),
+            fix="check its permissions",
+        ) from None
     if len(data) > MAX_FILE_BYTES:
         raise _TooLarge(path, max(info.st_size, len(data)))
     return data.decode("utf-8", errors="replace")
@@ -322,9 +350,11 @@ def _load(path: Path) -> str | None:
 def too_large_warning(rel: str, size: int) -> str:
     """The warning for a snapshot left out for its size: which, its size, the limit, the fix."""
     limit = MAX_FILE_BYTES // 2**20
-    return (f"{rel}: {size / 2**20:.1f} MiB, over the {limit} MiB limit for a snapshot reviewed as "
-            f"text; left out, the rest triaged (to leave it out on purpose: --exclude '{rel}', or "
-            f"exclude = [\"{rel}\"] under [triage])")
+    return (
+        f"{rel}: {size / 2**20:.1f} MiB, over the {limit} MiB limit for a snapshot reviewed as "
+        f"text; left out, the rest triaged (to leave it out on purpose: --exclude '{rel}', or "
+        f'exclude = ["{rel}"] under [triage])'
+    )
 
 
 def _same_bytes(old: Path, new: Path) -> bool:
@@ -338,11 +368,16 @@ def _same_bytes(old: Path, new: Path) -> bool:
                     return True
             return False
     except OSError as exc:
-        raise ChangeError(f"cannot read the file ({os_reason(exc)})", where=where(exc.filename or old), fix="check its permissions") from None
+        raise ChangeError(
+            f"cannot read the file ({os_reason(exc)})",
+            where=where(exc.filename or old),
+            fix="check its permissions",
+        ) from None
 
 
-def _tree_change(rel: str, roots: tuple[str, str], old: Path | None, new: Path | None,
-                 skipped: list[str] | None) -> Change | None:
+def _tree_change(
+    rel: str, roots: tuple[str, str], old: Path | None, new: Path | None, skipped: list[str] | None
+) -> Change | None:
     """The change of one relative path, or None when the files are identical or either is binary
     (or too large, when ``skipped`` takes the warning)."""
     if old is not None and new is not None and _same_bytes(old, new):
@@ -357,30 +392,48 @@ def _tree_change(rel: str, roots: tuple[str, str], old: Path | None, new: Path |
         return None
     if (old is not None and expected is None) or (new is not None and actual is None):
         return None
-    return Change(id=rel, name=rel, path=rel, status=_status(expected, actual), expected=expected, actual=actual, source="snapshots",
-                  expected_root=roots[0], actual_root=roots[1])
+    return Change(
+        id=rel,
+        name=rel,
+        path=rel,
+        status=_status(expected, actual),
+        expected=expected,
+        actual=actual,
+        source="snapshots",
+        expected_root=roots[0],
+        actual_root=roots[1],
+    )
 
 
-def _check_guards(trees: Sequence[tuple[str, Path]],
-                  guard: Sequence[str | Path]) -> set[tuple[int, int]]:
+def _check_guards(
+    trees: Sequence[tuple[str, Path]], guard: Sequence[str | Path]
+) -> set[tuple[int, int]]:
     """The guarded directories' identities; a tree inside one of them is a :class:`ChangeError`."""
     found = set()
     for folder in guard:
         real = os.path.realpath(folder)
         for side, tree in trees:
             if os.path.commonpath([real, os.path.realpath(tree)]) == real:
-                raise ChangeError(f"the {side} directory is in hilbot's data directory ({folder})",
-                                  where=where(tree),
-                                  fix="triage trees outside it, or give hilbot another --data-dir")
+                raise ChangeError(
+                    f"the {side} directory is in hilbot's data directory ({folder})",
+                    where=where(tree),
+                    fix="triage trees outside it, or give hilbot another --data-dir",
+                )
         if os.path.isdir(real):
             found.add(_identity(Path(real)))
     return found
 
 
-def changes_between_trees(expected_dir: str | Path, actual_dir: str | Path, *, include: Sequence[str] = ("**/*",),
-                          exclude: Sequence[str] = (), partial: bool = False,
-                          guard: Sequence[str | Path] = (),
-                          skipped: list[str] | None = None) -> list[Change]:
+def changes_between_trees(
+    expected_dir: str | Path,
+    actual_dir: str | Path,
+    *,
+    include: Sequence[str] = ("**/*",),
+    exclude: Sequence[str] = (),
+    partial: bool = False,
+    guard: Sequence[str | Path] = (),
+    skipped: list[str] | None = None,
+) -> list[Change]:
     """The changes from the tree ``expected_dir`` to the tree ``actual_dir``, matched by relative path.
 
     ``include``/``exclude`` are glob patterns of relative paths (see :func:`path_matches`). With
@@ -415,8 +468,11 @@ def item_output(item: ItemData, kind: str) -> str:
     An item the system under test failed on ends with an ``error: …`` line.
     """
     if kind == "search":
-        lines = [f"{r.rank if r.rank is not None else n}. {r.path or '(no path)'}" + (f" — {r.title}" if r.title else "")
-                 for n, r in enumerate(item.results, 1)]
+        lines = [
+            f"{r.rank if r.rank is not None else n}. {r.path or '(no path)'}"
+            + (f" — {r.title}" if r.title else "")
+            for n, r in enumerate(item.results, 1)
+        ]
     else:
         lines = [item.answer] if item.answer is not None else []
     if item.error:
@@ -424,25 +480,40 @@ def item_output(item: ItemData, kind: str) -> str:
     return "\n".join(lines)
 
 
-def _run_change(old_run: Run, new_run: Run, old: ItemData | None, new: ItemData | None) -> Change | None:
+def _run_change(
+    old_run: Run, new_run: Run, old: ItemData | None, new: ItemData | None
+) -> Change | None:
     expected = item_output(old, old_run.header.kind) if old is not None else None
     actual = item_output(new, new_run.header.kind) if new is not None else None
     shown, run = (new, new_run) if new is not None else (old, old_run)
     if expected == actual or shown is None:
         return None
-    return Change(id=shown.id, name=shown.query.query, description=shown.query.intent, path=f"{run.header.set}/{shown.id}",
-                  status=_status(expected, actual), expected=expected, actual=actual, source="runs")
+    return Change(
+        id=shown.id,
+        name=shown.query.query,
+        description=shown.query.intent,
+        path=f"{run.header.set}/{shown.id}",
+        status=_status(expected, actual),
+        expected=expected,
+        actual=actual,
+        source="runs",
+    )
 
 
 def changes_between_runs(store: Store, baseline: str, current: str) -> list[Change]:
     """The items whose output differs from run ``baseline`` to run ``current`` (an unknown id is :class:`RunNotFound`)."""
     if baseline == current:
-        raise ChangeError(f"the baseline and the current run are the same run ({baseline!r})", where="runs",
-                          fix="give the earlier run first and the later one second (see `hilbot review --list`)")
+        raise ChangeError(
+            f"the baseline and the current run are the same run ({baseline!r})",
+            where="runs",
+            fix="give the earlier run first and the later one second (see `hilbot review --list`)",
+        )
     old_run, new_run = store.load_run(baseline), store.load_run(current)
     old = {item.id: item for item in old_run.items}
     new = {item.id: item for item in new_run.items}
-    return _sorted(_run_change(old_run, new_run, old.get(i), new.get(i)) for i in old.keys() | new.keys())
+    return _sorted(
+        _run_change(old_run, new_run, old.get(i), new.get(i)) for i in old.keys() | new.keys()
+    )
 
 
 # --------------------------------------------------------------------------- a file of rows
@@ -455,19 +526,37 @@ def _rows(path: Path) -> list[tuple[int, Any]]:
     except ImportFailed as exc:
         raise ChangeError(exc.what, where=exc.where, fix=exc.fix) from None
     except BadRow as exc:
-        raise ChangeError(exc.args[0], where=where(path, exc.line), fix=exc.fix or "fix the file") from None
+        raise ChangeError(
+            exc.args[0], where=where(path, exc.line), fix=exc.fix or "fix the file"
+        ) from None
 
 
 def _fields(row: Any, at: str) -> dict[str, Any]:
     """A row's values by normalised name (``Test ID`` → ``test_id``); a row that is not an object is an error."""
     if isinstance(row, BadRow):
-        raise ChangeError(str(row), where=at, fix="fix the row: one JSON object per line, with expected and actual")
+        raise ChangeError(
+            str(row),
+            where=at,
+            fix="fix the row: one JSON object per line, with expected and actual",
+        )
     if not isinstance(row, dict):
-        kind = {list: "a list", str: "a string", bool: "true/false", int: "a number", float: "a number", type(None): "null"}
-        raise ChangeError(f"a row must be a JSON object, not {kind.get(type(row), type(row).__name__)}", where=at,
-                          fix='write each row as an object, e.g. {"id": "t1", "expected": "…", "actual": "…"}')
+        kind = {
+            list: "a list",
+            str: "a string",
+            bool: "true/false",
+            int: "a number",
+            float: "a number",
+            type(None): "null",
+        }
+        raise ChangeError(
+            f"a row must be a JSON object, not {kind.get(type(row), type(row).__name__)}",
+            where=at,
+            fix='write each row as an object, e.g. {"id": "t1", "expected": "…", "actual": "…"}',
+        )
     if None in row:
-        raise ChangeError("more cells than header columns", where=at, fix="quote cells that contain commas")
+        raise ChangeError(
+            "more cells than header columns", where=at, fix="quote cells that contain commas"
+        )
     out: dict[str, Any] = {}
     for key, value in row.items():
         name = re.sub(r"[\s-]+", "_", str(key).strip().lower())
@@ -486,27 +575,42 @@ def _label(value: Any, name: str, at: str) -> str | None:
         return value
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return str(value)
-    raise ChangeError(f"{name}: {json.dumps(value)[:60]} is not text", where=at, fix=f"give the {name} as a string or a number")
+    raise ChangeError(
+        f"{name}: {json.dumps(value)[:60]} is not text",
+        where=at,
+        fix=f"give the {name} as a string or a number",
+    )
 
 
 def _output(value: Any) -> str | None:
     """An expected or actual value as text: strings as they are, anything else as JSON."""
     if value is None or isinstance(value, str):
         return value
-    return json.dumps(value, ensure_ascii=False, indent=2 if isinstance(value, (dict, list)) else None)
+    return json.dumps(
+        value, ensure_ascii=False, indent=2 if isinstance(value, (dict, list)) else None
+    )
 
 
 def _row_change(fields: dict[str, Any], change_id: str, at: str) -> Change | None:
     expected, actual = _output(_pick(fields, "expected")), _output(_pick(fields, "actual"))
     if expected is None and actual is None:
-        raise ChangeError(f"no expected or actual value (one of {', '.join(FIELDS['expected'] + FIELDS['actual'])})", where=at,
-                          fix="give the previous output as expected and the current one as actual (one may be missing, not both)")
+        raise ChangeError(
+            f"no expected or actual value (one of {', '.join(FIELDS['expected'] + FIELDS['actual'])})",
+            where=at,
+            fix="give the previous output as expected and the current one as actual (one may be missing, not both)",
+        )
     if expected == actual:
         return None
-    return Change(id=change_id, name=_label(_pick(fields, "name"), "name", at) or change_id,
-                  description=_label(_pick(fields, "description"), "description", at),
-                  path=_label(_pick(fields, "path"), "path", at) or change_id,
-                  status=_status(expected, actual), expected=expected, actual=actual, source="file")
+    return Change(
+        id=change_id,
+        name=_label(_pick(fields, "name"), "name", at) or change_id,
+        description=_label(_pick(fields, "description"), "description", at),
+        path=_label(_pick(fields, "path"), "path", at) or change_id,
+        status=_status(expected, actual),
+        expected=expected,
+        actual=actual,
+        source="file",
+    )
 
 
 def changes_from_file(path: str | Path) -> list[Change]:
@@ -519,8 +623,11 @@ def changes_from_file(path: str | Path) -> list[Change]:
         fields = _fields(row, at)
         change_id = _label(_pick(fields, "id"), "id", at) or f"row-{line}"
         if change_id in seen:
-            raise ChangeError(f"duplicate id {visible(change_id, newlines=False)!r}, first on line {seen[change_id]}", where=at,
-                              fix="give each row its own id")
+            raise ChangeError(
+                f"duplicate id {visible(change_id, newlines=False)!r}, first on line {seen[change_id]}",
+                where=at,
+                fix="give each row its own id",
+            )
         seen[change_id] = line
         changes.append(_row_change(fields, change_id, at))
     return _sorted(changes)
@@ -533,17 +640,33 @@ def _looks_like_path(source: str) -> bool:
     return "/" in source or os.sep in source or Path(source).is_dir()
 
 
-def _pair(store: Store, sources: list[str], include: Sequence[str] | None, exclude: Sequence[str],
-          skipped: list[str] | None) -> list[Change]:
+def _pair(
+    store: Store,
+    sources: list[str],
+    include: Sequence[str] | None,
+    exclude: Sequence[str],
+    skipped: list[str] | None,
+) -> list[Change]:
     if any(_looks_like_path(s) for s in sources):
         booktest = is_booktest_output(sources[1])
         include = include if include is not None else BOOKTEST_INCLUDE if booktest else ("**/*",)
         exclude = (*exclude, *BOOKTEST_EXCLUDE) if booktest else tuple(exclude)
-        return changes_between_trees(sources[0], sources[1], include=include, exclude=exclude,
-                                     partial=booktest, guard=[store.root], skipped=skipped)
+        return changes_between_trees(
+            sources[0],
+            sources[1],
+            include=include,
+            exclude=exclude,
+            partial=booktest,
+            guard=[store.root],
+            skipped=skipped,
+        )
     if set(sources) & set(store.run_ids()):
         return changes_between_runs(store, sources[0], sources[1])
-    raise ChangeError(f"{sources[0]!r} and {sources[1]!r} are neither directories nor runs", where="sources", fix=_FORMS)
+    raise ChangeError(
+        f"{sources[0]!r} and {sources[1]!r} are neither directories nor runs",
+        where="sources",
+        fix=_FORMS,
+    )
 
 
 def _single(store: Store, source: str) -> list[Change]:
@@ -553,12 +676,20 @@ def _single(store: Store, source: str) -> list[Change]:
     if path.is_file() or path.suffix.lower() in (".jsonl", ".json", ".csv", ".ndjson"):
         return changes_from_file(path)
     if source in store.run_ids():
-        raise ChangeError(f"one run ({source!r}) is half of a comparison", where="sources", fix=_FORMS)
+        raise ChangeError(
+            f"one run ({source!r}) is half of a comparison", where="sources", fix=_FORMS
+        )
     raise ChangeError(f"{source!r} is neither a file nor a run", where="sources", fix=_FORMS)
 
 
-def find_changes(store: Store, sources: Sequence[str], *, include: Sequence[str] | None = None,
-                 exclude: Sequence[str] = (), skipped: list[str] | None = None) -> list[Change]:
+def find_changes(
+    store: Store,
+    sources: Sequence[str],
+    *,
+    include: Sequence[str] | None = None,
+    exclude: Sequence[str] = (),
+    skipped: list[str] | None = None,
+) -> list[Change]:
     """The changes named by ``sources``: two directories (expected, actual), two run ids (baseline, current) or one file.
 
     Two sources are trees when either is a directory or a path (holds a ``/``), else runs when
@@ -606,7 +737,9 @@ Marks = dict[int, bool]
 """0-based indices of actual lines to mark."""
 
 
-def _hunk(group: list[tuple[str, int, int, int, int]], old: list[str], new: list[str], marks: Marks) -> list[str]:
+def _hunk(
+    group: list[tuple[str, int, int, int, int]], old: list[str], new: list[str], marks: Marks
+) -> list[str]:
     """One hunk of the diff, ``+`` lines in ``marks`` marked within tolerance."""
     (_, i1, _, j1, _), (_, _, i2, _, j2) = group[0], group[-1]
     out = [f"@@ -{_range(i1, i2)} +{_range(j1, j2)} @@\n"]
@@ -615,7 +748,10 @@ def _hunk(group: list[tuple[str, int, int, int, int]], old: list[str], new: list
             out += [" " + line for line in old[a1:a2]]
             continue
         out += ["-" + line for line in old[a1:a2]]
-        out += ["+" + (line[:-1] + WITHIN_MARK + "\n" if marks.get(j) else line) for j, line in enumerate(new[b1:b2], b1)]
+        out += [
+            "+" + (line[:-1] + WITHIN_MARK + "\n" if marks.get(j) else line)
+            for j, line in enumerate(new[b1:b2], b1)
+        ]
     return out
 
 
@@ -627,12 +763,23 @@ def _diff_lines(change: Change, context: int, tolerance: Tolerance | None = None
     if change.expected == change.actual:
         return []
     shown = visible(change.path, newlines=False)
-    (old, cut_old), (new, cut_new) = _capped(_lines(change.expected)), _capped(_lines(change.actual))
+    (old, cut_old), (new, cut_new) = (
+        _capped(_lines(change.expected)),
+        _capped(_lines(change.actual)),
+    )
     matcher = difflib.SequenceMatcher(None, old, new)
     marks = _within_lines(matcher, old, new, tolerance) if tolerance is not None else {}
-    body = [line for group in matcher.get_grouped_opcodes(max(0, context)) for line in _hunk(group, old, new, marks)]
+    body = [
+        line
+        for group in matcher.get_grouped_opcodes(max(0, context))
+        for line in _hunk(group, old, new, marks)
+    ]
     if not body:
-        note = "only line endings or the final newline differ" if change.status == "changed" else f"{change.status}, empty"
+        note = (
+            "only line endings or the final newline differ"
+            if change.status == "changed"
+            else f"{change.status}, empty"
+        )
         body = [f"\\ {note}\n"]
     if cut_old or cut_new:
         body.append(f"\\ diff cut at {MAX_DIFF_LINES:,} lines a side\n")
@@ -666,8 +813,11 @@ class Tolerance:
 
     def __post_init__(self) -> None:
         if not all(math.isfinite(v) and v >= 0 for v in (self.relative, self.absolute)):
-            raise ChangeError(f"tolerance relative={self.relative} absolute={self.absolute}", where="tolerance",
-                              fix="give finite tolerances of 0 or more")
+            raise ChangeError(
+                f"tolerance relative={self.relative} absolute={self.absolute}",
+                where="tolerance",
+                fix="give finite tolerances of 0 or more",
+            )
 
     def within(self, old: float, new: float) -> bool:
         """Whether ``old`` → ``new`` is within tolerance; a number too large for a float never is."""
@@ -720,7 +870,7 @@ def _skeleton(text: str, numbers: list[re.Match[str]]) -> list[str]:
     """The text between the numbers, whitespace runs made one space, the ends stripped."""
     parts, last = [], 0
     for match in numbers:
-        parts.append(_WS.sub(" ", text[last:match.start()]))
+        parts.append(_WS.sub(" ", text[last : match.start()]))
         last = match.end()
     parts.append(_WS.sub(" ", text[last:]))
     parts[0] = parts[0].lstrip(" ")
@@ -728,15 +878,24 @@ def _skeleton(text: str, numbers: list[re.Match[str]]) -> list[str]:
     return parts
 
 
-def _number_changes(actual: str, pairs: Iterable[tuple[re.Match[str], re.Match[str]]], tolerance: Tolerance) -> tuple[NumberChange, ...]:
+def _number_changes(
+    actual: str, pairs: Iterable[tuple[re.Match[str], re.Match[str]]], tolerance: Tolerance
+) -> tuple[NumberChange, ...]:
     """The pairs written differently, each with the line of the actual text it is on."""
     out, line, last = [], 1, 0
     for old, new in pairs:
         if old.group() == new.group():
             continue
         line, last = line + len(_LINE_BREAK.findall(actual, last, new.start())), new.start()
-        before, after = float(old.group()), float(new.group())  # the pattern only matches what float() reads (inf when huge)
-        out.append(NumberChange(line, before, after, old.group(), new.group(), tolerance.within(before, after)))
+        before, after = (
+            float(old.group()),
+            float(new.group()),
+        )  # the pattern only matches what float() reads (inf when huge)
+        out.append(
+            NumberChange(
+                line, before, after, old.group(), new.group(), tolerance.within(before, after)
+            )
+        )
     return tuple(out)
 
 
@@ -764,14 +923,23 @@ def _block_marks(old: list[str], new: list[str], first: int, tolerance: Toleranc
     return marks
 
 
-def _within_lines(matcher: difflib.SequenceMatcher[str], old: list[str], new: list[str], tolerance: Tolerance) -> Marks:
+def _within_lines(
+    matcher: difflib.SequenceMatcher[str], old: list[str], new: list[str], tolerance: Tolerance
+) -> Marks:
     """The changed actual lines whose numbers all moved within tolerance: line by line where a block
     replaces as many lines as it removes, else the block as a whole."""
     marks: Marks = {}
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "replace" and i2 - i1 == j2 - j1:
             for offset in range(i2 - i1):
-                marks.update(_block_marks(old[i1 + offset:i1 + offset + 1], new[j1 + offset:j1 + offset + 1], j1 + offset, tolerance))
+                marks.update(
+                    _block_marks(
+                        old[i1 + offset : i1 + offset + 1],
+                        new[j1 + offset : j1 + offset + 1],
+                        j1 + offset,
+                        tolerance,
+                    )
+                )
         elif tag == "replace":
             marks.update(_block_marks(old[i1:i2], new[j1:j2], j1, tolerance))
     return marks

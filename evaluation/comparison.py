@@ -59,13 +59,20 @@ class Comparison:
     coverage: dict[str, list[CoverageRow]]
 
     def to_json(self) -> str:
-        return json.dumps({"profiles": [asdict(p) for p in self.profiles],
-                           "coverage": {k: [asdict(r) for r in rows] for k, rows in self.coverage.items()}},
-                          indent=2, ensure_ascii=False)
+        return json.dumps(
+            {
+                "profiles": [asdict(p) for p in self.profiles],
+                "coverage": {k: [asdict(r) for r in rows] for k, rows in self.coverage.items()},
+            },
+            indent=2,
+            ensure_ascii=False,
+        )
 
     def to_markdown(self) -> str:
         """The table and the matrices for people: text from the runs (labels, contexts) made visible."""
-        return visible("\n".join(_table(self.profiles) + [""] + _matrices(self.profiles, self.coverage)))
+        return visible(
+            "\n".join(_table(self.profiles) + [""] + _matrices(self.profiles, self.coverage))
+        )
 
 
 def _mean(values: Sequence[float | None]) -> float | None:
@@ -91,11 +98,21 @@ def profile_of(run: Run) -> Profile:
     judged = [i for i in run.items if not i.evaluation.error and "overall" in i.evaluation.scores]
     dims = [metrics.profile(i.evaluation.scores) for i in judged]
     latencies = [i.latency_ms / 1000 for i in run.items if i.latency_ms is not None]
-    return Profile(run.run_id, label_of(run), run.header.judge.name, len(run.items), len(run.items) - len(judged),
-                   _mean([100 * i.evaluation.scores["overall"] for i in judged]),
-                   _mean([d["quote_quality"] for d in dims]), _mean([d["reasoning"] for d in dims]),
-                   _mean([d["correctness"] for d in dims]), _mean(latencies), _mean([_cost(i) for i in run.items]),
-                   run.complete, run.header.item_count)
+    return Profile(
+        run.run_id,
+        label_of(run),
+        run.header.judge.name,
+        len(run.items),
+        len(run.items) - len(judged),
+        _mean([100 * i.evaluation.scores["overall"] for i in judged]),
+        _mean([d["quote_quality"] for d in dims]),
+        _mean([d["reasoning"] for d in dims]),
+        _mean([d["correctness"] for d in dims]),
+        _mean(latencies),
+        _mean([_cost(i) for i in run.items]),
+        run.complete,
+        run.header.item_count,
+    )
 
 
 def coverage_matrix(runs: list[Run]) -> dict[str, list[CoverageRow]]:
@@ -106,8 +123,12 @@ def coverage_matrix(runs: list[Run]) -> dict[str, list[CoverageRow]]:
         for item in run.items:
             if not item.ground_truth_contexts:
                 continue
-            rows = matrix.setdefault(item.id, [CoverageRow(c.text, c.priority) for c in item.ground_truth_contexts])
-            covered = item.evaluation.coverage or metrics.coverage(item.ground_truth_contexts, item.quotes)
+            rows = matrix.setdefault(
+                item.id, [CoverageRow(c.text, c.priority) for c in item.ground_truth_contexts]
+            )
+            covered = item.evaluation.coverage or metrics.coverage(
+                item.ground_truth_contexts, item.quotes
+            )
             for row, ok in zip(rows, covered):
                 row.found[label] = None if item.error else ok
     for rows in matrix.values():
@@ -128,32 +149,54 @@ def _pct(value: float | None) -> str:
 def _table(profiles: list[Profile]) -> list[str]:
     lines = ["## Model Comparison", ""]
     for p in profiles:
-        if not p.complete:  # said before the table, so nobody reads a half run's numbers as a whole one's
+        if (
+            not p.complete
+        ):  # said before the table, so nobody reads a half run's numbers as a whole one's
             lines += [_incomplete_warning(p), ""]
-    lines += ["| Model | Overall | Quote Quality | Reasoning | Correctness | Speed | Cost |",
-              "|-------|---------|---------------|-----------|-------------|-------|------|"]
+    lines += [
+        "| Model | Overall | Quote Quality | Reasoning | Correctness | Speed | Cost |",
+        "|-------|---------|---------------|-----------|-------------|-------|------|",
+    ]
     for p in profiles:
         speed = "—" if p.speed_s is None else f"{p.speed_s:.1f}s"
         cost = "—" if p.cost_usd is None else f"${p.cost_usd:.2f}"
         label = p.label if p.complete else f"{p.label} (incomplete)"
-        lines.append(f"| {label} | {_pct(p.overall)} | {_pct(p.quote_quality)} | {_pct(p.reasoning)} | "
-                     f"{_pct(p.correctness)} | {speed} | {cost} |")
-    lines += ["", "**Dimensions:**",
-              "- Overall = weighted aggregate of the answer metrics ([judge.metric_weights])",
-              "- Quote Quality = 0.5×quote_recall + 0.3×quote_faithfulness + 0.2×quote_precision",
-              "- Reasoning = explanation_faithfulness", "- Correctness = answer_correctness",
-              "- Speed = mean latency per item; Cost = mean cost per item (system + judge)"]
+        lines.append(
+            f"| {label} | {_pct(p.overall)} | {_pct(p.quote_quality)} | {_pct(p.reasoning)} | "
+            f"{_pct(p.correctness)} | {speed} | {cost} |"
+        )
+    lines += [
+        "",
+        "**Dimensions:**",
+        "- Overall = weighted aggregate of the answer metrics ([judge.metric_weights])",
+        "- Quote Quality = 0.5×quote_recall + 0.3×quote_faithfulness + 0.2×quote_precision",
+        "- Reasoning = explanation_faithfulness",
+        "- Correctness = answer_correctness",
+        "- Speed = mean latency per item; Cost = mean cost per item (system + judge)",
+    ]
     judges = sorted({p.judge for p in profiles})
-    lines.append(f"- Judged by: {', '.join(judges)}" + (" (local methods, no LLM)" if judges == ["lexical"] else ""))
+    lines.append(
+        f"- Judged by: {', '.join(judges)}"
+        + (" (local methods, no LLM)" if judges == ["lexical"] else "")
+    )
     failed = [p for p in profiles if p.failed]
-    lines += [f"- {p.label}: {p.failed} of {p.items} items have no score (failed judgment or target)" for p in failed]
+    lines += [
+        f"- {p.label}: {p.failed} of {p.items} items have no score (failed judgment or target)"
+        for p in failed
+    ]
     return lines
 
 
 def _incomplete_warning(p: Profile) -> str:
-    size = f"{p.items} of {p.expected_items} items" if p.expected_items is not None else f"{p.items} items"
-    return (f"⚠ Incomplete run: {p.run_id} ({p.label}) has no summary, {size}: it was cut short or is still "
-            "being evaluated, so its numbers cover only the items it has.")
+    size = (
+        f"{p.items} of {p.expected_items} items"
+        if p.expected_items is not None
+        else f"{p.items} items"
+    )
+    return (
+        f"⚠ Incomplete run: {p.run_id} ({p.label}) has no summary, {size}: it was cut short or is still "
+        "being evaluated, so its numbers cover only the items it has."
+    )
 
 
 def _mark(value: bool | None) -> str:
@@ -164,16 +207,29 @@ def _matrices(profiles: list[Profile], coverage: dict[str, list[CoverageRow]]) -
     labels = [p.label for p in profiles]
     lines: list[str] = []
     for test_id, rows in coverage.items():
-        lines += [f"### Quote Coverage: {test_id}", "",
-                  "| Ground Truth | Priority | " + " | ".join(labels) + " |",
-                  "|--------------|----------|" + "|".join("-" * (len(x) + 2) for x in labels) + "|"]
+        lines += [
+            f"### Quote Coverage: {test_id}",
+            "",
+            "| Ground Truth | Priority | " + " | ".join(labels) + " |",
+            "|--------------|----------|" + "|".join("-" * (len(x) + 2) for x in labels) + "|",
+        ]
         for row in rows:
             text = row.text if len(row.text) <= 60 else row.text[:57].rstrip() + "..."
             priority = "⭐ Critical" if row.priority == "critical" else row.priority.capitalize()
-            lines.append(f"| {text} | {priority} | " + " | ".join(_mark(row.found.get(x)) for x in labels) + " |")
+            lines.append(
+                f"| {text} | {priority} | "
+                + " | ".join(_mark(row.found.get(x)) for x in labels)
+                + " |"
+            )
         lines.append("")
     if coverage:
-        unreached = "" if all(p.complete for p in profiles) else " (or, for an incomplete run, an item it never reached)"
-        lines.append("**Legend**: ⭐ Critical rules weigh more in quote recall ([judge.priority_weights]); "
-                     "— = no answer" + unreached)
+        unreached = (
+            ""
+            if all(p.complete for p in profiles)
+            else " (or, for an incomplete run, an item it never reached)"
+        )
+        lines.append(
+            "**Legend**: ⭐ Critical rules weigh more in quote recall ([judge.priority_weights]); "
+            "— = no answer" + unreached
+        )
     return lines

@@ -14,7 +14,15 @@ from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
 
 from ._input import decode, line_of, read_file, where
 from .errors import ConfigError, HilbotError
@@ -76,10 +84,14 @@ class Scale(_Config):
             seen = [getattr(o, attr) for o in self.options]
             dup = {v for v in seen if seen.count(v) > 1}
             if dup:
-                raise ValueError(f"duplicate option {attr} {sorted(dup)}; each option needs its own {attr}")
+                raise ValueError(
+                    f"duplicate option {attr} {sorted(dup)}; each option needs its own {attr}"
+                )
         bad = [o.key for o in self.options if o.key.lower() in RESERVED_KEYS]
         if bad:
-            raise ValueError(f"option key {bad[0]!r} is reserved (q quits, enter skips); pick another key")
+            raise ValueError(
+                f"option key {bad[0]!r} is reserved (q quits, enter skips); pick another key"
+            )
         return self
 
     def option(self, value: str) -> ScaleOption | None:
@@ -107,11 +119,21 @@ Choice = Annotated[str, Field(min_length=1, max_length=60)]
 
 LIST_FIELDS = ("code_issues", "inaccuracies", "missing_elements")
 """Follow-up fields that hold a list of answers (``Labels``)."""
-FOLLOW_UP_FIELDS = {"trigger_component_observed": "labels", **{f: "labels" for f in LIST_FIELDS},
-                    "blocked_by": "metadata", "follow_up": "metadata"}
+FOLLOW_UP_FIELDS = {
+    "trigger_component_observed": "labels",
+    **{f: "labels" for f in LIST_FIELDS},
+    "blocked_by": "metadata",
+    "follow_up": "metadata",
+}
 """Every field a follow-up may fill, and where it lives on a rating (``labels`` or ``metadata``)."""
-FollowUpField = Literal["trigger_component_observed", "code_issues", "inaccuracies", "missing_elements", "blocked_by",
-                        "follow_up"]
+FollowUpField = Literal[
+    "trigger_component_observed",
+    "code_issues",
+    "inaccuracies",
+    "missing_elements",
+    "blocked_by",
+    "follow_up",
+]
 
 
 class FollowUp(_Config):
@@ -121,7 +143,9 @@ class FollowUp(_Config):
     """The rating's field: trigger_component_observed, code_issues, inaccuracies, missing_elements (labels), blocked_by, follow_up."""
     question: str = Field(min_length=1, max_length=300)
     """What the reviewer is asked, e.g. "Which issues?"."""
-    choices: Annotated[list[Choice], AfterValidator(_once)] = Field(default_factory=list, max_length=12)
+    choices: Annotated[list[Choice], AfterValidator(_once)] = Field(
+        default_factory=list, max_length=12
+    )
     """Answers offered as buttons (terminal keys 1–9, then letters)."""
     text: bool = False
     """Also take a typed answer: "Other…" reads a line in the terminal and asks for a reply in a chat."""
@@ -135,7 +159,9 @@ class FollowUp(_Config):
         if not self.choices and not self.text:
             raise ValueError("give choices, or text = true for a typed answer")
         if self.multiple and self.field not in LIST_FIELDS:
-            raise ValueError(f"multiple = true only for the list fields ({', '.join(LIST_FIELDS)}); {self.field} holds one answer")
+            raise ValueError(
+                f"multiple = true only for the list fields ({', '.join(LIST_FIELDS)}); {self.field} holds one answer"
+            )
         return self
 
 
@@ -173,7 +199,9 @@ class ReviewSettings(_Config):
     """Unanswered cards pushed per reviewer on chat channels."""
     synthesize_at_end: Literal["off", "statistical", "llm"] = "statistical"
     """At a session's end, synthesize the run's reviews into its summary (``llm``: sends notes and scores to [llm])."""
-    skip_reasons: Annotated[list[Choice], AfterValidator(_once)] = Field(default_factory=list, max_length=9)
+    skip_reasons: Annotated[list[Choice], AfterValidator(_once)] = Field(
+        default_factory=list, max_length=9
+    )
     """Why a reviewer skips, offered after Skip (one more key or tap, which may be left out); ``other`` also asks for a note."""
 
 
@@ -235,7 +263,9 @@ class JudgeSettings(_Config):
 
         unknown = sorted(set(self.metric_weights) - set(ANSWER_METRICS))
         if unknown:
-            raise ValueError(f"judge.metric_weights: unknown metric {unknown[0]!r}; use {', '.join(ANSWER_METRICS)}")
+            raise ValueError(
+                f"judge.metric_weights: unknown metric {unknown[0]!r}; use {', '.join(ANSWER_METRICS)}"
+            )
         return self
 
 
@@ -273,7 +303,11 @@ def _platform_id(value: Any) -> Any:
     return value
 
 
-PlatformId = Annotated[str, BeforeValidator(_platform_id), Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_@.:-]+$")]
+PlatformId = Annotated[
+    str,
+    BeforeValidator(_platform_id),
+    Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_@.:-]+$"),
+]
 """A user or chat id on a chat platform (opaque; Telegram's are numbers, Slack's ``U…``/``C…``)."""
 
 
@@ -311,7 +345,9 @@ class DigestSchedule(_Config):
         try:
             ZoneInfo(self.timezone)
         except (ZoneInfoNotFoundError, ValueError):
-            raise ValueError(f"digest.timezone: unknown time zone {self.timezone!r}; use an IANA name such as Europe/Berlin") from None
+            raise ValueError(
+                f"digest.timezone: unknown time zone {self.timezone!r}; use an IANA name such as Europe/Berlin"
+            ) from None
         return self
 
 
@@ -348,7 +384,9 @@ class TelegramSettings(_Config):
     @model_validator(mode="after")
     def _webhook(self) -> "TelegramSettings":
         if self.mode == "webhook" and not self.webhook_url:
-            raise ValueError("telegram.webhook_url is required in webhook mode; set it to the public https URL")
+            raise ValueError(
+                "telegram.webhook_url is required in webhook mode; set it to the public https URL"
+            )
         return self
 
 
@@ -362,7 +400,9 @@ class FeatureSettings(_Config):
     def _distinct(self) -> "FeatureSettings":
         labels = [label.strip().lower() for label in self.order or []]
         if any(not label for label in labels) or len(set(labels)) != len(labels):
-            raise ValueError("features.<name>.order: give each label once, none blank, lowest first")
+            raise ValueError(
+                "features.<name>.order: give each label once, none blank, lowest first"
+            )
         return self
 
 
@@ -450,8 +490,15 @@ class AdjudicationSettings(_Config):
     ai_gap: float | None = Field(default=0.5, gt=0.0, le=1.0)
     """Also offer items whose AI score is more than this far (0–1) from the humans' median score; none: never."""
     exclude_reasons: list[Annotated[str, Field(min_length=1, max_length=60)]] = Field(
-        default_factory=lambda: ["genuinely ambiguous", "broken item", "guidelines do not cover it", "other"],
-        min_length=1, max_length=8)
+        default_factory=lambda: [
+            "genuinely ambiguous",
+            "broken item",
+            "guidelines do not cover it",
+            "other",
+        ],
+        min_length=1,
+        max_length=8,
+    )
     """The reasons an adjudicator picks from to exclude an item (buttons in chat, keys 1–8 in the terminal)."""
 
 
@@ -567,15 +614,21 @@ class HilbotConfig(_Config):
     def _references(self) -> "HilbotConfig":
         for name, dim in self.dimensions.items():
             if dim.scale not in self.scales:
-                raise ValueError(f"dimensions.{name}.scale names unknown scale {dim.scale!r}; known: {', '.join(sorted(self.scales))}")
+                raise ValueError(
+                    f"dimensions.{name}.scale names unknown scale {dim.scale!r}; known: {', '.join(sorted(self.scales))}"
+                )
             if dim.concerns is not None and dim.concerns not in self.concerns:
-                raise ValueError(f"dimensions.{name}.concerns names unknown concern set {dim.concerns!r}; known: {', '.join(sorted(self.concerns))}")
+                raise ValueError(
+                    f"dimensions.{name}.concerns names unknown concern set {dim.concerns!r}; known: {', '.join(sorted(self.concerns))}"
+                )
             options = [o.value for o in self.scales[dim.scale].options]
             for n, follow_up in enumerate(dim.follow_ups):
                 off = next((w for w in follow_up.when if w not in options), None)
                 if off is not None:
-                    raise ValueError(f"dimensions.{name}.follow_ups.{n}.when: {off!r} is not an option of scale {dim.scale!r} "
-                                     f"({', '.join(options)})")
+                    raise ValueError(
+                        f"dimensions.{name}.follow_ups.{n}.when: {off!r} is not an option of scale {dim.scale!r} "
+                        f"({', '.join(options)})"
+                    )
         return self
 
     def dimension(self, name: str) -> Dimension:
@@ -618,7 +671,12 @@ def _defaults() -> dict[str, Any]:
 def _find_line(text: str, key: str) -> int | None:
     for number, line in enumerate(text.splitlines(), 1):
         stripped = line.strip()
-        if stripped.startswith(f"{key} ") or stripped.startswith(f"{key}=") or f"{key} =" in stripped or f".{key}]" in stripped:
+        if (
+            stripped.startswith(f"{key} ")
+            or stripped.startswith(f"{key}=")
+            or f"{key} =" in stripped
+            or f".{key}]" in stripped
+        ):
             return number
     return None
 
@@ -630,9 +688,15 @@ def _raise_for(exc: ValidationError, path: Path | None, text: str) -> None:
     line = _find_line(text, last) if path and last else None
     here = where(path, line) if path else "built-in defaults"
     if err["type"] == "extra_forbidden":
-        raise ConfigError(f"unknown key {loc}", where=here, fix="remove it or check its spelling against docs/configuration.md") from None
+        raise ConfigError(
+            f"unknown key {loc}",
+            where=here,
+            fix="remove it or check its spelling against docs/configuration.md",
+        ) from None
     message = visible(err["msg"].removeprefix("Value error, "), newlines=False)
-    raise ConfigError(f"{loc}: {message}" if loc else message, where=here, fix="correct the value") from None
+    raise ConfigError(
+        f"{loc}: {message}" if loc else message, where=here, fix="correct the value"
+    ) from None
 
 
 _TOML_POSITION = re.compile(r"\s*\(at line (\d+), column \d+\)$|\s*\(at end of document\)$")
@@ -647,13 +711,22 @@ def _parse_toml(file: Path, text: str) -> dict[str, Any]:
         match = _TOML_POSITION.search(str(exc))
         line = int(match.group(1)) if match and match.group(1) else None
         what = visible(_TOML_POSITION.sub("", str(exc)), newlines=False)
-        raise ConfigError(f"not valid TOML ({what})", where=where(file, line), fix="fix the syntax") from None
+        raise ConfigError(
+            f"not valid TOML ({what})", where=where(file, line), fix="fix the syntax"
+        ) from None
     except RecursionError:
-        raise ConfigError("nested too deep for the TOML parser", where=where(file), fix="flatten the arrays and tables") from None
+        raise ConfigError(
+            "nested too deep for the TOML parser",
+            where=where(file),
+            fix="flatten the arrays and tables",
+        ) from None
     except ValueError:  # an integer past Python's 4,300-digit conversion limit
         match = _LONG_INT.search(text)
-        raise ConfigError("a number with more than 4,300 digits", where=where(file, line_of(text, match.start()) if match else None),
-                          fix="use a smaller number") from None
+        raise ConfigError(
+            "a number with more than 4,300 digits",
+            where=where(file, line_of(text, match.start()) if match else None),
+            fix="use a smaller number",
+        ) from None
 
 
 def _present(path: Path) -> bool:
@@ -671,7 +744,13 @@ def load_config(path: str | Path | None = None) -> HilbotConfig:
     file: Path | None = None
     if path is not None or _present(Path("hilbot.toml")):
         file = Path(path or "hilbot.toml")
-        text = decode(read_file(file, ConfigError, fix="give the path of a hilbot.toml file, or drop --config"), file, ConfigError)
+        text = decode(
+            read_file(
+                file, ConfigError, fix="give the path of a hilbot.toml file, or drop --config"
+            ),
+            file,
+            ConfigError,
+        )
         data = _merge(data, _parse_toml(file, text))
     try:
         return HilbotConfig.model_validate(data)

@@ -27,10 +27,34 @@ from .store import Store
 Format = Literal["json", "jsonl", "csv"]
 
 CSV_COLUMNS = [
-    "scenarioId", "dimension", "labelerId", "judgment", "humanScore", "aiScore", "concerns", "confidence", "notes",
-    "skipped", "skipReason", "aiVerdictShown", "channel", "timestamp", "triggerCorrect", "codeParses", "codeRuns",
-    "technicallyCorrect", "completenessScore", "triggerComponentObserved", "codeIssues", "inaccuracies", "missingElements",
-    "source_type", "session_date", "user_notes", "blocked_by", "follow_up",
+    "scenarioId",
+    "dimension",
+    "labelerId",
+    "judgment",
+    "humanScore",
+    "aiScore",
+    "concerns",
+    "confidence",
+    "notes",
+    "skipped",
+    "skipReason",
+    "aiVerdictShown",
+    "channel",
+    "timestamp",
+    "triggerCorrect",
+    "codeParses",
+    "codeRuns",
+    "technicallyCorrect",
+    "completenessScore",
+    "triggerComponentObserved",
+    "codeIssues",
+    "inaccuracies",
+    "missingElements",
+    "source_type",
+    "session_date",
+    "user_notes",
+    "blocked_by",
+    "follow_up",
 ]
 """The csv export's columns; a list (concerns, codeIssues, inaccuracies, missingElements) is joined with ``;``."""
 
@@ -46,27 +70,49 @@ def label(judgment: Rating | Skip, ledger: Ledger, run: Run) -> dict[str, Any]:
     note = ledger.notes.get(key)
     item = run.item(judgment.item_id)
     out: dict[str, Any] = {
-        "scenarioId": judgment.item_id, "dimension": judgment.dimension, "labelerId": judgment.reviewer.key,
-        "timestamp": judgment.timestamp.isoformat(), "channel": judgment.channel,
+        "scenarioId": judgment.item_id,
+        "dimension": judgment.dimension,
+        "labelerId": judgment.reviewer.key,
+        "timestamp": judgment.timestamp.isoformat(),
+        "channel": judgment.channel,
     }
     if isinstance(judgment, Skip):
         out.update(skipped=True, skipReason=judgment.skip_reason)
     else:
-        out.update(judgment=judgment.judgment, humanScore=judgment.score, concerns=judgment.concerns,
-                   confidence=judgment.confidence, aiVerdictShown=judgment.ai_verdict_shown,
-                   aiScore=ai_score(item, judgment.dimension) if item else None)
+        out.update(
+            judgment=judgment.judgment,
+            humanScore=judgment.score,
+            concerns=judgment.concerns,
+            confidence=judgment.confidence,
+            aiVerdictShown=judgment.ai_verdict_shown,
+            aiScore=ai_score(item, judgment.dimension) if item else None,
+        )
         out.update({_camel(k): v for k, v in judgment.labels.model_dump(exclude_none=True).items()})
         out.update(judgment.metadata.model_dump(exclude_none=True))
-    notes = "\n".join(t for t in ((judgment.note if isinstance(judgment, Rating) else None), note.text if note else None) if t)
+    notes = "\n".join(
+        t
+        for t in (
+            (judgment.note if isinstance(judgment, Rating) else None),
+            note.text if note else None,
+        )
+        if t
+    )
     if notes:
         out["notes"] = notes
     return {k: v for k, v in out.items() if v is not None}
 
 
-def _labels(ledger: Ledger, run: Run, dimension: str | None, reviewer: str | None) -> list[dict[str, Any]]:
+def _labels(
+    ledger: Ledger, run: Run, dimension: str | None, reviewer: str | None
+) -> list[dict[str, Any]]:
     order = {item.id: n for n, item in enumerate(run.items)}
-    chosen = [j for k, j in ledger.judgments.items()
-              if k[0] == run.run_id and (dimension is None or k[2] == dimension) and (reviewer is None or k[3] == reviewer)]
+    chosen = [
+        j
+        for k, j in ledger.judgments.items()
+        if k[0] == run.run_id
+        and (dimension is None or k[2] == dimension)
+        and (reviewer is None or k[3] == reviewer)
+    ]
     chosen.sort(key=lambda j: (order.get(j.item_id, len(order)), j.dimension, j.reviewer.key))
     return [label(j, ledger, run) for j in chosen]
 
@@ -82,13 +128,23 @@ def gold_labels(ledger: Ledger, run: Run, dimension: str, scale: Any) -> list[di
         gold = gold_of(ledger, run.run_id, item.id, dimension, scale)
         if gold.n_labels == 0 and gold.adjudicator is None:
             continue
-        row = {"scenarioId": item.id, "dimension": dimension, "judgment": gold.judgment, "humanScore": gold.score,
-               "source": gold.source, "labelCount": gold.n_labels, "adjudicatedBy": gold.adjudicator, "reason": gold.reason}
+        row = {
+            "scenarioId": item.id,
+            "dimension": dimension,
+            "judgment": gold.judgment,
+            "humanScore": gold.score,
+            "source": gold.source,
+            "labelCount": gold.n_labels,
+            "adjudicatedBy": gold.adjudicator,
+            "reason": gold.reason,
+        }
         rows.append({k: v for k, v in row.items() if v is not None})
     return rows
 
 
-def _queries(ledger: Ledger, run: Run, dimension: str, reviewer: Reviewer | None) -> list[dict[str, Any]]:
+def _queries(
+    ledger: Ledger, run: Run, dimension: str, reviewer: Reviewer | None
+) -> list[dict[str, Any]]:
     rows = []
     for item in run.items:
         data = item.model_dump(mode="json", exclude_none=True)
@@ -107,13 +163,17 @@ def _reviewer(key: str | None) -> Reviewer | None:
 
 def _synthesis_of(event: ReviewSummary, run_id: str, dimension: str, reviewer: str | None) -> bool:
     """Whether ``event`` is a synthesis of this run and dimension that an export for ``reviewer`` may carry."""
-    return (event.run_id == run_id and event.dimension == dimension
-            and (event.synthesis is not None or bool(event.actionItems))
-            and (event.reviewer.key if event.reviewer else None) == reviewer)
+    return (
+        event.run_id == run_id
+        and event.dimension == dimension
+        and (event.synthesis is not None or bool(event.actionItems))
+        and (event.reviewer.key if event.reviewer else None) == reviewer
+    )
 
 
-def _read(store: Store, run_id: str, dimension: str, reviewer: str | None,
-          issues: list[LogIssue] | None) -> tuple[Ledger, ReviewSummary | None]:
+def _read(
+    store: Store, run_id: str, dimension: str, reviewer: str | None, issues: list[LogIssue] | None
+) -> tuple[Ledger, ReviewSummary | None]:
     """ratings.jsonl folded (one pass), with the latest synthesis for the run and dimension (last appended wins)."""
     ledger, latest = Ledger(), None
     for event in store.human_events(issues):
@@ -127,11 +187,23 @@ def _read(store: Store, run_id: str, dimension: str, reviewer: str | None,
 
 def _scale(config: Any, dimension: str) -> Any:
     """The dimension's scale, or None (gold labels then go by the scores alone)."""
-    return config.scale_for(dimension) if config is not None and dimension in config.dimensions else None
+    return (
+        config.scale_for(dimension)
+        if config is not None and dimension in config.dimensions
+        else None
+    )
 
 
-def export_run(store: Store, run_id: str, fmt: Format = "json", *, dimension: str | None = None,
-               reviewer: str | None = None, issues: list[LogIssue] | None = None, config: Any = None) -> str:
+def export_run(
+    store: Store,
+    run_id: str,
+    fmt: Format = "json",
+    *,
+    dimension: str | None = None,
+    reviewer: str | None = None,
+    issues: list[LogIssue] | None = None,
+    config: Any = None,
+) -> str:
     """The review of a run in ``fmt``; ``reviewer`` is a ``platform:id`` key; ``config`` gives the scales gold labels use.
 
     Unreadable lines of the run file and of ratings.jsonl go to ``issues`` (the rest is exported).
@@ -143,22 +215,50 @@ def export_run(store: Store, run_id: str, fmt: Format = "json", *, dimension: st
     who = _reviewer(reviewer)
     hil = summarize(ledger, run, dim, who)
     if synthesis is not None:
-        hil = hil.model_copy(update={"synthesis": synthesis.synthesis, "synthesis_source": synthesis.synthesis_source,
-                                     "actionItems": list(synthesis.actionItems)})
+        hil = hil.model_copy(
+            update={
+                "synthesis": synthesis.synthesis,
+                "synthesis_source": synthesis.synthesis_source,
+                "actionItems": list(synthesis.actionItems),
+            }
+        )
     review = hil.model_dump(mode="json", exclude={"type", "v", "run_id", "reviewer"})
     if fmt == "csv":
         buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, extrasaction="ignore", lineterminator="\n")
+        writer = csv.DictWriter(
+            buffer, fieldnames=CSV_COLUMNS, extrasaction="ignore", lineterminator="\n"
+        )
         writer.writeheader()
         for row in labels:
             writer.writerow({k: ";".join(v) if isinstance(v, list) else v for k, v in row.items()})
         return buffer.getvalue()
     if fmt == "jsonl":
-        lines = [run.header.model_dump(mode="json", exclude_none=True), *_queries(ledger, run, dim, who)]
-        summary = run.summary.model_dump(mode="json", exclude_none=True) if run.summary else {"type": "run_summary", "run_id": run_id}
+        lines = [
+            run.header.model_dump(mode="json", exclude_none=True),
+            *_queries(ledger, run, dim, who),
+        ]
+        summary = (
+            run.summary.model_dump(mode="json", exclude_none=True)
+            if run.summary
+            else {"type": "run_summary", "run_id": run_id}
+        )
         lines.append({**summary, "hilReview": review})
         return "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
-    document = {"exportedAt": utcnow().isoformat(), "runId": run_id, "dimension": dimension, "labelerId": reviewer,
-                "labels": labels, "goldLabels": gold_labels(ledger, run, dim, _scale(config, dim)) if reviewer is None else None,
-                "queries": _queries(ledger, run, dim, who), "hilReview": review}
-    return json.dumps({k: v for k, v in document.items() if v is not None}, ensure_ascii=False, indent=2) + "\n"
+    document = {
+        "exportedAt": utcnow().isoformat(),
+        "runId": run_id,
+        "dimension": dimension,
+        "labelerId": reviewer,
+        "labels": labels,
+        "goldLabels": gold_labels(ledger, run, dim, _scale(config, dim))
+        if reviewer is None
+        else None,
+        "queries": _queries(ledger, run, dim, who),
+        "hilReview": review,
+    }
+    return (
+        json.dumps(
+            {k: v for k, v in document.items() if v is not None}, ensure_ascii=False, indent=2
+        )
+        + "\n"
+    )

@@ -71,14 +71,20 @@ def _ordered(labels: Sequence[tuple[str, float]]) -> list[tuple[float, str]]:
     return sorted((float(score), str(judgment)) for judgment, score in labels)
 
 
-def gold_label(labels: Sequence[tuple[str, float]], scale: "Scale | None", adjudication: Adjudication | None = None) -> Gold:
+def gold_label(
+    labels: Sequence[tuple[str, float]],
+    scale: "Scale | None",
+    adjudication: Adjudication | None = None,
+) -> Gold:
     """The gold label of an item from its independent ``(judgment, score)`` labels (see the module doc)."""
     n = len(labels)
     if adjudication is not None:
         who = adjudication.reviewer.key
         if adjudication.decision == "exclude":
             return Gold(None, None, "excluded", n, who, adjudication.reason)
-        return Gold(adjudication.judgment, adjudication.score, "consensus", n, who, adjudication.reason)
+        return Gold(
+            adjudication.judgment, adjudication.score, "consensus", n, who, adjudication.reason
+        )
     if n == 0:
         return Gold(None, None, "unresolved", 0)
     ordered = _ordered(labels)
@@ -129,8 +135,13 @@ def _levels(labels: Sequence[Rating], scale: "Scale | None") -> int:
     return max(places) - min(places)
 
 
-def _dispute(item_id: str, labels: tuple[Rating, ...], ai: float | None, scale: "Scale | None",
-             settings: "AdjudicationSettings") -> Dispute | None:
+def _dispute(
+    item_id: str,
+    labels: tuple[Rating, ...],
+    ai: float | None,
+    scale: "Scale | None",
+    settings: "AdjudicationSettings",
+) -> Dispute | None:
     if not labels:
         return None
     levels = _levels(labels, scale)
@@ -139,7 +150,11 @@ def _dispute(item_id: str, labels: tuple[Rating, ...], ai: float | None, scale: 
     needed = 1 if scale is None or len(scale.options) < 3 else settings.min_spread
     why = []
     if len(labels) >= 2 and levels >= needed:
-        why.append(f"labels {levels} level{'s' if levels != 1 else ''} apart" if levels > 1 or needed > 1 else "labels differ")
+        why.append(
+            f"labels {levels} level{'s' if levels != 1 else ''} apart"
+            if levels > 1 or needed > 1
+            else "labels differ"
+        )
     if gap is not None and settings.ai_gap is not None and gap > settings.ai_gap:
         why.append(f"AI {ai:.2f} vs humans {median(scores):.2f}")
     if not why:
@@ -147,8 +162,15 @@ def _dispute(item_id: str, labels: tuple[Rating, ...], ai: float | None, scale: 
     return Dispute(item_id, labels, max(scores) - min(scores), levels, gap, "; ".join(why))
 
 
-def disputes(run: "Run", ledger: "Ledger", dimension: str, scale: "Scale | None", settings: "AdjudicationSettings", *,
-             adjudicated: bool = False) -> list[Dispute]:
+def disputes(
+    run: "Run",
+    ledger: "Ledger",
+    dimension: str,
+    scale: "Scale | None",
+    settings: "AdjudicationSettings",
+    *,
+    adjudicated: bool = False,
+) -> list[Dispute]:
     """The run's disputed items on ``dimension``, largest disagreement first (see the module doc).
 
     Items already adjudicated are left out unless ``adjudicated``.
@@ -157,17 +179,31 @@ def disputes(run: "Run", ledger: "Ledger", dimension: str, scale: "Scale | None"
     for place, item in enumerate(run.items):
         if not adjudicated and (run.run_id, item.id, dimension) in ledger.adjudications:
             continue
-        labels = tuple(sorted((j for _, j in ledger.item_judgments(run.run_id, item.id, dimension) if isinstance(j, Rating)),
-                              key=lambda r: r.reviewer.key))
+        labels = tuple(
+            sorted(
+                (
+                    j
+                    for _, j in ledger.item_judgments(run.run_id, item.id, dimension)
+                    if isinstance(j, Rating)
+                ),
+                key=lambda r: r.reviewer.key,
+            )
+        )
         dispute = _dispute(item.id, labels, ai_score(item, dimension), scale, settings)
         if dispute is not None:
             found.append((-dispute.size, -len(labels), place, dispute))
     return [d for *_, d in sorted(found, key=lambda t: t[:3])]
 
 
-def gold_of(ledger: "Ledger", run_id: str, item_id: str, dimension: str, scale: "Scale | None") -> Gold:
+def gold_of(
+    ledger: "Ledger", run_id: str, item_id: str, dimension: str, scale: "Scale | None"
+) -> Gold:
     """The gold label of one item from the folded log."""
-    labels = [(j.judgment, j.score) for _, j in ledger.item_judgments(run_id, item_id, dimension) if isinstance(j, Rating)]
+    labels = [
+        (j.judgment, j.score)
+        for _, j in ledger.item_judgments(run_id, item_id, dimension)
+        if isinstance(j, Rating)
+    ]
     return gold_label(labels, scale, ledger.adjudications.get((run_id, item_id, dimension)))
 
 

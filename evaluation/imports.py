@@ -19,9 +19,29 @@ from typing import TYPE_CHECKING, Any, Iterator
 from pydantic import ValidationError
 
 from . import _json
-from ._input import BOM, check_file, decode, dotted, json_problem_line, line_of, listed_once, non_finite, read_file, where
+from ._input import (
+    BOM,
+    check_file,
+    decode,
+    dotted,
+    json_problem_line,
+    line_of,
+    listed_once,
+    non_finite,
+    read_file,
+    where,
+)
 from .errors import ImportFailed
-from .records import Evaluation, ItemData, JudgeInfo, Query, QueryEvaluation, RunHeader, RunSummary, SearchResult
+from .records import (
+    Evaluation,
+    ItemData,
+    JudgeInfo,
+    Query,
+    QueryEvaluation,
+    RunHeader,
+    RunSummary,
+    SearchResult,
+)
 from .runs import RunKind, average_scores
 from .store import Store, validate_run_id
 from .text import visible
@@ -35,7 +55,13 @@ _ALIASES: dict[str, tuple[str, ...]] = {
     "answer": ("answer", "response", "output", "completion", "actual_output"),
     "results": ("results", "hits", "documents", "ranked_results"),
     "contexts": ("contexts", "retrieved_contexts", "retrieval_context", "context"),
-    "ground_truth": ("ground_truth", "ground_truth_answers", "reference", "expected_output", "ground_truth_contexts"),
+    "ground_truth": (
+        "ground_truth",
+        "ground_truth_answers",
+        "reference",
+        "expected_output",
+        "ground_truth_contexts",
+    ),
     "tool_captures": ("tool_captures", "tools", "tool_calls"),
     "scores": ("scores", "metrics"),
     "verdict": ("verdict", "label"),
@@ -50,10 +76,22 @@ _ALIASES: dict[str, tuple[str, ...]] = {
     "overall": ("overall", "score"),
 }
 _KNOWN = {alias for names in _ALIASES.values() for alias in names}
-_JSON_CELLS = ("results", "contexts", "ground_truth", "tool_captures", "scores", "features", "expected")
+_JSON_CELLS = (
+    "results",
+    "contexts",
+    "ground_truth",
+    "tool_captures",
+    "scores",
+    "features",
+    "expected",
+)
 
-DEFAULT_DIMENSIONS = {"search": ["overall"], "answer": ["answer"], "scenario": ["trigger-accuracy", "code-validity", "technical-accuracy", "completeness"],
-                      "change": ["change"]}
+DEFAULT_DIMENSIONS = {
+    "search": ["overall"],
+    "answer": ["answer"],
+    "scenario": ["trigger-accuracy", "code-validity", "technical-accuracy", "completeness"],
+    "change": ["change"],
+}
 
 CSV_FIELD_LIMIT = 16 * 1024 * 1024
 """Longest CSV cell read (16 MiB of text); the standard library's default, 128 KiB, cuts long answers."""
@@ -118,14 +156,18 @@ def _check_finite(value: Any, name: str | None = None) -> None:
     loc = non_finite(value)
     if loc is not None:
         field_path = dotted(((name,) if name else ()) + loc) or "row"
-        raise BadRow(f"{field_path}: a number too large for a float is not a finite number; write it as a string")
+        raise BadRow(
+            f"{field_path}: a number too large for a float is not a finite number; write it as a string"
+        )
 
 
 def _json_cell(value: Any, name: str, kind: type) -> Any:
     if isinstance(value, str):
         value = _parse_cell(value, name)
     if value is not None and not isinstance(value, kind):
-        raise BadRow(f"{name}: expected a JSON {'object' if kind is dict else 'list'}, got {type(value).__name__}")
+        raise BadRow(
+            f"{name}: expected a JSON {'object' if kind is dict else 'list'}, got {type(value).__name__}"
+        )
     return value
 
 
@@ -145,7 +187,13 @@ def _as_list(value: Any, name: str) -> list[Any]:
 
 
 def _text(value: Any) -> str:
-    return value["text"] if isinstance(value, dict) and "text" in value else value if isinstance(value, str) else json.dumps(value)
+    return (
+        value["text"]
+        if isinstance(value, dict) and "text" in value
+        else value
+        if isinstance(value, str)
+        else json.dumps(value)
+    )
 
 
 def _results(value: Any) -> list[SearchResult]:
@@ -155,9 +203,12 @@ def _results(value: Any) -> list[SearchResult]:
             entry = {"path": entry}
         if not isinstance(entry, dict):
             raise BadRow(f"results[{rank - 1}]: expected an object with path/title, score, snippet")
-        entry = {"snippet": entry.get("snippet", entry.get("text", entry.get("content"))),
-                 "path": entry.get("path", entry.get("url", entry.get("id"))), "rank": entry.get("rank", rank),
-                 **{k: v for k, v in entry.items() if k not in ("text", "content", "url")}}
+        entry = {
+            "snippet": entry.get("snippet", entry.get("text", entry.get("content"))),
+            "path": entry.get("path", entry.get("url", entry.get("id"))),
+            "rank": entry.get("rank", rank),
+            **{k: v for k, v in entry.items() if k not in ("text", "content", "url")},
+        }
         out.append(SearchResult.model_validate(entry))
     return out
 
@@ -181,7 +232,11 @@ def _score(name: Any, value: Any) -> float:
 def _fraction(value: Any, name: str, what: str, choices: str = "") -> float:
     """``value`` as a finite number in 0–1; anything else (bools, NaN, text, out of range) is a bad row."""
     try:
-        number = float(value) if isinstance(value, (str, int, float)) and not isinstance(value, bool) else math.nan
+        number = (
+            float(value)
+            if isinstance(value, (str, int, float)) and not isinstance(value, bool)
+            else math.nan
+        )
     except (ValueError, OverflowError):
         number = math.nan
     if not math.isfinite(number):
@@ -193,15 +248,28 @@ def _fraction(value: Any, name: str, what: str, choices: str = "") -> float:
 
 def _shown(value: Any) -> str:
     """A value from the file as a short, safe fragment of a message."""
-    text = repr(value) if isinstance(value, str) else json.dumps(value) if not isinstance(value, float) else str(value)
+    text = (
+        repr(value)
+        if isinstance(value, str)
+        else json.dumps(value)
+        if not isinstance(value, float)
+        else str(value)
+    )
     return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _features(row: dict[str, Any]) -> dict[str, Any]:
     features = dict(_json_cell(_pick(row, "features"), "features", dict) or {})
     for key, value in row.items():
-        if key not in _KNOWN and not re.match(r"^scores?[._]", key) and isinstance(value, (str, int, float, bool)) and value != "":
-            features.setdefault(key, _number(value) if isinstance(row, CsvRow) and isinstance(value, str) else value)
+        if (
+            key not in _KNOWN
+            and not re.match(r"^scores?[._]", key)
+            and isinstance(value, (str, int, float, bool))
+            and value != ""
+        ):
+            features.setdefault(
+                key, _number(value) if isinstance(row, CsvRow) and isinstance(value, str) else value
+            )
     return features
 
 
@@ -227,22 +295,41 @@ def row_to_item(row: dict[str, Any], default_id: str) -> ItemData:
         raise BadRow("more cells than header columns; quote cells that contain commas")
     confidence = _confidence(_pick(row, "confidence"))
     item_id = _pick(row, "id")
-    if item_id is not None and (isinstance(item_id, bool) or not isinstance(item_id, (str, int, float))):
+    if item_id is not None and (
+        isinstance(item_id, bool) or not isinstance(item_id, (str, int, float))
+    ):
         raise BadRow(f"id: {_shown(item_id)} is not a string or a number; give each row a plain id")
     try:
         return ItemData(
             id=str(item_id) if item_id is not None else default_id,
-            query=Query(query=str(query), intent=_pick(row, "intent"), category=_pick(row, "category"),
-                        expected=[_text(e) for e in _as_list(_pick(row, "expected"), "expected")]),
+            query=Query(
+                query=str(query),
+                intent=_pick(row, "intent"),
+                category=_pick(row, "category"),
+                expected=[_text(e) for e in _as_list(_pick(row, "expected"), "expected")],
+            ),
             results=_results(_pick(row, "results")),
             answer=_pick(row, "answer"),
             contexts=[_text(c) for c in _as_list(_pick(row, "contexts"), "contexts")],
-            ground_truth=[_text(g) for alias in _ALIASES["ground_truth"] for g in _as_list(row.get(alias) or None, alias)],
-            tool_captures=[t if isinstance(t, dict) else {"tool": str(t)} for t in _as_list(_pick(row, "tool_captures"), "tool_captures")],
-            evaluation=Evaluation(scores=_scores(row), verdict=_pick(row, "verdict"), confidence=confidence,
-                                  rationale=_pick(row, "rationale"), judge=row.get("judge") if isinstance(row.get("judge"), str) else None),
+            ground_truth=[
+                _text(g)
+                for alias in _ALIASES["ground_truth"]
+                for g in _as_list(row.get(alias) or None, alias)
+            ],
+            tool_captures=[
+                t if isinstance(t, dict) else {"tool": str(t)}
+                for t in _as_list(_pick(row, "tool_captures"), "tool_captures")
+            ],
+            evaluation=Evaluation(
+                scores=_scores(row),
+                verdict=_pick(row, "verdict"),
+                confidence=confidence,
+                rationale=_pick(row, "rationale"),
+                judge=row.get("judge") if isinstance(row.get("judge"), str) else None,
+            ),
             features=_features(row),
-            latency_ms=_pick(row, "latency_ms"), cost_usd=_pick(row, "cost_usd"),
+            latency_ms=_pick(row, "latency_ms"),
+            cost_usd=_pick(row, "cost_usd"),
         )
     except ValidationError as exc:
         err = exc.errors()[0]
@@ -251,7 +338,14 @@ def row_to_item(row: dict[str, Any], default_id: str) -> ItemData:
 
 def _kind_of(value: Any) -> str:
     """``a list``, ``a number``… for messages about a value of the wrong type."""
-    names = {list: "a list", str: "a string", bool: "true/false", int: "a number", float: "a number", type(None): "null"}
+    names = {
+        list: "a list",
+        str: "a string",
+        bool: "true/false",
+        int: "a number",
+        float: "a number",
+        type(None): "null",
+    }
     return names.get(type(value), type(value).__name__)
 
 
@@ -262,12 +356,16 @@ def _skip(text: str, pos: int, chars: str = " \t\r\n") -> int:
 
 
 _NO_ROWS = "a JSON file must hold an array of rows, or an object with one"
-_LENIENT = json.JSONDecoder(parse_constant=lambda _: None, parse_int=lambda _: 0, object_pairs_hook=lambda _: None)
+_LENIENT = json.JSONDecoder(
+    parse_constant=lambda _: None, parse_int=lambda _: 0, object_pairs_hook=lambda _: None
+)
 """Finds where a value ends without judging it: each row is then parsed, and judged, on its own."""
 _FILE_FIX = "give the path of a .jsonl, .json or .csv file"
 
 
-def _json_problem(exc: _json.JSONInputError, *, column: bool = False, whole: bool = False) -> BadRow:
+def _json_problem(
+    exc: _json.JSONInputError, *, column: bool = False, whole: bool = False
+) -> BadRow:
     """A hostile-JSON error as a bad row (its fix joined to the message) or, ``whole``, as a file's error."""
     what, _, fix = exc.reason.partition(" — ")
     if column and exc.column:
@@ -280,15 +378,15 @@ def _json_problem(exc: _json.JSONInputError, *, column: bool = False, whole: boo
 def _list_start(text: str) -> int:
     """Offset of the ``[`` of the rows: the top-level array, or an object's first top-level list value."""
     pos = _skip(text, 0)
-    if text[pos:pos + 1] == "[":
+    if text[pos : pos + 1] == "[":
         return pos
-    if text[pos:pos + 1] != "{":
+    if text[pos : pos + 1] != "{":
         raise BadRow(_NO_ROWS, line=line_of(text, pos))
     pos = _skip(text, pos + 1)
-    while text[pos:pos + 1] == '"':
+    while text[pos : pos + 1] == '"':
         _, pos = _LENIENT.raw_decode(text, pos)
         pos = _skip(text, _skip(text, pos) + 1)  # past the colon
-        if text[pos:pos + 1] == "[":
+        if text[pos : pos + 1] == "[":
             return pos
         _, pos = _LENIENT.raw_decode(text, pos)
         pos = _skip(text, pos, " \t\r\n,")
@@ -322,7 +420,11 @@ def _sound_text(data: bytes, problem: _json.JSONInputError | None) -> str:
         _LENIENT.decode(text)
         return text
     except json.JSONDecodeError as exc:
-        raise BadRow(f"invalid JSON ({exc.msg} at column {exc.colno})", line=exc.lineno, fix="fix the JSON syntax") from None
+        raise BadRow(
+            f"invalid JSON ({exc.msg} at column {exc.colno})",
+            line=exc.lineno,
+            fix="fix the JSON syntax",
+        ) from None
     except (UnicodeDecodeError, RecursionError):  # the whole-document read named it
         if problem is None:
             raise BadRow("nested too deep to read", fix="flatten the data") from None
@@ -376,9 +478,14 @@ def _csv_cells(text: str) -> list[tuple[int, list[str]]]:
             records.append((end + 1, cells))
             end = reader.line_num
     except csv.Error as exc:
-        what = (f"a cell longer than {CSV_FIELD_LIMIT:,} characters" if "field limit" in str(exc)
-                else f"not valid CSV ({visible(str(exc), newlines=False)})")
-        raise BadRow(what, line=reader.line_num or 1, fix="shorten the cell, or import the outputs as JSONL") from None
+        what = (
+            f"a cell longer than {CSV_FIELD_LIMIT:,} characters"
+            if "field limit" in str(exc)
+            else f"not valid CSV ({visible(str(exc), newlines=False)})"
+        )
+        raise BadRow(
+            what, line=reader.line_num or 1, fix="shorten the cell, or import the outputs as JSONL"
+        ) from None
     finally:
         csv.field_size_limit(previous)
     return records
@@ -390,13 +497,15 @@ def _csv_rows(text: str) -> list[tuple[int, Any]]:
     header = records[0][1] if records else []
     duplicate = next((name for i, name in enumerate(header) if name in header[:i]), None)
     if duplicate is not None:
-        raise BadRow(f"duplicate column {duplicate!r}", line=1, fix="give every column its own name")
+        raise BadRow(
+            f"duplicate column {duplicate!r}", line=1, fix="give every column its own name"
+        )
     rows: list[tuple[int, Any]] = []
     for line, cells in records[1:]:
         if any(cell.strip() for cell in cells):
             row = CsvRow(zip(header, cells))
             if len(cells) > len(header):
-                row[None] = cells[len(header):]
+                row[None] = cells[len(header) :]
             rows.append((line, row))
     return rows
 
@@ -437,17 +546,23 @@ def _check_dimensions(dimensions: list[str], config: "HilbotConfig | None") -> l
     example = "e.g. --dimensions overall,quality"
     for name in listed_once(dimensions, "--dimensions", "dimension", ImportFailed, example):
         if name not in known:
-            raise ImportFailed(f"unknown dimension {name!r}", where="--dimensions",
-                               fix=f"use one of {', '.join(known)}, or define it as "
-                                   f"[dimensions.{visible(name, newlines=False)}] in hilbot.toml")
+            raise ImportFailed(
+                f"unknown dimension {name!r}",
+                where="--dimensions",
+                fix=f"use one of {', '.join(known)}, or define it as "
+                f"[dimensions.{visible(name, newlines=False)}] in hilbot.toml",
+            )
     return dimensions
 
 
 def _check_set_name(name: str) -> str:
     """``name`` if it is a usable query set name: not blank, at most 200 characters, no control characters."""
     if not name.strip() or len(name) > 200 or visible(name, newlines=False) != name:
-        raise ImportFailed(f"invalid set name {visible(name[:60], newlines=False)!r}", where="--set",
-                           fix="use a short name without control characters, e.g. --set core")
+        raise ImportFailed(
+            f"invalid set name {visible(name[:60], newlines=False)!r}",
+            where="--set",
+            fix="use a short name without control characters, e.g. --set core",
+        )
     return name
 
 
@@ -456,12 +571,22 @@ def _read_all(path: Path) -> list[tuple[int, Any]]:
     try:
         return list(read_rows(path))
     except BadRow as exc:
-        raise ImportFailed(exc.args[0], where=where(path, exc.line), fix=exc.fix or "fix the file") from None
+        raise ImportFailed(
+            exc.args[0], where=where(path, exc.line), fix=exc.fix or "fix the file"
+        ) from None
 
 
-def import_outputs(store: Store, path: str | Path, *, run_id: str | None = None, set_name: str = "core",
-                   skip_bad: bool = False, dimensions: list[str] | None = None, judge: str = "recorded",
-                   config: "HilbotConfig | None" = None) -> ImportReport:
+def import_outputs(
+    store: Store,
+    path: str | Path,
+    *,
+    run_id: str | None = None,
+    set_name: str = "core",
+    skip_bad: bool = False,
+    dimensions: list[str] | None = None,
+    judge: str = "recorded",
+    config: "HilbotConfig | None" = None,
+) -> ImportReport:
     """Import ``path`` as a new run in ``store``; raises :class:`ImportFailed` on the first bad row unless ``skip_bad``.
 
     ``dimensions`` must be defined in ``config`` (default: :func:`~evaluation.load_config`).
@@ -486,22 +611,40 @@ def import_outputs(store: Store, path: str | Path, *, run_id: str | None = None,
                 raise BadRow(f"duplicate id {item.id!r}; ids must be unique within a run")
         except BadRow as exc:
             if not skip_bad:
-                raise ImportFailed(str(exc), where=where(path, line), fix="fix the row, or pass --skip-bad to import the rest") from None
+                raise ImportFailed(
+                    str(exc),
+                    where=where(path, line),
+                    fix="fix the row, or pass --skip-bad to import the rest",
+                ) from None
             report.skipped += 1
             report.errors.append(f"{where(path, line)}: {exc}")
             continue
         seen.add(item.id)
         items.append(item)
     if not items:
-        raise ImportFailed("no rows could be imported", where=where(path), fix="check the file has one row per item with a query field")
+        raise ImportFailed(
+            "no rows could be imported",
+            where=where(path),
+            fix="check the file has one row per item with a query field",
+        )
     kind = _kind(items)
-    header = RunHeader(run_id=run_id, set=set_name, kind=kind, source=path.name, judge=JudgeInfo(name=judge, kind="recorded"),
-                       dimensions=dimensions or DEFAULT_DIMENSIONS[kind], item_count=len(items))
+    header = RunHeader(
+        run_id=run_id,
+        set=set_name,
+        kind=kind,
+        source=path.name,
+        judge=JudgeInfo(name=judge, kind="recorded"),
+        dimensions=dimensions or DEFAULT_DIMENSIONS[kind],
+        item_count=len(items),
+    )
     for item in items:
         item.evaluation.judge = item.evaluation.judge or judge
-    placed = store.create_run(header, (QueryEvaluation(run_id=run_id, data=i) for i in items),
-                              RunSummary(run_id=run_id, item_count=len(items), averageScores=average_scores(items)),
-                              generated=generated)
+    placed = store.create_run(
+        header,
+        (QueryEvaluation(run_id=run_id, data=i) for i in items),
+        RunSummary(run_id=run_id, item_count=len(items), averageScores=average_scores(items)),
+        generated=generated,
+    )
     report.run_id = placed.stem
     report.imported = len(items)
     return report

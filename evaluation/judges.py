@@ -72,13 +72,19 @@ def _declares_kind(name: str, factory: JudgeFactory) -> None:
     kind = getattr(factory, "kind", None)
     if kind not in KINDS:
         said = "declares no kind" if kind is None else f"declares the unknown kind {kind!r}"
-        raise JudgeError(f"judge {name!r} {said}",
-                         fix='set kind = "local" (local methods), "llm" (an LLM\'s verdict) or "recorded" '
-                             "(scores made elsewhere) on the judge class, or pass judge(name, kind=...)")
+        raise JudgeError(
+            f"judge {name!r} {said}",
+            fix='set kind = "local" (local methods), "llm" (an LLM\'s verdict) or "recorded" '
+            "(scores made elsewhere) on the judge class, or pass judge(name, kind=...)",
+        )
 
 
-JUDGES: Registry[JudgeFactory] = Registry("judge", "hilbot.judges", hint="pass --judge or set [judge] name to one of {names}",
-                                          check=_declares_kind)
+JUDGES: Registry[JudgeFactory] = Registry(
+    "judge",
+    "hilbot.judges",
+    hint="pass --judge or set [judge] name to one of {names}",
+    check=_declares_kind,
+)
 """Every judge by name; plugins add theirs through the ``hilbot.judges`` entry-point group."""
 
 
@@ -91,8 +97,10 @@ def judge(name: str, *, kind: JudgeKind | None = None) -> Callable[[JudgeFactory
 
     def register(factory: JudgeFactory) -> JudgeFactory:
         if kind is not None and getattr(factory, "kind", kind) != kind:
-            raise JudgeError(f"judge {name!r} is registered as {kind!r} but declares kind {factory.kind!r}",  # type: ignore[attr-defined]
-                             fix="declare one kind")
+            raise JudgeError(
+                f"judge {name!r} is registered as {kind!r} but declares kind {factory.kind!r}",  # type: ignore[attr-defined]
+                fix="declare one kind",
+            )
         if kind is not None:
             factory.kind = kind  # type: ignore[attr-defined]
         return JUDGES.register(name)(factory)
@@ -159,7 +167,9 @@ def load_prompts(prompts_dir: str | None, names: Iterable[str] = PROMPTS) -> dic
 
 def prompt_hashes(templates: dict[str, str]) -> dict[str, str]:
     """SHA-256 of each template."""
-    return {name: hashlib.sha256(text.encode("utf-8")).hexdigest() for name, text in templates.items()}
+    return {
+        name: hashlib.sha256(text.encode("utf-8")).hexdigest() for name, text in templates.items()
+    }
 
 
 def fill(name: str, template: str, **values: str) -> str:
@@ -167,8 +177,10 @@ def fill(name: str, template: str, **values: str) -> str:
     try:
         return template.format(**values)
     except (KeyError, IndexError, ValueError) as exc:
-        raise HilbotError(f"prompt template {name}.txt has an unknown placeholder or stray brace ({exc})",
-                          fix=f"use only {{{'}, {'.join(values)}}} and double literal braces") from None
+        raise HilbotError(
+            f"prompt template {name}.txt has an unknown placeholder or stray brace ({exc})",
+            fix=f"use only {{{'}, {'.join(values)}}} and double literal braces",
+        ) from None
 
 
 def _numbered(texts: list[str]) -> str:
@@ -189,21 +201,36 @@ def is_search(item: ItemData) -> bool:
     return bool(item.results) and not item.answer
 
 
-def local_scores(case: Case, item: ItemData, config: "HilbotConfig") -> tuple[dict[str, float | None], list[bool]]:
+def local_scores(
+    case: Case, item: ItemData, config: "HilbotConfig"
+) -> tuple[dict[str, float | None], list[bool]]:
     """The metrics computed without any judge, and the ground-truth coverage."""
     if is_search(item):
         paths = [r.path for r in item.results]
         k = config.judge.k
-        return {f"ndcg@{k}": metrics.ndcg_at_k(paths, case.query.expected, k),
-                f"recall@{k}": metrics.recall_at_k(paths, case.query.expected, k)}, []
+        return {
+            f"ndcg@{k}": metrics.ndcg_at_k(paths, case.query.expected, k),
+            f"recall@{k}": metrics.recall_at_k(paths, case.query.expected, k),
+        }, []
     contexts, weights = case.ground_truth_contexts, config.judge.priority_weights
-    return {"quote_precision": metrics.quote_precision(contexts, item.quotes),
-            "quote_recall": metrics.quote_recall(contexts, item.quotes, weights)}, metrics.coverage(contexts, item.quotes)
+    return {
+        "quote_precision": metrics.quote_precision(contexts, item.quotes),
+        "quote_recall": metrics.quote_recall(contexts, item.quotes, weights),
+    }, metrics.coverage(contexts, item.quotes)
 
 
-def finish(case: Case, item: ItemData, config: "HilbotConfig", scores: Mapping[str, float | None], *, label: str,
-           reasons: dict[str, str], confidence: float | None = None, verdict: str | None = None,
-           cost: float | None = None) -> Evaluation:
+def finish(
+    case: Case,
+    item: ItemData,
+    config: "HilbotConfig",
+    scores: Mapping[str, float | None],
+    *,
+    label: str,
+    reasons: dict[str, str],
+    confidence: float | None = None,
+    verdict: str | None = None,
+    cost: float | None = None,
+) -> Evaluation:
     """Assemble an evaluation: local metrics added, the answer aggregate as ``overall``, a verdict."""
     local, covered = local_scores(case, item, config)
     merged = {**scores, **local}
@@ -215,8 +242,16 @@ def finish(case: Case, item: ItemData, config: "HilbotConfig", scores: Mapping[s
     overall = clean.get("overall")
     if verdict is None and overall is not None:
         verdict = "PASS" if overall >= config.judge.pass_mark else "FAIL"
-    return Evaluation(scores=clean, verdict=verdict, confidence=confidence, judge=label, reasons=reasons,
-                      rationale=" ".join(reasons.values()) or None, coverage=covered, cost_usd=cost)
+    return Evaluation(
+        scores=clean,
+        verdict=verdict,
+        confidence=confidence,
+        judge=label,
+        reasons=reasons,
+        rationale=" ".join(reasons.values()) or None,
+        coverage=covered,
+        cost_usd=cost,
+    )
 
 
 # --------------------------------------------------------------------------- lexical
@@ -232,9 +267,15 @@ class LexicalJudge:
         self.config = config
 
     def info(self) -> JudgeInfo:
-        return JudgeInfo(name=self.name, kind=self.kind,
-                         params={"k": self.config.judge.k, "metric_weights": self.config.judge.metric_weights,
-                                 "priority_weights": self.config.judge.priority_weights})
+        return JudgeInfo(
+            name=self.name,
+            kind=self.kind,
+            params={
+                "k": self.config.judge.k,
+                "metric_weights": self.config.judge.metric_weights,
+                "priority_weights": self.config.judge.priority_weights,
+            },
+        )
 
     async def judge(self, case: Case, item: ItemData) -> Evaluation:
         if is_search(item):
@@ -245,7 +286,10 @@ class LexicalJudge:
 
     def _search(self, case: Case, item: ItemData) -> tuple[dict[str, float | None], dict[str, str]]:
         query, top = case.query.query, item.results[: self.config.judge.k]
-        gains = [metrics.term_overlap(query, f"{r.title or ''} {r.snippet or ''} {r.path or ''}") for r in top]
+        gains = [
+            metrics.term_overlap(query, f"{r.title or ''} {r.snippet or ''} {r.path or ''}")
+            for r in top
+        ]
         relevance = sum(gains) / len(gains)
         recall = metrics.recall_at_k([r.path for r in top], case.query.expected, len(top))
         union = " ".join(f"{r.title or ''} {r.snippet or ''} {r.path or ''}" for r in top)
@@ -254,22 +298,42 @@ class LexicalJudge:
         ranking = metrics.graded_ndcg(gains) or 0.0
         overall = (relevance + ranking + coverage + snippet) / 4
         reason = f"lexical: the top {len(top)} results share {relevance:.0%} of the query's terms on average"
-        return {"relevance": relevance, "ranking": ranking, "coverage": coverage, "snippet": snippet, "overall": overall}, {"overall": reason}
+        return {
+            "relevance": relevance,
+            "ranking": ranking,
+            "coverage": coverage,
+            "snippet": snippet,
+            "overall": overall,
+        }, {"overall": reason}
 
     def _answer(self, case: Case, item: ItemData) -> tuple[dict[str, float | None], dict[str, str]]:
         answer = item.answer or ""
         faithful = metrics.quotes_in_contexts(item.quotes, item.contexts)
         grounding = " ".join(item.quotes + item.contexts)
         explanation = metrics.term_overlap(answer, grounding) if grounding and answer else None
-        correctness = max((metrics.token_f1(answer, gt) for gt in case.ground_truth_answers), default=None) if answer else None
+        correctness = (
+            max((metrics.token_f1(answer, gt) for gt in case.ground_truth_answers), default=None)
+            if answer
+            else None
+        )
         reasons = {}
         if faithful is not None:
-            reasons["quote_faithfulness"] = f"lexical: {faithful:.0%} of quotes appear verbatim in the retrieved contexts."
+            reasons["quote_faithfulness"] = (
+                f"lexical: {faithful:.0%} of quotes appear verbatim in the retrieved contexts."
+            )
         if explanation is not None:
-            reasons["explanation_faithfulness"] = f"lexical: {explanation:.0%} of the answer's terms occur in the quotes or contexts."
+            reasons["explanation_faithfulness"] = (
+                f"lexical: {explanation:.0%} of the answer's terms occur in the quotes or contexts."
+            )
         if correctness is not None:
-            reasons["answer_correctness"] = f"lexical: token F1 {correctness:.2f} against the closest ground-truth answer."
-        return {"quote_faithfulness": faithful, "explanation_faithfulness": explanation, "answer_correctness": correctness}, reasons
+            reasons["answer_correctness"] = (
+                f"lexical: token F1 {correctness:.2f} against the closest ground-truth answer."
+            )
+        return {
+            "quote_faithfulness": faithful,
+            "explanation_faithfulness": explanation,
+            "answer_correctness": correctness,
+        }, reasons
 
 
 judge("lexical")(LexicalJudge)
@@ -326,10 +390,20 @@ class LLMJudge:
         return self.llm.label
 
     def info(self) -> JudgeInfo:
-        params = {"provider": self.llm.provider.name, "model": self.llm.provider.model, "max_tokens": self.config.llm.max_tokens,
-                  "k": self.config.judge.k, "metric_weights": self.config.judge.metric_weights,
-                  "priority_weights": self.config.judge.priority_weights}
-        return JudgeInfo(name=self.label, kind=self.kind, params=params, prompt_hashes=prompt_hashes(self.templates))
+        params = {
+            "provider": self.llm.provider.name,
+            "model": self.llm.provider.model,
+            "max_tokens": self.config.llm.max_tokens,
+            "k": self.config.judge.k,
+            "metric_weights": self.config.judge.metric_weights,
+            "priority_weights": self.config.judge.priority_weights,
+        }
+        return JudgeInfo(
+            name=self.label,
+            kind=self.kind,
+            params=params,
+            prompt_hashes=prompt_hashes(self.templates),
+        )
 
     async def judge(self, case: Case, item: ItemData) -> Evaluation:
         from .llm import LLMError
@@ -340,34 +414,78 @@ class LLMJudge:
             return await self._answer(case, item)
         except LLMError as exc:  # not judged; the local metrics still hold
             local, covered = local_scores(case, item, self.config)
-            return Evaluation(judge=self.label, error=exc.what, coverage=covered,
-                              scores={k: round(v, 4) for k, v in local.items() if v is not None})
+            return Evaluation(
+                judge=self.label,
+                error=exc.what,
+                coverage=covered,
+                scores={k: round(v, 4) for k, v in local.items() if v is not None},
+            )
 
     async def _ask(self, name: str, output: type[BaseModel], case: Case, **values: str):
         from .llm import LLMRequest
 
         prompt = fill(name, self.templates[name], **values)
-        return await self.llm.complete(LLMRequest(prompt=prompt, output=output, purpose=f"judge:{name}:{case.id}"))
+        return await self.llm.complete(
+            LLMRequest(prompt=prompt, output=output, purpose=f"judge:{name}:{case.id}")
+        )
 
     async def _search(self, case: Case, item: ItemData) -> Evaluation:
-        reply = await self._ask("search", SearchVerdict, case, query=case.query.query, intent=case.query.intent or "(not given)",
-                                results=_results_text(item))
+        reply = await self._ask(
+            "search",
+            SearchVerdict,
+            case,
+            query=case.query.query,
+            intent=case.query.intent or "(not given)",
+            results=_results_text(item),
+        )
         v: SearchVerdict = reply.output  # type: ignore[assignment]
-        scores = {"relevance": v.relevance, "ranking": v.ranking, "coverage": v.coverage, "snippet": v.snippet, "overall": v.overall}
-        return finish(case, item, self.config, scores, label=self.label, reasons={"overall": v.reason},
-                      confidence=v.confidence, verdict=v.verdict, cost=reply.cost_usd or 0.0)
+        scores = {
+            "relevance": v.relevance,
+            "ranking": v.ranking,
+            "coverage": v.coverage,
+            "snippet": v.snippet,
+            "overall": v.overall,
+        }
+        return finish(
+            case,
+            item,
+            self.config,
+            scores,
+            label=self.label,
+            reasons={"overall": v.reason},
+            confidence=v.confidence,
+            verdict=v.verdict,
+            cost=reply.cost_usd or 0.0,
+        )
 
     async def _answer(self, case: Case, item: ItemData) -> Evaluation:
         answer, quotes = item.answer or "", item.quotes
         calls = {}
         if quotes and item.contexts:
-            calls["quote_faithfulness"] = self._ask("quote_faithfulness", BinaryVerdict, case, rag_contexts=_numbered(item.contexts),
-                                                    quotes=_numbered(quotes))
+            calls["quote_faithfulness"] = self._ask(
+                "quote_faithfulness",
+                BinaryVerdict,
+                case,
+                rag_contexts=_numbered(item.contexts),
+                quotes=_numbered(quotes),
+            )
         if quotes and answer:
-            calls["explanation_faithfulness"] = self._ask("explanation_faithfulness", BinaryVerdict, case, quotes=_numbered(quotes), answer=answer)
+            calls["explanation_faithfulness"] = self._ask(
+                "explanation_faithfulness",
+                BinaryVerdict,
+                case,
+                quotes=_numbered(quotes),
+                answer=answer,
+            )
         if case.ground_truth_answers and answer:
-            calls["answer_correctness"] = self._ask("answer_correctness", CorrectnessVerdict, case, query=case.query.query,
-                                                    ground_truth="\n".join(case.ground_truth_answers), answer=answer)
+            calls["answer_correctness"] = self._ask(
+                "answer_correctness",
+                CorrectnessVerdict,
+                case,
+                query=case.query.query,
+                ground_truth="\n".join(case.ground_truth_answers),
+                answer=answer,
+            )
         replies = dict(zip(calls, await asyncio.gather(*calls.values())))
         scores = {name: 1.0 if r.output.answer in _POSITIVE else 0.0 for name, r in replies.items()}
         reasons = {name: r.output.reason for name, r in replies.items()}

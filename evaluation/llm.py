@@ -99,7 +99,9 @@ class Provider(Protocol):
     name: str
     model: str
 
-    async def complete(self, request: LLMRequest, *, system: str, prompt: str, max_tokens: int) -> ProviderReply:
+    async def complete(
+        self, request: LLMRequest, *, system: str, prompt: str, max_tokens: int
+    ) -> ProviderReply:
         """Send one (already redacted) call and return the structured answer."""
         ...
 
@@ -111,9 +113,13 @@ class UnknownProvider(LLMError, UnknownName):
     """``[llm] provider`` names no built-in or installed provider."""
 
 
-PROVIDERS: Registry[ProviderFactory] = Registry("LLM provider", "hilbot.providers",
-                                                builtins={"anthropic": "evaluation._anthropic", "openai-compatible": "evaluation._openai"},
-                                                hint="set [llm] provider to one of {names}", error=UnknownProvider)
+PROVIDERS: Registry[ProviderFactory] = Registry(
+    "LLM provider",
+    "hilbot.providers",
+    builtins={"anthropic": "evaluation._anthropic", "openai-compatible": "evaluation._openai"},
+    hint="set [llm] provider to one of {names}",
+    error=UnknownProvider,
+)
 """Every provider by name; built-ins are imported on first use, plugins come from ``hilbot.providers`` entry points."""
 
 
@@ -127,7 +133,10 @@ def get_provider(settings: "LLMSettings") -> Provider:
     return PROVIDERS.get(settings.provider)(settings)
 
 
-_KEY_VARIABLES = {"anthropic": ("ANTHROPIC_API_KEY",), "openai-compatible": ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
+_KEY_VARIABLES = {
+    "anthropic": ("ANTHROPIC_API_KEY",),
+    "openai-compatible": ("OPENAI_API_KEY", "OPENAI_BASE_URL"),
+}
 
 
 def has_key(settings: "LLMSettings") -> bool:
@@ -152,22 +161,42 @@ def parse_output(request: LLMRequest, reply: ProviderReply) -> BaseModel:
         except json.JSONDecodeError:
             data = None
         if data is None:
-            shown = visible(scrub(" ".join(text.split())), newlines=False)[:80] or "(empty)"  # scrubbed before the cut
-            raise LLMOutputError(f"model answered without the {request.tool_name} tool: {shown!r}",
-                                 fix="check the prompt template; the answer must be the tool call or one JSON object")
+            shown = (
+                visible(scrub(" ".join(text.split())), newlines=False)[:80] or "(empty)"
+            )  # scrubbed before the cut
+            raise LLMOutputError(
+                f"model answered without the {request.tool_name} tool: {shown!r}",
+                fix="check the prompt template; the answer must be the tool call or one JSON object",
+            )
     try:
         return request.output.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
         where = visible(".".join(str(p) for p in err["loc"]), newlines=False)[:80] or "answer"
-        raise LLMOutputError(f"malformed model output at {where}: {err['msg']}",
-                             fix="check the prompt template asks for the tool's fields") from None
+        raise LLMOutputError(
+            f"malformed model output at {where}: {err['msg']}",
+            fix="check the prompt template asks for the tool's fields",
+        ) from None
 
 
-def cache_key(provider_name: str, model: str, system: str, prompt: str, request: LLMRequest, max_tokens: int) -> str:
+def cache_key(
+    provider_name: str, model: str, system: str, prompt: str, request: LLMRequest, max_tokens: int
+) -> str:
     """SHA-256 over everything that determines the answer."""
-    material = json.dumps([provider_name, model, system, prompt, request.tool_name, request.schema(), max_tokens, 0.0],
-                          sort_keys=True, ensure_ascii=False)
+    material = json.dumps(
+        [
+            provider_name,
+            model,
+            system,
+            prompt,
+            request.tool_name,
+            request.schema(),
+            max_tokens,
+            0.0,
+        ],
+        sort_keys=True,
+        ensure_ascii=False,
+    )
     return hashlib.sha256(material.encode("utf-8")).hexdigest()
 
 
@@ -181,8 +210,10 @@ class Redactor:
         try:
             self._compiled = [re.compile(p) for p in self.patterns]
         except re.error as exc:
-            raise HilbotError(f"[llm] redact pattern {exc.pattern!r} is not a valid regex ({exc})",
-                              fix="fix the pattern in hilbot.toml") from None
+            raise HilbotError(
+                f"[llm] redact pattern {exc.pattern!r} is not a valid regex ({exc})",
+                fix="fix the pattern in hilbot.toml",
+            ) from None
 
     def __call__(self, text: str) -> tuple[str, int]:
         total = 0
@@ -228,12 +259,20 @@ class LLM:
         system, n_system = self.redact(request.system)
         prompt, n_prompt = self.redact(request.prompt)
         max_tokens = request.max_tokens or self.settings.max_tokens
-        key = cache_key(self.provider.name, self.provider.model, system, prompt, request, max_tokens)
+        key = cache_key(
+            self.provider.name, self.provider.model, system, prompt, request, max_tokens
+        )
         if self.settings.cache and (cached := self._cached(request, key)) is not None:
             self.cache_hits += 1
             return LLMResponse(cached, cached=True)
-        record = LLMCall(provider=self.provider.name, model=self.provider.model, purpose=request.purpose,
-                         cache_key=key, sent=f"[system]\n{system}\n[user]\n{prompt}", redactions=n_system + n_prompt)
+        record = LLMCall(
+            provider=self.provider.name,
+            model=self.provider.model,
+            purpose=request.purpose,
+            cache_key=key,
+            sent=f"[system]\n{system}\n[user]\n{prompt}",
+            redactions=n_system + n_prompt,
+        )
         try:
             reply = await self._call(request, system, prompt, max_tokens)
             record.input_tokens, record.output_tokens = reply.input_tokens, reply.output_tokens
@@ -245,7 +284,11 @@ class LLM:
             raise
         await self.store.llm_calls.aappend(record)
         if self.settings.cache:
-            await asyncio.to_thread(self.store.cache_put, key, {"data": output.model_dump(mode="json"), "model": self.provider.model})
+            await asyncio.to_thread(
+                self.store.cache_put,
+                key,
+                {"data": output.model_dump(mode="json"), "model": self.provider.model},
+            )
         return LLMResponse(output, reply.input_tokens, reply.output_tokens, record.cost_usd)
 
     def _cached(self, request: LLMRequest, key: str) -> BaseModel | None:
@@ -258,9 +301,13 @@ class LLM:
         except ValidationError:
             return None
 
-    async def _call(self, request: LLMRequest, system: str, prompt: str, max_tokens: int) -> ProviderReply:
+    async def _call(
+        self, request: LLMRequest, system: str, prompt: str, max_tokens: int
+    ) -> ProviderReply:
         if self._semaphore is None:
             self._semaphore = asyncio.Semaphore(self.settings.concurrency)
         async with self._semaphore:
             self.calls += 1
-            return await self.provider.complete(request, system=system, prompt=prompt, max_tokens=max_tokens)
+            return await self.provider.complete(
+                request, system=system, prompt=prompt, max_tokens=max_tokens
+            )

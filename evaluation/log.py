@@ -81,10 +81,22 @@ def encode(record: BaseModel | dict[str, Any], clean: Callable[[str], str] | Non
     clean = clean or scrub
     try:
         return clean(_dumps(record)).encode("utf-8") + b"\n"
-    except ValueError:  # UnicodeEncodeError, or pydantic's serialization error, for a lone surrogate
-        data = record.model_dump(mode="json", exclude_none=True) if isinstance(record, BaseModel) else record
-        text = clean(json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str, allow_nan=False))
-        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace").encode("utf-8") + b"\n"
+    except (
+        ValueError
+    ):  # UnicodeEncodeError, or pydantic's serialization error, for a lone surrogate
+        data = (
+            record.model_dump(mode="json", exclude_none=True)
+            if isinstance(record, BaseModel)
+            else record
+        )
+        text = clean(
+            json.dumps(
+                data, ensure_ascii=False, separators=(",", ":"), default=str, allow_nan=False
+            )
+        )
+        return (
+            text.encode("utf-8", "surrogatepass").decode("utf-8", "replace").encode("utf-8") + b"\n"
+        )
 
 
 def encode_all(records: Iterable[BaseModel | dict[str, Any]]) -> list[bytes]:
@@ -96,7 +108,9 @@ def encode_all(records: Iterable[BaseModel | dict[str, Any]]) -> list[bytes]:
 def _dumps(record: BaseModel | dict[str, Any]) -> str:
     if isinstance(record, BaseModel):
         return record.model_dump_json(exclude_none=True)
-    return json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str, allow_nan=False)
+    return json.dumps(
+        record, ensure_ascii=False, separators=(",", ":"), default=str, allow_nan=False
+    )
 
 
 class _Ticket:
@@ -189,8 +203,11 @@ class EventLog:
                     t.done, t.error = True, error
                 self._cond.notify_all()
         if ticket.error is not None:
-            raise LogError(f"could not append: {os_reason(ticket.error)}", where=str(self.path),
-                           fix=os_fix(ticket.error) + "; the record was not stored") from ticket.error
+            raise LogError(
+                f"could not append: {os_reason(ticket.error)}",
+                where=str(self.path),
+                fix=os_fix(ticket.error) + "; the record was not stored",
+            ) from ticket.error
 
     def _write_batch(self, lines: list[bytes]) -> BaseException | None:
         """Write ``lines`` to the file the path names, fsync, and check it still names it afterwards."""
@@ -208,7 +225,10 @@ class EventLog:
                 self._note_restored(len(missing))
                 self._remember(lines)
                 lines = []
-                if self._state()[0] in ("same", "shrunk"):  # a shrink is put right at the next write
+                if self._state()[0] in (
+                    "same",
+                    "shrunk",
+                ):  # a shrink is put right at the next write
                     return None
             raise OSError(errno.EAGAIN, "the file kept being replaced while hilbot wrote to it")
         except OSError as exc:
@@ -287,14 +307,19 @@ class EventLog:
         for line in lines:
             self._recent.append((now, line))
             self._recent_bytes += len(line)
-        while self._recent and (self._recent_bytes > _RECENT_BYTES or now - self._recent[0][0] > self._recent_s):
+        while self._recent and (
+            self._recent_bytes > _RECENT_BYTES or now - self._recent[0][0] > self._recent_s
+        ):
             self._recent_bytes -= len(self._recent.popleft()[1])
 
     def _note_restored(self, count: int) -> None:
         if count:
             self.restored += count
-            _log.warning("%s was replaced while hilbot wrote to it; %d record(s) the new file lacked were appended again",
-                         self.path, count)
+            _log.warning(
+                "%s was replaced while hilbot wrote to it; %d record(s) the new file lacked were appended again",
+                self.path,
+                count,
+            )
 
     def _open(self) -> int:
         if self._fd is None:
@@ -392,7 +417,11 @@ _FIXES = {
 
 def os_reason(exc: BaseException) -> str:
     """What an OS error means for the file, in words (``permission denied``)."""
-    if isinstance(exc, OSError) and exc.errno in _REASONS and not (exc.errno == errno.EINVAL and exc.strerror != "not a regular file"):
+    if (
+        isinstance(exc, OSError)
+        and exc.errno in _REASONS
+        and not (exc.errno == errno.EINVAL and exc.strerror != "not a regular file")
+    ):
         return _REASONS[exc.errno]
     if isinstance(exc, OSError) and exc.strerror:
         return exc.strerror[0].lower() + exc.strerror[1:]
@@ -403,7 +432,9 @@ def os_fix(exc: BaseException) -> str:
     """How to put right what an OS error says of a file (``free some disk space``)."""
     default = "check the disk and the file's permissions"
     errno_ = getattr(exc, "errno", None)
-    if errno_ is None or (errno_ == errno.EINVAL and getattr(exc, "strerror", None) != "not a regular file"):
+    if errno_ is None or (
+        errno_ == errno.EINVAL and getattr(exc, "strerror", None) != "not a regular file"
+    ):
         return default
     return _FIXES.get(errno_, default)
 
@@ -446,7 +477,9 @@ class _AsyncBatcher:
 
 
 def _reason(exc: Exception) -> str:
-    if isinstance(exc, _json.JSONInputError):  # the column, as the standard library's errors give it
+    if isinstance(
+        exc, _json.JSONInputError
+    ):  # the column, as the standard library's errors give it
         if exc.reason.startswith("invalid JSON (") and exc.column:
             return f"{exc.reason[:-1]} at column {exc.column})"
         return exc.reason
@@ -485,7 +518,9 @@ def open_for_reading(path: Path) -> Any:
     """A binary file object for ``path``, or None when it does not exist; only regular files are
     read (a directory, a FIFO or a device is a one-line ``LogError``, and opening never blocks)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO must not block the reader
+        fd = os.open(
+            path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
+        )  # a FIFO must not block the reader
     except FileNotFoundError:
         return None
     except OSError as exc:
@@ -494,17 +529,24 @@ def open_for_reading(path: Path) -> Any:
     if not stat.S_ISREG(kind):
         os.close(fd)
         what = "it is a directory" if stat.S_ISDIR(kind) else "it is not a regular file"
-        raise LogError(f"cannot read: {what}", where=str(path), fix="give the path of a JSONL file, or move this away")
+        raise LogError(
+            f"cannot read: {what}",
+            where=str(path),
+            fix="give the path of a JSONL file, or move this away",
+        )
     return os.fdopen(fd, "rb")
 
 
-def read_log(path: str | Path, issues: list[LogIssue] | None = None, *, raw: bool = False) -> Iterator[Any]:
+def read_log(
+    path: str | Path, issues: list[LogIssue] | None = None, *, raw: bool = False
+) -> Iterator[Any]:
     """Stream records from ``path``; a missing file reads as empty. Bad lines are reported, never fatal."""
     return (record for _, record in read_numbered(path, issues, raw=raw))
 
 
-def read_numbered(path: str | Path, issues: list[LogIssue] | None = None, *,
-                  raw: bool = False) -> Iterator[tuple[int, Any]]:
+def read_numbered(
+    path: str | Path, issues: list[LogIssue] | None = None, *, raw: bool = False
+) -> Iterator[tuple[int, Any]]:
     """Stream ``(line number, record)`` from ``path``, as :func:`read_log` does."""
     path = Path(path)
     handle = open_for_reading(path)
@@ -522,7 +564,9 @@ def read_numbered(path: str | Path, issues: list[LogIssue] | None = None, *,
                         torn = not line.endswith(b"\n")
                         issues.append(LogIssue(path, number, issue_reason(exc, torn), torn))
         except OSError as exc:
-            raise LogError(f"cannot read: {os_reason(exc)}", where=str(path), fix=os_fix(exc)) from None
+            raise LogError(
+                f"cannot read: {os_reason(exc)}", where=str(path), fix=os_fix(exc)
+            ) from None
 
 
 BAD_LINE = "skipped and left in place"

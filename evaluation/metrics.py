@@ -24,7 +24,13 @@ from .records import GroundTruthContext
 MIN_FRAGMENT = 20
 """Shortest quote (normalised characters) that counts as relevant by being part of a context."""
 
-ANSWER_METRICS = ("answer_correctness", "quote_recall", "explanation_faithfulness", "quote_faithfulness", "quote_precision")
+ANSWER_METRICS = (
+    "answer_correctness",
+    "quote_recall",
+    "explanation_faithfulness",
+    "quote_faithfulness",
+    "quote_precision",
+)
 """The five answer metrics."""
 
 _MARKDOWN = [
@@ -59,14 +65,18 @@ def coverage(contexts: Sequence[GroundTruthContext], quotes: Sequence[str]) -> l
     return [bool(n := normalize(c.text)) and any(n in q for q in normalized) for c in contexts]
 
 
-def recall_weights(contexts: Sequence[GroundTruthContext], quotes: Sequence[str], weights: Mapping[str, float]) -> tuple[float, float]:
+def recall_weights(
+    contexts: Sequence[GroundTruthContext], quotes: Sequence[str], weights: Mapping[str, float]
+) -> tuple[float, float]:
     """(found weight, total weight): the worked example gives (23, 23), (20, 23) and (13, 23)."""
     total = sum(weights[c.priority] for c in contexts)
     hit = sum(weights[c.priority] for c, ok in zip(contexts, coverage(contexts, quotes)) if ok)
     return hit, total
 
 
-def quote_recall(contexts: Sequence[GroundTruthContext], quotes: Sequence[str], weights: Mapping[str, float]) -> float | None:
+def quote_recall(
+    contexts: Sequence[GroundTruthContext], quotes: Sequence[str], weights: Mapping[str, float]
+) -> float | None:
     """Priority-weighted share of ground-truth contexts found in the quotes.
 
     ``weights`` maps a priority to its weight (critical 10, supporting 3); ``None`` without contexts.
@@ -83,7 +93,9 @@ def quote_precision(contexts: Sequence[GroundTruthContext], quotes: Sequence[str
     relevant = 0
     for quote in quotes:
         q = normalize(quote)
-        if any(t and t in q for t in targets) or (len(q) >= MIN_FRAGMENT and any(q in t for t in targets)):
+        if any(t and t in q for t in targets) or (
+            len(q) >= MIN_FRAGMENT and any(q in t for t in targets)
+        ):
             relevant += 1
     return relevant / len(quotes)
 
@@ -150,8 +162,11 @@ def token_f1(prediction: str, reference: str) -> float:
 
 def aggregate(scores: Mapping[str, float | None], weights: Mapping[str, float]) -> float | None:
     """Weighted mean on 0–100 over the weighted metrics present."""
-    present = [(weights[name], value) for name, value in scores.items()
-               if name in weights and value is not None and not math.isnan(value)]
+    present = [
+        (weights[name], value)
+        for name, value in scores.items()
+        if name in weights and value is not None and not math.isnan(value)
+    ]
     total = sum(w for w, _ in present)
     return 100 * sum(w * v for w, v in present) / total if total else None
 
@@ -162,9 +177,13 @@ QUOTE_QUALITY = {"quote_recall": 0.5, "quote_faithfulness": 0.3, "quote_precisio
 
 def profile(scores: Mapping[str, float | None]) -> dict[str, float | None]:
     """The dimension profile on 0–100: quote_quality, reasoning, correctness (None when absent)."""
+
     def pct(name: str) -> float | None:
         value = scores.get(name)
         return None if value is None else 100 * value
 
-    return {"quote_quality": aggregate({k: scores.get(k) for k in QUOTE_QUALITY}, QUOTE_QUALITY),
-            "reasoning": pct("explanation_faithfulness"), "correctness": pct("answer_correctness")}
+    return {
+        "quote_quality": aggregate({k: scores.get(k) for k in QUOTE_QUALITY}, QUOTE_QUALITY),
+        "reasoning": pct("explanation_faithfulness"),
+        "correctness": pct("answer_correctness"),
+    }

@@ -60,8 +60,11 @@ def judge_label(judge: object = None, kind: str | None = None) -> str:
     """
     from .records import legacy_judge_kind
 
-    name = judge if judge is None or isinstance(judge, str) else (getattr(judge, "registry_name", None)
-                                                                    or getattr(judge, "name", None))
+    name = (
+        judge
+        if judge is None or isinstance(judge, str)
+        else (getattr(judge, "registry_name", None) or getattr(judge, "name", None))
+    )
     if kind is None and not (judge is None or isinstance(judge, str)):
         kind = getattr(judge, "kind", None)
     if kind is None and name is not None and "/" not in name:
@@ -82,15 +85,26 @@ def who_judged(item: ItemData, judge: JudgeInfo | None = None) -> str:
     of a run was scored the same way: an imported run's items are ``recorded`` whatever names they carry).
     Without a header, from the item's judge name alone (see :func:`judge_label`)."""
     name = item.evaluation.judge
-    return judge_label(name or judge.name, kind=judge.kind) if judge is not None else judge_label(name)
+    return (
+        judge_label(name or judge.name, kind=judge.kind) if judge is not None else judge_label(name)
+    )
 
 
-def verbose_item(item: ItemData, position: int, total: int, *, max_results: int = 3, judge: JudgeInfo | None = None) -> list[str]:
+def verbose_item(
+    item: ItemData,
+    position: int,
+    total: int,
+    *,
+    max_results: int = 3,
+    judge: JudgeInfo | None = None,
+) -> list[str]:
     """``[1/15] "query"``, the top results or the answer, then the AI line."""
     lines = [f'[{position}/{total}] "{_line(item.query.query)}"']
     for number, result in enumerate(item.results[:max_results], 1):
         score = f"[{result.score:.2f}] " if result.score is not None else ""
-        lines.append(f"  → {result.rank or number}. {score}{_line(result.path or result.title or '(untitled)')}")
+        lines.append(
+            f"  → {result.rank or number}. {score}{_line(result.path or result.title or '(untitled)')}"
+        )
         if result.snippet:
             lines.append(f'       "{_snippet(result.snippet)}"')
     if len(item.results) > max_results:
@@ -122,7 +136,11 @@ def quiet_item(item: ItemData, position: int, total: int, *, judge: JudgeInfo | 
     line += f" ({who_judged(item, judge)})"
     if returned_nothing(item):
         return f"{line} ({_nothing(item)})"
-    return line if not (item.error or item.evaluation.error) else f"{line} ({'target' if item.error else 'judging'} failed)"
+    return (
+        line
+        if not (item.error or item.evaluation.error)
+        else f"{line} ({'target' if item.error else 'judging'} failed)"
+    )
 
 
 def returned_nothing(item: ItemData) -> bool:
@@ -175,8 +193,9 @@ def _empty_line(run: Run) -> str | None:
     return f"⚠ {len(nothing)} of {len(run.items)} queries {what} (each scored 0)"
 
 
-def silent_lines(run: Run, report: "RegressionReport | None" = None,
-                 tolerance: float = 0.0) -> list[str]:
+def silent_lines(
+    run: Run, report: "RegressionReport | None" = None, tolerance: float = 0.0
+) -> list[str]:
     """The CI lines: average overall, the queries that came back empty and the items that went
     unjudged (if any), then the verdict.
 
@@ -189,10 +208,14 @@ def silent_lines(run: Run, report: "RegressionReport | None" = None,
     lines += [line for line in (_empty_line(run),) if line]
     missed = unjudged(run)
     if missed:
-        first = missed[0].error and f"target failed: {missed[0].error}" or missed[0].evaluation.error
+        first = (
+            missed[0].error and f"target failed: {missed[0].error}" or missed[0].evaluation.error
+        )
         tolerated = not _too_many_unjudged(run, tolerance)
         allowed = f" (tolerated: up to {tolerance:.0%})" if tolerated else ""
-        lines.append(f"❌ {len(missed)} of {len(run.items)} items could not be judged{allowed}: {_line(first or '')}")
+        lines.append(
+            f"❌ {len(missed)} of {len(run.items)} items could not be judged{allowed}: {_line(first or '')}"
+        )
     if _unscored(run):
         judged = len(run.items) - len(missed)
         nothing = "has an overall score: nothing was measured"
@@ -201,7 +224,10 @@ def silent_lines(run: Run, report: "RegressionReport | None" = None,
     if verdict:
         lines.append(verdict)
     elif not gate_failed(run, report, tolerance):
-        lines.append("✅ No regressions detected" + (f" among the {len(overall)} judged items" if missed else ""))
+        lines.append(
+            "✅ No regressions detected"
+            + (f" among the {len(overall)} judged items" if missed else "")
+        )
     return lines
 
 

@@ -135,7 +135,7 @@ def _array_starts(text: str, pos: int, decoder: json.JSONDecoder) -> list[int]:
         starts.append(pos)
         _, pos = decoder.raw_decode(text, pos)
         pos = _skip(text, pos)
-        if text[pos:pos + 1] == ",":
+        if text[pos : pos + 1] == ",":
             pos = _skip(text, pos + 1)
     return starts
 
@@ -144,13 +144,13 @@ def query_starts(text: str) -> list[int]:
     """Line numbers where each element of the top-level ``queries`` array starts (``text`` is valid JSON)."""
     decoder, starts = json.JSONDecoder(), []
     pos = _skip(text, 0)
-    if text[pos:pos + 1] != "{":
+    if text[pos : pos + 1] != "{":
         return []
     pos = _skip(text, pos + 1)
-    while text[pos:pos + 1] == '"':
+    while text[pos : pos + 1] == '"':
         key, pos = decoder.raw_decode(text, pos)
         pos = _skip(text, _skip(text, pos) + 1)
-        if key == "queries" and text[pos:pos + 1] == "[":
+        if key == "queries" and text[pos : pos + 1] == "[":
             starts = _array_starts(text, pos, decoder)
         _, pos = decoder.raw_decode(text, pos)
         pos = _skip(text, _skip(text, pos) + 1)
@@ -178,11 +178,16 @@ def _json_document(path: Path, text: str) -> Any:
         if what.startswith("invalid JSON ("):
             what = "not valid JSON (" + what.removeprefix("invalid JSON (")
         line = exc.line or json_problem_line(text) or 1
-        raise QuerySetError(what, where=where(path, line), fix=f"{fix}; {_FIX}" if fix else _FIX) from None
+        raise QuerySetError(
+            what, where=where(path, line), fix=f"{fix}; {_FIX}" if fix else _FIX
+        ) from None
     loc = non_finite(data)
     if loc is not None:
-        raise QuerySetError(f"{_loc(loc)}: a number too large for a float is not a finite number",
-                            where=where(path, json_problem_line(text) or 1), fix=f"write it as a string; {_FIX}")
+        raise QuerySetError(
+            f"{_loc(loc)}: a number too large for a float is not a finite number",
+            where=where(path, json_problem_line(text) or 1),
+            fix=f"write it as a string; {_FIX}",
+        )
     return data
 
 
@@ -190,14 +195,25 @@ def _parse(path: Path, text: str) -> dict[str, Any]:
     """The file's top-level object, or a QuerySetError at the line that is wrong."""
     data = _json_document(path, text)
     if not isinstance(data, dict):
-        raise QuerySetError("not a query set: expected a JSON object with a \"queries\" list", where=where(path, 1), fix=_FIX)
+        raise QuerySetError(
+            'not a query set: expected a JSON object with a "queries" list',
+            where=where(path, 1),
+            fix=_FIX,
+        )
     if not isinstance(data.get("queries"), list):
         what = "missing" if "queries" not in data else "not a list"
-        raise QuerySetError(f"queries: {what} (expected a list of query objects)",
-                            where=where(path, _key_line(text, 'queries')), fix=_FIX)
+        raise QuerySetError(
+            f"queries: {what} (expected a list of query objects)",
+            where=where(path, _key_line(text, "queries")),
+            fix=_FIX,
+        )
     for key in ("version", "description", "source"):
         if data.get(key) is not None and not isinstance(data[key], str):
-            raise QuerySetError(f"{key}: Input should be a valid string", where=where(path, _key_line(text, key)), fix=_FIX)
+            raise QuerySetError(
+                f"{key}: Input should be a valid string",
+                where=where(path, _key_line(text, key)),
+                fix=_FIX,
+            )
     return data
 
 
@@ -206,7 +222,9 @@ def _item(raw: Any, index: int, here: str) -> QueryItem:
         item = QueryItem.model_validate(raw)
     except ValidationError as exc:
         err = exc.errors()[0]
-        raise QuerySetError(f"{_loc(('queries', index, *err['loc']))}: {err['msg']}", where=here, fix=_FIX) from None
+        raise QuerySetError(
+            f"{_loc(('queries', index, *err['loc']))}: {err['msg']}", where=here, fix=_FIX
+        ) from None
     item._keys = list(raw)
     return item
 
@@ -219,8 +237,11 @@ def _items(path: Path, text: str, raws: list[Any]) -> list[QueryItem]:
         here = where(path, lines[index] if index < len(lines) else 1)
         item = _item(raw, index, here)
         if item.id in seen:
-            raise QuerySetError(f"queries[{index}].id: duplicate id {item.id!r} (also queries[{seen[item.id]}])",
-                                where=here, fix="give every query its own id; " + _FIX)
+            raise QuerySetError(
+                f"queries[{index}].id: duplicate id {item.id!r} (also queries[{seen[item.id]}])",
+                where=here,
+                fix="give every query its own id; " + _FIX,
+            )
         seen[item.id] = index
         items.append(item)
     return items
@@ -230,9 +251,18 @@ def read_set(name: str, path: Path) -> QuerySet:
     """Load and validate one query set file."""
     text = decode(read_file(path, QuerySetError, fix="check the file"), path, QuerySetError)
     data = _parse(path, text)
-    source = data.get("source") or ("ai-generated" if name.startswith(f"{GENERATED}/") else "curated")
-    return QuerySet(name=name, version=data.get("version"), description=data.get("description"), source=source,
-                    path=path, queries=_items(path, text, data["queries"]), fields=data)
+    source = data.get("source") or (
+        "ai-generated" if name.startswith(f"{GENERATED}/") else "curated"
+    )
+    return QuerySet(
+        name=name,
+        version=data.get("version"),
+        description=data.get("description"),
+        source=source,
+        path=path,
+        queries=_items(path, text, data["queries"]),
+        fields=data,
+    )
 
 
 # --------------------------------------------------------------------------- writing
@@ -258,14 +288,21 @@ def _storable(path: Path, top: dict[str, Any]) -> str:
     """The file text of ``top``, or a QuerySetError when a value cannot be stored as UTF-8 JSON."""
     loc = non_finite(top)
     if loc is not None:
-        raise QuerySetError(f"{_loc(loc)}: not a finite number", where=where(path), fix="give a finite number; the file was not changed")
+        raise QuerySetError(
+            f"{_loc(loc)}: not a finite number",
+            where=where(path),
+            fix="give a finite number; the file was not changed",
+        )
     text = render(top)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
-        shown = text[max(0, exc.start - 30):exc.start].rsplit("\n", 1)[-1]
-        raise QuerySetError(f"a lone surrogate (not valid Unicode) after {visible(shown, newlines=False)!r}", where=where(path),
-                            fix="fix the text of that query; the file was not changed") from None
+        shown = text[max(0, exc.start - 30) : exc.start].rsplit("\n", 1)[-1]
+        raise QuerySetError(
+            f"a lone surrogate (not valid Unicode) after {visible(shown, newlines=False)!r}",
+            where=where(path),
+            fix="fix the text of that query; the file was not changed",
+        ) from None
     return text
 
 
@@ -273,16 +310,22 @@ def _check_ids(qs: QuerySet) -> None:
     seen: set[str] = set()
     for index, item in enumerate(qs.queries):
         if item.id in seen:
-            raise QuerySetError(f"queries[{index}].id: duplicate id {item.id!r}", where=where(qs.path),
-                                fix="give every query its own id before saving")
+            raise QuerySetError(
+                f"queries[{index}].id: duplicate id {item.id!r}",
+                where=where(qs.path),
+                fix="give every query its own id before saving",
+            )
         seen.add(item.id)
 
 
 def _top(qs: QuerySet) -> dict[str, Any]:
     top = dict(qs.fields)
     default_source = "ai-generated" if qs.generated else "curated"
-    for key, value, default in (("version", qs.version, None), ("description", qs.description, None),
-                                ("source", qs.source, default_source)):
+    for key, value, default in (
+        ("version", qs.version, None),
+        ("description", qs.description, None),
+        ("source", qs.source, default_source),
+    ):
         if key in top or value != default:
             top[key] = value
     top["queries"] = [item.to_json() for item in qs.queries]
@@ -300,8 +343,9 @@ def _date(today: date | str | None) -> str:
 
 def _natural(name: str) -> list:
     """Sort key putting ``2026-12-17`` before ``2026-12-17-2`` before ``2026-12-17-10``."""
-    return [(1, int(part), "") if part.isdigit() else (0, 0, part) for part in re.split(r"(\d+)", name)]
-
+    return [
+        (1, int(part), "") if part.isdigit() else (0, 0, part) for part in re.split(r"(\d+)", name)
+    ]
 
 
 def _is_dir(path: Path) -> bool:
@@ -310,8 +354,11 @@ def _is_dir(path: Path) -> bool:
         return path.is_dir()
     except (OSError, ValueError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise QuerySetError(f"cannot read the query set directory ({visible(reason, newlines=False)})", where=where(path),
-                            fix="point --dir or [queries] dir at a directory of query sets") from None
+        raise QuerySetError(
+            f"cannot read the query set directory ({visible(reason, newlines=False)})",
+            where=where(path),
+            fix="point --dir or [queries] dir at a directory of query sets",
+        ) from None
 
 
 class QuerySets:
@@ -323,15 +370,27 @@ class QuerySets:
     def _curated(self) -> list[str]:
         if not _is_dir(self.directory):
             return []
-        return sorted((p.stem for p in self.directory.glob("*.json") if p.is_file() and not p.name.startswith(".")),
-                      key=_natural)
+        return sorted(
+            (
+                p.stem
+                for p in self.directory.glob("*.json")
+                if p.is_file() and not p.name.startswith(".")
+            ),
+            key=_natural,
+        )
 
     def _generated(self) -> list[str]:
         folder = self.directory / GENERATED
         if not _is_dir(folder):
             return []
-        return sorted((f"{GENERATED}/{p.stem}" for p in folder.glob("*.json") if p.is_file() and not p.name.startswith(".")),
-                      key=_natural)
+        return sorted(
+            (
+                f"{GENERATED}/{p.stem}"
+                for p in folder.glob("*.json")
+                if p.is_file() and not p.name.startswith(".")
+            ),
+            key=_natural,
+        )
 
     def names(self) -> list[str]:
         """Every set's name: curated ones first, then ``generated/<date>``, each group in natural order."""
@@ -350,10 +409,14 @@ class QuerySets:
     def _unknown(self, name: str) -> QuerySetError:
         known = self.names()
         if not known:
-            return QuerySetError(f"no query sets in {self.directory}",
-                                 fix="create <dir>/core.json, run `hilbot sets generate`, or point --dir / [queries] dir elsewhere")
+            return QuerySetError(
+                f"no query sets in {self.directory}",
+                fix="create <dir>/core.json, run `hilbot sets generate`, or point --dir / [queries] dir elsewhere",
+            )
         specs = ", ".join([*known, "all", f"{GENERATED}/*"])
-        return QuerySetError(f"unknown query set {name!r} in {self.directory}", fix=f"use one of: {specs}")
+        return QuerySetError(
+            f"unknown query set {name!r} in {self.directory}", fix=f"use one of: {specs}"
+        )
 
     def resolve(self, spec: str = "core") -> list[QuerySet]:
         """The sets a ``--set`` value names: a set, ``all`` (every curated set) or ``generated/*``."""
@@ -364,9 +427,16 @@ class QuerySets:
         else:
             return [self.load(spec)]
         if not names:
-            raise self._unknown(spec) if not self.names() else QuerySetError(
-                f"no {'curated' if spec == 'all' else 'generated'} query sets in {self.directory}",
-                fix="run `hilbot sets generate`" if spec != "all" else "add a <name>.json set to the directory")
+            raise (
+                self._unknown(spec)
+                if not self.names()
+                else QuerySetError(
+                    f"no {'curated' if spec == 'all' else 'generated'} query sets in {self.directory}",
+                    fix="run `hilbot sets generate`"
+                    if spec != "all"
+                    else "add a <name>.json set to the directory",
+                )
+            )
         return [self.load(name) for name in names]
 
     def listing(self) -> list[str]:
@@ -378,7 +448,10 @@ class QuerySets:
         lines = ["Available query sets:"]
         for group in ([s for s in sets if not s.generated], [s for s in sets if s.generated]):
             width = max((len(qs.name) for qs in group), default=0)
-            lines += [f"  {qs.name:<{width}}  {len(qs.queries):>{digits}} queries  ({qs.label()})" for qs in group]
+            lines += [
+                f"  {qs.name:<{width}}  {len(qs.queries):>{digits}} queries  ({qs.label()})"
+                for qs in group
+            ]
         return lines
 
     def save(self, qs: QuerySet, store: "Store") -> Path:
@@ -393,8 +466,15 @@ class QuerySets:
             stem = f"{day}-{suffix}"
         return stem
 
-    def save_generated(self, queries: Sequence[QueryItem], *, seeded_from: str | None, model: str,
-                       store: "Store", today: date | str | None = None) -> Path:
+    def save_generated(
+        self,
+        queries: Sequence[QueryItem],
+        *,
+        seeded_from: str | None,
+        model: str,
+        store: "Store",
+        today: date | str | None = None,
+    ) -> Path:
         """Write a new ``generated/<date>.json`` (``<date>-2.json``… when taken); ids become ``gen-<stem>-01``…"""
         from .records import utcnow
 
@@ -404,9 +484,14 @@ class QuerySets:
             item = query.model_copy()
             item.id = f"gen-{stem}-{number:02d}"
             items.append(item.to_json())
-        top = {"name": f"{GENERATED}/{stem}", "source": "ai-generated",
-               "generated_at": utcnow().strftime("%Y-%m-%dT%H:%M:%SZ"), "seeded_from": seeded_from, "model": model,
-               "queries": items}
+        top = {
+            "name": f"{GENERATED}/{stem}",
+            "source": "ai-generated",
+            "generated_at": utcnow().strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "seeded_from": seeded_from,
+            "model": model,
+            "queries": items,
+        }
         path = self.path(f"{GENERATED}/{stem}")
         return store.write_file(path, _storable(path, top))
 
@@ -441,35 +526,56 @@ def _norm(text: str) -> str:
 
 
 def _bullets(items: Iterable[QueryItem]) -> str:
-    return "\n".join(f"- [{q.category or '-'}] {q.text}" + (f" — {q.intent}" if q.intent else "") for q in items)
+    return "\n".join(
+        f"- [{q.category or '-'}] {q.text}" + (f" — {q.intent}" if q.intent else "") for q in items
+    )
 
 
-def proposal_prompt(count: int, seed: QuerySet | None, keep: Sequence[QueryItem], avoid: Sequence[QueryItem]) -> str:
+def proposal_prompt(
+    count: int, seed: QuerySet | None, keep: Sequence[QueryItem], avoid: Sequence[QueryItem]
+) -> str:
     """The user prompt of a ``propose_queries`` call."""
-    parts = [f"Propose exactly {count} new search {'query' if count == 1 else 'queries'} for evaluating a documentation search system.",
-             "Vary phrasing (keywords, questions, error messages), difficulty and category; each query needs "
-             "a category and a one-sentence intent."]
+    parts = [
+        f"Propose exactly {count} new search {'query' if count == 1 else 'queries'} for evaluating a documentation search system.",
+        "Vary phrasing (keywords, questions, error messages), difficulty and category; each query needs "
+        "a category and a one-sentence intent.",
+    ]
     if seed is not None and seed.queries:
-        parts.append(f"Examples from the query set {seed.name!r} (match their domain and style, do not copy them):\n"
-                     + _bullets(seed.queries))
+        parts.append(
+            f"Examples from the query set {seed.name!r} (match their domain and style, do not copy them):\n"
+            + _bullets(seed.queries)
+        )
     if keep:
-        parts.append("The set already has these queries; propose only what is missing, no duplicates or "
-                     "paraphrases:\n" + _bullets(keep))
+        parts.append(
+            "The set already has these queries; propose only what is missing, no duplicates or "
+            "paraphrases:\n" + _bullets(keep)
+        )
     if avoid:
         parts.append("A reviewer rejected these; propose different ones:\n" + _bullets(avoid))
     return "\n\n".join(parts)
 
 
-async def propose_queries(llm: "LLM", *, count: int, seed: QuerySet | None, keep: Sequence[QueryItem] = (),
-                          avoid: Sequence[QueryItem] = ()) -> list[QueryItem]:
+async def propose_queries(
+    llm: "LLM",
+    *,
+    count: int,
+    seed: QuerySet | None,
+    keep: Sequence[QueryItem] = (),
+    avoid: Sequence[QueryItem] = (),
+) -> list[QueryItem]:
     """One structured LLM call proposing ``count`` queries, deduplicated (case-insensitively) against
     ``keep``, ``avoid`` and each other; ids are provisional (``new-01``…) until the set is saved."""
     from .llm import LLMRequest
 
-    request = LLMRequest(prompt=proposal_prompt(count, seed, keep, avoid), output=Proposal, purpose="generate",
-                         system="You write realistic search queries that people type into a documentation search box.",
-                         tool_name="propose_queries", tool_description="Record the proposed queries.",
-                         max_tokens=300 + 150 * count)
+    request = LLMRequest(
+        prompt=proposal_prompt(count, seed, keep, avoid),
+        output=Proposal,
+        purpose="generate",
+        system="You write realistic search queries that people type into a documentation search box.",
+        tool_name="propose_queries",
+        tool_description="Record the proposed queries.",
+        max_tokens=300 + 150 * count,
+    )
     answer = (await llm.complete(request)).output
     assert isinstance(answer, Proposal)  # the reply is validated against request.output
     seen = {_norm(q.text) for q in (*keep, *avoid)}
@@ -478,6 +584,12 @@ async def propose_queries(llm: "LLM", *, count: int, seed: QuerySet | None, keep
         if _norm(proposed.text) in seen or len(items) >= count:
             continue
         seen.add(_norm(proposed.text))
-        fields: dict[str, Any] = {"text": proposed.text.strip(), "category": proposed.category.strip(), "intent": proposed.intent.strip()}
-        items.append(QueryItem(id=f"new-{len(items) + 1:02d}", **{k: v for k, v in fields.items() if v}))
+        fields: dict[str, Any] = {
+            "text": proposed.text.strip(),
+            "category": proposed.category.strip(),
+            "intent": proposed.intent.strip(),
+        }
+        items.append(
+            QueryItem(id=f"new-{len(items) + 1:02d}", **{k: v for k, v in fields.items() if v})
+        )
     return items

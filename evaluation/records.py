@@ -39,8 +39,10 @@ def _sane_time(value: datetime) -> datetime:
         value = value.replace(tzinfo=timezone.utc)
     if not EARLIEST <= value <= LATEST:
         raise PydanticCustomError(
-            "time_out_of_range", "{time} is outside the years 1970–2200; write the time in UTC as 2026-01-31T12:00:00Z",
-            {"time": value.isoformat()})
+            "time_out_of_range",
+            "{time} is outside the years 1970–2200; write the time in UTC as 2026-01-31T12:00:00Z",
+            {"time": value.isoformat()},
+        )
     return value
 
 
@@ -53,8 +55,11 @@ MAX_WEIGHT = 1_000_000.0
 
 def _sane_weight(value: float) -> float:
     if not 0.0 <= value <= MAX_WEIGHT:
-        raise PydanticCustomError("weight_out_of_range", "a weight must be between 0 and 1,000,000, not {weight}",
-                                  {"weight": f"{value:g}"})
+        raise PydanticCustomError(
+            "weight_out_of_range",
+            "a weight must be between 0 and 1,000,000, not {weight}",
+            {"weight": f"{value:g}"},
+        )
     return value
 
 
@@ -65,11 +70,15 @@ Weight = Annotated[float, AfterValidator(_sane_weight)]
 class Model(BaseModel):
     """The base of a record other tools write: unknown fields are kept, numbers are finite."""
 
-    model_config = ConfigDict(extra="allow", populate_by_name=True, use_attribute_docstrings=True, allow_inf_nan=False)
+    model_config = ConfigDict(
+        extra="allow", populate_by_name=True, use_attribute_docstrings=True, allow_inf_nan=False
+    )
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, use_attribute_docstrings=True, allow_inf_nan=False)
+    model_config = ConfigDict(
+        extra="forbid", populate_by_name=True, use_attribute_docstrings=True, allow_inf_nan=False
+    )
 
 
 # --------------------------------------------------------------------------- run records
@@ -642,18 +651,58 @@ class LLMCall(_Strict):
 
 
 RunRecord = Annotated[Union[RunHeader, QueryEvaluation, RunSummary], Field(discriminator="type")]
-HumanRecord = Annotated[Union[Rating, Skip, Note, ReviewSummary, Delivery, TriageDecision, Adjudication, DigestPosted,
-                              Push], Field(discriminator="type")]
+HumanRecord = Annotated[
+    Union[
+        Rating,
+        Skip,
+        Note,
+        ReviewSummary,
+        Delivery,
+        TriageDecision,
+        Adjudication,
+        DigestPosted,
+        Push,
+    ],
+    Field(discriminator="type"),
+]
 AnyRecord = Annotated[
-    Union[RunHeader, QueryEvaluation, RunSummary, Rating, Skip, Note, ReviewSummary, Delivery, TriageDecision, Adjudication,
-          DigestPosted, Push, ConnectorCall, LLMCall],
+    Union[
+        RunHeader,
+        QueryEvaluation,
+        RunSummary,
+        Rating,
+        Skip,
+        Note,
+        ReviewSummary,
+        Delivery,
+        TriageDecision,
+        Adjudication,
+        DigestPosted,
+        Push,
+        ConnectorCall,
+        LLMCall,
+    ],
     Field(discriminator="type"),
 ]
 
 RECORD_TYPES: dict[str, type[BaseModel]] = {
     m.model_fields["type"].default: m
-    for m in (RunHeader, QueryEvaluation, RunSummary, Rating, Skip, Note, ReviewSummary, Delivery, TriageDecision, Adjudication,
-              DigestPosted, Push, ConnectorCall, LLMCall)
+    for m in (
+        RunHeader,
+        QueryEvaluation,
+        RunSummary,
+        Rating,
+        Skip,
+        Note,
+        ReviewSummary,
+        Delivery,
+        TriageDecision,
+        Adjudication,
+        DigestPosted,
+        Push,
+        ConnectorCall,
+        LLMCall,
+    )
 }
 
 _any_adapter: TypeAdapter[Any] | None = None

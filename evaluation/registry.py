@@ -69,31 +69,48 @@ class Registry(Generic[T]):
     exception raised for an unknown name (a subclass of :class:`UnknownName`).
     """
 
-    def __init__(self, what: str, group: str, *, builtins: dict[str, str] | None = None, hint: str = "use one of {names}",
-                 check: Callable[[str, T], None] | None = None, error: type[UnknownName] = UnknownName):
+    def __init__(
+        self,
+        what: str,
+        group: str,
+        *,
+        builtins: dict[str, str] | None = None,
+        hint: str = "use one of {names}",
+        check: Callable[[str, T], None] | None = None,
+        error: type[UnknownName] = UnknownName,
+    ):
         self.what, self.group, self.hint, self.error = what, group, hint, error
         self._builtins = dict(builtins or {})
         self._check = check
         self._factories: dict[str, T] = {}
         self._entry_points: dict[str, list["EntryPoint"]] | None = None  # None until discovered
-        self._lock = threading.RLock()  # re-entrant: a plugin module registers while it is being loaded
+        self._lock = (
+            threading.RLock()
+        )  # re-entrant: a plugin module registers while it is being loaded
 
     # ------------------------------------------------------------------ registering
 
     def register(self, name: str, *, replace: bool = False) -> Callable[[T], T]:
         """A decorator registering its argument under ``name`` (and returning it unchanged)."""
         if not isinstance(name, str) or not name.strip() or name != name.strip():
-            raise RegistryError(f"invalid {self.what} name {name!r}", fix="use a non-empty name without surrounding spaces")
+            raise RegistryError(
+                f"invalid {self.what} name {name!r}",
+                fix="use a non-empty name without surrounding spaces",
+            )
 
         def register(factory: T) -> T:
             with self._lock:
                 home, held = self._builtins.get(name), self._factories.get(name)
                 if not replace and home and _module_of(factory) != home:
-                    raise RegistryError(f"{self.what} {name!r} is a built-in (from {home})",
-                                        fix=f"register {_origin(factory)} under another name, or pass replace=True")
+                    raise RegistryError(
+                        f"{self.what} {name!r} is a built-in (from {home})",
+                        fix=f"register {_origin(factory)} under another name, or pass replace=True",
+                    )
                 if not replace and held is not None and held is not factory:
-                    raise RegistryError(f"{self.what} {name!r} is already registered ({_origin(held)})",
-                                        fix=f"register {_origin(factory)} under another name, or pass replace=True")
+                    raise RegistryError(
+                        f"{self.what} {name!r} is already registered ({_origin(held)})",
+                        fix=f"register {_origin(factory)} under another name, or pass replace=True",
+                    )
                 if self._check is not None:
                     self._check(name, factory)
                 self._factories[name] = factory
@@ -114,8 +131,10 @@ class Registry(Generic[T]):
             if name in self._builtins:
                 importlib.import_module(self._builtins[name])
                 if name not in self._factories:
-                    raise RegistryError(f"built-in {self.what} module {self._builtins[name]} registers no {self.what} {name!r}",
-                                        fix="report this as a hilbot bug")
+                    raise RegistryError(
+                        f"built-in {self.what} module {self._builtins[name]} registers no {self.what} {name!r}",
+                        fix="report this as a hilbot bug",
+                    )
                 return self._factories[name]
             points = self._discover().get(name)
             if not points:
@@ -155,21 +174,27 @@ class Registry(Generic[T]):
     def _load(self, name: str, points: list["EntryPoint"]) -> T:
         """Load the one entry point named ``name``: register its factory, or import the module that registers itself."""
         if len(points) > 1:
-            raise RegistryError(f"{len(points)} plugins provide the {self.what} {name!r}: "
-                                + ", ".join(f"{p.value} ({_dist(p)})" for p in points),
-                                fix="uninstall all but one of them")
+            raise RegistryError(
+                f"{len(points)} plugins provide the {self.what} {name!r}: "
+                + ", ".join(f"{p.value} ({_dist(p)})" for p in points),
+                fix="uninstall all but one of them",
+            )
         (point,) = points
         try:
             loaded = point.load()
         except Exception as exc:  # a broken plugin is a one-line error naming it, not a traceback
-            raise RegistryError(f"plugin {self.what} {name!r} ({point.value} from {_dist(point)}) failed to load: "
-                                f"{type(exc).__name__}: {exc}",
-                                fix=f"fix or reinstall {_dist(point)}, or uninstall it") from exc
+            raise RegistryError(
+                f"plugin {self.what} {name!r} ({point.value} from {_dist(point)}) failed to load: "
+                f"{type(exc).__name__}: {exc}",
+                fix=f"fix or reinstall {_dist(point)}, or uninstall it",
+            ) from exc
         if isinstance(loaded, ModuleType):
             if name not in self._factories:
-                raise RegistryError(f"plugin module {point.value} ({_dist(point)}) registers no {self.what} {name!r}",
-                                    fix=f"register it under {name!r} in that module, or point the entry point at "
-                                        f"the factory ({point.value}:Factory)")
+                raise RegistryError(
+                    f"plugin module {point.value} ({_dist(point)}) registers no {self.what} {name!r}",
+                    fix=f"register it under {name!r} in that module, or point the entry point at "
+                    f"the factory ({point.value}:Factory)",
+                )
         elif self._factories.get(name) is not loaded:
             self.register(name)(loaded)
         return self._factories[name]

@@ -101,8 +101,10 @@ class RegressionReport:
         """What to say when the baseline asked for is unlike the run, else None."""
         if not self.unlike:
             return None
-        return (f"baseline {visible(self.baseline_id or '', newlines=False)} is unlike this run "
-                f"({visible('; '.join(self.unlike), newlines=False)}): compared as asked")
+        return (
+            f"baseline {visible(self.baseline_id or '', newlines=False)} is unlike this run "
+            f"({visible('; '.join(self.unlike), newlines=False)}): compared as asked"
+        )
 
     def lines(self) -> list[str]:
         """Human-readable detail, one line per regression (queries made visible: they come from files)."""
@@ -111,16 +113,25 @@ class RegressionReport:
         out = []
         if self.skipped:
             passed = ", ".join(self.skipped)
-            out.append(f"  (baseline {self.baseline_id}: the latest complete run of this set, "
-                       f"target and judge; passed over incomplete run(s) {passed}: no summary, cut "
-                       "short or still running)")
+            out.append(
+                f"  (baseline {self.baseline_id}: the latest complete run of this set, "
+                f"target and judge; passed over incomplete run(s) {passed}: no summary, cut "
+                "short or still running)"
+            )
         if not self.baseline_complete:
-            size = (f"{self.baseline_items} of {self.baseline_expected} items" if self.baseline_expected is not None
-                    else f"{self.baseline_items} items")
-            out.append(f"  (baseline {self.baseline_id} is incomplete: no summary, {size}; "
-                       f"compared on the items both runs have)")
-        out += [f'  ↓ "{visible(q.query, newlines=False)}" {q.before:.2f} → {q.after:.2f} (−{q.drop:.2f})'
-               for q in self.queries]
+            size = (
+                f"{self.baseline_items} of {self.baseline_expected} items"
+                if self.baseline_expected is not None
+                else f"{self.baseline_items} items"
+            )
+            out.append(
+                f"  (baseline {self.baseline_id} is incomplete: no summary, {size}; "
+                f"compared on the items both runs have)"
+            )
+        out += [
+            f'  ↓ "{visible(q.query, newlines=False)}" {q.before:.2f} → {q.after:.2f} (−{q.drop:.2f})'
+            for q in self.queries
+        ]
         if self.average_regressed:
             out.append(f"  ↓ average overall {self.average_before:.2f} → {self.average_after:.2f}")
         return out
@@ -133,7 +144,9 @@ def _key_map(items: list[ItemData]) -> dict[str, ItemData]:
 
 
 def _average(items: list[ItemData]) -> float | None:
-    values = [s for i in items if (s := ai_score(i, "overall")) is not None and not i.evaluation.error]
+    values = [
+        s for i in items if (s := ai_score(i, "overall")) is not None and not i.evaluation.error
+    ]
     return round(mean(values), 4) if values else None
 
 
@@ -151,23 +164,32 @@ def line_of(header: RunHeader) -> str:
 def unlike(run: RunHeader, baseline: RunHeader) -> list[str]:
     """How ``baseline`` differs from ``run`` in what makes runs comparable (``target a, this run
     b``)."""
-    pairs = (("set", baseline.set, run.set), ("kind", baseline.kind, run.kind),
-             ("target", target_of(baseline), target_of(run)),
-             ("judge", baseline.judge.name, run.judge.name))
+    pairs = (
+        ("set", baseline.set, run.set),
+        ("kind", baseline.kind, run.kind),
+        ("target", target_of(baseline), target_of(run)),
+        ("judge", baseline.judge.name, run.judge.name),
+    )
     return [f"{what} {theirs}, this run {ours}" for what, theirs, ours in pairs if theirs != ours]
 
 
-def detect(run: Run, baseline: Run | None, settings: RegressionSettings, skipped: list[str] | None = None) -> RegressionReport:
+def detect(
+    run: Run, baseline: Run | None, settings: RegressionSettings, skipped: list[str] | None = None
+) -> RegressionReport:
     """Per-query and average regressions of ``run`` against ``baseline`` (``skipped``: the incomplete runs
     :func:`previous_run` passed over to choose it)."""
-    report = RegressionReport(run.run_id, baseline.run_id if baseline else None,
-                              line=line_of(run.header))
+    report = RegressionReport(
+        run.run_id, baseline.run_id if baseline else None, line=line_of(run.header)
+    )
     if baseline is None:
         return report
     report.unlike = unlike(run.header, baseline.header)
     report.skipped = list(skipped or ())
     report.baseline_complete = baseline.complete
-    report.baseline_items, report.baseline_expected = len(baseline.items), baseline.header.item_count
+    report.baseline_items, report.baseline_expected = (
+        len(baseline.items),
+        baseline.header.item_count,
+    )
     before = _key_map(baseline.items)
     paired: list[tuple[ItemData, ItemData]] = []
     for item in run.items:
@@ -188,7 +210,9 @@ def detect(run: Run, baseline: Run | None, settings: RegressionSettings, skipped
         report.average_before = _average([old for old, _ in paired])
         report.average_after = _average([new for _, new in paired])
     if report.average_before is not None and report.average_after is not None:
-        report.average_regressed = report.average_before - report.average_after > settings.average_threshold + 1e-9
+        report.average_regressed = (
+            report.average_before - report.average_after > settings.average_threshold + 1e-9
+        )
     return report
 
 
@@ -205,9 +229,16 @@ def _complete(store: Store, run_id: str) -> bool:
         return False
 
 
-def previous_run(store: Store, set_name: str, kind: str, *, before: datetime | None = None,
-                 exclude: str | None = None, target: str | None = None,
-                 judge: str | None = None) -> tuple[str | None, list[str]]:
+def previous_run(
+    store: Store,
+    set_name: str,
+    kind: str,
+    *,
+    before: datetime | None = None,
+    exclude: str | None = None,
+    target: str | None = None,
+    judge: str | None = None,
+) -> tuple[str | None, list[str]]:
     """The newest complete run of the same set and kind (created before ``before``; of ``target``
     and ``judge`` when given, see :func:`target_of`): the default baseline, and the newer such
     runs passed over because they have no summary (most likely aborted, or still running), newest
@@ -225,7 +256,9 @@ def previous_run(store: Store, set_name: str, kind: str, *, before: datetime | N
         if before is None or header.created_at < before:
             candidates.append((header.created_at, run_id))
     skipped: list[str] = []
-    for _, run_id in sorted(candidates, key=lambda c: c[0], reverse=True):  # stable: ties keep run_ids' order
+    for _, run_id in sorted(
+        candidates, key=lambda c: c[0], reverse=True
+    ):  # stable: ties keep run_ids' order
         if _complete(store, run_id):
             return run_id, skipped
         skipped.append(run_id)

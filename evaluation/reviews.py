@@ -86,7 +86,9 @@ class Ledger:
     full: dict[tuple[str, str, int], set[str]] = field(default_factory=dict, repr=False)
     """Cache for assignment: per (run, dimension, k), items with k ratings or open cards between them.
     Ratings and deals only ever fill items; a skip or a released card may reopen one, and clears it."""
-    full_prefix: dict[tuple[str, str, int], tuple[object, int]] = field(default_factory=dict, repr=False)
+    full_prefix: dict[tuple[str, str, int], tuple[object, int]] = field(
+        default_factory=dict, repr=False
+    )
     """With :attr:`full`: per (run, dimension, k), an assignment order and how many of its first items are full.
     Dealing starts its walk there, so a tap costs the same late in a long run as early."""
     _mine: dict[tuple[str, str, str], set[str]] = field(default_factory=dict, repr=False)
@@ -121,15 +123,28 @@ class Ledger:
             self.duplicates += 1
             return False
         if isinstance(event, Adjudication):
-            self.seen_keys[event.idempotency_key] = fingerprint(event.reviewer.key, event.run_id, event.item_id,
-                                                                event.dimension, event.action or event.decision)
+            self.seen_keys[event.idempotency_key] = fingerprint(
+                event.reviewer.key,
+                event.run_id,
+                event.item_id,
+                event.dimension,
+                event.action or event.decision,
+            )
             self.adjudications[(event.run_id, event.item_id, event.dimension)] = event
             return True
         key = event_key(event)
-        self.seen_keys[event.idempotency_key] = fingerprint(key[3], key[0], key[1], key[2], _event_action(event))
+        self.seen_keys[event.idempotency_key] = fingerprint(
+            key[3], key[0], key[1], key[2], _event_action(event)
+        )
         prompt = self.prompts.get(key[3])
-        answers = isinstance(event, (Note, Skip)) or (event.action or "").startswith("text:")  # a typed follow-up answer
-        if answers and prompt is not None and (prompt.run_id, prompt.item_id, prompt.dimension) == key[:3]:
+        answers = isinstance(event, (Note, Skip)) or (event.action or "").startswith(
+            "text:"
+        )  # a typed follow-up answer
+        if (
+            answers
+            and prompt is not None
+            and (prompt.run_id, prompt.item_id, prompt.dimension) == key[:3]
+        ):
             del self.prompts[key[3]]  # the note (a skip, a typed answer) answers the prompt
         if isinstance(event, Skip):
             self._reopen(key[0], key[2])
@@ -219,7 +234,9 @@ class Ledger:
         known = self._runs.get(run_id, set())
         taken = sum(n for load, n in self._levels.get((run_id, dimension), {}).items() if load >= k)
         mine = self._shown.get((reviewer.key, run_id, dimension), {})
-        mine_free = sum(1 for i in mine if i in known and self._load.get((run_id, i, dimension), 0) < k)
+        mine_free = sum(
+            1 for i in mine if i in known and self._load.get((run_id, i, dimension), 0) < k
+        )
         return len(known) - taken - mine_free + len(self.open_cards(run_id, dimension, reviewer))
 
     def number(self, run_id: str, item_id: str, dimension: str, reviewer: Reviewer) -> int:
@@ -255,24 +272,39 @@ class Ledger:
     def counts(self, run_id: str, dimension: str, reviewer: Reviewer) -> tuple[int, int]:
         """(rated, skipped): how many of a run's items a reviewer has judged, by kind."""
         mine = self._mine.get((reviewer.key, run_id, dimension), ())
-        rated = sum(1 for i in mine if isinstance(self.judgments[(run_id, i, dimension, reviewer.key)], Rating))
+        rated = sum(
+            1
+            for i in mine
+            if isinstance(self.judgments[(run_id, i, dimension, reviewer.key)], Rating)
+        )
         return rated, len(mine) - rated
 
     def ratings(self, run_id: str | None = None, dimension: str | None = None) -> list[Rating]:
         """Current ratings, optionally of one run and dimension."""
-        return [j for k, j in self.judgments.items() if isinstance(j, Rating)
-                and (run_id is None or k[0] == run_id) and (dimension is None or k[2] == dimension)]
+        return [
+            j
+            for k, j in self.judgments.items()
+            if isinstance(j, Rating)
+            and (run_id is None or k[0] == run_id)
+            and (dimension is None or k[2] == dimension)
+        ]
 
     def raters(self, run_id: str, item_id: str, dimension: str) -> set[str]:
         """Reviewer keys whose current judgment of the item is a rating."""
-        return {r for r, j in self.item_judgments(run_id, item_id, dimension) if isinstance(j, Rating)}
+        return {
+            r for r, j in self.item_judgments(run_id, item_id, dimension) if isinstance(j, Rating)
+        }
 
-    def item_judgments(self, run_id: str, item_id: str, dimension: str) -> list[tuple[str, Rating | Skip]]:
+    def item_judgments(
+        self, run_id: str, item_id: str, dimension: str
+    ) -> list[tuple[str, Rating | Skip]]:
         """(reviewer key, current rating or skip) for every reviewer of an item."""
         item = (run_id, item_id, dimension)
         return [(r, self.judgments[(*item, r)]) for r in self._reviewers.get(item, ())]
 
-    def judgment(self, run_id: str, item_id: str, dimension: str, reviewer: Reviewer) -> Rating | Skip | None:
+    def judgment(
+        self, run_id: str, item_id: str, dimension: str, reviewer: Reviewer
+    ) -> Rating | Skip | None:
         """A reviewer's current rating or skip of an item."""
         return self.judgments.get((run_id, item_id, dimension, reviewer.key))
 
@@ -285,7 +317,9 @@ class Ledger:
         return {k[0] for k, j in self.judgments.items() if isinstance(j, Rating)}
 
 
-def summarize(ledger: Ledger, run: Run, dimension: str, reviewer: Reviewer | None = None) -> ReviewSummary:
+def summarize(
+    ledger: Ledger, run: Run, dimension: str, reviewer: Reviewer | None = None
+) -> ReviewSummary:
     """The ``hilReview`` for one reviewer (or everyone, with ``reviewer=None``).
 
     ``queriesFlagged`` counts rated items that carry a concern tag or a note.
@@ -304,20 +338,30 @@ def summarize(ledger: Ledger, run: Run, dimension: str, reviewer: Reviewer | Non
                 continue
             reviewed += 1
             human.append(judgment.score)
-            if judgment.concerns or judgment.note or (run.run_id, item.id, dimension, who) in ledger.notes:
+            if (
+                judgment.concerns
+                or judgment.note
+                or (run.run_id, item.id, dimension, who) in ledger.notes
+            ):
                 flagged += 1
             ai = ai_score(item, dimension)
             if ai is not None:
                 deltas.append(judgment.score - ai)
     return ReviewSummary(
-        run_id=run.run_id, dimension=dimension, reviewer=reviewer,
-        queriesReviewed=reviewed, queriesSkipped=skipped, queriesFlagged=flagged,
+        run_id=run.run_id,
+        dimension=dimension,
+        reviewer=reviewer,
+        queriesReviewed=reviewed,
+        queriesSkipped=skipped,
+        queriesFlagged=flagged,
         humanAverageScore=round(mean(human), 4) if human else None,
         aiVsHumanDelta=round(mean(deltas), 4) if deltas else None,
     )
 
 
-def hil_view(ledger: Ledger, run_id: str, item_id: str, dimension: str, reviewer: Reviewer | None = None) -> dict | None:
+def hil_view(
+    ledger: Ledger, run_id: str, item_id: str, dimension: str, reviewer: Reviewer | None = None
+) -> dict | None:
     """The per-query ``hil`` block: the latest rating or skip of the item (by anyone, or one reviewer).
 
     The reviewer's note on the item rides along either way, as the label export's ``notes`` does: a
@@ -325,15 +369,28 @@ def hil_view(ledger: Ledger, run_id: str, item_id: str, dimension: str, reviewer
     """
     latest: Rating | Skip | None = None
     for who, judgment in ledger.item_judgments(run_id, item_id, dimension):
-        if (reviewer is None or who == reviewer.key) and (latest is None or judgment.timestamp >= latest.timestamp):
+        if (reviewer is None or who == reviewer.key) and (
+            latest is None or judgment.timestamp >= latest.timestamp
+        ):
             latest = judgment
     if latest is None:
         return None
     note = ledger.notes.get(event_key(latest))
     if isinstance(latest, Skip):
-        return {"reviewed": False, "skipped": True, "skipReason": latest.skip_reason,
-                "note": note.text if note else None, "reviewer": latest.reviewer.key,
-                "reviewedAt": latest.timestamp.isoformat()}
-    return {"reviewed": True, "judgment": latest.judgment, "humanScore": latest.score,
-            "note": latest.note or (note.text if note else None), "concerns": latest.concerns,
-            "reviewer": latest.reviewer.key, "reviewedAt": latest.timestamp.isoformat()}
+        return {
+            "reviewed": False,
+            "skipped": True,
+            "skipReason": latest.skip_reason,
+            "note": note.text if note else None,
+            "reviewer": latest.reviewer.key,
+            "reviewedAt": latest.timestamp.isoformat(),
+        }
+    return {
+        "reviewed": True,
+        "judgment": latest.judgment,
+        "humanScore": latest.score,
+        "note": latest.note or (note.text if note else None),
+        "concerns": latest.concerns,
+        "reviewer": latest.reviewer.key,
+        "reviewedAt": latest.timestamp.isoformat(),
+    }

@@ -48,11 +48,22 @@ class RunPlan:
 
 def item_from(case: Case, output: TargetOutput) -> ItemData:
     """The item a case and its output make (not yet judged)."""
-    return ItemData(id=case.id, query=case.query, results=output.results, answer=output.answer, quotes=output.quotes,
-                    contexts=output.contexts, ground_truth=case.ground_truth_answers,
-                    ground_truth_contexts=case.ground_truth_contexts, latency_ms=output.latency_ms,
-                    cost_usd=output.cost_usd, usage=output.usage, model=output.model, error=output.error,
-                    features={"source": case.source} if case.source else {})
+    return ItemData(
+        id=case.id,
+        query=case.query,
+        results=output.results,
+        answer=output.answer,
+        quotes=output.quotes,
+        contexts=output.contexts,
+        ground_truth=case.ground_truth_answers,
+        ground_truth_contexts=case.ground_truth_contexts,
+        latency_ms=output.latency_ms,
+        cost_usd=output.cost_usd,
+        usage=output.usage,
+        model=output.model,
+        error=output.error,
+        features={"source": case.source} if case.source else {},
+    )
 
 
 async def _evaluate_one(plan: RunPlan, case: Case, gate: asyncio.Semaphore) -> ItemData:
@@ -60,7 +71,9 @@ async def _evaluate_one(plan: RunPlan, case: Case, gate: asyncio.Semaphore) -> I
         output = await plan.target(case)
     item = item_from(case, output)
     if output.error:
-        item.evaluation = Evaluation(error=f"target failed: {output.error}", judge=plan.judge.info().name)
+        item.evaluation = Evaluation(
+            error=f"target failed: {output.error}", judge=plan.judge.info().name
+        )
     elif returned_nothing(item):
         item.evaluation = _nothing(plan)
     else:
@@ -72,8 +85,13 @@ def _nothing(plan: RunPlan) -> Evaluation:
     """The evaluation of an item the target returned nothing for: overall 0, a FAIL, unjudged."""
     what = "no results" if plan.kind == "search" else "an empty answer"
     reason = f"the target returned {what}: scored 0 without judging"
-    return Evaluation(scores={"overall": 0.0}, verdict="FAIL", judge=plan.judge.info().name,
-                      reasons={"overall": reason}, rationale=reason)
+    return Evaluation(
+        scores={"overall": 0.0},
+        verdict="FAIL",
+        judge=plan.judge.info().name,
+        reasons={"overall": reason},
+        rationale=reason,
+    )
 
 
 class _InOrder:
@@ -92,11 +110,21 @@ class _InOrder:
             self.next += 1
 
 
-async def execute(store: Store, plan: RunPlan, on_item: Callable[[int, ItemData], None] | None = None) -> Run:
+async def execute(
+    store: Store, plan: RunPlan, on_item: Callable[[int, ItemData], None] | None = None
+) -> Run:
     """Run every case; the run file grows item by item and ends with the summary."""
-    header = RunHeader(run_id=plan.run_id, set=plan.set_name, kind=plan.kind, judge=plan.judge.info(),
-                       dimensions=plan.dimensions, item_count=len(plan.cases), target=plan.target.name, label=plan.label,
-                       baseline=plan.baseline)
+    header = RunHeader(
+        run_id=plan.run_id,
+        set=plan.set_name,
+        kind=plan.kind,
+        judge=plan.judge.info(),
+        dimensions=plan.dimensions,
+        item_count=len(plan.cases),
+        target=plan.target.name,
+        label=plan.label,
+        baseline=plan.baseline,
+    )
     log, plan.run_id = await asyncio.to_thread(store.start_run, header, generated=plan.generated_id)
     header.run_id = plan.run_id
     gate, order, items = asyncio.Semaphore(plan.concurrency), _InOrder(on_item), {}
@@ -109,7 +137,9 @@ async def execute(store: Store, plan: RunPlan, on_item: Callable[[int, ItemData]
 
     await asyncio.gather(*(one(i, c) for i, c in enumerate(plan.cases)))
     ordered = [items[i] for i in range(len(plan.cases))]
-    summary = RunSummary(run_id=plan.run_id, item_count=len(ordered), averageScores=average_scores(ordered))
+    summary = RunSummary(
+        run_id=plan.run_id, item_count=len(ordered), averageScores=average_scores(ordered)
+    )
     await log.aappend(summary)
     return Run(plan.run_id, header, ordered, summary)
 
@@ -122,20 +152,32 @@ class Outcome:
     regressions: "RegressionReport"
 
 
-def plan_cases(config: "HilbotConfig", *, set_spec: str, cases_path: str | None, queries_dir: str | None) -> tuple[str, RunKind, list[Case]]:
+def plan_cases(
+    config: "HilbotConfig", *, set_spec: str, cases_path: str | None, queries_dir: str | None
+) -> tuple[str, RunKind, list[Case]]:
     """(set name, kind, cases) from ``--cases`` (answers) or ``--set`` (query sets)."""
     from .cases import cases_from_sets, load_cases
 
     if cases_path:
-        return Path(cases_path).stem, "answer", load_cases(cases_path, config.judge.priority_weights)
+        return (
+            Path(cases_path).stem,
+            "answer",
+            load_cases(cases_path, config.judge.priority_weights),
+        )
     from .queries import QuerySets
 
     sets = QuerySets(queries_dir or config.queries.dir).resolve(set_spec)
     return set_spec, "search", cases_from_sets(sets)
 
 
-def evaluate(store: Store, config: "HilbotConfig", plan: RunPlan, *, baseline: str | None = None,
-             on_item: Callable[[int, ItemData], None] | None = None) -> Outcome:
+def evaluate(
+    store: Store,
+    config: "HilbotConfig",
+    plan: RunPlan,
+    *,
+    baseline: str | None = None,
+    on_item: Callable[[int, ItemData], None] | None = None,
+) -> Outcome:
     """Execute a plan, then check it against ``baseline`` (default: the previous complete run of the
     set with the same target and judge; see :mod:`evaluation.regressions`)."""
     from .regressions import detect, previous_run
@@ -147,8 +189,11 @@ def evaluate(store: Store, config: "HilbotConfig", plan: RunPlan, *, baseline: s
     skipped: list[str] = []
     plan.baseline = baseline
     if baseline is None:
-        plan.baseline, skipped = previous_run(store, plan.set_name, plan.kind, target=target,
-                                              judge=judge)
+        plan.baseline, skipped = previous_run(
+            store, plan.set_name, plan.kind, target=target, judge=judge
+        )
     run = asyncio.run(execute(store, plan, on_item))
-    report = detect(run, store.load_run(plan.baseline) if plan.baseline else None, config.regression, skipped)
+    report = detect(
+        run, store.load_run(plan.baseline) if plan.baseline else None, config.regression, skipped
+    )
     return Outcome(run, report)

@@ -61,7 +61,9 @@ _EPSILON = 1e-9
 # --------------------------------------------------------------------------- sample-size advice
 
 
-def sample_size(width: float, *, p: float = 0.5, population: int | None = None, z: float = Z95) -> int:
+def sample_size(
+    width: float, *, p: float = 0.5, population: int | None = None, z: float = Z95
+) -> int:
     """Items needed for a proportion's confidence interval of total ``width`` (95% by default), rounded UP.
 
     Without a population (infinite *N*): ``n = z² p(1−p) / (w/2)²``. With one, the finite-population
@@ -79,7 +81,9 @@ def sample_size(width: float, *, p: float = 0.5, population: int | None = None, 
     return max(0, math.ceil(n - _EPSILON))
 
 
-def interval_width(n: int, *, p: float = 0.5, population: int | None = None, z: float = Z95) -> float:
+def interval_width(
+    n: int, *, p: float = 0.5, population: int | None = None, z: float = Z95
+) -> float:
     """Total width of a proportion's confidence interval (95% by default) from ``n`` items.
 
     ``w = 2 z sqrt(p(1−p)/n · (N−n)/(N−1))``; without a population the correction ``(N−n)/(N−1)`` is 1.
@@ -97,10 +101,14 @@ def interval_width(n: int, *, p: float = 0.5, population: int | None = None, z: 
 
 def advice_lines(n: int, population: int) -> list[str]:
     """What ``hilbot sample`` says about sample sizes, for a run of ``population`` items sampled to ``n``."""
-    lines = [f"95% interval of a proportion (worst case p = 0.5), for this run's {population} items:"]
+    lines = [
+        f"95% interval of a proportion (worst case p = 0.5), for this run's {population} items:"
+    ]
     for width in ADVICE_WIDTHS:
-        lines.append(f"  width {width:.2f} (±{width / 2:.3f}) needs {sample_size(width, population=population)} items"
-                     f" ({sample_size(width)} from an unlimited pool)")
+        lines.append(
+            f"  width {width:.2f} (±{width / 2:.3f}) needs {sample_size(width, population=population)} items"
+            f" ({sample_size(width)} from an unlimited pool)"
+        )
     width = interval_width(n, population=population)
     lines.append(f"  this sample's {n} items give width {width:.3f} (±{width / 2:.3f})")
     return lines
@@ -206,20 +214,29 @@ def known_fields(run: Run) -> list[str]:
 
 def parse_fields(by: str | Sequence[str], run: Run) -> list[str]:
     """The ``--by`` fields, checked against what the run's items have."""
-    names = [name.strip() for name in by.split(",")] if isinstance(by, str) else [name.strip() for name in by]
+    names = (
+        [name.strip() for name in by.split(",")]
+        if isinstance(by, str)
+        else [name.strip() for name in by]
+    )
     from ._input import listed_once
 
     known = known_fields(run)
     for name in listed_once(names, "--by", "field", HilbotError, f"from: {', '.join(known)}"):
         if name not in known:
-            raise HilbotError(f"no item of run {run.run_id!r} has the field {name!r}", where="--by",
-                              fix=f"use one of the fields the items have: {', '.join(known)}")
+            raise HilbotError(
+                f"no item of run {run.run_id!r} has the field {name!r}",
+                where="--by",
+                fix=f"use one of the fields the items have: {', '.join(known)}",
+            )
     return names
 
 
 def stratum_of(run: Run, item: ItemData, fields: Sequence[str]) -> tuple[str, ...]:
     """The item's stratum: its value for each field, ``(none)`` where it has none."""
-    return tuple(NONE if (value := field_value(run, item, name)) is None else value for name in fields)
+    return tuple(
+        NONE if (value := field_value(run, item, name)) is None else value for name in fields
+    )
 
 
 def stratum_label(stratum: tuple[str, ...]) -> str:
@@ -284,23 +301,41 @@ class Sample:
 
     def record(self) -> dict[str, Any]:
         """What the new run's header keeps about how it was drawn (its ``sample`` entry)."""
-        return {"source": self.source, "by": self.fields, "allocation": self.allocation, "n": self.n, "seed": self.seed,
-                "population": self.population,
-                "strata": [{"stratum": list(s.key), "population": s.population, "sampled": s.sampled} for s in self.strata]}
+        return {
+            "source": self.source,
+            "by": self.fields,
+            "allocation": self.allocation,
+            "n": self.n,
+            "seed": self.seed,
+            "population": self.population,
+            "strata": [
+                {"stratum": list(s.key), "population": s.population, "sampled": s.sampled}
+                for s in self.strata
+            ],
+        }
 
     def describe(self) -> str:
         """One line: what was sampled, how."""
         return f"{self.n}-item sample of {self.source} by {','.join(self.fields)} ({self.allocation}, seed {self.seed})"
 
 
-def draw_sample(run: Run, n: int, by: str | Sequence[str], allocation: Allocation = "proportional", seed: int | str = 0) -> Sample:
+def draw_sample(
+    run: Run,
+    n: int,
+    by: str | Sequence[str],
+    allocation: Allocation = "proportional",
+    seed: int | str = 0,
+) -> Sample:
     """Draw a stratified sample of ``n`` of ``run``'s items (see the module's rules); raises :class:`HilbotError` on bad input."""
     population = len(run.items)
     if n < 1:
         raise HilbotError(f"cannot sample {n} items", where="--n", fix="use --n 1 or more")
     if n > population:
-        raise HilbotError(f"cannot sample {n} items: run {run.run_id!r} has {population}", where="--n",
-                          fix=f"use --n {population} or fewer (the run's size)")
+        raise HilbotError(
+            f"cannot sample {n} items: run {run.run_id!r} has {population}",
+            where="--n",
+            fix=f"use --n {population} or fewer (the run's size)",
+        )
     fields = parse_fields(by, run)
     members: dict[tuple[str, ...], list[int]] = {}
     for index, item in enumerate(run.items):
@@ -327,8 +362,16 @@ SEED_MAX = 2**32 - 1
 """The largest seed a sample takes (seeds are 0 to 2³² − 1, as every other seed of hilbot's)."""
 
 
-def sample_run(store: Store, source: str, n: int, by: str | Sequence[str], *, allocation: Allocation = "proportional",
-               seed: int | str = 0, run_id: str | None = None) -> tuple[Sample, str]:
+def sample_run(
+    store: Store,
+    source: str,
+    n: int,
+    by: str | Sequence[str],
+    *,
+    allocation: Allocation = "proportional",
+    seed: int | str = 0,
+    run_id: str | None = None,
+) -> tuple[Sample, str]:
     """Write a new run holding a stratified sample of run ``source``; returns the sample and the new run's id.
 
     The new run has the source's kind, set, dimensions and judge; its ``source`` is ``sample of RUN``, its
@@ -336,7 +379,9 @@ def sample_run(store: Store, source: str, n: int, by: str | Sequence[str], *, al
     per-stratum counts. Without ``run_id`` the id is ``<RUN>-sample-<n>``, suffixed if taken.
     """
     if isinstance(seed, int) and not 0 <= seed <= SEED_MAX:
-        raise HilbotError(f"--seed {seed} is out of range", fix=f"use a whole number from 0 to {SEED_MAX}")
+        raise HilbotError(
+            f"--seed {seed} is out of range", fix=f"use a whole number from 0 to {SEED_MAX}"
+        )
     generated = run_id is None
     if run_id is not None:
         validate_run_id(run_id)
@@ -344,10 +389,24 @@ def sample_run(store: Store, source: str, n: int, by: str | Sequence[str], *, al
     run = store.load_run(source)
     sample = draw_sample(run, n, by, allocation, seed)
     new_id = default_sample_id(run.run_id, n) if run_id is None else run_id
-    header = run.header.model_copy(deep=True, update={
-        "run_id": new_id, "created_at": utcnow(), "source": f"sample of {run.run_id}", "label": sample.describe(),
-        "item_count": len(sample.items), "sample": sample.record()})
-    summary = RunSummary(run_id=new_id, item_count=len(sample.items), averageScores=average_scores(sample.items))
-    placed = store.create_run(header, (QueryEvaluation(run_id=new_id, data=item) for item in sample.items), summary,
-                              generated=generated)
+    header = run.header.model_copy(
+        deep=True,
+        update={
+            "run_id": new_id,
+            "created_at": utcnow(),
+            "source": f"sample of {run.run_id}",
+            "label": sample.describe(),
+            "item_count": len(sample.items),
+            "sample": sample.record(),
+        },
+    )
+    summary = RunSummary(
+        run_id=new_id, item_count=len(sample.items), averageScores=average_scores(sample.items)
+    )
+    placed = store.create_run(
+        header,
+        (QueryEvaluation(run_id=new_id, data=item) for item in sample.items),
+        summary,
+        generated=generated,
+    )
     return sample, placed.stem

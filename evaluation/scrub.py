@@ -42,10 +42,27 @@ from .text import visible
 
 MARK = "[secret]"
 """What every occurrence of a secret becomes."""
-NAMES = frozenset({"ANTHROPIC_API_KEY", "TELEGRAM_BOT_TOKEN", "TELEGRAM_WEBHOOK_SECRET", "SLACK_BOT_TOKEN",
-                   "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET"})
+NAMES = frozenset(
+    {
+        "ANTHROPIC_API_KEY",
+        "TELEGRAM_BOT_TOKEN",
+        "TELEGRAM_WEBHOOK_SECRET",
+        "SLACK_BOT_TOKEN",
+        "SLACK_APP_TOKEN",
+        "SLACK_SIGNING_SECRET",
+    }
+)
 """The secrets hilbot itself reads."""
-SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET", "_PASSWORD", "_PASSWD", "_ACCESS_KEY", "_SECRET_KEY", "_PRIVATE_KEY")
+SUFFIXES = (
+    "_API_KEY",
+    "_TOKEN",
+    "_SECRET",
+    "_PASSWORD",
+    "_PASSWD",
+    "_ACCESS_KEY",
+    "_SECRET_KEY",
+    "_PRIVATE_KEY",
+)
 """Any other variable whose name ends like this holds a secret too."""
 MIN_LENGTH = 8
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -62,8 +79,13 @@ class _Derived:
 
     __slots__ = ("size", "last", "watched", "held", "secrets", "needles", "pattern")
 
-    def __init__(self, watched: tuple[tuple, ...] = (), secrets: Iterable[str] = (),
-                 size: int | None = None, held: int = 0):
+    def __init__(
+        self,
+        watched: tuple[tuple, ...] = (),
+        secrets: Iterable[str] = (),
+        size: int | None = None,
+        held: int = 0,
+    ):
         self.size, self.last = len(_DATA) if size is None else size, next(reversed(_DATA), None)
         self.watched, self.held = watched, held
         self.secrets = sorted(set(secrets), key=lambda s: (-len(s), s))
@@ -128,7 +150,10 @@ def hold(*values: str | None) -> None:
     for value in values:
         value = value.strip() if isinstance(value, str) else ""
         if len(value) >= MIN_LENGTH and value not in _held:
-            _held = {**_held, value: None}  # a new dict: a scrub in another thread never sees one change
+            _held = {
+                **_held,
+                value: None,
+            }  # a new dict: a scrub in another thread never sees one change
 
 
 # ---------------------------------------------------------------------------- encodings
@@ -157,7 +182,9 @@ def _escapes(char: str) -> list[str]:
     if ord(char) <= 0xFFFF:
         found.append(f"{_SLASHES}u0*{ord(char):x}")
     if not char.isascii():
-        found.append("".join(f"{_SLASHES}x{byte:02x}" for byte in char.encode("utf-8", "surrogatepass")))
+        found.append(
+            "".join(f"{_SLASHES}x{byte:02x}" for byte in char.encode("utf-8", "surrogatepass"))
+        )
     return found
 
 
@@ -166,7 +193,9 @@ def _char(char: str) -> str:
     if _PLAIN.fullmatch(char):
         return re.escape(char)
     names = [_NAMED[char]] if char in _NAMED else []
-    entity = "&(?:amp;){0,4}(?:" + "|".join([*names, f"#0*{ord(char)}", f"#x0*{ord(char):x}"]) + ");"
+    entity = (
+        "&(?:amp;){0,4}(?:" + "|".join([*names, f"#0*{ord(char)}", f"#x0*{ord(char):x}"]) + ");"
+    )
     if char == "\\":  # a backslash escaped is more backslashes
         return f"(?:{_SLASHES}|{entity})"
     percent = _percent(char)
@@ -213,10 +242,18 @@ def forms(value: str) -> set[str]:
     from urllib.parse import quote, quote_plus
 
     dumped = json.dumps(value)[1:-1]
-    return {value, quote(value, safe=""), quote(value), quote_plus(value, safe=""), dumped,
-            json.dumps(value, ensure_ascii=False)[1:-1], html.escape(value),
-            html.escape(value, quote=False), quote_plus(dumped),
-            base64.b64encode(value.encode("utf-8", "surrogatepass")).decode()}
+    return {
+        value,
+        quote(value, safe=""),
+        quote(value),
+        quote_plus(value, safe=""),
+        dumped,
+        json.dumps(value, ensure_ascii=False)[1:-1],
+        html.escape(value),
+        html.escape(value, quote=False),
+        quote_plus(dumped),
+        base64.b64encode(value.encode("utf-8", "surrogatepass")).decode(),
+    }
 
 
 def _derive() -> _Derived:
@@ -389,8 +426,10 @@ class ScrubbingFormatter(logging.Formatter):
         return visible(scrub_fields(scrub(self.inner.format(record))))
 
 
-_QUOTE = (r"""(?:\\{0,15}["']|%(?:25)?2[27]|&(?:amp;){0,4}(?:quot|apos|#0*3[49]|#x0*2[27]);"""
-          r"|\\{1,15}u002[27])?")
+_QUOTE = (
+    r"""(?:\\{0,15}["']|%(?:25)?2[27]|&(?:amp;){0,4}(?:quot|apos|#0*3[49]|#x0*2[27]);"""
+    r"|\\{1,15}u002[27])?"
+)
 """An optional quote around a key or a value: raw, JSON-escaped, URL-encoded (once or twice), or
 HTML-escaped."""
 _SPACE = r"(?:\s|\+|%(?:25)?20){0,16}"
@@ -398,7 +437,8 @@ _TOKEN_FIELD = re.compile(
     r"(?:(?<![A-Za-z0-9_])|(?<=%22)|(?<=%27)|(?<=%2522))"  # a key of its own (not next_token)
     rf"((?:verification_)?token{_QUOTE}{_SPACE}(?:[:=]|%(?:25)?3[AD]){_SPACE}{_QUOTE})"
     r"([A-Za-z0-9_.-]{8,})",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 """A ``token`` field with its value: of a JSON body, a dict's repr or a form, and the same
 URL-encoded in a form value (Slack's ``payload=%7B%22token%22%3A+%22…``) or escaped in JSON. A
 platform's payloads carry the app's verification token, which no variable of this process holds."""
@@ -431,19 +471,30 @@ class StderrHandler(logging.StreamHandler):
     def handleError(self, record: logging.LogRecord) -> None:
         if logging.raiseExceptions:
             exc = sys.exc_info()[1]
-            line = scrub(f"logging failed on a line from {record.name} ({type(exc).__name__}: {exc}): {str(record.msg)!r}")
+            line = scrub(
+                f"logging failed on a line from {record.name} ({type(exc).__name__}: {exc}): {str(record.msg)!r}"
+            )
             sys.stderr.write(visible(line, newlines=False)[:400] + "\n")
 
 
 def _handlers() -> Iterable[logging.Handler]:
     """Every handler attached anywhere now, and logging's last resort."""
-    loggers = [logging.getLogger(), *(lg for lg in logging.Logger.manager.loggerDict.values() if isinstance(lg, logging.Logger))]
+    loggers = [
+        logging.getLogger(),
+        *(
+            lg
+            for lg in logging.Logger.manager.loggerDict.values()
+            if isinstance(lg, logging.Logger)
+        ),
+    ]
     yield from {id(h): h for lg in loggers for h in lg.handlers}.values()
     if logging.lastResort is not None:
         yield logging.lastResort
 
 
-def install_logging(level: int, *, quiet: Iterable[str] = (), formatter: logging.Formatter | None = None) -> Callable[[], None]:
+def install_logging(
+    level: int, *, quiet: Iterable[str] = (), formatter: logging.Formatter | None = None
+) -> Callable[[], None]:
     """Log to stderr at ``level`` with every line scrubbed, whichever logger it comes from; returns the undo.
 
     The root logger gets one handler (installing again replaces it); handlers already attached
@@ -459,8 +510,12 @@ def install_logging(level: int, *, quiet: Iterable[str] = (), formatter: logging
     root.addHandler(handler)
     root.setLevel(level)
     for name in quiet:
-        logging.getLogger(name).setLevel(logging.DEBUG if level <= logging.DEBUG else logging.WARNING)
-    wrapped = {h: h.formatter for h in _handlers() if not isinstance(h.formatter, ScrubbingFormatter)}
+        logging.getLogger(name).setLevel(
+            logging.DEBUG if level <= logging.DEBUG else logging.WARNING
+        )
+    wrapped = {
+        h: h.formatter for h in _handlers() if not isinstance(h.formatter, ScrubbingFormatter)
+    }
     for h, formatter in wrapped.items():
         h.setFormatter(ScrubbingFormatter(formatter))
     logging.captureWarnings(True)

@@ -94,8 +94,14 @@ class Store:
             run_id = f"{base}-{n}"
         return run_id
 
-    def create_run(self, header: RunHeader, items: Iterable[QueryEvaluation], summary: RunSummary | None = None,
-                   *, generated: bool = False) -> Path:
+    def create_run(
+        self,
+        header: RunHeader,
+        items: Iterable[QueryEvaluation],
+        summary: RunSummary | None = None,
+        *,
+        generated: bool = False,
+    ) -> Path:
         """Write a new run whole (aside, then linked into place); never touches an existing one.
 
         With ``generated`` the id was made up by hilbot, and a taken one is replaced by the next free id.
@@ -129,13 +135,19 @@ class Store:
         """``runs/``, created if missing; a symbolic link there is refused (runs stay in the data directory)."""
         folder = self.root / "runs"
         if folder.is_symlink():
-            raise LogError("it is a symbolic link, and hilbot never writes through one", where=str(folder),
-                           fix="replace the link with a directory, or point --data-dir at the real data directory")
+            raise LogError(
+                "it is a symbolic link, and hilbot never writes through one",
+                where=str(folder),
+                fix="replace the link with a directory, or point --data-dir at the real data directory",
+            )
         try:
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise LogError(f"cannot create the runs directory: {os_reason(exc)}", where=str(folder),
-                           fix="check --data-dir and its permissions") from None
+            raise LogError(
+                f"cannot create the runs directory: {os_reason(exc)}",
+                where=str(folder),
+                fix="check --data-dir and its permissions",
+            ) from None
         _sweep_partials(folder)
         return folder
 
@@ -150,7 +162,9 @@ class Store:
                 info = path.stat()
             except OSError:  # a dangling link, or unreadable: not a run
                 continue
-            if _RUN_ID.fullmatch(path.stem):  # a directory or a pipe is listed, for its readers to report
+            if _RUN_ID.fullmatch(
+                path.stem
+            ):  # a directory or a pipe is listed, for its readers to report
                 found.append((info.st_mtime, path.name, path.stem))
         return [run_id for _, _, run_id in sorted(found, reverse=True)]
 
@@ -164,7 +178,9 @@ class Store:
         """Read a run file into a :class:`Run`."""
         path = self.run_path(run_id)
         if not path.exists():
-            raise RunNotFound(f"no run {run_id!r} in {self.root}", fix="list runs with `hilbot review --list`")
+            raise RunNotFound(
+                f"no run {run_id!r} in {self.root}", fix="list runs with `hilbot review --list`"
+            )
         return Run.from_records(run_id, read_log(path, issues))
 
     # ------------------------------------------------------------------ human events
@@ -189,14 +205,22 @@ class Store:
 
     def cache_put(self, key: str, value: dict) -> None:
         """Store an LLM answer under its key (atomically, scrubbed of secrets)."""
-        _write_atomic(self._cache_path(key), scrub(json.dumps(value)).encode("utf-8"), durable=False)
+        _write_atomic(
+            self._cache_path(key), scrub(json.dumps(value)).encode("utf-8"), durable=False
+        )
 
     # ------------------------------------------------------------------ other files
 
     def write_file(self, path: str | Path, content: str, *, durable: bool = True) -> Path:
         """Write a whole text file (a report, an export) atomically, scrubbed of secrets; ``durable`` fsyncs it first."""
-        return self.write_bytes(path, scrub(content).encode("utf-8", "surrogatepass").decode("utf-8", "replace").encode("utf-8"),
-                                durable=durable)
+        return self.write_bytes(
+            path,
+            scrub(content)
+            .encode("utf-8", "surrogatepass")
+            .decode("utf-8", "replace")
+            .encode("utf-8"),
+            durable=durable,
+        )
 
     def write_bytes(self, path: str | Path, content: bytes, *, durable: bool = True) -> Path:
         """Write a whole file (a report, a chart) atomically; refuses the store's own logs."""
@@ -206,26 +230,42 @@ class Store:
             return _write_atomic(path, content, durable=durable)
         except (OSError, ValueError) as exc:
             reason = os_reason(exc) if isinstance(exc, OSError) else "the path holds a NUL byte"
-            raise HilbotError(f"cannot write: {reason}", where=str(path),
-                              fix="choose another --out (a file in a writable directory)") from None
+            raise HilbotError(
+                f"cannot write: {reason}",
+                where=str(path),
+                fix="choose another --out (a file in a writable directory)",
+            ) from None
 
     def _refuse_logs(self, path: Path) -> None:
         """Refuse a path that is, or leads to, one of the logs (or a run file, or the cache)."""
         if _is_under(path, self._protected()):
-            raise HilbotError("that is one of hilbot's own logs, which only hilbot appends to", where=str(path),
-                              fix="choose another --out, outside the runs/ and cache/ folders and not a .jsonl log")
+            raise HilbotError(
+                "that is one of hilbot's own logs, which only hilbot appends to",
+                where=str(path),
+                fix="choose another --out, outside the runs/ and cache/ folders and not a .jsonl log",
+            )
 
     def _protected(self) -> list[Path]:
-        return [self.ratings.path, self.llm_calls.path, self.connector_calls.path, self.root / "runs",
-                self.root / "cache"]
+        return [
+            self.ratings.path,
+            self.llm_calls.path,
+            self.connector_calls.path,
+            self.root / "runs",
+            self.root / "cache",
+        ]
 
 
 def _is_under(path: Path, protected: list[Path]) -> bool:
     """Whether ``path`` (as given, or with every link resolved) is one of ``protected`` or inside one."""
     try:
-        candidates = {Path(os.path.abspath(path)), Path(os.path.realpath(path)),
-                      Path(os.path.realpath(path.parent)) / path.name}
-        roots = [Path(os.path.realpath(p)) for p in protected] + [Path(os.path.abspath(p)) for p in protected]
+        candidates = {
+            Path(os.path.abspath(path)),
+            Path(os.path.realpath(path)),
+            Path(os.path.realpath(path.parent)) / path.name,
+        }
+        roots = [Path(os.path.realpath(p)) for p in protected] + [
+            Path(os.path.abspath(p)) for p in protected
+        ]
     except (OSError, ValueError):
         return False
     return any(c == r or r in c.parents for c in candidates for r in roots)
@@ -266,8 +306,11 @@ def _write_aside_and_link(folder: Path, path: Path, records: list[BaseModel]) ->
     except FileExistsError:
         raise
     except OSError as exc:
-        raise LogError(f"could not write the run: {os_reason(exc)}", where=str(path),
-                       fix=f"{_run_fix(exc)}, then run the command again; nothing was written") from None
+        raise LogError(
+            f"could not write the run: {os_reason(exc)}",
+            where=str(path),
+            fix=f"{_run_fix(exc)}, then run the command again; nothing was written",
+        ) from None
     finally:
         if tmp:
             Path(tmp).unlink(missing_ok=True)
@@ -275,7 +318,14 @@ def _write_aside_and_link(folder: Path, path: Path, records: list[BaseModel]) ->
 
 def _run_fix(exc: OSError) -> str:
     """What to do when a run file cannot be written: the OS error's own fix, or the usual two."""
-    if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM):
+    if exc.errno in (
+        errno.ENOSPC,
+        errno.EDQUOT,
+        errno.EFBIG,
+        errno.EROFS,
+        errno.EACCES,
+        errno.EPERM,
+    ):
         return os_fix(exc)
     return "free disk space or raise the file size limit (ulimit -f)"
 
@@ -293,10 +343,16 @@ def _sweep_partials(folder: Path, older_than_s: float = 3600.0) -> None:
 
 def _taken(path: Path) -> HilbotError:
     if os.path.islink(path):
-        return LogError("a symbolic link has the run's name, and hilbot never writes through one", where=str(path),
-                        fix="remove the link, or choose another --run-id")
-    return HilbotError(f"run {path.stem!r} already exists", where=str(path),
-                       fix="choose another --run-id; runs are never overwritten")
+        return LogError(
+            "a symbolic link has the run's name, and hilbot never writes through one",
+            where=str(path),
+            fix="remove the link, or choose another --run-id",
+        )
+    return HilbotError(
+        f"run {path.stem!r} already exists",
+        where=str(path),
+        fix="choose another --run-id; runs are never overwritten",
+    )
 
 
 def _with_run_id(record: BaseModel, run_id: str) -> BaseModel:

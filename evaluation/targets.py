@@ -96,7 +96,9 @@ def to_output(value: Any) -> TargetOutput:
         raise ValueError(f"a target must return str, list or dict, not {type(value).__name__}")
     if not isinstance(value.get("results") or [], list):
         raise ValueError(f"results must be a list, not {type(value['results']).__name__}")
-    results: list[dict[str, Any]] = [r if isinstance(r, dict) else {"path": str(r)} for r in value.get("results") or []]
+    results: list[dict[str, Any]] = [
+        r if isinstance(r, dict) else {"path": str(r)} for r in value.get("results") or []
+    ]
     for rank, result in enumerate(results, 1):
         result.setdefault("rank", rank)
     return TargetOutput.model_validate({**value, "results": results})
@@ -119,7 +121,9 @@ class PythonTarget:
             if inspect.iscoroutinefunction(self.function):
                 value = await asyncio.wait_for(self.function(case.query.query), self.timeout_s)
             else:
-                value = await asyncio.wait_for(_in_daemon_thread(self.function, case.query.query), self.timeout_s)
+                value = await asyncio.wait_for(
+                    _in_daemon_thread(self.function, case.query.query), self.timeout_s
+                )
             output = to_output(value)
         except asyncio.TimeoutError:
             return _failed(f"timed out after {self.timeout_s:g}s", started)
@@ -157,16 +161,24 @@ def _in_daemon_thread(function: Callable[[str], Any], query: str) -> "asyncio.Fu
 def _import(spec: str) -> Callable[..., Any]:
     module_name, _, attr = spec.partition(":")
     if not module_name or not attr:
-        raise TargetError(f"--target {spec!r} is not module:function", fix="e.g. --target examples.docs_search:search")
+        raise TargetError(
+            f"--target {spec!r} is not module:function",
+            fix="e.g. --target examples.docs_search:search",
+        )
     if "" not in sys.path and str(Path.cwd()) not in sys.path:
         sys.path.insert(0, str(Path.cwd()))
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise TargetError(f"cannot import {module_name!r} ({exc})", fix="run from the directory that holds it, or install it") from None
+        raise TargetError(
+            f"cannot import {module_name!r} ({exc})",
+            fix="run from the directory that holds it, or install it",
+        ) from None
     function = getattr(module, attr, None)
     if not callable(function):
-        raise TargetError(f"{module_name} has no callable {attr!r}", fix="name a function taking the query text")
+        raise TargetError(
+            f"{module_name} has no callable {attr!r}", fix="name a function taking the query text"
+        )
     return function
 
 
@@ -181,18 +193,33 @@ PLACEHOLDER = "{query}"
 MAX_ARG_BYTES = 128 * 1024
 """Longest single argument or environment entry, its terminating NUL included (Linux's MAX_ARG_STRLEN)."""
 
-_SHELL_FIX = ('to use pipes, ";", redirections or $VARIABLES, drop {query} and read the query from "$HILBOT_QUERY" '
-              "or stdin, e.g. --target-cmd 'mytool \"$HILBOT_QUERY\" | jq .'")
-_CODE_FIX = ('pass it on stdin (leave {query} out) or as "$HILBOT_QUERY", e.g. --target-cmd '
-             "'mytool \"$HILBOT_QUERY\"'")
-_OPERATORS = {";": "';'", "|": "a pipe '|'", "&": "'&'", "<": "a redirection '<'", ">": "a redirection '>'",
-              "(": "a subshell '('", ")": "a subshell ')'", "\n": "a newline", "`": "a backtick substitution"}
+_SHELL_FIX = (
+    'to use pipes, ";", redirections or $VARIABLES, drop {query} and read the query from "$HILBOT_QUERY" '
+    "or stdin, e.g. --target-cmd 'mytool \"$HILBOT_QUERY\" | jq .'"
+)
+_CODE_FIX = (
+    'pass it on stdin (leave {query} out) or as "$HILBOT_QUERY", e.g. --target-cmd '
+    "'mytool \"$HILBOT_QUERY\"'"
+)
+_OPERATORS = {
+    ";": "';'",
+    "|": "a pipe '|'",
+    "&": "'&'",
+    "<": "a redirection '<'",
+    ">": "a redirection '>'",
+    "(": "a subshell '('",
+    ")": "a subshell ')'",
+    "\n": "a newline",
+    "`": "a backtick substitution",
+}
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 
 
-_OPTION_LIKE = ("the query starts with '-', so the program could read it as an option (some "
-                "options run code) — put -- before {query} in --target-cmd (e.g. mytool -- "
-                '{query}), or leave {query} out and read the query from stdin or "$HILBOT_QUERY"')
+_OPTION_LIKE = (
+    "the query starts with '-', so the program could read it as an option (some "
+    "options run code) — put -- before {query} in --target-cmd (e.g. mytool -- "
+    '{query}), or leave {query} out and read the query from stdin or "$HILBOT_QUERY"'
+)
 
 
 class _Unpassable(Exception):
@@ -216,8 +243,13 @@ class CommandTarget:
             argv, stdin, env = self._invocation(case.query.query)
         except _Unpassable as exc:
             return _failed(str(exc), started)
-        pipes: dict[str, Any] = dict(stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
-                                     stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env, start_new_session=True)
+        pipes: dict[str, Any] = dict(
+            stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=env,
+            start_new_session=True,
+        )
         try:
             if argv is None:
                 process = await asyncio.create_subprocess_shell(self.command, **pipes)
@@ -232,26 +264,34 @@ class CommandTarget:
         try:
             data = query.encode("utf-8")
         except UnicodeEncodeError:
-            raise _Unpassable("the query is not valid Unicode text (a lone surrogate), so it cannot be passed to a "
-                              "command — fix the query's text") from None
+            raise _Unpassable(
+                "the query is not valid Unicode text (a lone surrogate), so it cannot be passed to a "
+                "command — fix the query's text"
+            ) from None
         env = {k: v for k, v in os.environ.items() if k != "HILBOT_QUERY"}
         if "\x00" not in query and len(data) + len("HILBOT_QUERY=") < MAX_ARG_BYTES:
             env["HILBOT_QUERY"] = query
         if self.argv is None:
             return None, data, env
         if "\x00" in query:
-            raise _Unpassable("the query holds a NUL byte, which cannot be passed as an argument — drop {query} from "
-                              "--target-cmd to get the query on stdin")
+            raise _Unpassable(
+                "the query holds a NUL byte, which cannot be passed as an argument — drop {query} from "
+                "--target-cmd to get the query on stdin"
+            )
         if self.exposed and query.startswith("-"):
             raise _Unpassable(_OPTION_LIKE)
         argv = [arg.replace(PLACEHOLDER, query) for arg in self.argv]
         longest = max(len(arg.encode("utf-8")) for arg in argv)
         if longest >= MAX_ARG_BYTES:
-            raise _Unpassable(f"the query makes an argument of {longest:,} bytes, too long for one argument (the limit "
-                              f"is {MAX_ARG_BYTES // 1024} KiB) — drop {{query}} from --target-cmd to get the query on stdin")
+            raise _Unpassable(
+                f"the query makes an argument of {longest:,} bytes, too long for one argument (the limit "
+                f"is {MAX_ARG_BYTES // 1024} KiB) — drop {{query}} from --target-cmd to get the query on stdin"
+            )
         return argv, None, env
 
-    async def _finish(self, process: asyncio.subprocess.Process, stdin: bytes | None, started: float) -> TargetOutput:
+    async def _finish(
+        self, process: asyncio.subprocess.Process, stdin: bytes | None, started: float
+    ) -> TargetOutput:
         try:
             out, err = await asyncio.wait_for(process.communicate(stdin), self.timeout_s)
         except asyncio.TimeoutError:
@@ -270,21 +310,30 @@ def _template(command: str) -> list[str]:
     """A ``{query}`` command split into arguments, or a one-line error saying why it cannot run without a shell."""
     syntax = _shell_syntax(command)
     if syntax:
-        raise TargetError(f"--target-cmd holds {syntax}, shell syntax, but a command with {{query}} runs without a shell",
-                          fix=_SHELL_FIX)
+        raise TargetError(
+            f"--target-cmd holds {syntax}, shell syntax, but a command with {{query}} runs without a shell",
+            fix=_SHELL_FIX,
+        )
     try:
         argv = shlex.split(command)
     except ValueError as exc:
-        raise TargetError(f"--target-cmd cannot be split into arguments ({str(exc).lower()})",
-                          fix="close the quotation, or quote the quote character") from None
+        raise TargetError(
+            f"--target-cmd cannot be split into arguments ({str(exc).lower()})",
+            fix="close the quotation, or quote the quote character",
+        ) from None
     if _ASSIGNMENT.match(argv[0]):
-        raise TargetError(f"--target-cmd starts with the variable assignment {argv[0].split('=')[0]}=..., shell syntax, but "
-                          "a command with {query} runs without a shell", fix=_SHELL_FIX + " (or use env NAME=value mytool)")
+        raise TargetError(
+            f"--target-cmd starts with the variable assignment {argv[0].split('=')[0]}=..., shell syntax, but "
+            "a command with {query} runs without a shell",
+            fix=_SHELL_FIX + " (or use env NAME=value mytool)",
+        )
     refusal = query_refusal(argv)
     if refusal:
         where, hint = refusal
-        raise TargetError(f"--target-cmd: {{query}} is {where}; a query there could run as code",
-                          fix=_CODE_FIX + (f", or end the options first: {hint}" if hint else ""))
+        raise TargetError(
+            f"--target-cmd: {{query}} is {where}; a query there could run as code",
+            fix=_CODE_FIX + (f", or end the options first: {hint}" if hint else ""),
+        )
     _check_program(argv[0])
     return argv
 
@@ -299,7 +348,7 @@ def _shell_syntax(command: str) -> str | None:
         elif c == "\\":
             i += 1  # the next character is escaped
         elif c == "$" and i + 1 < len(command) and not command[i + 1].isspace():
-            return f"an expansion {command[i:i + 2]!r}"
+            return f"an expansion {command[i : i + 2]!r}"
         elif c == "`":
             return _OPERATORS[c]
         elif quote == '"':
@@ -325,11 +374,13 @@ def _shell_syntax(command: str) -> str | None:
 _SHELLS = frozenset("sh bash dash zsh ksh mksh ash yash rbash fish csh tcsh pwsh".split())
 _SCRIPT_RUNNERS = _SHELLS | frozenset(
     "python node deno bun perl ruby php lua rscript osascript awk sed jq git expect tclsh wish "
-    "julia guile racket sbcl groovy scala kotlin elixir escript swift java dotnet".split())
+    "julia guile racket sbcl groovy scala kotlin elixir escript swift java dotnet".split()
+)
 """Programs that run their first plain argument (a script, a program text, a subcommand)."""
 _WHOLE_RUNNERS = frozenset(
     "ssh xargs watch su sudo doas runuser sg eval exec nsenter chroot systemd-run parallel tmux "
-    "screen sqlite3 find script make npx pnpx bunx uvx powershell cmd r at batch".split())
+    "screen sqlite3 find script make npx pnpx bunx uvx powershell cmd r at batch".split()
+)
 """Programs that may run any of their arguments: as a command, as SQL, as a make variable."""
 
 
@@ -353,28 +404,78 @@ class _Wrapper(NamedTuple):
 
 
 _WRAPPERS: dict[str, _Wrapper] = {
-    "env": _Wrapper("i0v", "uCP", ("--ignore-environment", "--null", "--debug", "--default-signal",
-                                   "--ignore-signal", "--block-signal", "--list-signal-handling"),
-                    ("--unset", "--chdir"), ("-S", "--split-string"), assignments=True),
-    "timeout": _Wrapper("v", "sk", ("--foreground", "--preserve-status", "--verbose"),
-                        ("--signal", "--kill-after"), operands=1),
+    "env": _Wrapper(
+        "i0v",
+        "uCP",
+        (
+            "--ignore-environment",
+            "--null",
+            "--debug",
+            "--default-signal",
+            "--ignore-signal",
+            "--block-signal",
+            "--list-signal-handling",
+        ),
+        ("--unset", "--chdir"),
+        ("-S", "--split-string"),
+        assignments=True,
+    ),
+    "timeout": _Wrapper(
+        "v",
+        "sk",
+        ("--foreground", "--preserve-status", "--verbose"),
+        ("--signal", "--kill-after"),
+        operands=1,
+    ),
     "nice": _Wrapper("", "n", (), ("--adjustment",), numeric=True),
     "nohup": _Wrapper(),
     "stdbuf": _Wrapper("", "ioe", (), ("--input", "--output", "--error")),
-    "flock": _Wrapper("sexnouF", "wE",
-                      ("--shared", "--exclusive", "--unlock", "--nonblock", "--nb", "--close",
-                       "--no-fork", "--verbose"),
-                      ("--timeout", "--wait", "--conflict-exit-code"), ("-c", "--command"),
-                      operands=1),
-    "ionice": _Wrapper("t", "cnpPu", ("--ignore",),
-                       ("--class", "--classdata", "--pid", "--pgid", "--uid")),
+    "flock": _Wrapper(
+        "sexnouF",
+        "wE",
+        (
+            "--shared",
+            "--exclusive",
+            "--unlock",
+            "--nonblock",
+            "--nb",
+            "--close",
+            "--no-fork",
+            "--verbose",
+        ),
+        ("--timeout", "--wait", "--conflict-exit-code"),
+        ("-c", "--command"),
+        operands=1,
+    ),
+    "ionice": _Wrapper(
+        "t", "cnpPu", ("--ignore",), ("--class", "--classdata", "--pid", "--pgid", "--uid")
+    ),
     "setsid": _Wrapper("cfw", "", ("--ctty", "--fork", "--wait")),
-    "time": _Wrapper("pavq", "fo", ("--portability", "--append", "--verbose", "--quiet"),
-                     ("--format", "--output")),
-    "chrt": _Wrapper("abdfiomprRv", "TPD",
-                     ("--all-tasks", "--batch", "--deadline", "--fifo", "--idle", "--other",
-                      "--max", "--pid", "--rr", "--reset-on-fork", "--verbose"),
-                     ("--sched-runtime", "--sched-period", "--sched-deadline"), operands=1),
+    "time": _Wrapper(
+        "pavq",
+        "fo",
+        ("--portability", "--append", "--verbose", "--quiet"),
+        ("--format", "--output"),
+    ),
+    "chrt": _Wrapper(
+        "abdfiomprRv",
+        "TPD",
+        (
+            "--all-tasks",
+            "--batch",
+            "--deadline",
+            "--fifo",
+            "--idle",
+            "--other",
+            "--max",
+            "--pid",
+            "--rr",
+            "--reset-on-fork",
+            "--verbose",
+        ),
+        ("--sched-runtime", "--sched-period", "--sched-deadline"),
+        operands=1,
+    ),
     "taskset": _Wrapper("apc", "", ("--all-tasks", "--pid", "--cpu-list"), operands=1),
     "unbuffer": _Wrapper("p"),
     "command": _Wrapper("pvV"),
@@ -402,11 +503,20 @@ _LAUNCHERS: dict[str, tuple[dict[str, int], frozenset[str]]] = {
     **{name: ({"exec": 1, "run": 1}, frozenset()) for name in "docker podman nerdctl".split()},
     **{name: ({"exec": 1}, frozenset({"run", "debug"})) for name in "kubectl oc".split()},
 }
-_ALIASES = {"nodejs": "node", "luajit": "lua", "pypy": "python", "gawk": "awk", "mawk": "awk",
-            "nawk": "awk", "gsed": "sed"}
+_ALIASES = {
+    "nodejs": "node",
+    "luajit": "lua",
+    "pypy": "python",
+    "gawk": "awk",
+    "mawk": "awk",
+    "nawk": "awk",
+    "gsed": "sed",
+}
 _KNOWN = _SCRIPT_RUNNERS | _WHOLE_RUNNERS | _WRAPPERS.keys() | _LAUNCHERS.keys() | _ALIASES.keys()
-_ORDINARY_WORDS = frozenset("time command builtin watch screen script parallel find nice exec eval "
-                            "su at batch make git go r cmd expect swift java".split())
+_ORDINARY_WORDS = frozenset(
+    "time command builtin watch screen script parallel find nice exec eval "
+    "su at batch make git go r cmd expect swift java".split()
+)
 _SCANNED = _KNOWN - _ORDINARY_WORDS
 """Names that mark a program wherever they stand (``docker exec box sh {query}``); ordinary
 words only where a program is run."""
@@ -506,8 +616,9 @@ def _wrapper_option(arg: str, spec: _Wrapper) -> int | str:
     return 0
 
 
-def _launched(argv: list[str], at: int, runs: dict[str, int],
-              code: frozenset[str]) -> tuple[int, str, str]:
+def _launched(
+    argv: list[str], at: int, runs: dict[str, int], code: frozenset[str]
+) -> tuple[int, str, str]:
     """Like :func:`_wrapped`, for a program whose subcommand runs a command (``docker exec``,
     ``uv run``); ``script`` when the subcommand is another one (its arguments are data)."""
     first = at + 1
@@ -558,15 +669,20 @@ def _placed(argv: list[str], chain: list[_Step], spot: int) -> tuple[str, str] |
         runner = argv[chain[index - 1].at] if index else ""
         return (f"the program {runner} runs" if runner else "in the place of the program"), ""
     shell = _program(program) in _SHELLS
-    before = argv[step.at + 1:spot]
+    before = argv[step.at + 1 : spot]
     if step.kind == "unknown":
-        return (f"after the option {step.note} of {program}, which hilbot does not know, so where "
-                f"the command {program} runs starts is unknown"), ""
+        return (
+            f"after the option {step.note} of {program}, which hilbot does not know, so where "
+            f"the command {program} runs starts is unknown"
+        ), ""
     option = _open_option(before, shell)
     if option:
-        where = (f"the value of the option {option} of {program}" if before[-1] == option else
-                 f"after the option {option} of {program} with no -- between, so it could be "
-                 "that option's value")
+        where = (
+            f"the value of the option {option} of {program}"
+            if before[-1] == option
+            else f"after the option {option} of {program} with no -- between, so it could be "
+            "that option's value"
+        )
         return where, (_with_dashes(argv, spot) if step.kind == "plain" else "")
     if step.kind == "wrapper":
         return f"an argument of {program}, before the command it runs", ""
@@ -611,7 +727,7 @@ def _exposed(argv: list[str]) -> bool:
     chain = _chain(argv, 0)
     for spot in (i for i, arg in enumerate(argv) if arg == PLACEHOLDER):
         step = max((s for s in chain if s.at < spot), key=lambda s: s.at)
-        if "--" not in argv[step.at + 1:spot]:
+        if "--" not in argv[step.at + 1 : spot]:
             return True
     return False
 
@@ -620,13 +736,17 @@ def _check_program(program: str) -> None:
     """Refuse up front a program that cannot be run, rather than failing every item."""
     if "/" not in program:
         if shutil.which(program) is None:
-            raise TargetError(f"--target-cmd: program {program!r} not found on PATH",
-                              fix="check the spelling, or give its path (e.g. ./mytool)")
+            raise TargetError(
+                f"--target-cmd: program {program!r} not found on PATH",
+                fix="check the spelling, or give its path (e.g. ./mytool)",
+            )
         return
     path = Path(program)
     if not path.is_file() or not os.access(path, os.X_OK):
-        raise TargetError(f"--target-cmd: {program!r} is not an executable file",
-                          fix=f"chmod +x it, or name its interpreter (e.g. sh {program})")
+        raise TargetError(
+            f"--target-cmd: {program!r} is not an executable file",
+            fix=f"chmod +x it, or name its interpreter (e.g. sh {program})",
+        )
 
 
 def _kill(process: asyncio.subprocess.Process) -> None:
@@ -641,7 +761,9 @@ def _kill(process: asyncio.subprocess.Process) -> None:
 def _parse_stdout(text: str) -> TargetOutput:
     stripped = text.strip()
     if not stripped.startswith(("{", "[")):
-        return TargetOutput(answer=stripped) if stripped else TargetOutput(error="no output on stdout")
+        return (
+            TargetOutput(answer=stripped) if stripped else TargetOutput(error="no output on stdout")
+        )
     try:
         return to_output(loads(stripped, duplicates=False))
     except (ValueError, ValidationError) as exc:
@@ -669,8 +791,9 @@ class OutputsTarget:
 
 
 def _common_model(rows: Iterable[dict[str, Any]]) -> str | None:
-    models = Counter(row["model"] for row in rows
-                     if isinstance(row.get("model"), str) and row["model"].strip())
+    models = Counter(
+        row["model"] for row in rows if isinstance(row.get("model"), str) and row["model"].strip()
+    )
     return models.most_common(1)[0][0] if models else None
 
 
@@ -678,10 +801,18 @@ def _load_outputs(path: Path) -> dict[str, dict[str, Any]]:
     try:
         data = path.read_bytes().removeprefix(codecs.BOM_UTF8)
     except OSError as exc:
-        raise TargetError(f"cannot read outputs ({exc.strerror or exc})", where=str(path), fix="check the --outputs path") from None
+        raise TargetError(
+            f"cannot read outputs ({exc.strerror or exc})",
+            where=str(path),
+            fix="check the --outputs path",
+        ) from None
     if data.lstrip().startswith(b"["):
         return _index_rows(path, _array_rows(path, data))
-    rows = [(number, _parse(path, line, number)) for number, line in enumerate(data.splitlines(), 1) if line.strip()]
+    rows = [
+        (number, _parse(path, line, number))
+        for number, line in enumerate(data.splitlines(), 1)
+        if line.strip()
+    ]
     return _index_rows(path, rows)
 
 
@@ -692,8 +823,11 @@ def _parse(path: Path, data: bytes, number: int = 0) -> Any:
     except JSONInputError as exc:
         line = number or exc.line
         what, _, fix = exc.reason.partition(" — ")
-        raise TargetError(what, where=f"{path}:{line}" if line else str(path),
-                          fix=fix or ("fix or remove the line" if number else "fix the file")) from None
+        raise TargetError(
+            what,
+            where=f"{path}:{line}" if line else str(path),
+            fix=fix or ("fix or remove the line" if number else "fix the file"),
+        ) from None
 
 
 _BETWEEN = re.compile(r"[ \t\r\n,]*")
@@ -703,7 +837,11 @@ def _array_rows(path: Path, data: bytes) -> list[tuple[int, Any]]:
     """A JSON array's elements, each with the line it starts on."""
     rows = _parse(path, data)
     if not isinstance(rows, list):  # e.g. "[1] [2]": not one array
-        raise TargetError("not one JSON array", where=str(path), fix="write one array of rows, or one row per line")
+        raise TargetError(
+            "not one JSON array",
+            where=str(path),
+            fix="write one array of rows, or one row per line",
+        )
     text, decoder, lines = data.decode("utf-8"), json.JSONDecoder(), []
     index = text.index("[") + 1
     line, counted = 1, 0
@@ -718,7 +856,13 @@ def _array_rows(path: Path, data: bytes) -> list[tuple[int, Any]]:
 
 
 def _kind(value: Any) -> str:
-    names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
+    names = {
+        dict: "an object",
+        list: "an array",
+        str: "a string",
+        bool: "a boolean",
+        type(None): "null",
+    }
     return names.get(type(value), "a number")
 
 
@@ -728,28 +872,55 @@ def _index_rows(path: Path, rows: list[tuple[int, Any]]) -> dict[str, dict[str, 
     for number, row in rows:
         where = f"{path}:{number}"
         if not isinstance(row, dict):
-            raise TargetError(f"an output row must be a JSON object, not {_kind(row)}", where=where,
-                              fix='write one object per row, e.g. {"id": "case-1", "answer": "..."}')
-        key = next((row[k] for k in ("id", "test_id", "query") if row.get(k) not in (None, "")), None)
+            raise TargetError(
+                f"an output row must be a JSON object, not {_kind(row)}",
+                where=where,
+                fix='write one object per row, e.g. {"id": "case-1", "answer": "..."}',
+            )
+        key = next(
+            (row[k] for k in ("id", "test_id", "query") if row.get(k) not in (None, "")), None
+        )
         if key is None:
-            raise TargetError("an output row needs an id (or the query)", where=where, fix='add "id" matching the case or query id')
+            raise TargetError(
+                "an output row needs an id (or the query)",
+                where=where,
+                fix='add "id" matching the case or query id',
+            )
         if isinstance(key, bool) or not isinstance(key, (str, int)):
-            raise TargetError(f"the row's id must be a string, not {_kind(key)}", where=where, fix='write e.g. "id": "case-1"')
+            raise TargetError(
+                f"the row's id must be a string, not {_kind(key)}",
+                where=where,
+                fix='write e.g. "id": "case-1"',
+            )
         if str(key) in index:
-            raise TargetError(f"a second output row for {str(key)!r} (the first is on line {first[str(key)]})", where=where,
-                              fix="keep one row per case")
+            raise TargetError(
+                f"a second output row for {str(key)!r} (the first is on line {first[str(key)]})",
+                where=where,
+                fix="keep one row per case",
+            )
         first[str(key)] = number
         index[str(key)] = {k: v for k, v in row.items() if k not in ("id", "test_id", "query")}
     return index
 
 
-def make_target(*, target: str | None = None, command: str | None = None, outputs: str | Path | None = None,
-                timeout_s: float = 60.0) -> Target:
+def make_target(
+    *,
+    target: str | None = None,
+    command: str | None = None,
+    outputs: str | Path | None = None,
+    timeout_s: float = 60.0,
+) -> Target:
     """The one target the options name (exactly one of them)."""
-    given = [name for name, value in (("--target", target), ("--target-cmd", command), ("--outputs", outputs)) if value]
+    given = [
+        name
+        for name, value in (("--target", target), ("--target-cmd", command), ("--outputs", outputs))
+        if value
+    ]
     if len(given) != 1:
-        raise TargetError(f"give exactly one of --target, --target-cmd, --outputs (got {', '.join(given) or 'none'})",
-                          fix="e.g. --target examples.docs_search:search")
+        raise TargetError(
+            f"give exactly one of --target, --target-cmd, --outputs (got {', '.join(given) or 'none'})",
+            fix="e.g. --target examples.docs_search:search",
+        )
     if target:
         return PythonTarget(target, timeout_s)
     if command:

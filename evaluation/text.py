@@ -23,8 +23,10 @@ from __future__ import annotations
 import re
 
 _BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029"
-_INVISIBLE = ("\u180e\u200b\u2060-\u2064\u206a-\u206f\ufeff\ufff9-\ufffb\U0001bca0-\U0001bca3"
-              "\U0001d173-\U0001d17a\U000e0000-\U000e007f\ud800-\udfff")
+_INVISIBLE = (
+    "\u180e\u200b\u2060-\u2064\u206a-\u206f\ufeff\ufff9-\ufffb\U0001bca0-\U0001bca3"
+    "\U0001d173-\U0001d17a\U000e0000-\U000e007f\ud800-\udfff"
+)
 _UNSAFE = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}{_INVISIBLE}]")
 _UNSAFE_LINE = re.compile(f"[\x00-\x1f\x7f-\x9f{_BIDI}{_INVISIBLE}]")
 

@@ -52,13 +52,22 @@ class TriageError(HilbotError):
 class TriageAnswer(BaseModel):
     """What the model must answer about one change."""
 
-    category: int = Field(ge=1, le=5, description="1 FAIL, 2 RECOMMEND FAIL, 3 UNSURE, 4 RECOMMEND ACCEPT, 5 ACCEPT")
+    category: int = Field(
+        ge=1, le=5, description="1 FAIL, 2 RECOMMEND FAIL, 3 UNSURE, 4 RECOMMEND ACCEPT, 5 ACCEPT"
+    )
     confidence: float = Field(ge=0, le=1, description="How sure you are of the category, 0 to 1")
     summary: str = Field(min_length=1, description="One line for reports")
     rationale: str = Field(min_length=1, description="Why this category")
-    issues: list[str] = Field(default_factory=list, description="Specific issues, each with its line number: 'line 43: ...'")
-    suggestions: list[str] = Field(default_factory=list, description="How the test could be made easier to review")
-    flags_for_human: bool = Field(default=False, description="True when a human should look whatever the category")
+    issues: list[str] = Field(
+        default_factory=list,
+        description="Specific issues, each with its line number: 'line 43: ...'",
+    )
+    suggestions: list[str] = Field(
+        default_factory=list, description="How the test could be made easier to review"
+    )
+    flags_for_human: bool = Field(
+        default=False, description="True when a human should look whatever the category"
+    )
 
 
 class Triage(BaseModel):
@@ -104,8 +113,12 @@ class TriageJudge(Protocol):
         ...
 
 
-TRIAGE_JUDGES: Registry = Registry("triage judge", "hilbot.triage_judges", builtins={"local": __name__, "llm": __name__},
-                                   hint="use --judge local (rules, nothing sent) or --judge llm")
+TRIAGE_JUDGES: Registry = Registry(
+    "triage judge",
+    "hilbot.triage_judges",
+    builtins={"local": __name__, "llm": __name__},
+    hint="use --judge local (rules, nothing sent) or --judge llm",
+)
 """Triage judges by name: ``local``, ``llm`` and plugins' (entry-point group ``hilbot.triage_judges``)."""
 
 
@@ -132,20 +145,31 @@ class LocalTriage:
     def decide(self, change: Change) -> Triage:
         """The rules, synchronously."""
         if change.status != "changed" or change.expected is None or change.actual is None:
-            return _local(3, 0.0, f"{change.status} (local rules do not judge added or removed outputs)")
+            return _local(
+                3, 0.0, f"{change.status} (local rules do not judge added or removed outputs)"
+            )
         if normalized_equal(change.expected, change.actual):
             return _local(5, 1.0, "identical once whitespace is normalised")
         numbers = numeric_diff(change.expected, change.actual, self.tolerance)
         if numbers.all_within:
-            return _local(4, 0.8, f"only numbers changed, all {len(numbers.changes)} within tolerance")
+            return _local(
+                4, 0.8, f"only numbers changed, all {len(numbers.changes)} within tolerance"
+            )
         if numbers.only_numbers:
             beyond = sum(not c.within for c in numbers.changes)
-            return _local(3, 0.0, f"only numbers changed, {beyond} of {len(numbers.changes)} beyond tolerance")
+            return _local(
+                3, 0.0, f"only numbers changed, {beyond} of {len(numbers.changes)} beyond tolerance"
+            )
         return _local(3, 0.0, "the text changed (local rules cannot judge it)")
 
 
 def _local(category: int, confidence: float, summary: str) -> Triage:
-    return Triage(category=category, confidence=confidence, summary=f"local: {summary}", rationale=f"Local rules, no model: {summary}.")
+    return Triage(
+        category=category,
+        confidence=confidence,
+        summary=f"local: {summary}",
+        rationale=f"Local rules, no model: {summary}.",
+    )
 
 
 class LLMTriage:
@@ -165,17 +189,34 @@ class LLMTriage:
     async def triage(self, change: Change) -> Triage:
         from .llm import LLMError, LLMRequest
 
-        request = LLMRequest(prompt=self.prompt(change), output=TriageAnswer, purpose=f"triage:{change.id}",
-                             system="You review changes in test outputs. Be precise, brief and consistent.",
-                             tool_name="record_review", tool_description="Record your review of the change.")
+        request = LLMRequest(
+            prompt=self.prompt(change),
+            output=TriageAnswer,
+            purpose=f"triage:{change.id}",
+            system="You review changes in test outputs. Be precise, brief and consistent.",
+            tool_name="record_review",
+            tool_description="Record your review of the change.",
+        )
         try:
             response = await self.llm.complete(request)
         except LLMError as exc:
-            return Triage(category=3, confidence=0.0, summary="triage failed: the change needs a human", judge=self.llm.label,
-                          judge_kind="llm", error=exc.one_line(), flags_for_human=True)
+            return Triage(
+                category=3,
+                confidence=0.0,
+                summary="triage failed: the change needs a human",
+                judge=self.llm.label,
+                judge_kind="llm",
+                error=exc.one_line(),
+                flags_for_human=True,
+            )
         answer = response.output
         assert isinstance(answer, TriageAnswer)
-        return Triage(**answer.model_dump(), judge=self.llm.label, judge_kind="llm", cost_usd=response.cost_usd)
+        return Triage(
+            **answer.model_dump(),
+            judge=self.llm.label,
+            judge_kind="llm",
+            cost_usd=response.cost_usd,
+        )
 
     async def aclose(self) -> None:
         """Close the LLM client's connections."""
@@ -185,15 +226,28 @@ class LLMTriage:
         """The triage prompt for one change (each text cut to :data:`PROMPT_CHARS`)."""
         from .judges import fill
 
-        return fill("triage", self.template, test=change.name, description=change.description or "(none given)",
-                    path=change.path, status=change.status, expected=_cut(change.expected), actual=_cut(change.actual),
-                    diff=_cut(marked_diff(change, self.tolerance)), tolerance=_tolerance_text(self.tolerance))
+        return fill(
+            "triage",
+            self.template,
+            test=change.name,
+            description=change.description or "(none given)",
+            path=change.path,
+            status=change.status,
+            expected=_cut(change.expected),
+            actual=_cut(change.actual),
+            diff=_cut(marked_diff(change, self.tolerance)),
+            tolerance=_tolerance_text(self.tolerance),
+        )
 
 
 def _cut(text: str | None) -> str:
     if text is None:
         return "(none: the output did not exist)"
-    return text if len(text) <= PROMPT_CHARS else f"{text[:PROMPT_CHARS]}\n[… {len(text) - PROMPT_CHARS} more characters cut]"
+    return (
+        text
+        if len(text) <= PROMPT_CHARS
+        else f"{text[:PROMPT_CHARS]}\n[… {len(text) - PROMPT_CHARS} more characters cut]"
+    )
 
 
 def _tolerance_text(tol: Tolerance) -> str:
@@ -215,7 +269,9 @@ WORKERS = 32
 """Changes triaged at once by a judge that makes no calls; an LLM judge uses twice ``[llm] concurrency``."""
 
 
-async def triage_all(judge: TriageJudge, changes: list[Change], *, close: bool = False) -> list[Triage]:
+async def triage_all(
+    judge: TriageJudge, changes: list[Change], *, close: bool = False
+) -> list[Triage]:
     """Every change's triage, in order, by a few workers (so the first calls go out before every prompt is built).
 
     With ``close`` the judge's connections are closed at the end, in this event loop.
@@ -266,10 +322,16 @@ def decide(change: Change, triage: Triage, settings: "TriageSettings", triage_id
     if triage.flags_for_human:
         return Decision("human", "flagged for a human by the triage")
     where = f"{triage.label} at confidence {triage.confidence:.2f}"
-    if triage.category in settings.auto_accept_categories and triage.confidence >= settings.auto_accept_threshold:
+    if (
+        triage.category in settings.auto_accept_categories
+        and triage.confidence >= settings.auto_accept_threshold
+    ):
         rule = f"auto_accept: {where} ≥ {settings.auto_accept_threshold:g}"
         return Decision("accepted", rule, in_audit(triage_id, change.id, settings.audit_share))
-    if triage.category in settings.auto_reject_categories and triage.confidence >= settings.auto_reject_threshold:
+    if (
+        triage.category in settings.auto_reject_categories
+        and triage.confidence >= settings.auto_reject_threshold
+    ):
         rule = f"auto_reject: {where} ≥ {settings.auto_reject_threshold:g}"
         return Decision("rejected", rule, in_audit(triage_id, change.id, settings.audit_share))
     return Decision("human", f"{where}: no rule decides it")
@@ -286,5 +348,20 @@ def glob_match(pattern: str, path: str) -> bool:
     return path_matches(path, [pattern])
 
 
-__all__ = ["CATEGORIES", "TRIAGE_JUDGES", "Decision", "LLMTriage", "LocalTriage", "Triage", "TriageAnswer", "TriageError",
-           "TriageJudge", "decide", "glob_match", "in_audit", "tolerance", "triage_all", "triage_judge"]
+__all__ = [
+    "CATEGORIES",
+    "TRIAGE_JUDGES",
+    "Decision",
+    "LLMTriage",
+    "LocalTriage",
+    "Triage",
+    "TriageAnswer",
+    "TriageError",
+    "TriageJudge",
+    "decide",
+    "glob_match",
+    "in_audit",
+    "tolerance",
+    "triage_all",
+    "triage_judge",
+]

@@ -40,10 +40,28 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from . import snapshots
 from .changes import MAX_FILE_BYTES, Change, Tolerance, find_changes, marked_diff
 from .log import os_reason
-from .records import Evaluation, ItemData, JudgeInfo, Query, QueryEvaluation, RunHeader, RunSummary, TriageDecision
+from .records import (
+    Evaluation,
+    ItemData,
+    JudgeInfo,
+    Query,
+    QueryEvaluation,
+    RunHeader,
+    RunSummary,
+    TriageDecision,
+)
 from .scrub import scrub
 from .text import visible
-from .triage import CATEGORIES, Decision, Triage, TriageError, decide, tolerance, triage_all, triage_judge
+from .triage import (
+    CATEGORIES,
+    Decision,
+    Triage,
+    TriageError,
+    decide,
+    tolerance,
+    triage_all,
+    triage_judge,
+)
 
 if TYPE_CHECKING:
     from .config import HilbotConfig
@@ -95,8 +113,14 @@ class TriageOutcome:
         return [t for t in self.changes if t.decision.outcome == "rejected"]
 
 
-def run_triage(store: "Store", config: "HilbotConfig", sources: Sequence[str], *,
-               judge: str | None = None, exclude: Sequence[str] = ()) -> TriageOutcome:
+def run_triage(
+    store: "Store",
+    config: "HilbotConfig",
+    sources: Sequence[str],
+    *,
+    judge: str | None = None,
+    exclude: Sequence[str] = (),
+) -> TriageOutcome:
     """Find the changes of ``sources``, triage each with ``judge`` (default ``[triage] judge``), decide, and record it all.
 
     Between two runs, an item whose output a human accepted in an earlier triage is compared with
@@ -123,8 +147,14 @@ def run_triage(store: "Store", config: "HilbotConfig", sources: Sequence[str], *
     except BaseException:
         _discard(staged)
         raise
-    outcome = TriageOutcome(run_id, label, triaged, tolerance=tolerance(config.triage),
-                            warnings=skipped + left, left_out=len(skipped))
+    outcome = TriageOutcome(
+        run_id,
+        label,
+        triaged,
+        tolerance=tolerance(config.triage),
+        warnings=skipped + left,
+        left_out=len(skipped),
+    )
     for record in staged:
         why = snapshots.commit(record)
         outcome.warnings += [why] if why else []
@@ -132,42 +162,93 @@ def run_triage(store: "Store", config: "HilbotConfig", sources: Sequence[str], *
     return outcome
 
 
-def _create_run(store: "Store", config: "HilbotConfig", run_id: str, triaged: list[Triaged], judge: JudgeInfo) -> str:
+def _create_run(
+    store: "Store", config: "HilbotConfig", run_id: str, triaged: list[Triaged], judge: JudgeInfo
+) -> str:
     """The run of the changes humans decide; its id (moved on when taken)."""
     tol = tolerance(config.triage)
     items = [_item(t, marked_diff(t.change, tol)) for t in triaged if t.decision.to_humans]
-    header = RunHeader(run_id=run_id, set="triage", kind="change", source="hilbot triage", judge=judge, dimensions=[DIMENSION],
-                       item_count=len(items))
-    placed = store.create_run(header, (QueryEvaluation(run_id=run_id, data=i) for i in items),
-                              RunSummary(run_id=run_id, item_count=len(items)), generated=True)
+    header = RunHeader(
+        run_id=run_id,
+        set="triage",
+        kind="change",
+        source="hilbot triage",
+        judge=judge,
+        dimensions=[DIMENSION],
+        item_count=len(items),
+    )
+    placed = store.create_run(
+        header,
+        (QueryEvaluation(run_id=run_id, data=i) for i in items),
+        RunSummary(run_id=run_id, item_count=len(items)),
+        generated=True,
+    )
     return placed.stem
 
 
 def _item(t: Triaged, diff: str) -> ItemData:
     """A change as a run item: the name as the query, both outputs, the triage as the evaluation, the rest as features."""
     change, triage = t.change, t.triage
-    evaluation = Evaluation(scores={DIMENSION: (triage.category - 1) / 4}, verdict=triage.label, confidence=triage.confidence,
-                            rationale=triage.rationale, judge=triage.judge, error=triage.error, cost_usd=triage.cost_usd)
-    features = {"path": change.path, "status": change.status, "source": change.source, "diff": diff, "audit": t.decision.audit,
-                "rule": t.decision.rule, "summary": triage.summary, "issues": triage.issues, "suggestions": triage.suggestions,
-                "flags_for_human": triage.flags_for_human, "expected_root": change.expected_root,
-                "actual_root": change.actual_root}
-    return ItemData(id=change.id, query=Query(query=change.name, intent=change.description, expected_answer=change.expected),
-                    answer=change.actual, evaluation=evaluation, features=features)
+    evaluation = Evaluation(
+        scores={DIMENSION: (triage.category - 1) / 4},
+        verdict=triage.label,
+        confidence=triage.confidence,
+        rationale=triage.rationale,
+        judge=triage.judge,
+        error=triage.error,
+        cost_usd=triage.cost_usd,
+    )
+    features = {
+        "path": change.path,
+        "status": change.status,
+        "source": change.source,
+        "diff": diff,
+        "audit": t.decision.audit,
+        "rule": t.decision.rule,
+        "summary": triage.summary,
+        "issues": triage.issues,
+        "suggestions": triage.suggestions,
+        "flags_for_human": triage.flags_for_human,
+        "expected_root": change.expected_root,
+        "actual_root": change.actual_root,
+    }
+    return ItemData(
+        id=change.id,
+        query=Query(query=change.name, intent=change.description, expected_answer=change.expected),
+        answer=change.actual,
+        evaluation=evaluation,
+        features=features,
+    )
 
 
 def _decision(run_id: str, t: Triaged) -> TriageDecision:
-    return TriageDecision(run_id=run_id, change_id=t.change.id, path=t.change.path, outcome=t.decision.outcome, rule=t.decision.rule,
-                          audit=t.decision.audit, category=t.triage.category, confidence=t.triage.confidence, judge=t.triage.judge,
-                          judge_kind=t.triage.judge_kind)
+    return TriageDecision(
+        run_id=run_id,
+        change_id=t.change.id,
+        path=t.change.path,
+        outcome=t.decision.outcome,
+        rule=t.decision.rule,
+        audit=t.decision.audit,
+        category=t.triage.category,
+        confidence=t.triage.confidence,
+        judge=t.triage.judge,
+        judge_kind=t.triage.judge_kind,
+    )
 
 
 def _record(t: Triaged) -> bytes:
     """A change's ``.ai.json`` record: the triage and the decision, marked as hilbot's."""
-    record = {**snapshots.RECORD_MARK, "path": t.change.path, "status": t.change.status,
-              "category": t.triage.category, "category_name": t.triage.label,
-              **t.triage.model_dump(exclude={"category"}), "decision": t.decision.outcome,
-              "rule": t.decision.rule, "audit": t.decision.audit}
+    record = {
+        **snapshots.RECORD_MARK,
+        "path": t.change.path,
+        "status": t.change.status,
+        "category": t.triage.category,
+        "category_name": t.triage.label,
+        **t.triage.model_dump(exclude={"category"}),
+        "decision": t.decision.outcome,
+        "rule": t.decision.rule,
+        "audit": t.decision.audit,
+    }
     text = scrub(json.dumps(record, indent=2, ensure_ascii=False) + "\n")
     return text.encode("utf-8", "replace")
 
@@ -184,8 +265,9 @@ def _tree(root: str, other: str | None, guard: dict[snapshots.Identity, str]) ->
     return snapshots.Tree(root, guard, {found: "the other tree"} if found else {})
 
 
-def _stage_records(store: "Store",
-                   triaged: list[Triaged]) -> tuple[list[snapshots.Staged], list[str]]:
+def _stage_records(
+    store: "Store", triaged: list[Triaged]
+) -> tuple[list[snapshots.Staged], list[str]]:
     """Each snapshot change's record written aside beside its actual file, and why any was not.
 
     A write that fails (a full disk, ``ulimit -f``, an unwritable directory) is a
@@ -217,7 +299,9 @@ def _discard(staged: list[snapshots.Staged]) -> None:
 # ---------------------------------------------------------------------------------------------- reports
 
 
-def report_lines(outcome: TriageOutcome, *, mode: str = "compact", only_failed: bool = False, diff: bool = True) -> list[str]:
+def report_lines(
+    outcome: TriageOutcome, *, mode: str = "compact", only_failed: bool = False, diff: bool = True
+) -> list[str]:
     """The triage as text: ``path - CATEGORY (summary)`` per change (``compact``), the whole analysis (``verbose``),
     or one line per category (``silent``); then what was decided and where the rest waits."""
     if mode == "silent":
@@ -233,11 +317,16 @@ def report_lines(outcome: TriageOutcome, *, mode: str = "compact", only_failed: 
 def _compact(t: Triaged) -> str:
     from .text import visible
 
-    return visible(f"{t.change.path} - {t.triage.label} ({t.triage.summary}) → {_decided(t.decision)}", newlines=False)
+    return visible(
+        f"{t.change.path} - {t.triage.label} ({t.triage.summary}) → {_decided(t.decision)}",
+        newlines=False,
+    )
 
 
 def _decided(decision: Decision) -> str:
-    text = {"accepted": "accepted by rule", "rejected": "rejected by rule", "human": "to a human"}[decision.outcome]
+    text = {"accepted": "accepted by rule", "rejected": "rejected by rule", "human": "to a human"}[
+        decision.outcome
+    ]
     return text + (" (audit: a human checks it too)" if decision.audit else "")
 
 
@@ -247,8 +336,14 @@ def triage_text(triage: Triage) -> str:
 
 
 def _analysis(triage: Triage) -> list[str]:
-    lines = [f"AI review (confidence: {triage.confidence:.2f}, by {triage.judge}):", f"  Category: {triage.label}",
-             f"  Summary: {triage.summary}", "", "  Rationale:", *_indented(triage.rationale)]
+    lines = [
+        f"AI review (confidence: {triage.confidence:.2f}, by {triage.judge}):",
+        f"  Category: {triage.label}",
+        f"  Summary: {triage.summary}",
+        "",
+        "  Rationale:",
+        *_indented(triage.rationale),
+    ]
     if triage.error:
         lines += ["", f"  Error: {triage.error}"]
     for title, entries in (("Issues", triage.issues), ("Suggestions", triage.suggestions)):
@@ -274,9 +369,15 @@ def _indented(text: str) -> list[str]:
 def _footer(outcome: TriageOutcome) -> str:
     decided = Counter(t.decision.outcome for t in outcome.changes)
     audit = sum(t.decision.audit for t in outcome.changes)
-    text = (f"{len(outcome.changes)} changes: {decided['accepted']} accepted and {decided['rejected']} rejected by rules, "
-            f"{decided['human']} for humans" + (f", {audit} more in the audit sample" if audit else "") + f"; triaged by {outcome.judge}")
-    return text + (f"; review them: hilbot review {outcome.run_id}" if decided["human"] or audit else "")
+    text = (
+        f"{len(outcome.changes)} changes: {decided['accepted']} accepted and {decided['rejected']} rejected by rules, "
+        f"{decided['human']} for humans"
+        + (f", {audit} more in the audit sample" if audit else "")
+        + f"; triaged by {outcome.judge}"
+    )
+    return text + (
+        f"; review them: hilbot review {outcome.run_id}" if decided["human"] or audit else ""
+    )
 
 
 def decided_lines(outcome: TriageOutcome, decisions: dict[str, str]) -> list[str]:
@@ -286,9 +387,21 @@ def decided_lines(outcome: TriageOutcome, decisions: dict[str, str]) -> list[str
     lines = []
     for t in outcome.changes:
         human = decisions.get(t.change.id)
-        verdict = f"{human.upper()}ED by a human" if human else ("waiting for a human" if t.decision.outcome == "human"
-                                                                  else f"{t.decision.outcome.upper()} by rule")
-        lines.append(visible(f"{t.change.path} - {verdict} (AI: {t.triage.label}: {t.triage.summary})", newlines=False))
+        verdict = (
+            f"{human.upper()}ED by a human"
+            if human
+            else (
+                "waiting for a human"
+                if t.decision.outcome == "human"
+                else f"{t.decision.outcome.upper()} by rule"
+            )
+        )
+        lines.append(
+            visible(
+                f"{t.change.path} - {verdict} (AI: {t.triage.label}: {t.triage.summary})",
+                newlines=False,
+            )
+        )
     return lines
 
 
@@ -327,7 +440,12 @@ def human_decisions(store: "Store", run: "Run") -> dict[str, str]:
     """Each change's current human decision (``accept`` / ``reject``) on the triage run: the latest rating, any reviewer."""
     from .reviews import Ledger
 
-    return {item_id: judgment for item_id, (_, judgment) in _latest(Ledger.from_events(store.human_events()), run.run_id).items()}
+    return {
+        item_id: judgment
+        for item_id, (_, judgment) in _latest(
+            Ledger.from_events(store.human_events()), run.run_id
+        ).items()
+    }
 
 
 def accepted_outputs(store: "Store") -> dict[str, str | None]:
@@ -343,7 +461,10 @@ def accepted_outputs(store: "Store") -> dict[str, str | None]:
         run = store.load_run(run_id)
         decided = _latest(ledger, run.run_id)
         for item in run.items:
-            if item.features.get("source") == "runs" and decided.get(item.id, ("", ""))[1] == "accept":
+            if (
+                item.features.get("source") == "runs"
+                and decided.get(item.id, ("", ""))[1] == "accept"
+            ):
                 accepted[str(item.features.get("path"))] = (decided[item.id][0], item.answer)
     return {path: output for path, (_, output) in sorted(accepted.items(), key=lambda kv: kv[1][0])}
 
@@ -356,7 +477,13 @@ def against_accepted(changes: list[Change], accepted: dict[str, str | None]) -> 
             change = change.model_copy(update={"expected": accepted[change.path]})
             if change.expected == change.actual:
                 continue
-            change.status = "added" if change.expected is None else "removed" if change.actual is None else "changed"
+            change.status = (
+                "added"
+                if change.expected is None
+                else "removed"
+                if change.actual is None
+                else "changed"
+            )
         moved.append(change)
     return moved
 
@@ -384,7 +511,9 @@ def apply_accepted(store: "Store", run_id: str, decided: dict[str, str] | None =
 
 def apply_rule_accepted(store: "Store", outcome: TriageOutcome) -> Applied:
     """Write each snapshot change a rule accepted (and no human has rejected yet) over its expected file."""
-    return apply_changes(store, [t.change for t in outcome.changes if t.decision.outcome == "accepted"])
+    return apply_changes(
+        store, [t.change for t in outcome.changes if t.decision.outcome == "accepted"]
+    )
 
 
 def apply_changes(store: "Store", changes: Sequence[Change]) -> Applied:
@@ -425,8 +554,11 @@ def _stale(what: str) -> snapshots.SnapshotError:
 def _apply_one(change: Change, guard: dict[snapshots.Identity, str]) -> bool:
     """Apply one accepted snapshot change; whether it wrote anything (False: already in place)."""
     if not change.expected_root or not change.actual_root:
-        raise snapshots.SnapshotError("the run records an absolute path for it (an older hilbot "
-                                      "wrote it), which --apply does not trust", fix=_AGAIN)
+        raise snapshots.SnapshotError(
+            "the run records an absolute path for it (an older hilbot "
+            "wrote it), which --apply does not trust",
+            fix=_AGAIN,
+        )
     try:
         names = snapshots.parts(change.path)
     except ValueError as exc:
@@ -498,9 +630,18 @@ def change_of(item: ItemData) -> Change:
     roots = _roots(item, path) if source == "snapshots" else (None, None)
     if source == "snapshots" and status != _status_of(item):
         raise _bad(item, f"its status {status!r} does not fit its outputs ({_status_of(item)})")
-    return Change(id=item.id, name=item.query.query, description=item.query.intent, path=path,
-                  status=status, expected=item.query.expected_answer, actual=item.answer,
-                  source=source, expected_root=roots[0], actual_root=roots[1])
+    return Change(
+        id=item.id,
+        name=item.query.query,
+        description=item.query.intent,
+        path=path,
+        status=status,
+        expected=item.query.expected_answer,
+        actual=item.answer,
+        source=source,
+        expected_root=roots[0],
+        actual_root=roots[1],
+    )
 
 
 def _bad(item: ItemData, what: str) -> TriageError:
@@ -562,8 +703,11 @@ def _line_of(store: "Store", run_id: str, item_id: str) -> str:
     from .log import read_numbered
 
     path = store.run_path(run_id)
-    lines = [n for n, record in read_numbered(path, [])
-             if isinstance(record, QueryEvaluation) and record.data.id == item_id]
+    lines = [
+        n
+        for n, record in read_numbered(path, [])
+        if isinstance(record, QueryEvaluation) and record.data.id == item_id
+    ]
     return f"{path}:{lines[-1]}" if lines else str(path)
 
 
@@ -599,9 +743,14 @@ class CommandResult:
     warnings: list[str] = field(default_factory=list)
 
 
-def triage_command(store: "Store", config: "HilbotConfig", sources: Sequence[str], options: TriageOptions,
-                   review: Callable[["Store", "HilbotConfig", str, str], None] | None = None,
-                   show: Callable[[list[str]], None] | None = None) -> CommandResult:
+def triage_command(
+    store: "Store",
+    config: "HilbotConfig",
+    sources: Sequence[str],
+    options: TriageOptions,
+    review: Callable[["Store", "HilbotConfig", str, str], None] | None = None,
+    show: Callable[[list[str]], None] | None = None,
+) -> CommandResult:
     """``hilbot triage``: triage, report, optionally review (``review`` runs a terminal review of a run) and apply.
 
     With a review, the report is handed to ``show`` first, so it is read before the cards come.
@@ -609,9 +758,15 @@ def triage_command(store: "Store", config: "HilbotConfig", sources: Sequence[str
     outcome = run_triage(store, config, sources, judge=options.judge, exclude=options.exclude)
     lines = report_lines(outcome, mode=options.mode, only_failed=options.only_failed)
     warnings = outcome.warnings + _sent_warning(store, outcome)
-    applied = apply_rule_accepted(store, outcome) if options.update or options.interactive else Applied()
+    applied = (
+        apply_rule_accepted(store, outcome) if options.update or options.interactive else Applied()
+    )
     decisions: dict[str, str] = {}
-    if options.interactive and review is not None and any(t.decision.to_humans for t in outcome.changes):
+    if (
+        options.interactive
+        and review is not None
+        and any(t.decision.to_humans for t in outcome.changes)
+    ):
         if show is not None:
             show(lines)
             lines = []
@@ -632,23 +787,35 @@ def _sent_warning(store: "Store", outcome: TriageOutcome) -> list[str]:
     if not sent:
         return []
     what = "1 change was" if len(sent) == 1 else f"{len(sent)} changes were"
-    return [f"{what} sent to {outcome.judge} (each prompt as sent is in {store.root / 'llm-calls.jsonl'}; "
-            "[llm] redact masks patterns, and a local model keeps them on your network)"]
+    return [
+        f"{what} sent to {outcome.judge} (each prompt as sent is in {store.root / 'llm-calls.jsonl'}; "
+        "[llm] redact masks patterns, and a local model keeps them on your network)"
+    ]
 
 
 def apply_command(store: "Store", run_id: str, extra: Sequence[str]) -> CommandResult:
     """``hilbot triage --apply RUN``: write what humans accepted on the triage run."""
     if extra:
-        raise TriageError("--apply takes a triage run, not sources", fix=f"run `hilbot triage --apply {run_id}` alone")
+        raise TriageError(
+            "--apply takes a triage run, not sources",
+            fix=f"run `hilbot triage --apply {run_id}` alone",
+        )
     run = store.load_run(run_id)
     if run.header.kind != "change":
-        raise TriageError(f"run {run_id!r} is not a triage run", fix="name the run `hilbot triage` printed (set triage)")
+        raise TriageError(
+            f"run {run_id!r} is not a triage run",
+            fix="name the run `hilbot triage` printed (set triage)",
+        )
     decided = human_decisions(store, run)
     applied = apply_accepted(store, run_id, decided)
     waiting = len(run.items) - len(decided)
-    lines = _applied_lines(applied) or ["nothing to write: no snapshot change of this run was accepted"]
-    return CommandResult(lines + ([f"{waiting} changes still wait for a human"] if waiting else []),
-                         1 if applied.refused else 0)
+    lines = _applied_lines(applied) or [
+        "nothing to write: no snapshot change of this run was accepted"
+    ]
+    return CommandResult(
+        lines + ([f"{waiting} changes still wait for a human"] if waiting else []),
+        1 if applied.refused else 0,
+    )
 
 
 def _applied_lines(applied: Applied) -> list[str]:
@@ -663,7 +830,27 @@ def _applied_lines(applied: Applied) -> list[str]:
     return [visible(line, newlines=False) for line in lines]
 
 
-__all__ = ["CATEGORIES", "DIMENSION", "Applied", "CommandResult", "TriageOptions", "TriageOutcome", "Triaged", "accepted_outputs",
-           "against_accepted", "apply_accepted", "apply_changes", "apply_command", "apply_rule_accepted", "change_of", "decided_lines", "failed",
-           "human_decisions", "report_lines", "run_changes", "run_triage", "triage_command",
-           "triage_text"]
+__all__ = [
+    "CATEGORIES",
+    "DIMENSION",
+    "Applied",
+    "CommandResult",
+    "TriageOptions",
+    "TriageOutcome",
+    "Triaged",
+    "accepted_outputs",
+    "against_accepted",
+    "apply_accepted",
+    "apply_changes",
+    "apply_command",
+    "apply_rule_accepted",
+    "change_of",
+    "decided_lines",
+    "failed",
+    "human_decisions",
+    "report_lines",
+    "run_changes",
+    "run_triage",
+    "triage_command",
+    "triage_text",
+]

@@ -49,13 +49,17 @@ def _load() -> dict:
         title = first.lstrip("#").strip() if first.startswith("#") else file.stem
         body = body.strip()
         tokens = tokenize(title + " " + body)
-        docs.append({
-            "path": "/" + file.relative_to(CORPUS_DIR).as_posix(),
-            "title": title,
-            "sentences": [s.strip() for s in _SENTENCE_END.split(" ".join(body.split())) if s.strip()],
-            "tf": Counter(tokens),
-            "length": len(tokens),
-        })
+        docs.append(
+            {
+                "path": "/" + file.relative_to(CORPUS_DIR).as_posix(),
+                "title": title,
+                "sentences": [
+                    s.strip() for s in _SENTENCE_END.split(" ".join(body.split())) if s.strip()
+                ],
+                "tf": Counter(tokens),
+                "length": len(tokens),
+            }
+        )
     n = len(docs)
     df = Counter(term for d in docs for term in d["tf"])
     _index = {

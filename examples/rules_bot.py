@@ -61,7 +61,9 @@ class _BM25:
         out = []
         for tf, length in zip(self.tfs, self.lengths):
             norm = K1 * (1 - B + B * length / self.avgdl) if self.avgdl else K1
-            out.append(sum(self.idf[t] * tf[t] * (K1 + 1) / (tf[t] + norm) for t in terms if tf.get(t)))
+            out.append(
+                sum(self.idf[t] * tf[t] * (K1 + 1) / (tf[t] + norm) for t in terms if tf.get(t))
+            )
         return out
 
 
@@ -81,8 +83,13 @@ def _passages() -> list[dict]:
             if all(line.lstrip().startswith("- ") for line in block.splitlines()):
                 items = [line.lstrip()[2:] for line in block.splitlines()]
             for item in items:
-                passages.append({"source": f"{file.name} › {heading}" if heading else file.name,
-                                 "heading": heading, "text": item})
+                passages.append(
+                    {
+                        "source": f"{file.name} › {heading}" if heading else file.name,
+                        "heading": heading,
+                        "text": item,
+                    }
+                )
     return passages
 
 
@@ -114,14 +121,20 @@ def answer(query: str) -> dict:
     index = _load()
     terms = tokenize(query)
     passage_scores = index["passage_bm25"].scores(terms)
-    ranked = sorted((i for i, s in enumerate(passage_scores) if s > 0), key=lambda i: -passage_scores[i])
+    ranked = sorted(
+        (i for i, s in enumerate(passage_scores) if s > 0), key=lambda i: -passage_scores[i]
+    )
     top = ranked[:TOP_PASSAGES]
     contexts = [index["passages"][i]["text"] for i in top]
 
     # Quote the best sentences, but only from the retrieved passages.
     sentence_scores = index["sentence_bm25"].scores(terms)
     rank_of = {p: r for r, p in enumerate(top)}
-    candidates = [j for j, s in enumerate(index["sentences"]) if s["passage"] in rank_of and sentence_scores[j] > 0]
+    candidates = [
+        j
+        for j, s in enumerate(index["sentences"])
+        if s["passage"] in rank_of and sentence_scores[j] > 0
+    ]
     candidates.sort(key=lambda j: (-sentence_scores[j], rank_of[index["sentences"][j]["passage"]]))
     quotes: list[str] = []
     sources: list[str] = []

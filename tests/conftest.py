@@ -72,10 +72,24 @@ def run_cli(tmp_path: Path):
 def run_process(tmp_path: Path):
     """Run the installed ``hilbot`` console script in a subprocess (for the few smoke tests that need one)."""
 
-    def run(*args: str, input: str | None = None, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
-        full_env = {**os.environ, "HILBOT_DATA_DIR": str(tmp_path / "results"), "USER": "tester", **(env or {})}
-        return subprocess.run([str(HILBOT), *args], input=input, capture_output=True, text=True,
-                              cwd=cwd or tmp_path, env=full_env, timeout=60)
+    def run(
+        *args: str, input: str | None = None, cwd: Path | None = None, env: dict | None = None
+    ) -> subprocess.CompletedProcess:
+        full_env = {
+            **os.environ,
+            "HILBOT_DATA_DIR": str(tmp_path / "results"),
+            "USER": "tester",
+            **(env or {}),
+        }
+        return subprocess.run(
+            [str(HILBOT), *args],
+            input=input,
+            capture_output=True,
+            text=True,
+            cwd=cwd or tmp_path,
+            env=full_env,
+            timeout=60,
+        )
 
     return run
 
@@ -88,7 +102,9 @@ def openai_api(monkeypatch):
     """The local Chat Completions server, with OPENAI_BASE_URL and OPENAI_API_KEY pointing at it (no other OPENAI_* variable)."""
     from tests.fakes.openai_api import FakeOpenAI
 
-    for name in [n for n in os.environ if n.startswith("OPENAI_")]:  # the SDK reads several (ORG_ID, PROJECT_ID, CUSTOM_HEADERS…)
+    for name in [
+        n for n in os.environ if n.startswith("OPENAI_")
+    ]:  # the SDK reads several (ORG_ID, PROJECT_ID, CUSTOM_HEADERS…)
         monkeypatch.delenv(name)
     with FakeOpenAI() as server:
         for key, value in server.env().items():

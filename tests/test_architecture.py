@@ -27,8 +27,16 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("analysis", "evaluation", "bot")
-ANALYSES = ("agreement", "calibration", "correlate", "patterns", "triage", "validate", "synthesize",
-            "digest")
+ANALYSES = (
+    "agreement",
+    "calibration",
+    "correlate",
+    "patterns",
+    "triage",
+    "validate",
+    "synthesize",
+    "digest",
+)
 """The analysis modules the issue named; :func:`analysis_modules` must find every one of them."""
 STATS = "analysis.stats"
 STATS_MAY_IMPORT = {"numpy", "scipy"}
@@ -91,7 +99,8 @@ def _resolve(module: str, level: int, name: str | None) -> str:
 
 def _is_type_checking(test: ast.expr) -> bool:
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 @cache
@@ -102,8 +111,9 @@ def imports(module: str) -> tuple[Import, ...]:
 
     def visit(node: ast.AST, top: bool, checking: bool) -> None:
         if isinstance(node, ast.Import):
-            found.extend(Import(alias.name, None, node.lineno, top, checking)
-                         for alias in node.names)
+            found.extend(
+                Import(alias.name, None, node.lineno, top, checking) for alias in node.names
+            )
         elif isinstance(node, ast.ImportFrom):
             base = _resolve(module, node.level, node.module)
             for alias in node.names:
@@ -151,10 +161,15 @@ def test_the_analysis_modules_are_the_registered_ones_and_the_digest():
 @pytest.mark.parametrize("module", sorted(f"analysis.{name}" for name in ANALYSES))
 def test_an_analysis_imports_no_other_analysis(module):
     others = analysis_modules() - {module}
-    found = [f"{modules()[module].relative_to(ROOT)}:{i.line}: imports {runtime_target(i)}"
-             for i in imports(module) if _within(runtime_target(i), others)]
-    assert not found, ("an analysis imports another (shared code belongs in analysis.stats or "
-                       "analysis.vocabulary):\n" + "\n".join(found))
+    found = [
+        f"{modules()[module].relative_to(ROOT)}:{i.line}: imports {runtime_target(i)}"
+        for i in imports(module)
+        if _within(runtime_target(i), others)
+    ]
+    assert not found, (
+        "an analysis imports another (shared code belongs in analysis.stats or "
+        "analysis.vocabulary):\n" + "\n".join(found)
+    )
 
 
 def _within(target: str, names: set[str]) -> bool:
@@ -175,8 +190,10 @@ def test_no_private_name_is_imported_from_another_module():
                 continue
             where = modules()[module].relative_to(ROOT)
             found.append(f"{where}:{i.line}: from {source} import {name}")
-    assert not found, ("private names imported across modules (make them public, or move them):\n"
-                       + "\n".join(found))
+    assert not found, (
+        "private names imported across modules (make them public, or move them):\n"
+        + "\n".join(found)
+    )
 
 
 def test_the_statistics_import_numpy_scipy_and_the_standard_library_only():
@@ -189,8 +206,9 @@ def test_the_statistics_import_numpy_scipy_and_the_standard_library_only():
             if _within(i.target, {STATS}):
                 continue
             found.append(f"{modules()[module].relative_to(ROOT)}:{i.line}: imports {i.target}")
-    assert not found, ("analysis.stats imports beyond numpy, scipy and the standard library:\n"
-                       + "\n".join(found))
+    assert not found, (
+        "analysis.stats imports beyond numpy, scipy and the standard library:\n" + "\n".join(found)
+    )
 
 
 def import_graph() -> dict[str, set[str]]:
@@ -266,9 +284,12 @@ def test_the_top_level_imports_have_no_cycle():
     found = []
     for component in cycles(graph):
         members = set(component)
-        edges = [f"  {modules()[m].relative_to(ROOT)}:{i.line}: imports {runtime_target(i)}"
-                 for m in component for i in imports(m) if i.top_level and not i.type_checking
-                 and _within(runtime_target(i), members - {m})]
+        edges = [
+            f"  {modules()[m].relative_to(ROOT)}:{i.line}: imports {runtime_target(i)}"
+            for m in component
+            for i in imports(m)
+            if i.top_level and not i.type_checking and _within(runtime_target(i), members - {m})
+        ]
         found.append(" ↔ ".join(component) + "\n" + "\n".join(edges))
     assert not found, "import cycles among the top-level imports:\n" + "\n".join(found)
 

@@ -51,7 +51,11 @@ def anchors(path: Path) -> set[str]:
 def test_the_readme_is_short_and_starts_with_the_two_commands() -> None:
     lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
     assert len(lines) <= 300, len(lines)
-    assert lines[2] == "```sh" and lines[3].startswith("make demo ") and lines[4].startswith("make test ")
+    assert (
+        lines[2] == "```sh"
+        and lines[3].startswith("make demo ")
+        and lines[4].startswith("make test ")
+    )
     assert lines[5] == "```"
 
 

@@ -30,8 +30,13 @@ from tests.auxil.cli import BUG, invoke
 from tests.conftest import RAG_RUN, ROOT, SEARCH_RUN
 
 _LONG = os.environ.get("HILBOT_FUZZ_EXAMPLES")
-FUZZ = settings(max_examples=int(_LONG) if _LONG else 100, deadline=None, derandomize=not _LONG,
-                suppress_health_check=list(HealthCheck), database=None)
+FUZZ = settings(
+    max_examples=int(_LONG) if _LONG else 100,
+    deadline=None,
+    derandomize=not _LONG,
+    suppress_health_check=list(HealthCheck),
+    database=None,
+)
 QUICK = settings(FUZZ, max_examples=int(_LONG) if _LONG else 50)
 
 PREFIXES = ("error: ", "warning: ", "note: ", "skipped: ", "wrote ", "imported ", "review it:")
@@ -39,17 +44,60 @@ PREFIXES = ("error: ", "warning: ", "note: ", "skipped: ", "wrote ", "imported "
 
 # --------------------------------------------------------------------------- hostile material
 
-HOSTILE_TOKENS = [b"\x00", b"\xff\xfe", b"\xc3\x28", b"\xed\xa0\x80", b"\x1b[2J\x1b]0;pwn\x07", b"\r\n", b"\r",
-                  b"\xef\xbb\xbf", b'"', b"{", b"}", b"[", b"]", b",", b":", b"\\", b'"\\ud800"', b"NaN", b"-Infinity",
-                  b"1e999", b"9" * 5000, b"[" * 10000, b"{\"a\":" * 3000, b"\n", b"\t", b"\x7f", b"\xc2\x9b31m",
-                  "\u202e".encode(), b"null", b"true", b"-0", b"0.0000000000000000000001", b"'", b"$(touch PWNED)"]
+HOSTILE_TOKENS = [
+    b"\x00",
+    b"\xff\xfe",
+    b"\xc3\x28",
+    b"\xed\xa0\x80",
+    b"\x1b[2J\x1b]0;pwn\x07",
+    b"\r\n",
+    b"\r",
+    b"\xef\xbb\xbf",
+    b'"',
+    b"{",
+    b"}",
+    b"[",
+    b"]",
+    b",",
+    b":",
+    b"\\",
+    b'"\\ud800"',
+    b"NaN",
+    b"-Infinity",
+    b"1e999",
+    b"9" * 5000,
+    b"[" * 10000,
+    b'{"a":' * 3000,
+    b"\n",
+    b"\t",
+    b"\x7f",
+    b"\xc2\x9b31m",
+    "\u202e".encode(),
+    b"null",
+    b"true",
+    b"-0",
+    b"0.0000000000000000000001",
+    b"'",
+    b"$(touch PWNED)",
+]
 
 WEIRD_VALUES = st.one_of(
-    st.none(), st.booleans(), st.integers(min_value=-(2**70), max_value=2**70),
-    st.floats(allow_nan=False, allow_infinity=False), st.just(1e308), st.just(-1e-308),
-    st.text(max_size=30), st.just(""), st.just("\x1b[31mred\u202e"), st.just("x" * 3000),
-    st.lists(st.integers(), max_size=3), st.dictionaries(st.text(max_size=5), st.integers(), max_size=3),
-    st.just("2026-01-01"), st.just("9999-12-31T23:59:59Z"), st.just("0001-01-01T00:00:00"), st.just("not a date"),
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.just(1e308),
+    st.just(-1e-308),
+    st.text(max_size=30),
+    st.just(""),
+    st.just("\x1b[31mred\u202e"),
+    st.just("x" * 3000),
+    st.lists(st.integers(), max_size=3),
+    st.dictionaries(st.text(max_size=5), st.integers(), max_size=3),
+    st.just("2026-01-01"),
+    st.just("9999-12-31T23:59:59Z"),
+    st.just("0001-01-01T00:00:00"),
+    st.just("not a date"),
 )
 
 
@@ -57,14 +105,18 @@ WEIRD_VALUES = st.one_of(
 def byte_mutations(draw: Any, data: bytes) -> bytes:
     """``data`` with one to three byte-level breakages."""
     for _ in range(draw(st.integers(1, 3))):
-        op = draw(st.sampled_from(["insert", "insert", "truncate", "delete", "repeat_line", "replace_token"]))
+        op = draw(
+            st.sampled_from(
+                ["insert", "insert", "truncate", "delete", "repeat_line", "replace_token"]
+            )
+        )
         at = draw(st.integers(0, len(data))) if data else 0
         if op == "insert":
             data = data[:at] + draw(st.sampled_from(HOSTILE_TOKENS)) + data[at:]
         elif op == "truncate":
             data = data[:at]
         elif op == "delete":
-            data = data[:at] + data[at + draw(st.integers(1, 40)):]
+            data = data[:at] + data[at + draw(st.integers(1, 40)) :]
         elif op == "repeat_line":
             lines = data.splitlines(keepends=True)
             if lines:
@@ -99,7 +151,9 @@ def retyped(draw: Any, record: dict) -> dict:
 def hostile_jsonl(draw: Any, samples: list[dict]) -> bytes:
     """Lines of records like ``samples``, retyped, then broken at the byte level (or not)."""
     records = draw(st.lists(st.sampled_from(samples), min_size=0, max_size=6))
-    text = "".join(json.dumps(draw(retyped(r)), ensure_ascii=draw(st.booleans())) + "\n" for r in records)
+    text = "".join(
+        json.dumps(draw(retyped(r)), ensure_ascii=draw(st.booleans())) + "\n" for r in records
+    )
     data = text.encode("utf-8", "surrogatepass")
     return draw(byte_mutations(data)) if draw(st.booleans()) else data
 
@@ -120,7 +174,10 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("fuzz") / "results"
     store = Store(root)
     build_demo(store)
-    for who, judgments in (("alice", ["good", "poor", "okay"]), ("bob", ["okay", "terrible", "good"])):
+    for who, judgments in (
+        ("alice", ["good", "poor", "okay"]),
+        ("bob", ["okay", "terrible", "good"]),
+    ):
         session = ReviewEngine(store, load_config(None)).session(SEARCH_RUN, Reviewer(id=who))
         session.start()
         for judgment in judgments:
@@ -134,11 +191,29 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def samples(template: Path) -> dict[str, list[dict]]:
     """Real records to mutate: human events, run records, import rows."""
-    runs = _lines(template / "runs" / f"{SEARCH_RUN}.jsonl") + _lines(template / "runs" / f"{RAG_RUN}.jsonl")
-    rows = [{"id": "a1", "query": "how?", "answer": "so", "scores": {"overall": 0.5}, "confidence": 0.4,
-             "verdict": "PASS", "rationale": "ok", "leap_distance": 2, "category": "x",
-             "results": [{"path": "/p", "score": 0.3, "snippet": "s"}], "contexts": ["c"], "tool_captures": [{"tool": "t"}],
-             "features": {"source_type": "web"}, "ground_truth_answers": ["g"], "latency_ms": 12, "cost_usd": 0.01}]
+    runs = _lines(template / "runs" / f"{SEARCH_RUN}.jsonl") + _lines(
+        template / "runs" / f"{RAG_RUN}.jsonl"
+    )
+    rows = [
+        {
+            "id": "a1",
+            "query": "how?",
+            "answer": "so",
+            "scores": {"overall": 0.5},
+            "confidence": 0.4,
+            "verdict": "PASS",
+            "rationale": "ok",
+            "leap_distance": 2,
+            "category": "x",
+            "results": [{"path": "/p", "score": 0.3, "snippet": "s"}],
+            "contexts": ["c"],
+            "tool_captures": [{"tool": "t"}],
+            "features": {"source_type": "web"},
+            "ground_truth_answers": ["g"],
+            "latency_ms": 12,
+            "cost_usd": 0.01,
+        }
+    ]
     return {"events": _lines(template / "ratings.jsonl"), "runs": runs, "rows": rows}
 
 
@@ -168,23 +243,37 @@ def check(result, *, allowed: tuple[int, ...] = (0, 2)) -> None:
 
 
 def _run_cli(root: Path, *args: str, input: str | None = None, cwd: Path | None = None):
-    return invoke(*args, input=input, env={"HILBOT_DATA_DIR": str(root), "HILBOT_CONFIG": None, "USER": "fuzz"}, cwd=cwd)
+    return invoke(
+        *args,
+        input=input,
+        env={"HILBOT_DATA_DIR": str(root), "HILBOT_CONFIG": None, "USER": "fuzz"},
+        cwd=cwd,
+    )
 
 
 # --------------------------------------------------------------------------- the logs
 
 
 LOG_COMMANDS = [
-    ("analyze", "validate"), ("analyze", "agreement", "--bootstrap", "20"), ("analyze", "calibration"),
-    ("analyze", "correlate", "--feature", "leap_distance"), ("analyze", "patterns"), ("digest",),
-    ("export", SEARCH_RUN, "--format", "json"), ("export", SEARCH_RUN, "--format", "csv"),
-    ("export", SEARCH_RUN, "--format", "jsonl"), ("review", "--list"), ("compare", SEARCH_RUN, RAG_RUN),
+    ("analyze", "validate"),
+    ("analyze", "agreement", "--bootstrap", "20"),
+    ("analyze", "calibration"),
+    ("analyze", "correlate", "--feature", "leap_distance"),
+    ("analyze", "patterns"),
+    ("digest",),
+    ("export", SEARCH_RUN, "--format", "json"),
+    ("export", SEARCH_RUN, "--format", "csv"),
+    ("export", SEARCH_RUN, "--format", "jsonl"),
+    ("review", "--list"),
+    ("compare", SEARCH_RUN, RAG_RUN),
 ]
 
 
 @FUZZ
 @given(data=st.data())
-def test_hostile_ratings_log(template: Path, samples: dict, tmp_path_factory: pytest.TempPathFactory, data: Any) -> None:
+def test_hostile_ratings_log(
+    template: Path, samples: dict, tmp_path_factory: pytest.TempPathFactory, data: Any
+) -> None:
     root = _fresh(template, tmp_path_factory.mktemp("log"))
     (root / "ratings.jsonl").write_bytes(data.draw(hostile_jsonl(samples["events"])))
     command = data.draw(st.sampled_from(LOG_COMMANDS))
@@ -196,16 +285,23 @@ def test_hostile_ratings_log(template: Path, samples: dict, tmp_path_factory: py
 
 @FUZZ
 @given(data=st.data())
-def test_hostile_run_file(template: Path, samples: dict, tmp_path_factory: pytest.TempPathFactory, data: Any) -> None:
+def test_hostile_run_file(
+    template: Path, samples: dict, tmp_path_factory: pytest.TempPathFactory, data: Any
+) -> None:
     root = _fresh(template, tmp_path_factory.mktemp("run"))
     run = data.draw(st.sampled_from([SEARCH_RUN, RAG_RUN]))
     (root / "runs" / f"{run}.jsonl").write_bytes(data.draw(hostile_jsonl(samples["runs"])))
-    command = data.draw(st.sampled_from(LOG_COMMANDS + [("review", run), ("analyze", "synthesize", "--run", run)]))
+    command = data.draw(
+        st.sampled_from(LOG_COMMANDS + [("review", run), ("analyze", "synthesize", "--run", run)])
+    )
     before = _snapshot(root)
     result = _run_cli(root, *command, input="q")
     check(result, allowed=(0, 1, 2) if command[:2] == ("analyze", "validate") else (0, 2))
     after = _snapshot(root)
-    if command[:2] in (("analyze", "synthesize"), ("review", run)):  # may append a summary to ratings.jsonl, nothing else
+    if command[:2] in (
+        ("analyze", "synthesize"),
+        ("review", run),
+    ):  # may append a summary to ratings.jsonl, nothing else
         assert after["ratings.jsonl"].startswith(before["ratings.jsonl"])
         after["ratings.jsonl"] = before["ratings.jsonl"]
     assert after == before
@@ -218,28 +314,39 @@ def test_hostile_run_file(template: Path, samples: dict, tmp_path_factory: pytes
 def hostile_rows(draw: Any, rows: list[dict]) -> tuple[str, bytes]:
     """An import file: JSONL, a JSON array (or an object holding one) or CSV, hostile."""
     suffix = draw(st.sampled_from([".jsonl", ".json", ".csv"]))
-    records = [draw(retyped(r)) for r in draw(st.lists(st.sampled_from(rows), min_size=0, max_size=4))]
+    records = [
+        draw(retyped(r)) for r in draw(st.lists(st.sampled_from(rows), min_size=0, max_size=4))
+    ]
     if suffix == ".jsonl":
         data = "".join(json.dumps(r) + "\n" for r in records).encode()
     elif suffix == ".json":
-        data = json.dumps({"rows": records} if draw(st.booleans()) else records, indent=draw(st.sampled_from([None, 1]))).encode()
+        data = json.dumps(
+            {"rows": records} if draw(st.booleans()) else records,
+            indent=draw(st.sampled_from([None, 1])),
+        ).encode()
     else:
         keys = sorted({k for r in records for k in r}) or ["query"]
-        lines = [",".join(keys)] + [",".join(json.dumps(r.get(k, "")).replace(",", ";") for k in keys) for r in records]
+        lines = [",".join(keys)] + [
+            ",".join(json.dumps(r.get(k, "")).replace(",", ";") for k in keys) for r in records
+        ]
         data = ("\n".join(lines) + "\n").encode()
     return suffix, draw(byte_mutations(data)) if draw(st.booleans()) else data
 
 
 @FUZZ
 @given(data=st.data())
-def test_hostile_import_files(template: Path, samples: dict, tmp_path_factory: pytest.TempPathFactory, data: Any) -> None:
+def test_hostile_import_files(
+    template: Path, samples: dict, tmp_path_factory: pytest.TempPathFactory, data: Any
+) -> None:
     tmp = tmp_path_factory.mktemp("import")
     root = _fresh(template, tmp)
     suffix, content = data.draw(hostile_rows(samples["rows"]))
     source = tmp / f"outputs{suffix}"
     source.write_bytes(content)
     before, runs_before = _snapshot(root), sorted((root / "runs").iterdir())
-    extra = data.draw(st.sampled_from([[], ["--skip-bad"], ["--run-id", "fuzzed"], ["--dimensions", "answer"]]))
+    extra = data.draw(
+        st.sampled_from([[], ["--skip-bad"], ["--run-id", "fuzzed"], ["--dimensions", "answer"]])
+    )
     result = _run_cli(root, "import", str(source), *extra)
     check(result)
     after = _snapshot(root)
@@ -255,46 +362,86 @@ def test_hostile_import_files(template: Path, samples: dict, tmp_path_factory: p
 # --------------------------------------------------------------------------- test cases, query sets, outputs
 
 
-CASE = {"test_id": "t1", "query": "who places the banner?", "category": "rules",
-        "ground_truth_answers": ["the opponent"], "ground_truth_contexts": ["a quote", {"text": "another", "priority": "supporting"}],
-        "metric_weights": {"answer_correctness": 0.5}}
+CASE = {
+    "test_id": "t1",
+    "query": "who places the banner?",
+    "category": "rules",
+    "ground_truth_answers": ["the opponent"],
+    "ground_truth_contexts": ["a quote", {"text": "another", "priority": "supporting"}],
+    "metric_weights": {"answer_correctness": 0.5},
+}
 
 
 @st.composite
 def hostile_yaml(draw: Any) -> bytes:
     case = draw(retyped(CASE))
     text = yaml.safe_dump(case, allow_unicode=draw(st.booleans())).encode("utf-8", "surrogatepass")
-    extra = draw(st.sampled_from([b"", b"bomb: &a [x, x, x]\nb2: &b [*a, *a, *a, *a]\nb3: [*b, *b, *b, *b]\n",
-                                  b"obj: !!python/object/apply:os.system ['touch PWNED']\n", b"x: " + b"[" * 5000 + b"\n",
-                                  b"--- \n- a\n", b"query: " + b"9" * 5000 + b"\n", b"test_id: t1\ntest_id: t2\n"]))
+    extra = draw(
+        st.sampled_from(
+            [
+                b"",
+                b"bomb: &a [x, x, x]\nb2: &b [*a, *a, *a, *a]\nb3: [*b, *b, *b, *b]\n",
+                b"obj: !!python/object/apply:os.system ['touch PWNED']\n",
+                b"x: " + b"[" * 5000 + b"\n",
+                b"--- \n- a\n",
+                b"query: " + b"9" * 5000 + b"\n",
+                b"test_id: t1\ntest_id: t2\n",
+            ]
+        )
+    )
     text = text + extra
     return draw(byte_mutations(text)) if draw(st.booleans()) else text
 
 
 @QUICK
 @given(data=st.data())
-def test_hostile_yaml_cases(template: Path, tmp_path_factory: pytest.TempPathFactory, data: Any) -> None:
+def test_hostile_yaml_cases(
+    template: Path, tmp_path_factory: pytest.TempPathFactory, data: Any
+) -> None:
     tmp = tmp_path_factory.mktemp("cases")
     root = _fresh(template, tmp)
     (tmp / "case.yaml").write_bytes(data.draw(hostile_yaml()))
-    (tmp / "outputs.jsonl").write_text(json.dumps({"id": "t1", "answer": "the opponent", "quotes": ["a quote"]}) + "\n")
+    (tmp / "outputs.jsonl").write_text(
+        json.dumps({"id": "t1", "answer": "the opponent", "quotes": ["a quote"]}) + "\n"
+    )
     before = _snapshot(root)
-    result = _run_cli(root, "run", "--cases", str(tmp / "case.yaml"), "--outputs", str(tmp / "outputs.jsonl"),
-                      "--silent", cwd=tmp)
+    result = _run_cli(
+        root,
+        "run",
+        "--cases",
+        str(tmp / "case.yaml"),
+        "--outputs",
+        str(tmp / "outputs.jsonl"),
+        "--silent",
+        cwd=tmp,
+    )
     check(result, allowed=(0, 1, 2))
     assert not (tmp / "PWNED").exists()
     after = _snapshot(root)
     assert {k: after[k] for k in before} == before
 
 
-QUERY_SET = {"name": "fz", "version": "1.0.0", "description": "d",
-             "queries": [{"id": "fz-1", "text": "custom 404 page", "category": "routing", "intent": "i",
-                          "expected": ["/docs/a.md"]}]}
+QUERY_SET = {
+    "name": "fz",
+    "version": "1.0.0",
+    "description": "d",
+    "queries": [
+        {
+            "id": "fz-1",
+            "text": "custom 404 page",
+            "category": "routing",
+            "intent": "i",
+            "expected": ["/docs/a.md"],
+        }
+    ],
+}
 
 
 @QUICK
 @given(data=st.data())
-def test_hostile_query_sets(template: Path, tmp_path_factory: pytest.TempPathFactory, data: Any) -> None:
+def test_hostile_query_sets(
+    template: Path, tmp_path_factory: pytest.TempPathFactory, data: Any
+) -> None:
     tmp = tmp_path_factory.mktemp("sets")
     root = _fresh(template, tmp)
     queries = tmp / "queries"
@@ -303,11 +450,28 @@ def test_hostile_query_sets(template: Path, tmp_path_factory: pytest.TempPathFac
     if isinstance(top.get("queries"), list) and top["queries"] and data.draw(st.booleans()):
         top["queries"][0] = data.draw(retyped(QUERY_SET["queries"][0]))
     content = json.dumps(top).encode()
-    (queries / "fz.json").write_bytes(data.draw(byte_mutations(content)) if data.draw(st.booleans()) else content)
+    (queries / "fz.json").write_bytes(
+        data.draw(byte_mutations(content)) if data.draw(st.booleans()) else content
+    )
     (tmp / "outputs.jsonl").write_text(json.dumps({"id": "fz-1", "results": ["/docs/a.md"]}) + "\n")
     before = _snapshot(root)
-    command = data.draw(st.sampled_from([("sets", "list", "--dir", str(queries)),
-                                         ("run", "--set", "fz", "--dir", str(queries), "--outputs", str(tmp / "outputs.jsonl"), "--silent")]))
+    command = data.draw(
+        st.sampled_from(
+            [
+                ("sets", "list", "--dir", str(queries)),
+                (
+                    "run",
+                    "--set",
+                    "fz",
+                    "--dir",
+                    str(queries),
+                    "--outputs",
+                    str(tmp / "outputs.jsonl"),
+                    "--silent",
+                ),
+            ]
+        )
+    )
     result = _run_cli(root, *command, cwd=tmp)
     check(result, allowed=(0, 1, 2))
     after = _snapshot(root)
@@ -316,15 +480,34 @@ def test_hostile_query_sets(template: Path, tmp_path_factory: pytest.TempPathFac
 
 @QUICK
 @given(data=st.data())
-def test_hostile_outputs_file(template: Path, tmp_path_factory: pytest.TempPathFactory, data: Any) -> None:
+def test_hostile_outputs_file(
+    template: Path, tmp_path_factory: pytest.TempPathFactory, data: Any
+) -> None:
     tmp = tmp_path_factory.mktemp("outputs")
     root = _fresh(template, tmp)
-    rows = [{"id": "banner-carrier-dies", "answer": "x", "quotes": ["q"], "usage": {"input_tokens": 3}, "cost_usd": 0.1,
-             "model": "m", "results": [{"path": "/a", "score": 0.2}]}]
+    rows = [
+        {
+            "id": "banner-carrier-dies",
+            "answer": "x",
+            "quotes": ["q"],
+            "usage": {"input_tokens": 3},
+            "cost_usd": 0.1,
+            "model": "m",
+            "results": [{"path": "/a", "score": 0.2}],
+        }
+    ]
     (tmp / "outputs.jsonl").write_bytes(data.draw(hostile_jsonl(rows)))
     before = _snapshot(root)
-    result = _run_cli(root, "run", "--cases", str(ROOT / "tests" / "fixtures" / "cases" / "banner-carrier-dies.yaml"),
-                      "--outputs", str(tmp / "outputs.jsonl"), "--silent", cwd=tmp)
+    result = _run_cli(
+        root,
+        "run",
+        "--cases",
+        str(ROOT / "tests" / "fixtures" / "cases" / "banner-carrier-dies.yaml"),
+        "--outputs",
+        str(tmp / "outputs.jsonl"),
+        "--silent",
+        cwd=tmp,
+    )
     check(result, allowed=(0, 1, 2))
     after = _snapshot(root)
     assert {k: after[k] for k in before} == before
@@ -332,61 +515,133 @@ def test_hostile_outputs_file(template: Path, tmp_path_factory: pytest.TempPathF
 
 # --------------------------------------------------------------------------- hilbot.toml
 
-TOML_PIECES = ["[review]\nk = 2\n", "[review]\nk = -1\n", "[review]\nk = \"two\"\n", "[review]\nwindow = 0\n",
-               "[review]\nunknown = 1\n", "[scales.binary]\nquestion = \"Ship?\"\noptions = []\n",
-               "[dimensions.shippable]\nscale = \"nope\"\n", "[llm]\nconcurrency = 0\n", "[llm]\nredact = ['(']\n",
-               "[judge.metric_weights]\nanswer_correctness = nan\n", "[regression]\nthreshold = inf\n",
-               "[telegram]\nreviewers = [\"x\"]\n", "x = " + "[" * 3000 + "]" * 3000 + "\n", "[[review]]\n",
-               "[targets]\ntimeout_s = -5\n", "[concerns.search]\ntags = [1, 2]\n", "[queries]\ndir = \"\\u0000\"\n",
-               "[review]\nk = 99999999999999999999999\n", "a = 1979-05-27T07:32:00Z\n"]
+TOML_PIECES = [
+    "[review]\nk = 2\n",
+    "[review]\nk = -1\n",
+    '[review]\nk = "two"\n',
+    "[review]\nwindow = 0\n",
+    "[review]\nunknown = 1\n",
+    '[scales.binary]\nquestion = "Ship?"\noptions = []\n',
+    '[dimensions.shippable]\nscale = "nope"\n',
+    "[llm]\nconcurrency = 0\n",
+    "[llm]\nredact = ['(']\n",
+    "[judge.metric_weights]\nanswer_correctness = nan\n",
+    "[regression]\nthreshold = inf\n",
+    '[telegram]\nreviewers = ["x"]\n',
+    "x = " + "[" * 3000 + "]" * 3000 + "\n",
+    "[[review]]\n",
+    "[targets]\ntimeout_s = -5\n",
+    "[concerns.search]\ntags = [1, 2]\n",
+    '[queries]\ndir = "\\u0000"\n',
+    "[review]\nk = 99999999999999999999999\n",
+    "a = 1979-05-27T07:32:00Z\n",
+]
 
 
 @QUICK
-@given(pieces=st.lists(st.sampled_from(TOML_PIECES), min_size=1, max_size=3), mutate=st.booleans(), data=st.data())
-def test_hostile_config(template: Path, tmp_path_factory: pytest.TempPathFactory, pieces: list[str], mutate: bool,
-                        data: Any) -> None:
+@given(
+    pieces=st.lists(st.sampled_from(TOML_PIECES), min_size=1, max_size=3),
+    mutate=st.booleans(),
+    data=st.data(),
+)
+def test_hostile_config(
+    template: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    pieces: list[str],
+    mutate: bool,
+    data: Any,
+) -> None:
     tmp = tmp_path_factory.mktemp("config")
     root = _fresh(template, tmp)
     content = "".join(pieces).encode()
     (tmp / "hilbot.toml").write_bytes(data.draw(byte_mutations(content)) if mutate else content)
     before = _snapshot(root)
-    command = data.draw(st.sampled_from([("review", "--list"), ("analyze", "validate"), ("export", SEARCH_RUN)]))
-    result = invoke("--config", str(tmp / "hilbot.toml"), *command, env={"HILBOT_DATA_DIR": str(root)}, cwd=tmp)
+    command = data.draw(
+        st.sampled_from([("review", "--list"), ("analyze", "validate"), ("export", SEARCH_RUN)])
+    )
+    result = invoke(
+        "--config", str(tmp / "hilbot.toml"), *command, env={"HILBOT_DATA_DIR": str(root)}, cwd=tmp
+    )
     check(result, allowed=(0, 1, 2))
     assert _snapshot(root) == before
 
 
 # --------------------------------------------------------------------------- options
 
-OPTION_VALUES = st.one_of(st.sampled_from(["", "-1", "0", "nan", "inf", "-inf", "1e308", "1e-308", "100000000", "3.5",
-                                           "NaN", "0x10", "1_000", " 5", "\x00", "\x1b[2J", "../../etc/passwd",
-                                           ".hidden", "a/b", "x" * 300, "answer,", ",", "bogus", "overall,bogus"]),
-                          st.text(max_size=12))
+OPTION_VALUES = st.one_of(
+    st.sampled_from(
+        [
+            "",
+            "-1",
+            "0",
+            "nan",
+            "inf",
+            "-inf",
+            "1e308",
+            "1e-308",
+            "100000000",
+            "3.5",
+            "NaN",
+            "0x10",
+            "1_000",
+            " 5",
+            "\x00",
+            "\x1b[2J",
+            "../../etc/passwd",
+            ".hidden",
+            "a/b",
+            "x" * 300,
+            "answer,",
+            ",",
+            "bogus",
+            "overall,bogus",
+        ]
+    ),
+    st.text(max_size=12),
+)
 
 
 @FUZZ
 @given(data=st.data())
-def test_hostile_options(template: Path, tmp_path_factory: pytest.TempPathFactory, data: Any) -> None:
+def test_hostile_options(
+    template: Path, tmp_path_factory: pytest.TempPathFactory, data: Any
+) -> None:
     tmp = tmp_path_factory.mktemp("options")
     root = _fresh(template, tmp)
     value = data.draw(OPTION_VALUES)
     rows = tmp / "rows.jsonl"
     rows.write_text(json.dumps({"id": "a", "query": "q", "answer": "x"}) + "\n")
-    command = data.draw(st.sampled_from([
-        ("analyze", "agreement", "--bootstrap", value), ("analyze", "patterns", "--window-days", value),
-        ("digest", "--since-hours", value), ("import", str(rows), "--run-id", value), ("import", str(rows), "--dimensions", value),
-        ("export", SEARCH_RUN, "--dimension", value), ("export", SEARCH_RUN, "--reviewer", value), ("review", value),
-        ("review", SEARCH_RUN, "--dimension", value), ("analyze", "agreement", "--run", value),
-        ("analyze", "calibration", "--by", value), ("analyze", "correlate", "--feature", value), ("export", value),
-        ("analyze", "agreement", "--dimension", value), ("compare", value), ("digest", "--post", value),
-    ]))
+    command = data.draw(
+        st.sampled_from(
+            [
+                ("analyze", "agreement", "--bootstrap", value),
+                ("analyze", "patterns", "--window-days", value),
+                ("digest", "--since-hours", value),
+                ("import", str(rows), "--run-id", value),
+                ("import", str(rows), "--dimensions", value),
+                ("export", SEARCH_RUN, "--dimension", value),
+                ("export", SEARCH_RUN, "--reviewer", value),
+                ("review", value),
+                ("review", SEARCH_RUN, "--dimension", value),
+                ("analyze", "agreement", "--run", value),
+                ("analyze", "calibration", "--by", value),
+                ("analyze", "correlate", "--feature", value),
+                ("export", value),
+                ("analyze", "agreement", "--dimension", value),
+                ("compare", value),
+                ("digest", "--post", value),
+            ]
+        )
+    )
     if "\x00" in value and command[0] in ("import", "export", "review", "compare"):
         command = tuple(a.replace("\x00", "") for a in command)  # a NUL cannot be in argv at all
     before = _snapshot(root)
     result = _run_cli(root, *command, input="q")
     check(result, allowed=(0, 2))
     after = _snapshot(root)
-    if command[0] == "review":  # quitting a session stores its summary in ratings.jsonl, and nothing else
+    if (
+        command[0] == "review"
+    ):  # quitting a session stores its summary in ratings.jsonl, and nothing else
         assert after["ratings.jsonl"].startswith(before["ratings.jsonl"])
         after["ratings.jsonl"] = before["ratings.jsonl"]
     assert {k: after[k] for k in before} == before

@@ -44,8 +44,15 @@ class ChatChannel(Protocol):
 ChannelFactory = Callable[[], "Channel | ChatChannel"]
 
 CHANNELS: Registry[ChannelFactory] = Registry(
-    "channel", "hilbot.channels", hint="use one of {names}",
-    builtins={"terminal": "bot.channels.terminal", "telegram": "bot.channels.telegram", "slack": "bot.channels.slack"})
+    "channel",
+    "hilbot.channels",
+    hint="use one of {names}",
+    builtins={
+        "terminal": "bot.channels.terminal",
+        "telegram": "bot.channels.telegram",
+        "slack": "bot.channels.slack",
+    },
+)
 """Every channel by name: built-in modules (and their SDKs) are imported on first use, plugins come from
 ``hilbot.channels`` entry points."""
 
@@ -64,7 +71,10 @@ def chat_channel(name: str) -> ChatChannel:
     """A chat channel by name; the terminal is not one (it reviews one session, see ``hilbot review``)."""
     found = get_channel(name)
     if not hasattr(found, "serve"):
-        raise HilbotError(f"{name!r} is not a chat channel", fix="use `hilbot review` for the terminal; serve telegram or slack")
+        raise HilbotError(
+            f"{name!r} is not a chat channel",
+            fix="use `hilbot review` for the terminal; serve telegram or slack",
+        )
     return cast(ChatChannel, found)
 
 

@@ -67,8 +67,9 @@ async def until_stopped(stop: asyncio.Event, work: Awaitable[Any]) -> bool:
     return False
 
 
-async def serve(stop: asyncio.Event, start: Awaitable[Any],
-                shut_down: Callable[[], Awaitable[Any]]) -> None:
+async def serve(
+    stop: asyncio.Event, start: Awaitable[Any], shut_down: Callable[[], Awaitable[Any]]
+) -> None:
     """Start; once started, run until ``stop``; shut down in every case (a failed start raises
     after it)."""
     try:

@@ -17,5 +17,17 @@ from .flow import Access, ChatFlow
 from .port import Chat, ChatPort, Choice, Command, Keyboard, PortError, Tap, Text, User
 from .schedule import Scheduler
 
-__all__ = ["Access", "Chat", "ChatFlow", "ChatPort", "Choice", "Command", "Keyboard", "PortError", "Scheduler", "Tap",
-           "Text", "User"]
+__all__ = [
+    "Access",
+    "Chat",
+    "ChatFlow",
+    "ChatPort",
+    "Choice",
+    "Command",
+    "Keyboard",
+    "PortError",
+    "Scheduler",
+    "Tap",
+    "Text",
+    "User",
+]

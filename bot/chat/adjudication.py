@@ -89,8 +89,9 @@ class ChatAdjudication:
         run_id, dimension = self.flow.sessions.target(run_id, dimension)
         key = (admin.key, run_id, dimension)
         if key not in self._sessions:
-            self._sessions[key] = AdjudicationSession(self.engine, run_id, dimension, admin,
-                                                      channel=self.flow.port.platform)
+            self._sessions[key] = AdjudicationSession(
+                self.engine, run_id, dimension, admin, channel=self.flow.port.platform
+            )
         return self._sessions[key]
 
     # ------------------------------------------------------------------ the command
@@ -109,15 +110,19 @@ class ChatAdjudication:
             return
         async with self.flow.sessions.lock(admin):
             turn = session.start()
-        await self.flow.say(command.chat, f"Adjudicating {session.run_id} · {session.dimension}: "
-                                          f"{len(session.queue())} disputed items, largest "
-                                          f"disagreement first.")
+        await self.flow.say(
+            command.chat,
+            f"Adjudicating {session.run_id} · {session.dimension}: "
+            f"{len(session.queue())} disputed items, largest "
+            f"disagreement first.",
+        )
         await self._next(session, turn, command.chat)
 
     async def _next(self, session: AdjudicationSession, turn: Turn, chat: Chat) -> None:
         if turn.card is None:
-            await self.flow.say(chat, f"No disputed items left in {session.run_id} · "
-                                      f"{session.dimension}.")
+            await self.flow.say(
+                chat, f"No disputed items left in {session.run_id} · {session.dimension}."
+            )
             return
         await self.flow.port.send_card(chat, turn.card, self.keyboard(session, turn.card))
 
@@ -127,9 +132,12 @@ class ChatAdjudication:
         """The card's buttons (no Quit in a chat), phone-sized rows."""
         rows: Keyboard = []
         for row in card.buttons:
-            choices = [Choice(b.label, self.token(session, card, b.action))
-                       for b in row if b.action.kind in _OPS]
-            rows.extend(choices[i:i + ROW] for i in range(0, len(choices), ROW))
+            choices = [
+                Choice(b.label, self.token(session, card, b.action))
+                for b in row
+                if b.action.kind in _OPS
+            ]
+            rows.extend(choices[i : i + ROW] for i in range(0, len(choices), ROW))
         return [row for row in rows if row]
 
     def token(self, session: AdjudicationSession, card: Card, action: Action) -> str:
@@ -139,15 +147,18 @@ class ChatAdjudication:
             value = str([o.value for o in session.scale.options].index(action.value or ""))
         elif action.kind == "exclude" and action.value is not None:
             value = str(session.reasons.index(action.value))
-        return (f"{PREFIX}{_OPS[action.kind]}{value}|{run_key(card.run_id)}|"
-                f"{run.index(card.item_id)}|{run.header.dimensions.index(card.dimension)}")
+        return (
+            f"{PREFIX}{_OPS[action.kind]}{value}|{run_key(card.run_id)}|"
+            f"{run.index(card.item_id)}|{run.header.dimensions.index(card.dimension)}"
+        )
 
-    def resolve(self, token: str, admin: Reviewer,
-                delivery_id: str) -> tuple[AdjudicationSession, Action]:
+    def resolve(
+        self, token: str, admin: Reviewer, delivery_id: str
+    ) -> tuple[AdjudicationSession, Action]:
         """A token checked against the runs and the configuration; :class:`Refused` when it does
         not hold."""
         try:
-            op, key, index, dim = token[len(PREFIX):].split("|")
+            op, key, index, dim = token[len(PREFIX) :].split("|")
             kind = _KINDS[op[0]]
             run = self.engine.run(self.flow.sessions.run_for(key))
             item, dimension = run.items[token_index(index)], run.header.dimensions[token_index(dim)]
@@ -187,8 +198,9 @@ class ChatAdjudication:
         await self.flow.port.answer(tap, _answer(turn, action), alert=bool(turn.alert))
         self.flow.spawn(self._after(session, turn, action, tap), tap)
 
-    async def _after(self, session: AdjudicationSession, turn: Turn, action: Action,
-                     tap: Tap) -> None:
+    async def _after(
+        self, session: AdjudicationSession, turn: Turn, action: Action, tap: Tap
+    ) -> None:
         port = self.flow.port
         if turn.detail:
             return await port.show_full(tap, turn.detail)
@@ -196,12 +208,14 @@ class ChatAdjudication:
             self._reasons[(session.reviewer.key, tap.chat.id)] = session
             await port.ask_note(tap, "Why exclude it? Reply with the reason.")
         elif turn.decided is not None:
-            await port.edit_card(tap.chat, tap.message_id, session.final_card(turn.decided), [],
-                                 final=True)
+            await port.edit_card(
+                tap.chat, tap.message_id, session.final_card(turn.decided), [], final=True
+            )
             await self._next(session, turn, tap.chat)
         elif turn.card is not None and turn.card.item_id == action.item_id:
-            await port.edit_card(tap.chat, tap.message_id, turn.card,
-                                 self.keyboard(session, turn.card), final=False)
+            await port.edit_card(
+                tap.chat, tap.message_id, turn.card, self.keyboard(session, turn.card), final=False
+            )
         elif action.kind == "skip":
             await port.edit_card(tap.chat, tap.message_id, _left(session, action), [], final=True)
             await self._next(session, turn, tap.chat)
@@ -229,16 +243,21 @@ def _answer(turn: Turn, action: Action) -> str:
         d = turn.decided
         said = f"Consensus: {d.judgment}" if d.decision == "consensus" else f"Excluded: {d.reason}"
         return ("Already recorded — " if turn.repeated else "") + said
-    return {"skip": "Left for later", "guide": "Guide", "view_full": "Full item",
-            "exclude": "Why exclude it?"}.get(action.kind, "OK")
+    return {
+        "skip": "Left for later",
+        "guide": "Guide",
+        "view_full": "Full item",
+        "exclude": "Why exclude it?",
+    }.get(action.kind, "OK")
 
 
 def _left(session: AdjudicationSession, action: Action) -> Card:
     item = session.run.item(action.item_id or "")
     query = render.one_line(item.query.query) if item else action.item_id
     title = f'{session.run_id} · {session.dimension} · "{query}"'
-    return Card(session.run_id, action.item_id or "", session.dimension, title, (),
-                "Left for later.", ())
+    return Card(
+        session.run_id, action.item_id or "", session.dimension, title, (), "Left for later.", ()
+    )
 
 
 __all__ = ["PREFIX", "Admins", "ChatAdjudication", "Host"]

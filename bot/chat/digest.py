@@ -23,20 +23,23 @@ async def send_digest(port: ChatPort, chats: list[Chat], digest: Any) -> None:
     for chat in chats:
         await port.send_text(chat, digest.text())
         if digest.chart_png:
-            await port.send_file(chat, digest.chart_png, "digest.png",
-                                 "Human vs AI average per run")
+            await port.send_file(
+                chat, digest.chart_png, "digest.png", "Human vs AI average per run"
+            )
 
 
-async def post_digest(engine: "ReviewEngine", port: ChatPort, chats: list[Chat],
-                      since: datetime | None = None) -> None:
+async def post_digest(
+    engine: "ReviewEngine", port: ChatPort, chats: list[Chat], since: datetime | None = None
+) -> None:
     """Build the digest (off the event loop) and post its text and chart to each chat."""
     from datetime import timedelta, timezone
 
     from analysis.digest import build_digest
 
     since = since or datetime.now(timezone.utc) - timedelta(days=1)
-    digest = await asyncio.to_thread(build_digest, engine.store, engine.config, since=since,
-                                     figures=True)
+    digest = await asyncio.to_thread(
+        build_digest, engine.store, engine.config, since=since, figures=True
+    )
     await send_digest(port, chats, digest)
 
 

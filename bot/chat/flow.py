@@ -63,7 +63,14 @@ class Access:
 class ChatFlow:
     """Every reviewer of one bot on one platform, over one review engine."""
 
-    def __init__(self, engine: ReviewEngine, port: ChatPort, access: Access, *, on_error: ErrorHook | None = None):
+    def __init__(
+        self,
+        engine: ReviewEngine,
+        port: ChatPort,
+        access: Access,
+        *,
+        on_error: ErrorHook | None = None,
+    ):
         self.engine = engine
         self.port = port
         self.access = access
@@ -78,8 +85,14 @@ class ChatFlow:
         self._all_answered.set()
         """Growing runs already dealt into their sessions since start (see :meth:`refresh`)."""
         self._commands: dict[str, Callable[[Command, Reviewer], Awaitable[None]]] = {
-            "start": self._start, "help": self._help, "runs": self._runs, "review": self._review, "next": self._next,
-            "status": self._status, "push": self._push, "digest": self._digest,
+            "start": self._start,
+            "help": self._help,
+            "runs": self._runs,
+            "review": self._review,
+            "next": self._next,
+            "status": self._status,
+            "push": self._push,
+            "digest": self._digest,
         }
         self.adjudication = ChatAdjudication(self)
         self._commands["adjudicate"] = self.adjudication.command
@@ -120,7 +133,10 @@ class ChatFlow:
 
     async def _cancel(self) -> None:
         tasks = list(self._tasks)
-        _log.info("stopping: %d card(s) or edit(s) not sent yet are dropped; they are dealt again later", len(tasks))
+        _log.info(
+            "stopping: %d card(s) or edit(s) not sent yet are dropped; they are dealt again later",
+            len(tasks),
+        )
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
@@ -131,7 +147,12 @@ class ChatFlow:
         """A command from a user (strangers are told their id and how to be added; nothing else)."""
         reviewer = self.access.reviewer(self.port.platform, command.user)
         if reviewer is None:
-            _log.warning("refused %s%s from user %s (not allow-listed)", self.prefix, command.name, command.user.id)
+            _log.warning(
+                "refused %s%s from user %s (not allow-listed)",
+                self.prefix,
+                command.name,
+                command.user.id,
+            )
             refusal = texts.refusal(self.port.title, self.port.platform, command.user.id)
             await self.say(command.chat, refusal)
             return
@@ -139,7 +160,9 @@ class ChatFlow:
         if handler is None:
             await self.say(command.chat, f"Unknown command — see {self.prefix}help")
             return
-        if dict((n, a) for n, _, a in texts.COMMANDS).get(command.name) and not self.access.admin(command.user):
+        if dict((n, a) for n, _, a in texts.COMMANDS).get(command.name) and not self.access.admin(
+            command.user
+        ):
             await self.say(command.chat, f"Only admins can {self.prefix}{command.name}.")
             return
         await handler(command, reviewer)
@@ -164,7 +187,9 @@ class ChatFlow:
             await self.say(command.chat, texts.usage(self.prefix, "review"))
             return
         try:
-            session = self.sessions.get(reviewer, command.args[0], command.args[1] if len(command.args) > 1 else None)
+            session = self.sessions.get(
+                reviewer, command.args[0], command.args[1] if len(command.args) > 1 else None
+            )
         except HilbotError as exc:
             await self.say(command.chat, texts.error(exc, self.prefix))
             return
@@ -176,8 +201,9 @@ class ChatFlow:
     async def _next(self, command: Command, reviewer: Reviewer) -> None:
         session = self.sessions.active(reviewer)
         if session is None:
-            await self.say(command.chat,
-                           f"Start with {self.prefix}review <run-id> — see {self.prefix}runs")
+            await self.say(
+                command.chat, f"Start with {self.prefix}review <run-id> — see {self.prefix}runs"
+            )
             return
         async with self.sessions.lock(reviewer):
             held = self.sessions.open_cards(session, group=command.chat.group)
@@ -189,8 +215,9 @@ class ChatFlow:
 
     async def _status(self, command: Command, reviewer: Reviewer) -> None:
         lines = [self._progress_line(s) for s in self.sessions.reviewed(reviewer)]
-        await self.say(command.chat,
-                       "\n".join(lines) or f"Nothing reviewed yet — see {self.prefix}runs")
+        await self.say(
+            command.chat, "\n".join(lines) or f"Nothing reviewed yet — see {self.prefix}runs"
+        )
 
     @staticmethod
     def _progress_line(session: ReviewSession, lead: str | None = None) -> str:
@@ -210,7 +237,9 @@ class ChatFlow:
         await self.say(command.chat, f"Pushing {run_id} to {len(reviewers)} reviewers…")
         self.spawn(self.push(run_id, dimension, reviewers, command.chat), command)
 
-    async def push(self, run_id: str, dimension: str, reviewers: list[str], report_to: Chat) -> None:
+    async def push(
+        self, run_id: str, dimension: str, reviewers: list[str], report_to: Chat
+    ) -> None:
         """Deal first cards to every listed reviewer, in their private chats, and report."""
         sent = await asyncio.gather(*(self._push_one(r, run_id, dimension) for r in reviewers))
         failed = [r for r, n in zip(reviewers, sent) if n is None]
@@ -247,7 +276,13 @@ class ChatFlow:
                 continue  # a run that cannot be read is listed by `runs`, with its problem
             progress = session.progress()
             started = progress.done or progress.skipped or self.sessions.open_cards(session)
-            rows.append((self._progress_line(session), "Resume" if started else "Start", f"{run_id}|{session.dimension}"))
+            rows.append(
+                (
+                    self._progress_line(session),
+                    "Resume" if started else "Start",
+                    f"{run_id}|{session.dimension}",
+                )
+            )
         intro = f"Runs to review, newest first. Cards arrive in your private chat with the bot; see {self.prefix}help."
         return intro if rows else f"No runs yet — see {self.prefix}runs", rows
 
@@ -272,8 +307,13 @@ class ChatFlow:
         if tap.data.startswith(ADJUDICATION):
             return await self.adjudication.on_tap(tap, reviewer)
         try:
-            resolved = self.sessions.resolve(tap.data, reviewer, (tap.chat.id, tap.message_id), f"cq:{tap.event_id}",
-                                             group=tap.chat.group)
+            resolved = self.sessions.resolve(
+                tap.data,
+                reviewer,
+                (tap.chat.id, tap.message_id),
+                f"cq:{tap.event_id}",
+                group=tap.chat.group,
+            )
         except Refused as exc:
             _log.warning("refused tap from %s: %s", reviewer.key, exc)
             return await self.port.answer(tap, texts.STALE_BUTTON, alert=True)
@@ -302,7 +342,9 @@ class ChatFlow:
         else:
             text = texts.action_label(tap.action)
         if tap.action.kind == "toggle" and step.card is not None:
-            text = f"{tap.action.value}: {'on' if tap.action.value in step.card.concerns else 'off'}"
+            text = (
+                f"{tap.action.value}: {'on' if tap.action.value in step.card.concerns else 'off'}"
+            )
         if not (group and step.effective):
             return text, False  # no card is built here: answering waits for nothing
         shown = step.finished or step.card
@@ -313,7 +355,10 @@ class ChatFlow:
     async def _after_tap(self, step: Step, tap: Resolved, event: Tap, was_open: bool) -> None:
         if step.detail:  # at once: a modal must open within seconds of the tap
             await self.port.show_full(event, step.detail)
-        if step.state in (State.NOTE, State.ANSWER):  # a note, or a follow-up's typed answer: the same reply prompt
+        if step.state in (
+            State.NOTE,
+            State.ANSWER,
+        ):  # a note, or a follow-up's typed answer: the same reply prompt
             return await self._ask_note(tap.session, tap.item_id, event, step.prompt)
         await self._answers_first()
         async with self._output(tap.session.reviewer):
@@ -328,8 +373,13 @@ class ChatFlow:
             return  # a group's card stays blind for everyone else
         card = step.finished if step.finished is not None else step.card
         if card is not None and card.item_id == tap.item_id:
-            await self.port.edit_card(event.chat, event.message_id, card, self.keyboard(card, group=False),
-                                      final=step.finished is not None)
+            await self.port.edit_card(
+                event.chat,
+                event.message_id,
+                card,
+                self.keyboard(card, group=False),
+                final=step.finished is not None,
+            )
 
     def _dealer(self, tap: Resolved, event: Tap) -> tuple[ReviewSession, Chat]:
         """Whose window a judgment frees, and where the next card goes (in a group: the group's stream)."""
@@ -341,14 +391,22 @@ class ChatFlow:
         stream = self.sessions.stream(session)
         return session, Chat(*stream) if stream else event.chat
 
-    async def _ask_note(self, session: ReviewSession, item_id: str, event: Tap, about: str | None = None) -> None:
+    async def _ask_note(
+        self, session: ReviewSession, item_id: str, event: Tap, about: str | None = None
+    ) -> None:
         """Ask for the note's text (or ``about``: a follow-up's answer); the prompt is logged before the reviewer's answer is looked at."""
         item = session.run.item(item_id)
         assert item is not None, item_id  # a tap's item is in its run
         async with self.sessions.lock(session.reviewer):
             prompt_id = await self.port.ask_note(event, texts.clip(about or item.query.query, 200))
-            await self.sessions.delivered(session, item_id, event.chat.id, prompt_id, kind="note_prompt",
-                                          group=event.chat.group)
+            await self.sessions.delivered(
+                session,
+                item_id,
+                event.chat.id,
+                prompt_id,
+                kind="note_prompt",
+                group=event.chat.group,
+            )
 
     # ------------------------------------------------------------------ notes
 
@@ -367,16 +425,21 @@ class ChatFlow:
             if prompt is not None:
                 session = self.sessions.get(reviewer, prompt.run_id, prompt.dimension)
                 was_open = prompt.item_id in self.sessions.open_cards(session)
-                action = Action("text", text.text, prompt.item_id, f"msg:{text.chat.id}:{text.message_id}")
+                action = Action(
+                    "text", text.text, prompt.item_id, f"msg:{text.chat.id}:{text.message_id}"
+                )
                 step = await self.sessions.act(session, action)
         if prompt is None:
             if not text.chat.group:
-                await self.say(text.chat,
-                               "Tap a card's buttons to rate; for a note tap “Add note” first.")
+                await self.say(
+                    text.chat, "Tap a card's buttons to rate; for a note tap “Add note” first."
+                )
             return
         self.spawn(self._after_note(session, prompt, step, was_open, text.chat), text)
 
-    async def _after_note(self, session: ReviewSession, prompt: Any, step: Step, was_open: bool, said_in: Chat) -> None:
+    async def _after_note(
+        self, session: ReviewSession, prompt: Any, step: Step, was_open: bool, said_in: Chat
+    ) -> None:
         """Say the note is saved, show it on the card, deal (the note is on disk: the platform may be acknowledged)."""
         saved = (step.said or "📝 Note saved.") if step.stored else step.alert or "Already saved."
         await self.say(said_in, saved)
@@ -384,10 +447,20 @@ class ChatFlow:
         card = step.finished if step.finished is not None else step.card
         if card_at is not None and card is not None and not card_at.group and step.effective:
             async with self._output(session.reviewer):
-                await self.port.edit_card(Chat(card_at.chat_id), card_at.message_id, card, self.keyboard(card, group=False),
-                                          final=step.finished is not None)
+                await self.port.edit_card(
+                    Chat(card_at.chat_id),
+                    card_at.message_id,
+                    card,
+                    self.keyboard(card, group=False),
+                    final=step.finished is not None,
+                )
         chat = Chat(prompt.chat_id, prompt.group)
-        if step.effective and not await self.fill(session, chat) and was_open and self.sessions.finished(session):
+        if (
+            step.effective
+            and not await self.fill(session, chat)
+            and was_open
+            and self.sessions.finished(session)
+        ):
             await self._done(session, chat)
 
     # ------------------------------------------------------------------ dealing
@@ -399,10 +472,19 @@ class ChatFlow:
             buttons = [b for b in row if b.action.kind != "quit"]
             if group:
                 buttons = [b for b in buttons if b.action.kind not in ("toggle", "next")]
-            size = TAG_ROW if buttons and buttons[0].action.kind in ("toggle", "answer", "skip") else ROW  # long labels
-            choices = [Choice(b.label if b.action.value else CHAT_LABELS.get(b.action.kind, b.label),
-                              self.sessions.token(card, b.action)) for b in buttons]
-            rows.extend(choices[i:i + size] for i in range(0, len(choices), size))
+            size = (
+                TAG_ROW
+                if buttons and buttons[0].action.kind in ("toggle", "answer", "skip")
+                else ROW
+            )  # long labels
+            choices = [
+                Choice(
+                    b.label if b.action.value else CHAT_LABELS.get(b.action.kind, b.label),
+                    self.sessions.token(card, b.action),
+                )
+                for b in buttons
+            ]
+            rows.extend(choices[i : i + size] for i in range(0, len(choices), size))
         return [row for row in rows if row]
 
     async def fill(self, session: ReviewSession, chat: Chat, *, strict: bool = False) -> int:
@@ -424,7 +506,13 @@ class ChatFlow:
                 except PortError as exc:
                     for left in cards[n:]:
                         self.sessions.undelivered(session, left.item_id)
-                    _log.warning("could not deliver %s/%s to chat %s: %s", session.run_id, card.item_id, chat.id, exc)
+                    _log.warning(
+                        "could not deliver %s/%s to chat %s: %s",
+                        session.run_id,
+                        card.item_id,
+                        chat.id,
+                        exc,
+                    )
                     if strict:
                         raise
                     return sent
@@ -438,13 +526,21 @@ class ChatFlow:
             if exc.kind != "content":
                 raise
             self.sessions.unsendable(session, card.item_id)
-            _log.warning("%s refused the card of %s/%s: %s", self.port.title, session.run_id, card.item_id, exc)
+            _log.warning(
+                "%s refused the card of %s/%s: %s",
+                self.port.title,
+                session.run_id,
+                card.item_id,
+                exc,
+            )
             await self.say(chat, texts.unsendable(self.port.title, card.title, str(exc)))
             return 0
 
     async def _send_card(self, session: ReviewSession, card: Card, chat: Chat) -> None:
         async with self._output(session.reviewer):
-            message_id = await self.port.send_card(chat, card, self.keyboard(card, group=chat.group))
+            message_id = await self.port.send_card(
+                chat, card, self.keyboard(card, group=chat.group)
+            )
         await self.sessions.delivered(session, card.item_id, chat.id, message_id, group=chat.group)
 
     async def _nothing_new(self, session: ReviewSession, chat: Chat) -> None:
@@ -470,13 +566,22 @@ class ChatFlow:
         down are dealt without a command too; later ones only where the run grew.
         """
         streams = self.sessions.streams()
-        growing = {run_id for _, run_id, _, _, _ in streams
-                   if self.engine.store.run_exists(run_id) and self.engine.run(run_id).summary is None}
-        due = {run_id for run_id in growing if self.engine.refresh(run_id) or run_id not in self._primed}
+        growing = {
+            run_id
+            for _, run_id, _, _, _ in streams
+            if self.engine.store.run_exists(run_id) and self.engine.run(run_id).summary is None
+        }
+        due = {
+            run_id
+            for run_id in growing
+            if self.engine.refresh(run_id) or run_id not in self._primed
+        }
         self._primed |= growing
         for reviewer, run_id, dimension, chat_id, group in streams:
             if run_id in due:
-                await self.fill(self.sessions.get(reviewer, run_id, dimension), Chat(chat_id, group))
+                await self.fill(
+                    self.sessions.get(reviewer, run_id, dimension), Chat(chat_id, group)
+                )
 
     async def post_digest(self, chats: list[Chat], since: datetime | None = None) -> None:
         """Build the digest (off the event loop) and post its text and chart to each chat."""

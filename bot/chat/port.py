@@ -123,12 +123,21 @@ class ChatPort(Protocol):
         """Send a card with its buttons; returns the new message's id."""
         ...
 
-    async def edit_card(self, chat: Chat, message_id: str, card: Card, keyboard: Keyboard, *, final: bool) -> None:
+    async def edit_card(
+        self, chat: Chat, message_id: str, card: Card, keyboard: Keyboard, *, final: bool
+    ) -> None:
         """Show a card's new state in its message (unchanged content is not an error)."""
         ...
 
-    async def send_text(self, chat: Chat, text: str, *, reply_to: str | None = None, ask: bool = False,
-                        code: bool = False) -> str:
+    async def send_text(
+        self,
+        chat: Chat,
+        text: str,
+        *,
+        reply_to: str | None = None,
+        ask: bool = False,
+        code: bool = False,
+    ) -> str:
         """Send plain text (split to fit); ``ask`` invites a reply, ``code`` keeps it monospaced. Returns the id."""
         ...
 
@@ -154,5 +163,16 @@ class ChatPort(Protocol):
         ...
 
 
-__all__ = ["ROW", "TAG_ROW", "Chat", "ChatPort", "Choice", "Command", "Keyboard", "PortError", "Tap",
-           "Text", "User"]
+__all__ = [
+    "ROW",
+    "TAG_ROW",
+    "Chat",
+    "ChatPort",
+    "Choice",
+    "Command",
+    "Keyboard",
+    "PortError",
+    "Tap",
+    "Text",
+    "User",
+]

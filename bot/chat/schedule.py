@@ -34,8 +34,15 @@ class Scheduler:
     starts (once, however many were missed), and one posted just before a restart is not posted again.
     """
 
-    def __init__(self, flow: "ChatFlow", *, refresh_s: float, digest: "DigestSchedule", chats: list[Chat],
-                 clock: Callable[[], datetime] = _utcnow):
+    def __init__(
+        self,
+        flow: "ChatFlow",
+        *,
+        refresh_s: float,
+        digest: "DigestSchedule",
+        chats: list[Chat],
+        clock: Callable[[], datetime] = _utcnow,
+    ):
         self.flow = flow
         self.refresh_s = refresh_s
         self.schedule = digest
@@ -49,11 +56,22 @@ class Scheduler:
 
     def start(self) -> None:
         """Start the jobs (in the running event loop)."""
-        self._tasks.append(asyncio.ensure_future(self._every(self.refresh_s, self.flow.refresh, "refreshing growing runs")))
+        self._tasks.append(
+            asyncio.ensure_future(
+                self._every(self.refresh_s, self.flow.refresh, "refreshing growing runs")
+            )
+        )
         config = self.flow.engine.config
         if any(s.follow for s in config.sources.values()) or config.sinks:
-            self._tasks.append(asyncio.ensure_future(self._every(config.connectors.every_s, self.sync,
-                                                                 "pulling from sources and pushing labels")))
+            self._tasks.append(
+                asyncio.ensure_future(
+                    self._every(
+                        config.connectors.every_s,
+                        self.sync,
+                        "pulling from sources and pushing labels",
+                    )
+                )
+            )
         if self.chats and (self.schedule.time or self.schedule.every_minutes):
             self._last = self._recorded() or self._last
             self._tasks.append(asyncio.ensure_future(self._digests()))
@@ -66,8 +84,9 @@ class Scheduler:
         from evaluation.connectors.commands import sync_round
 
         engine = self.flow.engine
-        self._round = asyncio.ensure_future(asyncio.to_thread(sync_round, engine.store, engine.config, os.environ,
-                                                              stop=self._halt))
+        self._round = asyncio.ensure_future(
+            asyncio.to_thread(sync_round, engine.store, engine.config, os.environ, stop=self._halt)
+        )
         for problem in await asyncio.shield(self._round):
             _log.warning("%s", problem)
 
@@ -88,7 +107,9 @@ class Scheduler:
 
         posted = read_typed(self.flow.engine.store.ratings.path, "digest_posted")
         platform = self.flow.port.platform
-        return max((r.timestamp for _, r in posted if r.channel == platform and r.scheduled), default=None)
+        return max(
+            (r.timestamp for _, r in posted if r.channel == platform and r.scheduled), default=None
+        )
 
     def next_digest(self, after: datetime) -> datetime | None:
         """When the digest is next due after ``after`` (None: no schedule); ``every_minutes`` counts
@@ -106,7 +127,11 @@ class Scheduler:
         hour, minute = map(int, self.schedule.time.split(":"))
         local = after.astimezone(zone)
         due = datetime.combine(local.date(), time(hour, minute), zone)
-        return due if due > local else datetime.combine(local.date() + timedelta(days=1), time(hour, minute), zone)
+        return (
+            due
+            if due > local
+            else datetime.combine(local.date() + timedelta(days=1), time(hour, minute), zone)
+        )
 
     async def digest(self) -> None:
         """Post the digest to the scheduled chats now, and record it in the log."""
@@ -116,8 +141,14 @@ class Scheduler:
         since = self._last or now - self._period()
         self._last = now
         await self.flow.post_digest(self.chats, since=since)
-        await self.flow.engine.store.ratings.aappend(DigestPosted(
-            channel=self.flow.port.platform, chats=[c.id for c in self.chats], since=since, timestamp=now))
+        await self.flow.engine.store.ratings.aappend(
+            DigestPosted(
+                channel=self.flow.port.platform,
+                chats=[c.id for c in self.chats],
+                since=since,
+                timestamp=now,
+            )
+        )
 
     def _missed(self, now: datetime) -> bool:
         """Whether a digest fell due after the last one and before ``now`` (the bot was down)."""
@@ -127,7 +158,11 @@ class Scheduler:
         return due is not None and due <= now
 
     def _period(self) -> timedelta:
-        return timedelta(minutes=self.schedule.every_minutes) if self.schedule.every_minutes else timedelta(days=1)
+        return (
+            timedelta(minutes=self.schedule.every_minutes)
+            if self.schedule.every_minutes
+            else timedelta(days=1)
+        )
 
     async def _digests(self) -> None:
         if self._missed(self.clock()):

@@ -29,9 +29,20 @@ from evaluation import Delivery, HilbotError, Reviewer, RunNotFound, validate_ru
 from ..cards import CONFIDENCE_LEVELS, Action, ActionKind, Card
 from ..review import ReviewEngine, ReviewSession, Step
 
-_OPS: dict[ActionKind, str] = {"rate": "r", "toggle": "t", "note": "n", "skip": "s",
-                               "view_full": "v", "view_tools": "x", "ai_review": "i", "guide": "h",
-                               "next": "d", "confidence": "c", "answer": "a", "type": "y"}
+_OPS: dict[ActionKind, str] = {
+    "rate": "r",
+    "toggle": "t",
+    "note": "n",
+    "skip": "s",
+    "view_full": "v",
+    "view_tools": "x",
+    "ai_review": "i",
+    "guide": "h",
+    "next": "d",
+    "confidence": "c",
+    "answer": "a",
+    "type": "y",
+}
 """Each action's op letter; the value follows it as indexes into the config: ``r2`` (the third
 option), ``c0`` (high), ``a1.3`` (follow-up 1, choice 3), ``y1`` (type follow-up 1's answer),
 ``s2`` (skip reason 2), ``d`` (next), ``dc`` (pass the confidence), ``d1`` (pass follow-up 1)."""
@@ -96,8 +107,9 @@ class Sessions:
             run_id, dimension = self.target(run_id, dimension)
             key = (reviewer.key, run_id, dimension)
         if key not in self._sessions:
-            self._sessions[key] = self.engine.session(run_id, reviewer, dimension,
-                                                      channel=self.channel)
+            self._sessions[key] = self.engine.session(
+                run_id, reviewer, dimension, channel=self.channel
+            )
         session = self._sessions[key]
         session.reviewer = reviewer  # the latest display name
         return session
@@ -112,8 +124,11 @@ class Sessions:
         """Every session the reviewer has judged or been dealt anything in."""
         keys = {(k[0], k[2]) for k in self.ledger.judgments if k[3] == reviewer.key}
         keys |= {(k[1], k[2]) for k in self.ledger.hands if k[0] == reviewer.key}
-        return [self.get(reviewer, run, dim) for run, dim in sorted(keys)
-                if self.engine.store.run_exists(run)]
+        return [
+            self.get(reviewer, run, dim)
+            for run, dim in sorted(keys)
+            if self.engine.store.run_exists(run)
+        ]
 
     # ------------------------------------------------------------------ dealing
 
@@ -121,8 +136,11 @@ class Sessions:
         """Items dealt and not yet judged (in a group: by anyone)."""
         items = self.ledger.open_cards(session.run_id, session.dimension, session.reviewer)
         if group:
-            items = [i for i in items
-                     if not self.ledger.item_judgments(session.run_id, i, session.dimension)]
+            items = [
+                i
+                for i in items
+                if not self.ledger.item_judgments(session.run_id, i, session.dimension)
+            ]
         return items
 
     def deal(self, session: ReviewSession, *, group: bool = False) -> list[Card]:
@@ -152,19 +170,34 @@ class Sessions:
         """A dealt card could not be sent: free it for dealing again."""
         self.ledger.release((session.run_id, item_id, session.dimension), session.reviewer.key)
 
-    async def delivered(self, session: ReviewSession, item_id: str, chat_id: object,
-                        message_id: object, *,
-                        kind: Literal["card", "note_prompt", "session"] = "card",
-                        group: bool = False) -> None:
+    async def delivered(
+        self,
+        session: ReviewSession,
+        item_id: str,
+        chat_id: object,
+        message_id: object,
+        *,
+        kind: Literal["card", "note_prompt", "session"] = "card",
+        group: bool = False,
+    ) -> None:
         """Log that a card (or a note prompt) is now in a chat."""
-        record = Delivery(run_id=session.run_id, item_id=item_id, dimension=session.dimension,
-                          reviewer=session.reviewer, channel=self.channel, kind=kind,
-                          chat_id=str(chat_id), message_id=str(message_id), group=group)
+        record = Delivery(
+            run_id=session.run_id,
+            item_id=item_id,
+            dimension=session.dimension,
+            reviewer=session.reviewer,
+            channel=self.channel,
+            kind=kind,
+            chat_id=str(chat_id),
+            message_id=str(message_id),
+            group=group,
+        )
         await self.engine.store.ratings.aappend(record)
         self.ledger.add(record)
 
-    async def started(self, session: ReviewSession, chat_id: object, *,
-                      group: bool = False) -> None:
+    async def started(
+        self, session: ReviewSession, chat_id: object, *, group: bool = False
+    ) -> None:
         """Log that a session deals into a chat (once per change), so a restarted bot deals there
         too."""
         stream = self.ledger.streams.get((session.reviewer.key, session.run_id, session.dimension))
@@ -179,14 +212,17 @@ class Sessions:
 
     def streams(self) -> list[tuple[Reviewer, str, str, str, bool]]:
         """Every session with a chat to deal into: (reviewer, run, dimension, chat id, group)."""
-        return [(d.reviewer, run_id, dimension, d.chat_id, d.group)
-                for (_, run_id, dimension), d in self.ledger.streams.items()
-                if d.channel == self.channel]
+        return [
+            (d.reviewer, run_id, dimension, d.chat_id, d.group)
+            for (_, run_id, dimension), d in self.ledger.streams.items()
+            if d.channel == self.channel
+        ]
 
     def card_at(self, session: ReviewSession, item_id: str) -> Delivery | None:
         """The message that shows a reviewer's card of an item (the latest one sent)."""
-        return self.ledger.cards.get((session.run_id, item_id, session.dimension,
-                                      session.reviewer.key))
+        return self.ledger.cards.get(
+            (session.run_id, item_id, session.dimension, session.reviewer.key)
+        )
 
     def owner(self, message: tuple[object, object]) -> Delivery | None:
         """The delivery a chat message was logged with, if any."""
@@ -230,8 +266,15 @@ class Sessions:
         assert action.value is not None  # these buttons carry their value
         return str(values.index(action.value))
 
-    def resolve(self, token: str, reviewer: Reviewer, message: tuple[object, object],
-                delivery_id: str, *, group: bool = False) -> Tap:
+    def resolve(
+        self,
+        token: str,
+        reviewer: Reviewer,
+        message: tuple[object, object],
+        delivery_id: str,
+        *,
+        group: bool = False,
+    ) -> Tap:
         """Check a button's token against the log; :class:`Refused` when it does not hold."""
         try:
             op, key, index, dim = token.split("|")
@@ -277,13 +320,24 @@ class Sessions:
             raise ValueError(digits)
         return None
 
-    def _check_dealt(self, reviewer: Reviewer, run_id: str, item_id: str, dimension: str,
-                     message: tuple[object, object], group: bool) -> None:
+    def _check_dealt(
+        self,
+        reviewer: Reviewer,
+        run_id: str,
+        item_id: str,
+        dimension: str,
+        message: tuple[object, object],
+        group: bool,
+    ) -> None:
         shown = self.owner(message)
-        if (shown is not None
-                and (shown.run_id, shown.item_id, shown.dimension) != (run_id, item_id, dimension)):
-            raise Refused(f"button for {run_id}/{item_id} on a message about "
-                          f"{shown.run_id}/{shown.item_id}")
+        if shown is not None and (shown.run_id, shown.item_id, shown.dimension) != (
+            run_id,
+            item_id,
+            dimension,
+        ):
+            raise Refused(
+                f"button for {run_id}/{item_id} on a message about {shown.run_id}/{shown.item_id}"
+            )
         if self.ledger.dealt(run_id, item_id, dimension, reviewer):
             return
         if group and (shown is not None or self.ledger.holders(run_id, item_id, dimension)):
@@ -295,14 +349,18 @@ class Sessions:
 
     # ------------------------------------------------------------------ notes
 
-    def note_target(self, reviewer: Reviewer, chat_id: object,
-                    reply_to: object | None) -> Delivery | None:
+    def note_target(
+        self, reviewer: Reviewer, chat_id: object, reply_to: object | None
+    ) -> Delivery | None:
         """The note prompt a text answers: the one replied to, else the reviewer's open prompt in
         this chat."""
         if reply_to is not None:
             prompt = self.ledger.messages.get((self.channel, str(chat_id), str(reply_to)))
-            if (prompt is not None and prompt.kind == "note_prompt"
-                    and prompt.reviewer.key == reviewer.key):
+            if (
+                prompt is not None
+                and prompt.kind == "note_prompt"
+                and prompt.reviewer.key == reviewer.key
+            ):
                 return prompt
         prompt = self.ledger.prompts.get(reviewer.key)
         return prompt if prompt is not None and prompt.chat_id == str(chat_id) else None

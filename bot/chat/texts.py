@@ -37,9 +37,15 @@ def clip(text: str, limit: int = ECHO_CHARS) -> str:
 
 def help_text(prefix: str) -> str:
     """How to review, and every command once."""
-    lines = ["Rate each card with its buttons; after a middling or bad rating you can add concern tags and a note.",
-             "Your rating is saved before the button answers. The AI's verdict stays hidden until you have rated.", ""]
-    lines += [f"{prefix}{name} — {what}" + (" (admins)" if admin else "") for name, what, admin in COMMANDS]
+    lines = [
+        "Rate each card with its buttons; after a middling or bad rating you can add concern tags and a note.",
+        "Your rating is saved before the button answers. The AI's verdict stays hidden until you have rated.",
+        "",
+    ]
+    lines += [
+        f"{prefix}{name} — {what}" + (" (admins)" if admin else "")
+        for name, what, admin in COMMANDS
+    ]
     return "\n".join(lines)
 
 
@@ -50,8 +56,10 @@ def welcome(prefix: str, title: str, user_id: str) -> str:
 
 def refusal(title: str, platform: str, user_id: str) -> str:
     """What a user who is not on the list is told (and nothing else)."""
-    return (f"You are not on this bot's reviewer list. Your {title} user id is {user_id}; an admin can add it to "
-            f"[{platform}] reviewers in hilbot.toml.")
+    return (
+        f"You are not on this bot's reviewer list. Your {title} user id is {user_id}; an admin can add it to "
+        f"[{platform}] reviewers in hilbot.toml."
+    )
 
 
 REFUSED_TAP = "You are not on this bot's reviewer list."
@@ -75,8 +83,10 @@ def done(run_id: str, dimension: str, summary: ReviewSummary) -> str:
     s = summary
     human = f"{s.humanAverageScore:.2f}" if s.humanAverageScore is not None else "–"
     delta = signed(s.aiVsHumanDelta)
-    return (f"🎉 All done with {run_id} · {dimension}: {s.queriesReviewed} rated, {s.queriesSkipped} skipped, "
-            f"{s.queriesFlagged} flagged · human average {human} · human − AI {delta}")
+    return (
+        f"🎉 All done with {run_id} · {dimension}: {s.queriesReviewed} rated, {s.queriesSkipped} skipped, "
+        f"{s.queriesFlagged} flagged · human average {human} · human − AI {delta}"
+    )
 
 
 def nothing_new(held: int, prefix: str) -> str:
@@ -101,11 +111,19 @@ def error(exc: HilbotError, prefix: str) -> str:
 
 def action_label(action: Action) -> str:
     """What a tap did, for its answer."""
-    return {"rate": f"Recorded: {action.value}", "skip": f"Skipped: {action.value}" if action.value else "Skipped",
-            "next": "Done", "note": "Reply with your note", "view_full": "Full view below",
-            "view_tools": "Tool captures below", "ai_review": "AI review below", "guide": "Guide below",
-            "confidence": f"Confidence: {action.value}", "answer": f"Saved: {(action.value or '').partition(':')[2]}",
-            "type": "Reply with your answer"}.get(action.kind, "")
+    return {
+        "rate": f"Recorded: {action.value}",
+        "skip": f"Skipped: {action.value}" if action.value else "Skipped",
+        "next": "Done",
+        "note": "Reply with your note",
+        "view_full": "Full view below",
+        "view_tools": "Tool captures below",
+        "ai_review": "AI review below",
+        "guide": "Guide below",
+        "confidence": f"Confidence: {action.value}",
+        "answer": f"Saved: {(action.value or '').partition(':')[2]}",
+        "type": "Reply with your answer",
+    }.get(action.kind, "")
 
 
 def usage(prefix: str, name: str) -> str:

@@ -71,8 +71,11 @@ def _execute(argv: list[str]) -> int:
     except Exception as exc:  # the backstop: a bug, reported without a traceback
         if os.environ.get("HILBOT_DEBUG"):
             raise
-        _fail(f"unexpected failure ({type(exc).__name__}: {_first_line(exc)}) — this is a bug in hilbot; "
-              "please report it with the command you ran (HILBOT_DEBUG=1 shows the traceback)", 2)
+        _fail(
+            f"unexpected failure ({type(exc).__name__}: {_first_line(exc)}) — this is a bug in hilbot; "
+            "please report it with the command you ran (HILBOT_DEBUG=1 shows the traceback)",
+            2,
+        )
     finally:
         undo()
     release_warnings(show=True)

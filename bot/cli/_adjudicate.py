@@ -12,8 +12,13 @@ from ._common import Context, default_reviewer, warn_issues
 def adjudicate(
     ctx: typer.Context,
     run_id: Annotated[str, typer.Argument(help="Run whose disagreements to resolve.")],
-    dimension: Annotated[Optional[str], typer.Option("--dimension", "-d", help="Dimension (default: the run's first).")] = None,
-    adjudicator: Annotated[Optional[str], typer.Option("--adjudicator", "-a", help="Your id (default: $USER).")] = None,
+    dimension: Annotated[
+        Optional[str],
+        typer.Option("--dimension", "-d", help="Dimension (default: the run's first)."),
+    ] = None,
+    adjudicator: Annotated[
+        Optional[str], typer.Option("--adjudicator", "-a", help="Your id (default: $USER).")
+    ] = None,
 ) -> None:
     """Resolve disagreements: the items whose labels differ (or that the AI and the humans see far apart),
     largest disagreement first, with every reviewer's label, tags and notes shown.
@@ -28,5 +33,11 @@ def adjudicate(
     from bot.channels.terminal.adjudication import adjudicate_run
 
     context: Context = ctx.obj
-    adjudicate_run(context.store(), context.config(), run_id, dimension=dimension,
-                   adjudicator=adjudicator or default_reviewer(), on_issues=warn_issues)
+    adjudicate_run(
+        context.store(),
+        context.config(),
+        run_id,
+        dimension=dimension,
+        adjudicator=adjudicator or default_reviewer(),
+        on_issues=warn_issues,
+    )

@@ -35,19 +35,29 @@ class _Analyses(TyperGroup):
         return command(analyses.get(cmd_name)) if cmd_name in analyses.names() else None
 
 
-app = typer.Typer(cls=_Analyses, help="Analyse the ratings: validate, agreement, calibration, correlate, patterns, synthesize, triage, "
-                                      "and any analysis a plugin adds.", no_args_is_help=True, rich_markup_mode=None)
+app = typer.Typer(
+    cls=_Analyses,
+    help="Analyse the ratings: validate, agreement, calibration, correlate, patterns, synthesize, triage, "
+    "and any analysis a plugin adds.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
 
 
 def command(spec: "Analysis") -> Any:
     """The click command of one analysis: its options as flags, its docstring as help."""
+
     def run(ctx: typer.Context, **values: Any) -> None:
         from analysis.registry import run_analysis
 
         context: Context = ctx.obj
-        _emit(run_analysis(spec.name, context.store(), context.config(), **values), values.get("fmt"))
+        _emit(
+            run_analysis(spec.name, context.store(), context.config(), **values), values.get("fmt")
+        )
 
-    parameters = [inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)]
+    parameters = [
+        inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)
+    ]
     parameters += [_parameter(name, kind, default) for name, kind, default in _common(spec)]
     parameters += [_parameter(option.name, *_typed(option)) for option in spec.options]
     run.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
@@ -62,30 +72,55 @@ def _common(spec: "Analysis") -> list[tuple[str, Any, Any]]:
     """``--run``, ``--dimension`` (scoped analyses), ``--format``, ``--out`` (analyses that write files)."""
     common: list[tuple[str, Any, Any]] = []
     if spec.scoped:
-        common += [("run", Optional[str], typer.Option(None, "--run", "-r", help="Only this run.")),
-                   ("dimension", Optional[str], typer.Option(None, "--dimension", "-d", help="Only this dimension."))]
-    common.append(("fmt", str, typer.Option("markdown", "--format", "-f", help="markdown or json.")))
+        common += [
+            ("run", Optional[str], typer.Option(None, "--run", "-r", help="Only this run.")),
+            (
+                "dimension",
+                Optional[str],
+                typer.Option(None, "--dimension", "-d", help="Only this dimension."),
+            ),
+        ]
+    common.append(
+        ("fmt", str, typer.Option("markdown", "--format", "-f", help="markdown or json."))
+    )
     if spec.writes_files:
-        common.append(("out", Optional[str], typer.Option(None, "--out", "-o", help="Also write the report (.md, .json) "
-                                                                                     "and its charts (.png) here.")))
+        common.append(
+            (
+                "out",
+                Optional[str],
+                typer.Option(
+                    None,
+                    "--out",
+                    "-o",
+                    help="Also write the report (.md, .json) and its charts (.png) here.",
+                ),
+            )
+        )
     return common
 
 
 def _typed(option: "Option") -> tuple[Any, Any]:
     """The annotation and the typer default of an analysis option (its values are checked by the analysis)."""
     kind: Any = str if option.many else option.kind
-    default = option.default if not option.many or option.default is None else ",".join(
-        [option.default] if isinstance(option.default, str) else option.default)
+    default = (
+        option.default
+        if not option.many or option.default is None
+        else ",".join([option.default] if isinstance(option.default, str) else option.default)
+    )
     declared = [option.option] + ([option.short] if option.short else [])
     described = option.describe()
     help_text = described if not described or described.endswith(".") else described + "."
     if option.required and option.default is None:
         return kind, typer.Option(..., *declared, help=help_text)
-    return (kind if default is not None else Optional[kind]), typer.Option(default, *declared, help=help_text)
+    return (kind if default is not None else Optional[kind]), typer.Option(
+        default, *declared, help=help_text
+    )
 
 
 def _parameter(name: str, annotation: Any, default: Any) -> inspect.Parameter:
-    return inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default, annotation=annotation)
+    return inspect.Parameter(
+        name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default, annotation=annotation
+    )
 
 
 def _emit(output: "Output", fmt: str | None) -> None:

@@ -8,7 +8,20 @@ from __future__ import annotations
 
 import typer
 
-from . import _adjudicate, _analyze, _connectors, _data, _demo, _digest, _review, _run, _sample, _serve, _sets, _triage
+from . import (
+    _adjudicate,
+    _analyze,
+    _connectors,
+    _data,
+    _demo,
+    _digest,
+    _review,
+    _run,
+    _sample,
+    _serve,
+    _sets,
+    _triage,
+)
 from ._common import global_options
 
 app = typer.Typer(

@@ -34,8 +34,20 @@ class Context:
 
 def global_options(
     ctx: typer.Context,
-    data_dir: Annotated[Optional[str], typer.Option("--data-dir", envvar="HILBOT_DATA_DIR", help="Data directory (default: results/).")] = None,
-    config: Annotated[Optional[str], typer.Option("--config", envvar="HILBOT_CONFIG", help="Path of hilbot.toml (default: ./hilbot.toml if present).")] = None,
+    data_dir: Annotated[
+        Optional[str],
+        typer.Option(
+            "--data-dir", envvar="HILBOT_DATA_DIR", help="Data directory (default: results/)."
+        ),
+    ] = None,
+    config: Annotated[
+        Optional[str],
+        typer.Option(
+            "--config",
+            envvar="HILBOT_CONFIG",
+            help="Path of hilbot.toml (default: ./hilbot.toml if present).",
+        ),
+    ] = None,
 ) -> None:
     """Human review of AI evaluations in the chat your reviewers already use.
 

@@ -12,7 +12,13 @@ from ._common import Context, default_reviewer, warn_issues
 
 def demo(
     ctx: typer.Context,
-    review: Annotated[bool, typer.Option("--review/--no-review", help="Start the terminal review after the output (when there is a terminal).")] = True,
+    review: Annotated[
+        bool,
+        typer.Option(
+            "--review/--no-review",
+            help="Start the terminal review after the output (when there is a terminal).",
+        ),
+    ] = True,
 ) -> None:
     """Build two demo runs (18 documentation searches, 12 RAG answers), print them, start the review.
 
@@ -23,5 +29,10 @@ def demo(
     from bot.demo import run_demo
 
     context: Context = ctx.obj
-    run_demo(context.store(), context.config(), reviewer=default_reviewer(),
-             interactive=review and sys.stdin.isatty() and sys.stdout.isatty(), on_issues=warn_issues)
+    run_demo(
+        context.store(),
+        context.config(),
+        reviewer=default_reviewer(),
+        interactive=review and sys.stdin.isatty() and sys.stdout.isatty(),
+        on_issues=warn_issues,
+    )

@@ -11,9 +11,21 @@ from ._common import Context
 
 def digest(
     ctx: typer.Context,
-    post: Annotated[str, typer.Option("--post", help="Where to: stdout, telegram ([telegram.digest] chats) or slack ([slack.digest] chats).")] = "stdout",
-    since_hours: Annotated[float, typer.Option("--since-hours", help="Count ratings newer than this as new (0–876000).")] = 24.0,
-    out: Annotated[Optional[str], typer.Option("--out", help="Also write digest.md and digest.png into this directory.")] = None,
+    post: Annotated[
+        str,
+        typer.Option(
+            "--post",
+            help="Where to: stdout, telegram ([telegram.digest] chats) or slack ([slack.digest] chats).",
+        ),
+    ] = "stdout",
+    since_hours: Annotated[
+        float,
+        typer.Option("--since-hours", help="Count ratings newer than this as new (0–876000)."),
+    ] = 24.0,
+    out: Annotated[
+        Optional[str],
+        typer.Option("--out", help="Also write digest.md and digest.png into this directory."),
+    ] = None,
 ) -> None:
     """Progress per run, new ratings, human average, human − AI, top concerns and a chart.
 
@@ -25,6 +37,13 @@ def digest(
 
     context: Context = ctx.obj
     issues: list = []
-    text = make_digest(context.store(), context.config(), post=post, since_hours=since_hours, out=out, issues=issues)
+    text = make_digest(
+        context.store(),
+        context.config(),
+        post=post,
+        since_hours=since_hours,
+        out=out,
+        issues=issues,
+    )
     warn(issues)
     typer.echo(text)

@@ -13,8 +13,13 @@ def review(
     ctx: typer.Context,
     run_id: Annotated[Optional[str], typer.Argument(help="Run to review (see --list).")] = None,
     list_: Annotated[bool, typer.Option("--list", help="List runs instead of reviewing.")] = False,
-    dimension: Annotated[Optional[str], typer.Option("--dimension", "-d", help="Dimension to rate (default: the run's first).")] = None,
-    reviewer: Annotated[Optional[str], typer.Option("--reviewer", "-r", help="Your reviewer id (default: $USER).")] = None,
+    dimension: Annotated[
+        Optional[str],
+        typer.Option("--dimension", "-d", help="Dimension to rate (default: the run's first)."),
+    ] = None,
+    reviewer: Annotated[
+        Optional[str], typer.Option("--reviewer", "-r", help="Your reviewer id (default: $USER).")
+    ] = None,
 ) -> None:
     """Review a run's AI-scored items in the terminal, one key per judgment.
 
@@ -37,5 +42,11 @@ def review(
         raise HilbotError("no run id given", fix="name a run (see `hilbot review --list`)")
     from bot.channels.terminal import review_run
 
-    review_run(context.store(), context.config(), run_id, dimension=dimension, reviewer=reviewer or default_reviewer(),
-               on_issues=warn_issues)
+    review_run(
+        context.store(),
+        context.config(),
+        run_id,
+        dimension=dimension,
+        reviewer=reviewer or default_reviewer(),
+        on_issues=warn_issues,
+    )

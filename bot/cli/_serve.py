@@ -12,7 +12,9 @@ from ._common import Context
 def serve(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="Chat channel to serve: telegram or slack.")],
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log every call to the platform.")] = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Log every call to the platform.")
+    ] = False,
 ) -> None:
     """Run the reviewer bot on a chat platform until stopped (Ctrl-C or SIGTERM: a clean stop, exit 0).
 
@@ -33,13 +35,24 @@ def serve(
     from evaluation.scrub import install_logging
 
     # Every line, from any library, at any level, is scrubbed of secrets (an HTTP client logs each URL, the bot token in it).
-    undo = install_logging(logging.DEBUG if verbose else logging.INFO,
-                           quiet=("httpx", "apscheduler", "slack_sdk", "slack_bolt", "hilbot.slack.socket", "hilbot.slack.bolt"))
+    undo = install_logging(
+        logging.DEBUG if verbose else logging.INFO,
+        quiet=(
+            "httpx",
+            "apscheduler",
+            "slack_sdk",
+            "slack_bolt",
+            "hilbot.slack.socket",
+            "hilbot.slack.bolt",
+        ),
+    )
     try:
         context: Context = ctx.obj
         channel = chat_channel(name)
         channel.serve(context.store(), context.config())
-    except KeyboardInterrupt:  # stopped before the bot had taken the signals over: still a clean stop
+    except (
+        KeyboardInterrupt
+    ):  # stopped before the bot had taken the signals over: still a clean stop
         pass
     finally:
         undo()

@@ -14,11 +14,19 @@ if TYPE_CHECKING:
     from evaluation.llm import LLM
     from evaluation.queries import QuerySet, QuerySets
 
-app = typer.Typer(help="Query sets: list them, generate new ones with an LLM, review and edit them.\n\n"
-                  "Example: hilbot sets list", no_args_is_help=True)
+app = typer.Typer(
+    help="Query sets: list them, generate new ones with an LLM, review and edit them.\n\n"
+    "Example: hilbot sets list",
+    no_args_is_help=True,
+)
 
-DirOption = Annotated[Optional[str], typer.Option(
-    "--dir", help="Directory of query sets (default: [queries] dir in hilbot.toml, tests/fixtures/queries).")]
+DirOption = Annotated[
+    Optional[str],
+    typer.Option(
+        "--dir",
+        help="Directory of query sets (default: [queries] dir in hilbot.toml, tests/fixtures/queries).",
+    ),
+]
 
 
 def _sets(context: Context, directory: str | None) -> "QuerySets":
@@ -64,16 +72,31 @@ def list_(ctx: typer.Context, directory: DirOption = None) -> None:
     """
     from evaluation.text import visible
 
-    typer.echo("\n".join(visible(line, newlines=False) for line in _sets(ctx.obj, directory).listing()))
+    typer.echo(
+        "\n".join(visible(line, newlines=False) for line in _sets(ctx.obj, directory).listing())
+    )
 
 
 @app.command("generate")
 def generate(
     ctx: typer.Context,
-    set_: Annotated[Optional[str], typer.Option("--set", help="Seed set(s) the LLM takes as examples: a name, all or "
-                                                "generated/* (default: core when it exists).")] = None,
-    count: Annotated[Optional[int], typer.Option("--count", min=1, max=50, help="Queries per batch (default: "
-                                                 "[queries] generate_count, 12).")] = None,
+    set_: Annotated[
+        Optional[str],
+        typer.Option(
+            "--set",
+            help="Seed set(s) the LLM takes as examples: a name, all or "
+            "generated/* (default: core when it exists).",
+        ),
+    ] = None,
+    count: Annotated[
+        Optional[int],
+        typer.Option(
+            "--count",
+            min=1,
+            max=50,
+            help="Queries per batch (default: [queries] generate_count, 12).",
+        ),
+    ] = None,
     directory: DirOption = None,
 ) -> None:
     """Generate a new query set with the LLM, then edit it before it is saved.
@@ -101,17 +124,30 @@ def generate(
         return propose_queries(llm, count=n, seed=seed, keep=keep, avoid=avoid)
 
     def save_to(items: list):
-        return sets.save_generated(items, seeded_from=seed.name if seed else None, model=llm.provider.model, store=store)
+        return sets.save_generated(
+            items, seeded_from=seed.name if seed else None, model=llm.provider.model, store=store
+        )
 
-    session = generation(count=count or config.queries.generate_count, seed=seed, propose=propose, save_to=save_to,
-                         ask=_ask, say=typer.echo)
+    session = generation(
+        count=count or config.queries.generate_count,
+        seed=seed,
+        propose=propose,
+        save_to=save_to,
+        ask=_ask,
+        say=typer.echo,
+    )
     asyncio.run(session.run())
 
 
 @app.command("review")
 def review(
     ctx: typer.Context,
-    set_: Annotated[str, typer.Option("--set", help="Set to review: a name, all (every curated set) or generated/*.")] = "core",
+    set_: Annotated[
+        str,
+        typer.Option(
+            "--set", help="Set to review: a name, all (every curated set) or generated/*."
+        ),
+    ] = "core",
     directory: DirOption = None,
 ) -> None:
     """Review and edit existing query sets; accept saves each file back in place.
@@ -141,6 +177,11 @@ def review(
         assert llm is not None  # passed to the session only with an LLM
         return propose_queries(llm, count=n, seed=None, keep=keep, avoid=avoid)
 
-    session = review_session(loaded, propose=propose if llm else None, save_to=lambda qs: sets.save(qs, store),
-                             ask=_ask, say=typer.echo)
+    session = review_session(
+        loaded,
+        propose=propose if llm else None,
+        save_to=lambda qs: sets.save(qs, store),
+        ask=_ask,
+        say=typer.echo,
+    )
     asyncio.run(session.run())

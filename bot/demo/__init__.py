@@ -25,7 +25,10 @@ if TYPE_CHECKING:
 SEARCH_RUN = "demo-docs-search"
 RAG_RUN = "demo-rag-answers"
 PANEL_RUN = "demo-panel"
-_FILES = {SEARCH_RUN: ("docs-search.outputs.jsonl", "docs-search"), RAG_RUN: ("rag-answers.jsonl", "rag-answers")}
+_FILES = {
+    SEARCH_RUN: ("docs-search.outputs.jsonl", "docs-search"),
+    RAG_RUN: ("rag-answers.jsonl", "rag-answers"),
+}
 
 
 @dataclass
@@ -49,14 +52,26 @@ def build_demo(store: Store, *, panel: bool = False) -> DemoRuns:
     created = []
     for run_id, (filename, set_name) in _FILES.items():
         if not store.run_exists(run_id):
-            import_outputs(store, data_file(filename), run_id=run_id, set_name=set_name, judge="recorded")
+            import_outputs(
+                store, data_file(filename), run_id=run_id, set_name=set_name, judge="recorded"
+            )
             created.append(run_id)
     if panel and not store.run_exists(PANEL_RUN):
-        import_outputs(store, data_file(_FILES[SEARCH_RUN][0]), run_id=PANEL_RUN, set_name="docs-search", judge="recorded")
+        import_outputs(
+            store,
+            data_file(_FILES[SEARCH_RUN][0]),
+            run_id=PANEL_RUN,
+            set_name="docs-search",
+            judge="recorded",
+        )
         _panel_ratings(store)
         created.append(PANEL_RUN)
-    return DemoRuns(store.load_run(SEARCH_RUN), store.load_run(RAG_RUN), created,
-                    store.load_run(PANEL_RUN) if store.run_exists(PANEL_RUN) else None)
+    return DemoRuns(
+        store.load_run(SEARCH_RUN),
+        store.load_run(RAG_RUN),
+        created,
+        store.load_run(PANEL_RUN) if store.run_exists(PANEL_RUN) else None,
+    )
 
 
 def _panel_ratings(store: Store) -> None:
@@ -66,11 +81,20 @@ def _panel_ratings(store: Store) -> None:
     from evaluation import parse_record
 
     text = data_file("panel-ratings.jsonl").read_text("utf-8")
-    store.ratings.append_many([parse_record(json.loads(line)) for line in text.splitlines() if line.strip()])
+    store.ratings.append_many(
+        [parse_record(json.loads(line)) for line in text.splitlines() if line.strip()]
+    )
 
 
-def run_demo(store: Store, config: "HilbotConfig", *, reviewer: str, interactive: bool,
-             on_issues: Callable[[list], None] | None = None, echo: Callable[[str], None] = print) -> DemoRuns:
+def run_demo(
+    store: Store,
+    config: "HilbotConfig",
+    *,
+    reviewer: str,
+    interactive: bool,
+    on_issues: Callable[[list], None] | None = None,
+    echo: Callable[[str], None] = print,
+) -> DemoRuns:
     """Build the demo runs, print the verbose run output, then review in the terminal or say how to."""
     from evaluation.output import run_lines
 
@@ -79,10 +103,15 @@ def run_demo(store: Store, config: "HilbotConfig", *, reviewer: str, interactive
     runs = build_demo(store, panel=True)
     for run in (runs.search, runs.rag):
         state = "created" if run.run_id in runs.created else "already there"
-        echo(f"── run {run.run_id} ({run.header.kind}, {len(run.items)} items, {state}) " + "─" * 20)
+        echo(
+            f"── run {run.run_id} ({run.header.kind}, {len(run.items)} items, {state}) " + "─" * 20
+        )
         for line in run_lines(run, "verbose"):
             echo(line)
-    echo(f"── run {PANEL_RUN}: the same searches, rated by a sample panel of three reviewers " + "─" * 10)
+    echo(
+        f"── run {PANEL_RUN}: the same searches, rated by a sample panel of three reviewers "
+        + "─" * 10
+    )
     echo(f"  They disagree on some items. Resolve them: hilbot adjudicate {PANEL_RUN}")
     echo(f"  How well they agree: hilbot analyze agreement --run {PANEL_RUN}")
     if interactive:

@@ -24,5 +24,19 @@ from .base import (
     sources,
 )
 
-__all__ = ["ConnectorError", "Label", "Origin", "Pulled", "Sent", "Sink", "SinkSpec", "Source", "SourceSpec",
-           "remote_id", "sink", "sinks", "source", "sources"]
+__all__ = [
+    "ConnectorError",
+    "Label",
+    "Origin",
+    "Pulled",
+    "Sent",
+    "Sink",
+    "SinkSpec",
+    "Source",
+    "SourceSpec",
+    "remote_id",
+    "sink",
+    "sinks",
+    "source",
+    "sources",
+]

@@ -245,7 +245,9 @@ class _Pusher:
     def __post_init__(self) -> None:
         self.report = PushReport(self.name)
 
-    def record(self, label: Label, state: PushState, attempt: int = 0, error: str | None = None) -> Push:
+    def record(
+        self, label: Label, state: PushState, attempt: int = 0, error: str | None = None
+    ) -> Push:
         return Push(
             sink=self.name,
             tool=self.tool,

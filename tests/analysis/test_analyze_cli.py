@@ -19,17 +19,25 @@ def generated(store: Store) -> Store:
     return store
 
 
-@pytest.mark.parametrize("command, heading", [
-    (["validate"], "# Validation"),
-    (["agreement", "--bootstrap", "200"], "# Inter-rater agreement (all runs)"),
-    (["calibration", "--by", "dimension,category"], "# Calibration: AI judge vs humans (by dimension, category)"),
-    (["correlate", "--feature", "leap_distance"], "# Ratings vs leap_distance"),
-    (["patterns"], "# Patterns"),
-])
+@pytest.mark.parametrize(
+    "command, heading",
+    [
+        (["validate"], "# Validation"),
+        (["agreement", "--bootstrap", "200"], "# Inter-rater agreement (all runs)"),
+        (
+            ["calibration", "--by", "dimension,category"],
+            "# Calibration: AI judge vs humans (by dimension, category)",
+        ),
+        (["correlate", "--feature", "leap_distance"], "# Ratings vs leap_distance"),
+        (["patterns"], "# Patterns"),
+    ],
+)
 def test_each_report_in_markdown_json_and_files(command, heading, generated, run_cli, tmp_path):
     result = run_cli("analyze", *command)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.startswith(heading) and not re.search(r"\bnan\b", result.stdout.lower())  # "Brennan" is fine
+    assert result.stdout.startswith(heading) and not re.search(
+        r"\bnan\b", result.stdout.lower()
+    )  # "Brennan" is fine
     as_json = run_cli("analyze", *command, "--format", "json")
     assert as_json.returncode == 0 and isinstance(json.loads(as_json.stdout), dict)
     out = tmp_path / "reports"
@@ -39,11 +47,15 @@ def test_each_report_in_markdown_json_and_files(command, heading, generated, run
         assert path.stat().st_size > 0
     assert {p.suffix for p in out.iterdir()} >= {".md", ".json"}
     if command[0] != "validate":
-        assert any(p.suffix == ".png" and p.read_bytes().startswith(b"\x89PNG") for p in out.iterdir())
+        assert any(
+            p.suffix == ".png" and p.read_bytes().startswith(b"\x89PNG") for p in out.iterdir()
+        )
 
 
 def test_correlate_on_the_generated_log_finds_the_planted_trend(generated, run_cli):
-    data = json.loads(run_cli("analyze", "correlate", "--feature", "leap_distance", "--format", "json").stdout)
+    data = json.loads(
+        run_cli("analyze", "correlate", "--feature", "leap_distance", "--format", "json").stdout
+    )
     rates = [b["success_rate"] for b in data["buckets"]]
     assert rates == sorted(rates, reverse=True) and data["monotonicity"]["monotonic"] is True
     assert data["spearman"]["coefficient"] < -0.2
@@ -54,7 +66,11 @@ def test_synthesize_appends_a_statistical_review_summary(generated, run_cli):
     assert result.returncode == 0, result.stderr
     assert "(statistical synthesis (no LLM))" in result.stdout and "Action items:" in result.stdout
     assert "pass --llm" in result.stderr
-    summaries = [json.loads(line) for line in generated.ratings.path.read_text().splitlines() if '"review_summary"' in line]
+    summaries = [
+        json.loads(line)
+        for line in generated.ratings.path.read_text().splitlines()
+        if '"review_summary"' in line
+    ]
     assert summaries[-1]["synthesis_source"] == "statistical" and summaries[-1]["actionItems"]
 
 
@@ -67,15 +83,22 @@ def test_validate_exits_1_only_on_schema_errors(generated, run_cli):
     assert result.returncode == 1 and f"ratings.jsonl:{len(lines)}:" in result.stdout
 
 
-@pytest.mark.parametrize("args, message", [
-    (["correlate", "--feature", "nope"], "nope"),
-    (["agreement", "--run", "no-such-run"], "no run 'no-such-run'"),
-    (["agreement", "--weights", "cubic"], "--weights 'cubic' is not known"),
-    (["patterns", "--format", "xml"], "unknown format 'xml'"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["correlate", "--feature", "nope"], "nope"),
+        (["agreement", "--run", "no-such-run"], "no run 'no-such-run'"),
+        (["agreement", "--weights", "cubic"], "--weights 'cubic' is not known"),
+        (["patterns", "--format", "xml"], "unknown format 'xml'"),
+    ],
+)
 def test_bad_options_are_one_line_and_exit_2(args, message, generated, run_cli):
     result = run_cli("analyze", *args)
-    assert result.returncode == 2 and message in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert (
+        result.returncode == 2
+        and message in result.stderr
+        and len(result.stderr.strip().splitlines()) == 1
+    )
 
 
 def test_demo_data_without_ratings_is_reported_not_crashed(demo_store, run_cli):
@@ -87,7 +110,9 @@ def test_demo_data_without_ratings_is_reported_not_crashed(demo_store, run_cli):
 def test_the_digest_carries_agreement_and_calibration_figures(generated, run_cli):
     digest = run_cli("digest")
     assert digest.returncode == 0, digest.stderr
-    report = json.loads(run_cli("analyze", "agreement", "--bootstrap", "0", "--format", "json").stdout)
+    report = json.loads(
+        run_cli("analyze", "agreement", "--bootstrap", "0", "--format", "json").stdout
+    )
     assert report["version"] == 2 and report["dimensions"]
     for name, dim in report["dimensions"].items():
         alpha = dim["alpha"]["ordinal"]
@@ -96,16 +121,28 @@ def test_the_digest_carries_agreement_and_calibration_figures(generated, run_cli
     calibration = json.loads(run_cli("analyze", "calibration", "--format", "json").stdout)
     for group in calibration["groups"]:
         rho = group["spearman"]["coefficient"]
-        assert f"AI judge vs humans on {group['key']['dimension']}: Spearman ρ {rho:.2f}" in digest.stdout
+        assert (
+            f"AI judge vs humans on {group['key']['dimension']}: Spearman ρ {rho:.2f}"
+            in digest.stdout
+        )
 
 
 def test_every_command_on_the_demo_runs_reviewed_by_two_people(demo_store, run_cli, tmp_path):
     (tmp_path / "hilbot.toml").write_text("[review]\nk = 2\n")
-    keys = {"alice": "g" * 6 + "o1\n" + "g" * 5 + "p\n" + "g" * 5 + "q", "bob": "o\n" * 4 + "g" * 8 + "t2\n" + "g" * 5 + "q"}
+    keys = {
+        "alice": "g" * 6 + "o1\n" + "g" * 5 + "p\n" + "g" * 5 + "q",
+        "bob": "o\n" * 4 + "g" * 8 + "t2\n" + "g" * 5 + "q",
+    }
     for who, typed in keys.items():
         assert run_cli("review", "demo-docs-search", "--reviewer", who, input=typed).returncode == 0
-    commands = [["validate"], ["agreement", "--bootstrap", "100"], ["calibration"], ["correlate", "--feature", "result_count"],
-                ["patterns"], ["synthesize"]]
+    commands = [
+        ["validate"],
+        ["agreement", "--bootstrap", "100"],
+        ["calibration"],
+        ["correlate", "--feature", "result_count"],
+        ["patterns"],
+        ["synthesize"],
+    ]
     for command in commands:
         result = run_cli("analyze", *command)
         assert result.returncode == 0 and "Traceback" not in result.stderr, (command, result.stderr)

@@ -27,10 +27,33 @@ CONFIG = load_config(None)
 T0 = pd.Timestamp("2025-03-03 09:00", tz="UTC")  # a Monday
 RUN = "run-a"
 
-RATING_COLUMNS = ["run_id", "item_id", "dimension", "reviewer", "judgment", "score", "n_concerns", "note",
-                  "timestamp", "channel", "source_type", "session_date", "line"]
-ITEM_COLUMNS = ["run_id", "item_id", "kind", "set", "category", "query", "verdict", "confidence", "judge",
-                "prompt_hash"]
+RATING_COLUMNS = [
+    "run_id",
+    "item_id",
+    "dimension",
+    "reviewer",
+    "judgment",
+    "score",
+    "n_concerns",
+    "note",
+    "timestamp",
+    "channel",
+    "source_type",
+    "session_date",
+    "line",
+]
+ITEM_COLUMNS = [
+    "run_id",
+    "item_id",
+    "kind",
+    "set",
+    "category",
+    "query",
+    "verdict",
+    "confidence",
+    "judge",
+    "prompt_hash",
+]
 CONCERN_COLUMNS = ["run_id", "item_id", "dimension", "reviewer", "tag", "timestamp"]
 NOTE_COLUMNS = ["run_id", "item_id", "dimension", "reviewer", "text", "timestamp"]
 
@@ -38,7 +61,14 @@ NOTE_COLUMNS = ["run_id", "item_id", "dimension", "reviewer", "text", "timestamp
 # ---------------------------------------------------------------- frame builders (shared)
 
 
-def rating(item: str, judgment: str, *, dimension: str = "overall", score: float | None = None, **extra: Any) -> dict:
+def rating(
+    item: str,
+    judgment: str,
+    *,
+    dimension: str = "overall",
+    score: float | None = None,
+    **extra: Any,
+) -> dict:
     """One ratings row; the score defaults to the judgment's option score on the dimension's scale."""
     if score is None:
         score = CONFIG.scale_for(dimension).option(judgment).score
@@ -46,20 +76,47 @@ def rating(item: str, judgment: str, *, dimension: str = "overall", score: float
 
 
 def make_ratings(rows: list[dict]) -> pd.DataFrame:
-    defaults = {"run_id": RUN, "dimension": "overall", "reviewer": "terminal:alice", "n_concerns": 0, "note": None,
-                "timestamp": T0, "channel": "terminal", "source_type": None, "session_date": None}
-    frame = pd.DataFrame([{**defaults, **row, "line": i + 1} for i, row in enumerate(rows)], columns=RATING_COLUMNS)
+    defaults = {
+        "run_id": RUN,
+        "dimension": "overall",
+        "reviewer": "terminal:alice",
+        "n_concerns": 0,
+        "note": None,
+        "timestamp": T0,
+        "channel": "terminal",
+        "source_type": None,
+        "session_date": None,
+    }
+    frame = pd.DataFrame(
+        [{**defaults, **row, "line": i + 1} for i, row in enumerate(rows)], columns=RATING_COLUMNS
+    )
     frame["timestamp"] = pd.to_datetime(frame["timestamp"], utc=True).astype("datetime64[ns, UTC]")
     for column in ("note", "source_type", "session_date"):
         frame[column] = frame[column].astype(object)
     return frame.astype({"score": "float64", "n_concerns": "int64", "line": "int64"})
 
 
-def make_items(rows: list[dict], *, ai: tuple[str, ...] = ("overall",), features: tuple[str, ...] = ()) -> pd.DataFrame:
+def make_items(
+    rows: list[dict], *, ai: tuple[str, ...] = ("overall",), features: tuple[str, ...] = ()
+) -> pd.DataFrame:
     """Items rows; ``ai`` and ``features`` name the ``ai_*`` / ``feature_*`` columns (NaN when a row lacks one)."""
-    defaults = {"run_id": RUN, "kind": "search", "set": "demo", "category": None, "verdict": "PASS",
-                "confidence": 0.8, "judge": "lexical", "prompt_hash": None, "source_type": None}
-    columns = [*ITEM_COLUMNS, *(f"ai_{a}" for a in ai), *(f"feature_{f}" for f in features), "source_type"]
+    defaults = {
+        "run_id": RUN,
+        "kind": "search",
+        "set": "demo",
+        "category": None,
+        "verdict": "PASS",
+        "confidence": 0.8,
+        "judge": "lexical",
+        "prompt_hash": None,
+        "source_type": None,
+    }
+    columns = [
+        *ITEM_COLUMNS,
+        *(f"ai_{a}" for a in ai),
+        *(f"feature_{f}" for f in features),
+        "source_type",
+    ]
     records = [{"query": f"query about {row['item_id']}", **defaults, **row} for row in rows]
     frame = pd.DataFrame(records, columns=columns)
     for column in columns:
@@ -71,14 +128,24 @@ def make_items(rows: list[dict], *, ai: tuple[str, ...] = ("overall",), features
 
 
 def make_concerns(rows: list[dict]) -> pd.DataFrame:
-    defaults = {"run_id": RUN, "dimension": "overall", "reviewer": "terminal:alice", "timestamp": T0}
+    defaults = {
+        "run_id": RUN,
+        "dimension": "overall",
+        "reviewer": "terminal:alice",
+        "timestamp": T0,
+    }
     frame = pd.DataFrame([{**defaults, **row} for row in rows], columns=CONCERN_COLUMNS)
     frame["timestamp"] = pd.to_datetime(frame["timestamp"], utc=True).astype("datetime64[ns, UTC]")
     return frame
 
 
 def make_notes(rows: list[dict]) -> pd.DataFrame:
-    defaults = {"run_id": RUN, "dimension": "overall", "reviewer": "terminal:alice", "timestamp": T0}
+    defaults = {
+        "run_id": RUN,
+        "dimension": "overall",
+        "reviewer": "terminal:alice",
+        "timestamp": T0,
+    }
     frame = pd.DataFrame([{**defaults, **row} for row in rows], columns=NOTE_COLUMNS)
     frame["timestamp"] = pd.to_datetime(frame["timestamp"], utc=True).astype("datetime64[ns, UTC]")
     return frame
@@ -142,12 +209,15 @@ def test_kendall_on_the_textbook_example():
     assert result.p_value == pytest.approx(0.7275, abs=1e-4)
 
 
-@pytest.mark.parametrize("x, y, reason", [
-    ([0.1, 0.5, 0.9], [0.2, 0.4, 0.8], "fewer than 4 pairs (n=3)"),
-    ([], [], "fewer than 4 pairs (n=0)"),
-    ([0.5, 0.5, 0.5, 0.5], [0.1, 0.4, 0.7, 1.0], "x is constant (0.5 throughout)"),
-    ([0.1, 0.4, 0.7, 1.0], [0.7, 0.7, 0.7, 0.7], "y is constant (0.7 throughout)"),
-])
+@pytest.mark.parametrize(
+    "x, y, reason",
+    [
+        ([0.1, 0.5, 0.9], [0.2, 0.4, 0.8], "fewer than 4 pairs (n=3)"),
+        ([], [], "fewer than 4 pairs (n=0)"),
+        ([0.5, 0.5, 0.5, 0.5], [0.1, 0.4, 0.7, 1.0], "x is constant (0.5 throughout)"),
+        ([0.1, 0.4, 0.7, 1.0], [0.7, 0.7, 0.7, 0.7], "y is constant (0.7 throughout)"),
+    ],
+)
 def test_rank_correlations_are_undefined_on_too_little_or_constant_data(x, y, reason):
     for result in (spearman(x, y), kendall_tau(x, y)):
         assert result.coefficient == Undefined(reason)
@@ -176,9 +246,18 @@ def test_fisher_ci_is_undefined_for_perfect_agreement():
 #   q08  .10     terrible      terrible .1 FAIL / FAIL                                        0
 #   q09  .85     good          good 1.0    PASS / PASS                                       +.15
 #   q10  .25     poor          poor  .4    FAIL / FAIL                                       +.15
-HAND = [("q01", .95, "good"), ("q02", .90, "good"), ("q03", .86, "okay"), ("q04", .70, "okay"),
-        ("q05", .60, "poor"), ("q06", .50, "poor"), ("q07", .30, "terrible"), ("q08", .10, "terrible"),
-        ("q09", .85, "good"), ("q10", .25, "poor")]
+HAND = [
+    ("q01", 0.95, "good"),
+    ("q02", 0.90, "good"),
+    ("q03", 0.86, "okay"),
+    ("q04", 0.70, "okay"),
+    ("q05", 0.60, "poor"),
+    ("q06", 0.50, "poor"),
+    ("q07", 0.30, "terrible"),
+    ("q08", 0.10, "terrible"),
+    ("q09", 0.85, "good"),
+    ("q10", 0.25, "poor"),
+]
 # Confusion (rows AI, columns human; terrible, poor, okay, good):
 #   terrible [1 0 0 0]   (q08)
 #   poor     [1 2 0 0]   (q07; q06 q10)
@@ -204,7 +283,9 @@ def hand_frames() -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def test_nearest_option_rounds_half_up():
     scale = CONFIG.scale_for("overall")
-    picked = [o.value for o in nearest_options([0.0, 0.25, 0.2499, 0.55, 0.56, 0.85, 0.8499, 1.0], scale)]
+    picked = [
+        o.value for o in nearest_options([0.0, 0.25, 0.2499, 0.55, 0.56, 0.85, 0.8499, 1.0], scale)
+    ]
     assert picked == ["terrible", "poor", "terrible", "okay", "okay", "good", "okay", "good"]
 
 
@@ -224,7 +305,9 @@ def test_kappa_matches_statsmodels():
 
     matrix = ConfusionMatrix(("terrible", "poor", "okay", "good"), HAND_MATRIX)
     assert cohen_kappa(matrix) == pytest.approx(cohens_kappa(np.array(HAND_MATRIX)).kappa)
-    assert cohen_kappa(matrix, "quadratic") == pytest.approx(cohens_kappa(np.array(HAND_MATRIX), wt="quadratic").kappa)
+    assert cohen_kappa(matrix, "quadratic") == pytest.approx(
+        cohens_kappa(np.array(HAND_MATRIX), wt="quadratic").kappa
+    )
     # The textbook 2×2 (Wikipedia, "Cohen's kappa"): 20 5 / 10 15 → p_o = .7, p_e = .5, κ = .4.
     assert cohen_kappa(ConfusionMatrix(("no", "yes"), ((20, 5), (10, 15)))) == pytest.approx(0.4)
 
@@ -249,9 +332,13 @@ def test_pass_mark_comes_from_the_config_and_can_be_overridden():
 def test_disagreements_largest_gap_first_with_notes_and_query():
     ratings, items = hand_frames()
     ratings.loc[ratings["item_id"] == "q05", "note"] = "judge too generous"
-    notes = make_notes([{"item_id": "q05", "text": "missing the key result"},
-                        {"item_id": "q05", "text": "judge too generous"},  # the same text once
-                        {"item_id": "q05", "reviewer": "terminal:bob", "text": "not a current rating"}])
+    notes = make_notes(
+        [
+            {"item_id": "q05", "text": "missing the key result"},
+            {"item_id": "q05", "text": "judge too generous"},  # the same text once
+            {"item_id": "q05", "reviewer": "terminal:bob", "text": "not a current rating"},
+        ]
+    )
     (group,) = calibration((ratings, items, notes), CONFIG, top=3).groups
     # |Δ|: q05 .20, q07 .20 (tie → by item id), then q03 .16.
     assert [d.item_id for d in group.disagreements] == ["q05", "q07", "q03"]
@@ -277,10 +364,22 @@ def test_the_textbook_example_through_calibration():
 
 def test_human_score_is_the_mean_of_the_items_current_ratings():
     # q1: good 1.0 and poor .4 → mean .7 → okay; q2: one rating; q3 unscored by the AI; q4 not in items.
-    ratings = make_ratings([rating("q1", "good"), rating("q1", "poor", reviewer="telegram:7"),
-                            rating("q2", "terrible"), rating("q3", "good"), rating("q4", "good")])
-    items = make_items([{"item_id": "q1", "ai_overall": 0.7}, {"item_id": "q2", "ai_overall": 0.2},
-                        {"item_id": "q3", "ai_overall": None}])
+    ratings = make_ratings(
+        [
+            rating("q1", "good"),
+            rating("q1", "poor", reviewer="telegram:7"),
+            rating("q2", "terrible"),
+            rating("q3", "good"),
+            rating("q4", "good"),
+        ]
+    )
+    items = make_items(
+        [
+            {"item_id": "q1", "ai_overall": 0.7},
+            {"item_id": "q2", "ai_overall": 0.2},
+            {"item_id": "q3", "ai_overall": None},
+        ]
+    )
     report = calibration((ratings, items), CONFIG)
     (group,) = report.groups
     assert report.unscored == 2
@@ -294,12 +393,18 @@ def test_human_score_is_the_mean_of_the_items_current_ratings():
 
 def test_ai_score_follows_the_dimension_column_then_overall():
     # trigger-accuracy reads ai_trigger_accuracy ("-" → "_") when present, else ai_overall.
-    ratings = make_ratings([rating(f"q{k}", "yes" if k % 2 else "no", dimension="trigger-accuracy")
-                            for k in range(4)])
-    items = make_items([{"item_id": "q0", "ai_trigger_accuracy": 0.0, "ai_overall": 0.9},
-                        {"item_id": "q1", "ai_trigger_accuracy": 1.0, "ai_overall": 0.1},
-                        {"item_id": "q2", "ai_overall": 0.2},
-                        {"item_id": "q3", "ai_overall": 0.8}], ai=("overall", "trigger_accuracy"))
+    ratings = make_ratings(
+        [rating(f"q{k}", "yes" if k % 2 else "no", dimension="trigger-accuracy") for k in range(4)]
+    )
+    items = make_items(
+        [
+            {"item_id": "q0", "ai_trigger_accuracy": 0.0, "ai_overall": 0.9},
+            {"item_id": "q1", "ai_trigger_accuracy": 1.0, "ai_overall": 0.1},
+            {"item_id": "q2", "ai_overall": 0.2},
+            {"item_id": "q3", "ai_overall": 0.8},
+        ],
+        ai=("overall", "trigger_accuracy"),
+    )
     report = calibration((ratings, items), CONFIG, by=("dimension", "metric"))
     keys = {g.key["metric"]: g for g in report.groups}
     assert set(keys) == {"trigger_accuracy", "overall"}
@@ -313,8 +418,11 @@ def test_groups_by_category_and_prompt_hash_with_missing_values_as_none():
     items["prompt_hash"] = ["p1", "p2"] * 5
     report = calibration((ratings, items), CONFIG, by=("category", "prompt_hash"))
     assert [g.key for g in report.groups] == [
-        {"category": "a", "prompt_hash": "p1"}, {"category": "a", "prompt_hash": "p2"},
-        {"category": None, "prompt_hash": "p1"}, {"category": None, "prompt_hash": "p2"}]
+        {"category": "a", "prompt_hash": "p1"},
+        {"category": "a", "prompt_hash": "p2"},
+        {"category": None, "prompt_hash": "p1"},
+        {"category": None, "prompt_hash": "p2"},
+    ]
     assert [g.n for g in report.groups] == [3, 2, 2, 3]
     assert isinstance(report.groups[1].spearman.coefficient, Undefined)  # n = 2
     assert_json_safe(report)
@@ -324,7 +432,9 @@ def test_filters_by_run_and_dimension():
     ratings, items = hand_frames()
     other = make_ratings([rating("q01", "terrible", run_id="run-b")])
     both = pd.concat([ratings, other], ignore_index=True)
-    assert calibration((both, items), CONFIG, run="run-b").unscored == 1  # run-b's item is not in items
+    assert (
+        calibration((both, items), CONFIG, run="run-b").unscored == 1
+    )  # run-b's item is not in items
     assert calibration((both, items), CONFIG, run=RUN).groups[0].n == 10
     assert calibration((both, items), CONFIG, dimension="quality").groups == ()
 
@@ -354,7 +464,9 @@ def test_three_items_give_undefined_correlations_but_a_defined_kappa():
     assert group.spearman.coefficient == Undefined("fewer than 4 pairs (n=3)")
     assert group.spearman.ci == Undefined("fewer than 4 pairs (n=3)")
     assert group.kendall.p_value == Undefined("fewer than 4 pairs (n=3)")
-    assert group.categories.kappa == pytest.approx(0.0)  # q01 q02 good/good, q03 good/okay: p_o = p_e = 2/3
+    assert group.categories.kappa == pytest.approx(
+        0.0
+    )  # q01 q02 good/good, q03 good/okay: p_o = p_e = 2/3
     data = assert_json_safe(calibration((ratings.head(3), items), CONFIG))
     assert data["groups"][0]["spearman"]["coefficient"] == {"undefined": "fewer than 4 pairs (n=3)"}
 
@@ -364,7 +476,9 @@ def test_constant_scores_and_a_single_category():
     items = make_items([{"item_id": f"q{k}", "ai_overall": 0.95} for k in range(5)])
     (group,) = calibration((ratings, items), CONFIG).groups
     assert group.spearman.coefficient == Undefined("AI score is constant (0.95 throughout)")
-    assert group.categories.kappa == Undefined("AI and humans put every item in one category (good)")
+    assert group.categories.kappa == Undefined(
+        "AI and humans put every item in one category (good)"
+    )
     assert group.pass_fail.kappa == Undefined("AI and humans put every item in one category (PASS)")
     assert group.categories.observed == 1.0
     assert group.mean_delta == pytest.approx(0.05)
@@ -375,15 +489,24 @@ def test_no_ratings_and_unknown_dimension():
     _, items = hand_frames()
     empty = calibration((make_ratings([]), items), CONFIG)
     assert empty.groups == () and empty.unscored == 0
-    ratings = make_ratings([rating(f"q0{k}", "x", dimension="vibes", score=k / 4) for k in range(1, 5)])
+    ratings = make_ratings(
+        [rating(f"q0{k}", "x", dimension="vibes", score=k / 4) for k in range(1, 5)]
+    )
     (group,) = calibration((ratings, items), CONFIG).groups
     # the log's only judgment on vibes, x (mean .625), is the only category
     assert group.categories.confusion.labels == ("x",)
     assert group.categories.kappa == Undefined("AI and humans put every item in one category (x)")
-    assert group.notes == (("dimension 'vibes' is not configured: judgments ordered by their mean score (x (0.62)); "
-                            "AI and human scores go to the nearest one"),)
+    assert group.notes == (
+        (
+            "dimension 'vibes' is not configured: judgments ordered by their mean score (x (0.62)); "
+            "AI and human scores go to the nearest one"
+        ),
+    )
     assert group.pass_fail.confusion.labels == ("FAIL", "PASS")
-    assert group.pass_fail.confusion.counts == ((0, 0), (1, 3))  # the AI passes all four; humans at score ≥ .5
+    assert group.pass_fail.confusion.counts == (
+        (0, 0),
+        (1, 3),
+    )  # the AI passes all four; humans at score ≥ .5
     assert_json_safe(calibration((ratings, items), CONFIG))
 
 
@@ -395,14 +518,28 @@ def test_no_ratings_and_unknown_dimension():
 #   t3    aloof(.4)            .4   aloof              .65  warm (on the midpoint: the higher)
 #   t4    cold, cold           .1   cold               .10  cold
 #   t5    warm, aloof(.5)      .7   warm               .70  warm
-TONE = [("t1", "warm", .9), ("t1", "warm", .9), ("t2", "aloof", .3), ("t2", "cold", .1), ("t3", "aloof", .4),
-        ("t4", "cold", .1), ("t4", "cold", .1), ("t5", "warm", .9), ("t5", "aloof", .5)]
-TONE_AI = {"t1": .95, "t2": .30, "t3": .65, "t4": .10, "t5": .70}
+TONE = [
+    ("t1", "warm", 0.9),
+    ("t1", "warm", 0.9),
+    ("t2", "aloof", 0.3),
+    ("t2", "cold", 0.1),
+    ("t3", "aloof", 0.4),
+    ("t4", "cold", 0.1),
+    ("t4", "cold", 0.1),
+    ("t5", "warm", 0.9),
+    ("t5", "aloof", 0.5),
+]
+TONE_AI = {"t1": 0.95, "t2": 0.30, "t3": 0.65, "t4": 0.10, "t5": 0.70}
 
 
 def tone_frames() -> tuple[pd.DataFrame, pd.DataFrame]:
     reviewers = iter(["terminal:alice", "terminal:bob"] * 5)
-    ratings = make_ratings([rating(item, j, dimension="tone", score=sc, reviewer=next(reviewers)) for item, j, sc in TONE])
+    ratings = make_ratings(
+        [
+            rating(item, j, dimension="tone", score=sc, reviewer=next(reviewers))
+            for item, j, sc in TONE
+        ]
+    )
     items = make_items([{"item_id": item, "ai_overall": ai} for item, ai in TONE_AI.items()])
     return ratings, items
 
@@ -416,8 +553,12 @@ def test_an_unconfigured_dimension_gets_its_categories_from_the_log_worked_by_ha
     assert group.categories.observed == pytest.approx(3 / 5)
     # κ: p_o = .6, p_e = (1·2 + 1·1 + 3·2)/25 = 9/25 → κ = (.6 − .36)/(1 − .36) = .375
     assert group.categories.kappa == pytest.approx(0.375)
-    assert group.notes == (("dimension 'tone' is not configured: judgments ordered by their mean score "
-                            "(cold (0.10) < aloof (0.40) < warm (0.90)); AI and human scores go to the nearest one"),)
+    assert group.notes == (
+        (
+            "dimension 'tone' is not configured: judgments ordered by their mean score "
+            "(cold (0.10) < aloof (0.40) < warm (0.90)); AI and human scores go to the nearest one"
+        ),
+    )
     # humans pass at mean ≥ .5 (t1 t5), the AI at ≥ .6 (t1 t3 t5): rows AI FAIL (t2 t4), AI PASS (t3 | t1 t5)
     assert group.pass_fail.confusion.counts == ((2, 0), (1, 2))
     assert_json_safe(calibration(tone_frames(), CONFIG))
@@ -429,28 +570,50 @@ def test_groups_mixing_an_unconfigured_dimension_have_no_category_agreement():
     both = pd.concat([tone, overall], ignore_index=True)
     (group,) = calibration((both, items), CONFIG, by=("run_id",)).groups
     assert group.n == 10
-    assert group.categories.kappa == Undefined("the group mixes scales ('tone' from the log, search)")
+    assert group.categories.kappa == Undefined(
+        "the group mixes scales ('tone' from the log, search)"
+    )
     assert [n.split(":")[0] for n in group.notes] == ["dimension 'tone' is not configured"]
     by_dimension = calibration((both, items), CONFIG).groups
     assert [g.key["dimension"] for g in by_dimension] == ["overall", "tone"]
-    assert by_dimension[0].notes == () and by_dimension[0].categories.confusion.labels == ("terrible", "poor", "okay", "good")
+    assert by_dimension[0].notes == () and by_dimension[0].categories.confusion.labels == (
+        "terrible",
+        "poor",
+        "okay",
+        "good",
+    )
 
 
 def test_a_dimension_neither_configured_nor_rated_is_a_clear_error():
     ratings, items = tone_frames()
-    with pytest.raises(HilbotError, match="no ratings on dimension 'tonne', and hilbot.toml does not define it") as caught:
+    with pytest.raises(
+        HilbotError, match="no ratings on dimension 'tonne', and hilbot.toml does not define it"
+    ) as caught:
         calibration((ratings, items), CONFIG, dimension="tonne")
     assert "use one of" in caught.value.fix and "tone" in caught.value.fix
     with pytest.raises(HilbotError, match="'tone' in run 'run-b'"):  # rated, but not in that run
         calibration((ratings, items), CONFIG, run="run-b", dimension="tone")
-    assert calibration((ratings, items), CONFIG, dimension="completeness").groups == ()  # configured, not rated
+    assert (
+        calibration((ratings, items), CONFIG, dimension="completeness").groups == ()
+    )  # configured, not rated
     assert len(calibration((ratings, items), CONFIG, dimension=["tone", "overall"]).groups) == 1
 
 
 def test_to_jsonable_converts_undefined_numpy_and_times():
-    value = {"a": Undefined("why"), "b": np.float64(0.5), "c": (np.int64(2), True), "d": T0, "e": float("nan")}
-    assert to_jsonable(value) == {"a": {"undefined": "why"}, "b": 0.5, "c": [2, True],
-                                  "d": "2025-03-03T09:00:00+00:00", "e": {"undefined": "not a finite number"}}
+    value = {
+        "a": Undefined("why"),
+        "b": np.float64(0.5),
+        "c": (np.int64(2), True),
+        "d": T0,
+        "e": float("nan"),
+    }
+    assert to_jsonable(value) == {
+        "a": {"undefined": "why"},
+        "b": 0.5,
+        "c": [2, True],
+        "d": "2025-03-03T09:00:00+00:00",
+        "e": {"undefined": "not a finite number"},
+    }
 
 
 def test_confusion_matrix_counts_every_pair():
@@ -460,8 +623,11 @@ def test_confusion_matrix_counts_every_pair():
 
 # ---------------------------------------------------------------- properties
 
-scores = st.lists(st.tuples(st.floats(0, 1), st.sampled_from(["good", "okay", "poor", "terrible"])),
-                  min_size=0, max_size=12)
+scores = st.lists(
+    st.tuples(st.floats(0, 1), st.sampled_from(["good", "okay", "poor", "terrible"])),
+    min_size=0,
+    max_size=12,
+)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -471,8 +637,12 @@ def test_relabelling_and_reordering_items_changes_nothing(pairs, seed):
     ratings = make_ratings([rating(f"q{k}", j) for k, (_, j) in enumerate(pairs)])
     items = make_items([{"item_id": f"q{k}", "ai_overall": ai} for k, (ai, _) in enumerate(pairs)])
     names = {f"q{k}": f"x{v}" for k, v in enumerate(rng.permutation(len(pairs)))}
-    renamed = ratings.assign(item_id=ratings["item_id"].map(names)).sample(frac=1, random_state=seed)
-    renamed_items = items.assign(item_id=items["item_id"].map(names)).sample(frac=1, random_state=seed)
+    renamed = ratings.assign(item_id=ratings["item_id"].map(names)).sample(
+        frac=1, random_state=seed
+    )
+    renamed_items = items.assign(item_id=items["item_id"].map(names)).sample(
+        frac=1, random_state=seed
+    )
 
     def figures(report):  # item ids differ, and float sums may differ in the last bit
         data = report.to_dict()
@@ -480,7 +650,9 @@ def test_relabelling_and_reordering_items_changes_nothing(pairs, seed):
             group.pop("disagreements")
         return rounded(data)
 
-    assert figures(calibration((renamed, renamed_items), CONFIG)) == figures(calibration((ratings, items), CONFIG))
+    assert figures(calibration((renamed, renamed_items), CONFIG)) == figures(
+        calibration((ratings, items), CONFIG)
+    )
 
 
 @settings(max_examples=60, deadline=None)
@@ -489,7 +661,10 @@ def test_rho_and_tau_are_in_range_and_the_ci_holds_rho(xy):
     x, y = [a for a, _ in xy], [b for _, b in xy]
     rho, tau = spearman(x, y), kendall_tau(x, y)
     for result in (rho, tau):
-        assert isinstance(result.coefficient, Undefined) or -1 - 1e-12 <= result.coefficient <= 1 + 1e-12
+        assert (
+            isinstance(result.coefficient, Undefined)
+            or -1 - 1e-12 <= result.coefficient <= 1 + 1e-12
+        )
         assert isinstance(result.p_value, Undefined) or 0 <= result.p_value <= 1
     if not isinstance(rho.ci, Undefined):
         assert -1 <= rho.ci.low <= rho.coefficient <= rho.ci.high <= 1
@@ -499,7 +674,9 @@ def test_rho_and_tau_are_in_range_and_the_ci_holds_rho(xy):
 @settings(max_examples=60, deadline=None)
 @given(counts=st.lists(st.integers(0, 20), min_size=9, max_size=9))
 def test_kappa_is_at_most_one(counts):
-    matrix = ConfusionMatrix(("a", "b", "c"), tuple(tuple(counts[i * 3:i * 3 + 3]) for i in range(3)))
+    matrix = ConfusionMatrix(
+        ("a", "b", "c"), tuple(tuple(counts[i * 3 : i * 3 + 3]) for i in range(3))
+    )
     for weights in ("none", "linear", "quadratic"):
         kappa = cohen_kappa(matrix, weights)
         assert isinstance(kappa, Undefined) or (math.isfinite(kappa) and kappa <= 1 + 1e-12)
@@ -522,6 +699,10 @@ def test_calibrations_kappa_is_the_agreement_kappa_on_the_same_table(weights):
         counts = np.zeros((4, 4), int)
         np.add.at(counts, (ai, human), 1)
         matrix = ConfusionMatrix(labels, tuple(tuple(int(c) for c in row) for row in counts))
-        expected = pairs_kappa([labels[i] for i in ai], [labels[i] for i in human], categories=labels,
-                               weights=None if weights == "none" else weights)
+        expected = pairs_kappa(
+            [labels[i] for i in ai],
+            [labels[i] for i in human],
+            categories=labels,
+            weights=None if weights == "none" else weights,
+        )
         assert cohen_kappa(matrix, weights) == pytest.approx(expected, abs=1e-12)

@@ -62,15 +62,48 @@ from analysis.stats import (
 
 N = np.nan
 # cac.raw4raters: units (rows) × Rater1–Rater4, categories 1–5, NA = not rated (irrCAC README)
-RAW4 = np.array([[1, 1, N, 1], [2, 2, 3, 2], [3, 3, 3, 3], [3, 3, 3, 3], [2, 2, 2, 2], [1, 2, 3, 4], [4, 4, 4, 4],
-                 [1, 1, 2, 1], [2, 2, 2, 2], [N, 5, 5, 5], [N, N, 1, 1], [N, N, 3, N]]) - 1
+RAW4 = (
+    np.array(
+        [
+            [1, 1, N, 1],
+            [2, 2, 3, 2],
+            [3, 3, 3, 3],
+            [3, 3, 3, 3],
+            [2, 2, 2, 2],
+            [1, 2, 3, 4],
+            [4, 4, 4, 4],
+            [1, 1, 2, 1],
+            [2, 2, 2, 2],
+            [N, 5, 5, 5],
+            [N, N, 1, 1],
+            [N, N, 3, N],
+        ]
+    )
+    - 1
+)
 FIVE = [1, 2, 3, 4, 5]
 # cont3x3abstractors: rows rater 1 (Ectopic, AIU, NIU), columns rater 2
 ABSTRACTORS = np.array([[13, 0, 0], [0, 20, 7], [0, 4, 56]])
 # distrib.6raters: raters per patient and category (Depression, Personality Disorder, Schizophrenia, Neurosis, Other)
-DISTRIB = np.array([[0, 0, 0, 6, 0], [0, 3, 0, 0, 3], [0, 1, 4, 0, 1], [0, 0, 0, 0, 6], [0, 3, 0, 3, 0], [2, 0, 4, 0, 0],
-                    [0, 0, 4, 0, 2], [2, 0, 3, 1, 0], [2, 0, 0, 4, 0], [0, 0, 0, 0, 6], [1, 0, 0, 5, 0], [1, 1, 0, 4, 0],
-                    [0, 3, 3, 0, 0], [1, 0, 0, 5, 0], [0, 2, 0, 3, 1]])
+DISTRIB = np.array(
+    [
+        [0, 0, 0, 6, 0],
+        [0, 3, 0, 0, 3],
+        [0, 1, 4, 0, 1],
+        [0, 0, 0, 0, 6],
+        [0, 3, 0, 3, 0],
+        [2, 0, 4, 0, 0],
+        [0, 0, 4, 0, 2],
+        [2, 0, 3, 1, 0],
+        [2, 0, 0, 4, 0],
+        [0, 0, 0, 0, 6],
+        [1, 0, 0, 5, 0],
+        [1, 1, 0, 4, 0],
+        [0, 3, 3, 0, 0],
+        [1, 0, 0, 5, 0],
+        [0, 2, 0, 3, 1],
+    ]
+)
 
 
 def printed(x: float) -> float:
@@ -98,12 +131,60 @@ def check(c: Coefficient, *, value, se=None, ci=None, p=None, pa=None, pe=None) 
 def test_cac_raw4raters_unweighted_irrcac_readme():
     """irrCAC README: ``*.raw(cac.raw4raters)``, every coefficient with pa, pe, SE, CI and (one-sided) p."""
     got = raw_coefficients(RAW4, FIVE)
-    check(got["percent_agreement"], value=0.8181818, se=0.12561, ci=(0.542, 1), p=2.172686e-05, pa=0.8181818, pe=0)
-    check(got["gwet_ac"], value=0.77544, se=0.14295, ci=(0.461, 1), p=0.0001043605, pa=0.8181818, pe=0.1903212)
-    check(got["fleiss_kappa"], value=0.76117, se=0.15302, ci=(0.424, 1), p=0.0002095865, pa=0.8181818, pe=0.2387153)
-    check(got["krippendorff_alpha"], value=0.74342, se=0.14548, ci=(0.423, 1), p=0.0001693123, pa=0.805, pe=0.24)
-    check(got["conger_kappa"], value=0.76282, se=0.14917, ci=(0.435, 1), p=0.0001683533, pa=0.8181818, pe=0.2334252)
-    check(got["brennan_prediger"], value=0.77273, se=0.14472, ci=(0.454, 1), p=0.0001187804, pa=0.8181818, pe=0.2)
+    check(
+        got["percent_agreement"],
+        value=0.8181818,
+        se=0.12561,
+        ci=(0.542, 1),
+        p=2.172686e-05,
+        pa=0.8181818,
+        pe=0,
+    )
+    check(
+        got["gwet_ac"],
+        value=0.77544,
+        se=0.14295,
+        ci=(0.461, 1),
+        p=0.0001043605,
+        pa=0.8181818,
+        pe=0.1903212,
+    )
+    check(
+        got["fleiss_kappa"],
+        value=0.76117,
+        se=0.15302,
+        ci=(0.424, 1),
+        p=0.0002095865,
+        pa=0.8181818,
+        pe=0.2387153,
+    )
+    check(
+        got["krippendorff_alpha"],
+        value=0.74342,
+        se=0.14548,
+        ci=(0.423, 1),
+        p=0.0001693123,
+        pa=0.805,
+        pe=0.24,
+    )
+    check(
+        got["conger_kappa"],
+        value=0.76282,
+        se=0.14917,
+        ci=(0.435, 1),
+        p=0.0001683533,
+        pa=0.8181818,
+        pe=0.2334252,
+    )
+    check(
+        got["brennan_prediger"],
+        value=0.77273,
+        se=0.14472,
+        ci=(0.454, 1),
+        p=0.0001187804,
+        pa=0.8181818,
+        pe=0.2,
+    )
     assert {c.n_units for name, c in got.items() if name != "krippendorff_alpha"} == {12}
     assert got["krippendorff_alpha"].n_units == 11  # unit 12 has one rating
 
@@ -118,8 +199,13 @@ def test_cac_raw4raters_quadratic_irrcac_weighting_vignette():
     check(got["conger_kappa"], value=0.85771, se=0.14367, ci=(0.541, 1), pa=0.9753788, pe=0.8269638)
     check(got["brennan_prediger"], value=0.90152, se=0.11089, ci=(0.657, 1), pa=0.9753788, pe=0.75)
     check(got["krippendorff_alpha"], value=0.84911, pa=0.9735938, pe=0.825)
-    two_sided = {"percent_agreement": 3.526377e-07, "gwet_ac": 2.634438e-06, "fleiss_kappa": 9.976081e-05,
-                 "conger_kappa": 9.319979e-05, "brennan_prediger": 5.60548e-06}
+    two_sided = {
+        "percent_agreement": 3.526377e-07,
+        "gwet_ac": 2.634438e-06,
+        "fleiss_kappa": 9.976081e-05,
+        "conger_kappa": 9.319979e-05,
+        "brennan_prediger": 5.60548e-06,
+    }
     for name, p in two_sided.items():
         assert 2 * got[name].p_value == pytest.approx(p, rel=1e-5), name
 
@@ -128,26 +214,64 @@ def test_distrib_6raters_irrcac_readme():
     """irrCAC README: ``*.dist(distrib.6raters)`` (every patient rated by all 6: the raw formulas give the same)."""
     ratings = np.array([np.repeat(np.arange(5), row) for row in DISTRIB], dtype=float)
     got = raw_coefficients(ratings, FIVE)
-    check(got["gwet_ac"], value=0.4448007, se=0.08418757, ci=(0.264, 0.625), p=5.779637e-05, pa=0.5511111, pe=0.1914815)
-    check(got["fleiss_kappa"], value=0.4139265, se=0.08119291, ci=(0.24, 0.588), p=8.113618e-05, pe=0.2340741)
-    check(got["brennan_prediger"], value=0.4388889, se=0.08312142, ci=(0.261, 0.617), p=5.814998e-05, pe=0.2)
+    check(
+        got["gwet_ac"],
+        value=0.4448007,
+        se=0.08418757,
+        ci=(0.264, 0.625),
+        p=5.779637e-05,
+        pa=0.5511111,
+        pe=0.1914815,
+    )
+    check(
+        got["fleiss_kappa"],
+        value=0.4139265,
+        se=0.08119291,
+        ci=(0.24, 0.588),
+        p=8.113618e-05,
+        pe=0.2340741,
+    )
+    check(
+        got["brennan_prediger"],
+        value=0.4388889,
+        se=0.08312142,
+        ci=(0.261, 0.617),
+        p=5.814998e-05,
+        pe=0.2,
+    )
     check(got["krippendorff_alpha"], value=0.4204384, pa=0.5560988, pe=0.2340741)
 
 
 # ---------------------------------------------------------------- published: two raters' tables
 
 
-@pytest.mark.parametrize("weighting, expected", [
-    ("identity", {  # irrCAC overview vignette and README
-        "cohen_kappa": (0.7964094, 0.05891072, (0.68, 0.913)), "scott_pi": (0.7962397, 0.05905473, (0.679, 0.913)),
-        "gwet_ac": (0.8493305, 0.04321747, (0.764, 0.935)), "brennan_prediger": (0.835, 0.04693346, (0.742, 0.928)),
-        "krippendorff_alpha": (0.7972585, 0.05905473, (0.68, 0.914)), "percent_agreement": (0.89, 0.03128898, (0.828, 0.952))}),
-    ("quadratic", {  # irrCAC weighting vignette
-        "cohen_kappa": (0.8921569, 0.03535151, (0.822, 0.962)), "scott_pi": (0.8921093, 0.03539506, (0.822, 0.962)),
-        "gwet_ac": (0.9402369, 0.01792019, (0.905, 0.976)), "brennan_prediger": (0.9175, 0.02346673, (0.871, 0.964)),
-        "krippendorff_alpha": (0.8926487, 0.03539506, (0.822, 0.963)),
-        "percent_agreement": (0.9725, 0.007822244, (0.957, 0.988))}),
-])
+@pytest.mark.parametrize(
+    "weighting, expected",
+    [
+        (
+            "identity",
+            {  # irrCAC overview vignette and README
+                "cohen_kappa": (0.7964094, 0.05891072, (0.68, 0.913)),
+                "scott_pi": (0.7962397, 0.05905473, (0.679, 0.913)),
+                "gwet_ac": (0.8493305, 0.04321747, (0.764, 0.935)),
+                "brennan_prediger": (0.835, 0.04693346, (0.742, 0.928)),
+                "krippendorff_alpha": (0.7972585, 0.05905473, (0.68, 0.914)),
+                "percent_agreement": (0.89, 0.03128898, (0.828, 0.952)),
+            },
+        ),
+        (
+            "quadratic",
+            {  # irrCAC weighting vignette
+                "cohen_kappa": (0.8921569, 0.03535151, (0.822, 0.962)),
+                "scott_pi": (0.8921093, 0.03539506, (0.822, 0.962)),
+                "gwet_ac": (0.9402369, 0.01792019, (0.905, 0.976)),
+                "brennan_prediger": (0.9175, 0.02346673, (0.871, 0.964)),
+                "krippendorff_alpha": (0.8926487, 0.03539506, (0.822, 0.963)),
+                "percent_agreement": (0.9725, 0.007822244, (0.957, 0.988)),
+            },
+        ),
+    ],
+)
 def test_cont3x3abstractors_irrcac_vignettes(weighting, expected):
     got = table_coefficients(ABSTRACTORS, weights=weighting)
     assert set(got) == set(TABLE)
@@ -160,16 +284,28 @@ def test_cont3x3abstractors_irrcac_vignettes(weighting, expected):
 
 
 def test_weights_of_three_categories_irrcac_weighting_vignette():
-    off = {"identity": (0, 0), "radical": (0.2928932, 0), "linear": (0.5, 0), "ordinal": (0.6666667, 0),
-           "quadratic": (0.75, 0), "circular": (0, 0)}  # circular printed as 3.330669e-16
+    off = {
+        "identity": (0, 0),
+        "radical": (0.2928932, 0),
+        "linear": (0.5, 0),
+        "ordinal": (0.6666667, 0),
+        "quadratic": (0.75, 0),
+        "circular": (0, 0),
+    }  # circular printed as 3.330669e-16
     for kind, (near, far) in off.items():
         w = weights(kind, [1, 2, 3])
         assert np.diag(w) == pytest.approx(1.0) and w == pytest.approx(w.T)
-        assert w[0, 1] == pytest.approx(near, abs=5e-8) and w[1, 2] == pytest.approx(near, abs=5e-8), kind
+        assert w[0, 1] == pytest.approx(near, abs=5e-8) and w[1, 2] == pytest.approx(
+            near, abs=5e-8
+        ), kind
         assert w[0, 2] == pytest.approx(far, abs=1e-12), kind
     # ratio (by hand): 1 − ((x_k − x_l)/(x_k + x_l))² / ((3 − 1)/(3 + 1))²: (1, 2) → 1 − (1/9)/(1/4) = 5/9, (2, 3) → 1 − (1/25)·4
-    assert weights("ratio", [1, 2, 3])[0, 1] == pytest.approx(5 / 9) and weights("ratio", [1, 2, 3])[1, 2] == pytest.approx(0.84)
-    assert weights("quadratic", [0.0, 0.25, 0.5, 0.75, 1.0]) == pytest.approx(weights("quadratic", 5))  # any equal spacing
+    assert weights("ratio", [1, 2, 3])[0, 1] == pytest.approx(5 / 9) and weights(
+        "ratio", [1, 2, 3]
+    )[1, 2] == pytest.approx(0.84)
+    assert weights("quadratic", [0.0, 0.25, 0.5, 0.75, 1.0]) == pytest.approx(
+        weights("quadratic", 5)
+    )  # any equal spacing
     assert weights("ratio", [0.0, 1.0])[0, 0] == 1.0  # 0/0 on the diagonal: agreement
 
 
@@ -195,11 +331,17 @@ SMALL = np.array([[0, 0, 1], [0, 0, N], [N, N, 1]])
 def test_hand_worked_missing_ratings():
     got = raw_coefficients(SMALL, [1, 2])
     assert got["percent_agreement"].value == pytest.approx(2 / 3)
-    assert got["fleiss_kappa"].value == pytest.approx(13 / 40) and got["fleiss_kappa"].pe == pytest.approx(41 / 81)
+    assert got["fleiss_kappa"].value == pytest.approx(13 / 40) and got[
+        "fleiss_kappa"
+    ].pe == pytest.approx(41 / 81)
     assert got["gwet_ac"].value == pytest.approx(14 / 41)
     assert got["brennan_prediger"].value == pytest.approx(1 / 3)
-    assert got["conger_kappa"].value == pytest.approx(1 / 2) and got["conger_kappa"].pe == pytest.approx(1 / 3)
-    assert got["krippendorff_alpha"].value == pytest.approx(0.0, abs=1e-12) and got["krippendorff_alpha"].pa == pytest.approx(17 / 25)
+    assert got["conger_kappa"].value == pytest.approx(1 / 2) and got[
+        "conger_kappa"
+    ].pe == pytest.approx(1 / 3)
+    assert got["krippendorff_alpha"].value == pytest.approx(0.0, abs=1e-12) and got[
+        "krippendorff_alpha"
+    ].pa == pytest.approx(17 / 25)
     assert got["percent_agreement"].se == pytest.approx(math.sqrt(7 / 36))
     assert got["fleiss_kappa"].n_units == 3 and got["krippendorff_alpha"].n_units == 2
 
@@ -218,12 +360,16 @@ def test_hand_worked_table():
     assert got["scott_pi"].value == pytest.approx(0.455 / 0.655)
     assert got["gwet_ac"].value == pytest.approx(0.4725 / 0.6725)
     assert got["brennan_prediger"].value == pytest.approx(0.7)
-    assert got["krippendorff_alpha"].value == pytest.approx(0.465 / 0.655) and got["krippendorff_alpha"].pa == pytest.approx(0.81)
+    assert got["krippendorff_alpha"].value == pytest.approx(0.465 / 0.655) and got[
+        "krippendorff_alpha"
+    ].pa == pytest.approx(0.81)
     assert got["percent_agreement"].se == pytest.approx(math.sqrt(0.016))
 
 
 def test_inference_is_t_on_n_minus_1_df_clipped_at_one():
-    lower, upper, p = inference(np.array([0.5, 0.9, -0.2]), np.array([0.1, 0.1, 0.1]), np.array([9, 9, 9]))
+    lower, upper, p = inference(
+        np.array([0.5, 0.9, -0.2]), np.array([0.1, 0.1, 0.1]), np.array([9, 9, 9])
+    )
     t = 2.262157162740992  # t_{0.975, 9}
     assert lower == pytest.approx([0.5 - t * 0.1, 0.9 - t * 0.1, -0.2 - t * 0.1])
     assert upper == pytest.approx([0.5 + t * 0.1, 1.0, -0.2 + t * 0.1])
@@ -239,7 +385,9 @@ def units_of(data: np.ndarray, q: int) -> Units:
     return Units.of(Ratings.from_matrix(data, q))
 
 
-def pool(dimensions: list[tuple[np.ndarray, int, np.ndarray]], weighting: str, name: str) -> Coefficient:
+def pool(
+    dimensions: list[tuple[np.ndarray, int, np.ndarray]], weighting: str, name: str
+) -> Coefficient:
     """``pooled`` of the dimensions (ratings, q, each rated unit's item) over the items they name."""
     parts = []
     for data, q, items in dimensions:
@@ -255,7 +403,9 @@ def test_pooling_one_dimension_is_that_dimension_with_its_irrcac_se(weighting, n
     """One dimension pooled is the dimension's coefficient with Gwet's SE (published for the identity above)."""
     own = raw_coefficients(RAW4, FIVE, weighting)[name]
     got = pool([(RAW4, 5, np.arange(12))], weighting, name)
-    assert got.value == pytest.approx(own.value, abs=1e-12) and got.se == pytest.approx(own.se, abs=1e-12)
+    assert got.value == pytest.approx(own.value, abs=1e-12) and got.se == pytest.approx(
+        own.se, abs=1e-12
+    )
     assert got.ci == pytest.approx(own.ci, abs=1e-12) and got.n_units == 12
     if weighting == "identity" and name == "fleiss_kappa":
         check(got, value=0.76117, se=0.15302, ci=(0.424, 1), p=0.0002095865)  # irrCAC README
@@ -285,7 +435,9 @@ def test_pooled_se_counts_the_items_not_the_dimensions():
     n = len(units_of(data, 5).size)
     items = np.arange(n)
     same = pool([(data, 5, items), (data, 5, items)], "identity", "fleiss_kappa")
-    assert same.value == pytest.approx(own.value, abs=1e-12) and same.se == pytest.approx(own.se, abs=1e-12)
+    assert same.value == pytest.approx(own.value, abs=1e-12) and same.se == pytest.approx(
+        own.se, abs=1e-12
+    )
     disjoint = pool([(data, 5, items), (data, 5, items + n)], "identity", "fleiss_kappa")
     assert disjoint.value == pytest.approx(own.value, abs=1e-12) and disjoint.n_units == 2 * n
     assert disjoint.se == pytest.approx(own.se * math.sqrt((n - 1) / (2 * n - 1)), rel=1e-10)
@@ -300,7 +452,11 @@ def test_pooled_se_is_the_spread_of_resampled_items(name):
     truth = rng.integers(0, 4, 250)
     dims = []
     for q, raters, missing in ((4, 4, 0.2), (3, 5, 0.3)):
-        data = np.where(rng.random((250, raters)) < 0.65, np.minimum(truth, q - 1)[:, None], rng.integers(0, q, (250, raters))).astype(float)
+        data = np.where(
+            rng.random((250, raters)) < 0.65,
+            np.minimum(truth, q - 1)[:, None],
+            rng.integers(0, q, (250, raters)),
+        ).astype(float)
         data[rng.random(data.shape) < missing] = N
         dims.append((data, q))
 
@@ -325,23 +481,35 @@ def test_pooling_nothing_is_undefined():
 # ---------------------------------------------------------------- a second implementation
 
 
-def random_ratings(seed: int, units: int, raters: int, q: int, missing: float, agree: float = 0.6) -> np.ndarray:
+def random_ratings(
+    seed: int, units: int, raters: int, q: int, missing: float, agree: float = 0.6
+) -> np.ndarray:
     rng = np.random.default_rng(seed)
     truth = rng.integers(0, q, units)
-    data = np.where(rng.random((units, raters)) < agree, truth[:, None], rng.integers(0, q, (units, raters))).astype(float)
+    data = np.where(
+        rng.random((units, raters)) < agree, truth[:, None], rng.integers(0, q, (units, raters))
+    ).astype(float)
     data[rng.random(data.shape) < missing] = N
     return data
 
 
-@pytest.mark.parametrize("seed, units, raters, missing", [(1, 40, 3, 0.2), (2, 300, 6, 0.5), (3, 60, 12, 0.8)])
+@pytest.mark.parametrize(
+    "seed, units, raters, missing", [(1, 40, 3, 0.2), (2, 300, 6, 0.5), (3, 60, 12, 0.8)]
+)
 def test_alpha_equals_the_krippendorff_package_at_every_level(seed, units, raters, missing):
     data = random_ratings(seed, units, raters, 5, missing)
-    values = np.array([1.0, 2.0, 4.0, 7.0, 11.0])  # unequal spacing: interval and ratio differ from positions
+    values = np.array(
+        [1.0, 2.0, 4.0, 7.0, 11.0]
+    )  # unequal spacing: interval and ratio differ from positions
     coded = Units.of(Ratings.from_matrix(data, 5))
     observed = np.where(np.isnan(data), N, values[np.nan_to_num(data).astype(int)]).T
     frequencies = coded.counts[coded.pairable].sum(axis=0)
-    levels = {"nominal": np.eye(5), "interval": weights("quadratic", values), "ratio": weights("ratio", values),
-              "ordinal": ordinal_alpha_weights(frequencies)}
+    levels = {
+        "nominal": np.eye(5),
+        "interval": weights("quadratic", values),
+        "ratio": weights("ratio", values),
+        "ordinal": ordinal_alpha_weights(frequencies),
+    }
     for level, w in levels.items():
         expected = krippendorff.alpha(reliability_data=observed, level_of_measurement=level)
         assert alpha(coded, w).value == pytest.approx(expected, abs=1e-10), level
@@ -350,14 +518,20 @@ def test_alpha_equals_the_krippendorff_package_at_every_level(seed, units, rater
 def test_complete_data_equal_statsmodels():
     rng = np.random.default_rng(4)
     for _ in range(10):
-        data = random_ratings(int(rng.integers(1_000_000)), int(rng.integers(5, 60)), int(rng.integers(2, 7)), 4, 0.0)
+        data = random_ratings(
+            int(rng.integers(1_000_000)), int(rng.integers(5, 60)), int(rng.integers(2, 7)), 4, 0.0
+        )
         counts = np.stack([np.bincount(row.astype(int), minlength=4) for row in data])
         got = raw_coefficients(data, 4)
         assert got["fleiss_kappa"].value == pytest.approx(sm_fleiss(counts), abs=1e-10)
-        assert got["brennan_prediger"].value == pytest.approx(sm_fleiss(counts, method="randolph"), abs=1e-10)
+        assert got["brennan_prediger"].value == pytest.approx(
+            sm_fleiss(counts, method="randolph"), abs=1e-10
+        )
         table = np.bincount((data[:, 0] * 4 + data[:, 1]).astype(int), minlength=16).reshape(4, 4)
         for kind, wt in (("identity", None), ("linear", "linear"), ("quadratic", "quadratic")):
-            assert table_coefficients(table, weights=kind)["cohen_kappa"].value == pytest.approx(cohens_kappa(table, wt=wt).kappa, abs=1e-10)
+            assert table_coefficients(table, weights=kind)["cohen_kappa"].value == pytest.approx(
+                cohens_kappa(table, wt=wt).kappa, abs=1e-10
+            )
         # two raters: Fleiss' κ is Scott's π, Conger's κ is Cohen's κ
         pair = raw_coefficients(data[:, :2], 4)
         tabled = table_coefficients(table)
@@ -379,7 +553,9 @@ def test_sums_of_features_give_the_coefficients_and_their_resamples(kind):
     got = resampled(everyone.sum(axis=0)[None], w, 5, raters)
     for name in RAW[:-1]:
         assert got[name][0] == pytest.approx(direct[name].value, abs=1e-12), name
-    assert resampled_alpha(pairable.sum(axis=0)[None], w)[0] == pytest.approx(direct["krippendorff_alpha"].value, abs=1e-12)
+    assert resampled_alpha(pairable.sum(axis=0)[None], w)[0] == pytest.approx(
+        direct["krippendorff_alpha"].value, abs=1e-12
+    )
     # a resample of the units (with multiplicities) gives the coefficients of the repeated units
     rng = np.random.default_rng(6)
     draw = rng.integers(0, coded.n, coded.n)
@@ -392,9 +568,13 @@ def test_sums_of_features_give_the_coefficients_and_their_resamples(kind):
             assert sums[name][0] == pytest.approx(again[name].value, abs=1e-12), name
     keep = coded.pairable[draw]
     again_alpha = alpha(Units.of(Ratings.from_matrix(rated[draw][keep], 5)), w).value
-    assert resampled_alpha((mult[:, coded.pairable]) @ pairable, w)[0] == pytest.approx(again_alpha, abs=1e-12)
+    assert resampled_alpha((mult[:, coded.pairable]) @ pairable, w)[0] == pytest.approx(
+        again_alpha, abs=1e-12
+    )
     ordinal = resampled_alpha(pairable.sum(axis=0)[None], None)[0]
-    assert ordinal == pytest.approx(alpha(coded, ordinal_alpha_weights(coded.counts[coded.pairable].sum(axis=0))).value)
+    assert ordinal == pytest.approx(
+        alpha(coded, ordinal_alpha_weights(coded.counts[coded.pairable].sum(axis=0))).value
+    )
 
 
 # ---------------------------------------------------------------- edge cases: Undefined, never NaN
@@ -413,7 +593,10 @@ def test_raw_edge_cases_are_undefined_with_a_reason():
     for reason, data in cases.items():
         got = raw_coefficients(data, [1, 2])
         assert all(undefined_everywhere(c, reason) for c in got.values()), (reason, got)
-    assert all(undefined_everywhere(c, "no ratings") for c in raw_coefficients(np.zeros((0, 3)), [1, 2]).values())
+    assert all(
+        undefined_everywhere(c, "no ratings")
+        for c in raw_coefficients(np.zeros((0, 3)), [1, 2]).values()
+    )
 
 
 def test_all_ratings_identical():
@@ -422,9 +605,16 @@ def test_all_ratings_identical():
         assert got[name].value == Undefined("all ratings identical"), name
     # AC1 and Brennan–Prediger stay defined (both 1), as percent agreement
     for name in ("gwet_ac", "brennan_prediger", "percent_agreement"):
-        assert got[name].value == 1.0 and got[name].se == 0.0 and got[name].ci == (1.0, 1.0) and got[name].p_value == 0.0
+        assert (
+            got[name].value == 1.0
+            and got[name].se == 0.0
+            and got[name].ci == (1.0, 1.0)
+            and got[name].p_value == 0.0
+        )
     table = table_coefficients([[5, 0], [0, 0]])
-    assert table["cohen_kappa"].value == Undefined("all ratings identical") and table["scott_pi"].se == Undefined("all ratings identical")
+    assert table["cohen_kappa"].value == Undefined("all ratings identical") and table[
+        "scott_pi"
+    ].se == Undefined("all ratings identical")
     assert table["gwet_ac"].value == 1.0
 
 
@@ -436,12 +626,24 @@ def test_one_unit_has_a_value_but_no_standard_error():
 
 
 def test_table_edge_cases():
-    assert all(undefined_everywhere(c, "no shared items") for c in table_coefficients(np.zeros((3, 3))).values())
-    assert all(undefined_everywhere(c, "fewer than 2 shared items") for c in table_coefficients([[1, 0], [0, 0]]).values())
+    assert all(
+        undefined_everywhere(c, "no shared items")
+        for c in table_coefficients(np.zeros((3, 3))).values()
+    )
+    assert all(
+        undefined_everywhere(c, "fewer than 2 shared items")
+        for c in table_coefficients([[1, 0], [0, 0]]).values()
+    )
     one = table_coefficients([[4]])  # one category
-    assert one["gwet_ac"].value == Undefined("one category") and one["cohen_kappa"].value == Undefined("all ratings identical")
+    assert one["gwet_ac"].value == Undefined("one category") and one[
+        "cohen_kappa"
+    ].value == Undefined("all ratings identical")
     perfect = table_coefficients([[3, 0], [0, 2]])  # SE 0: the interval is the value, p = 0
-    assert perfect["cohen_kappa"].value == 1.0 and perfect["cohen_kappa"].ci == (1.0, 1.0) and perfect["cohen_kappa"].p_value == 0.0
+    assert (
+        perfect["cohen_kappa"].value == 1.0
+        and perfect["cohen_kappa"].ci == (1.0, 1.0)
+        and perfect["cohen_kappa"].p_value == 0.0
+    )
 
 
 def test_bad_arguments_raise_with_a_fix():
@@ -463,12 +665,19 @@ CELL = st.one_of(st.none(), st.integers(0, 2))
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.lists(CELL, min_size=3, max_size=3), min_size=0, max_size=8), st.sampled_from(WEIGHTS))
+@given(
+    st.lists(st.lists(CELL, min_size=3, max_size=3), min_size=0, max_size=8),
+    st.sampled_from(WEIGHTS),
+)
 def test_property_every_figure_is_a_finite_number_or_undefined(rows, kind):
-    data = np.array([[N if c is None else c for c in row] for row in rows], dtype=float).reshape(len(rows), 3)
+    data = np.array([[N if c is None else c for c in row] for row in rows], dtype=float).reshape(
+        len(rows), 3
+    )
     for c in raw_coefficients(data, [1, 2, 4], kind).values():
         for figure in (c.value, c.pa, c.pe, c.se, c.p_value):
-            assert isinstance(figure, Undefined) or (isinstance(figure, float) and math.isfinite(figure)), c
+            assert isinstance(figure, Undefined) or (
+                isinstance(figure, float) and math.isfinite(figure)
+            ), c
         assert isinstance(c.ci, Undefined) or all(math.isfinite(x) for x in c.ci)
         if not isinstance(c.value, Undefined):
             assert c.value <= 1.0 + 1e-12

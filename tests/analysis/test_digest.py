@@ -33,7 +33,17 @@ import pytest
 
 from analysis.digest import Digest, RunProgress, build_digest, chart_png, top_concerns
 from evaluation import Store, load_config
-from evaluation.records import Evaluation, ItemData, Note, Query, QueryEvaluation, Rating, Reviewer, RunHeader, Skip
+from evaluation.records import (
+    Evaluation,
+    ItemData,
+    Note,
+    Query,
+    QueryEvaluation,
+    Rating,
+    Reviewer,
+    RunHeader,
+    Skip,
+)
 from tests.conftest import ROOT
 
 ALICE = Reviewer(platform="terminal", id="alice", name="Alice")
@@ -50,23 +60,60 @@ def _t(minutes: float) -> datetime:
     return SINCE + timedelta(minutes=minutes)
 
 
-def make_run(store: Store, run_id: str, scores: dict[str, dict[str, float]], dimensions: list[str]) -> None:
-    items = [QueryEvaluation(run_id=run_id, data=ItemData(id=item, query=Query(query=f"query {item}"),
-                                                         evaluation=Evaluation(scores=s)))
-             for item, s in scores.items()]
+def make_run(
+    store: Store, run_id: str, scores: dict[str, dict[str, float]], dimensions: list[str]
+) -> None:
+    items = [
+        QueryEvaluation(
+            run_id=run_id,
+            data=ItemData(
+                id=item, query=Query(query=f"query {item}"), evaluation=Evaluation(scores=s)
+            ),
+        )
+        for item, s in scores.items()
+    ]
     store.create_run(RunHeader(run_id=run_id, dimensions=dimensions), items)
 
 
-def rate(store: Store, run: str, item: str, score: float, reviewer: Reviewer, minutes: float, *,
-         dimension: str = "overall", concerns: tuple[str, ...] = (), key: str | None = None) -> None:
-    store.ratings.append(Rating(run_id=run, item_id=item, dimension=dimension, reviewer=reviewer,
-                                channel=reviewer.platform, idempotency_key=key or f"r-{next(_keys)}",
-                                judgment="x", score=score, concerns=list(concerns), timestamp=_t(minutes)))
+def rate(
+    store: Store,
+    run: str,
+    item: str,
+    score: float,
+    reviewer: Reviewer,
+    minutes: float,
+    *,
+    dimension: str = "overall",
+    concerns: tuple[str, ...] = (),
+    key: str | None = None,
+) -> None:
+    store.ratings.append(
+        Rating(
+            run_id=run,
+            item_id=item,
+            dimension=dimension,
+            reviewer=reviewer,
+            channel=reviewer.platform,
+            idempotency_key=key or f"r-{next(_keys)}",
+            judgment="x",
+            score=score,
+            concerns=list(concerns),
+            timestamp=_t(minutes),
+        )
+    )
 
 
 def skip(store: Store, run: str, item: str, reviewer: Reviewer, minutes: float) -> None:
-    store.ratings.append(Skip(run_id=run, item_id=item, reviewer=reviewer, channel=reviewer.platform,
-                              idempotency_key=f"s-{next(_keys)}", timestamp=_t(minutes)))
+    store.ratings.append(
+        Skip(
+            run_id=run,
+            item_id=item,
+            reviewer=reviewer,
+            channel=reviewer.platform,
+            idempotency_key=f"s-{next(_keys)}",
+            timestamp=_t(minutes),
+        )
+    )
 
 
 @pytest.fixture
@@ -77,10 +124,18 @@ def k2(tmp_path):
 
 @pytest.fixture
 def reviewed(store: Store) -> Store:
-    make_run(store, "alpha", {"a1": {"overall": 0.8}, "a2": {"overall": 0.6}, "a3": {"overall": 0.4}, "a4": {}},
-             ["overall"])
-    make_run(store, "beta", {"b1": {"overall": 0.5, "relevance": 0.9}, "b2": {"overall": 0.3}},
-             ["overall", "relevance"])
+    make_run(
+        store,
+        "alpha",
+        {"a1": {"overall": 0.8}, "a2": {"overall": 0.6}, "a3": {"overall": 0.4}, "a4": {}},
+        ["overall"],
+    )
+    make_run(
+        store,
+        "beta",
+        {"b1": {"overall": 0.5, "relevance": 0.9}, "b2": {"overall": 0.3}},
+        ["overall", "relevance"],
+    )
     make_run(store, "gamma", {"g1": {"overall": 0.1}, "g2": {}, "g3": {}}, ["overall"])
     rate(store, "alpha", "a1", 0.25, ALICE, -60, concerns=("broken",))
     rate(store, "alpha", "a1", 0.75, BOB, -50, concerns=("stale", "vague"))
@@ -96,11 +151,30 @@ def reviewed(store: Store) -> Store:
     rate(store, "alpha", "a4", 1.0, BOB, 40, key="tap-a4")
     rate(store, "alpha", "a4", 0.0, BOB, 41, key="tap-a4")  # redelivery: same key, dropped
     skip(store, "alpha", "a4", DAVE, 45)
-    store.ratings.append(Note(run_id="alpha", item_id="a2", reviewer=BOB, idempotency_key="n-1", text="hm",
-                              timestamp=_t(50)))
-    store.ratings.append({"type": "delivery", "v": 1, "run_id": "alpha", "item_id": "a3", "dimension": "overall",
-                          "reviewer": BOB.model_dump(), "channel": "telegram", "kind": "card", "chat_id": "42",
-                          "message_id": "9"})
+    store.ratings.append(
+        Note(
+            run_id="alpha",
+            item_id="a2",
+            reviewer=BOB,
+            idempotency_key="n-1",
+            text="hm",
+            timestamp=_t(50),
+        )
+    )
+    store.ratings.append(
+        {
+            "type": "delivery",
+            "v": 1,
+            "run_id": "alpha",
+            "item_id": "a3",
+            "dimension": "overall",
+            "reviewer": BOB.model_dump(),
+            "channel": "telegram",
+            "kind": "card",
+            "chat_id": "42",
+            "message_id": "9",
+        }
+    )
     return store
 
 
@@ -113,15 +187,33 @@ def test_run_progress_figures(reviewed, k2):
     # alpha: current ratings a1 {1.0, .75}, a2 {.5, 0, .75}, a3 {.25}, a4 {1.0}; skips: alice a3, dave a4.
     # Rated (>= 2 ratings): a1 mean .875, a2 mean 1.25/3; human = (.875 + 1.25/3) / 2; AI = (.8 + .6) / 2.
     # Δ (human − AI) over the same two items: ((.875 - .8) + (1.25/3 - .6)) / 2 = human − AI exactly.
-    assert alpha == RunProgress(run_id="alpha", dimension="overall", items=4, rated_items=2, ratings=7, skips=2,
-                                reviewers=4, human_average=pytest.approx((0.875 + 1.25 / 3) / 2),
-                                ai_average=pytest.approx(0.7),
-                                ai_vs_human_delta=pytest.approx((0.875 - 0.8 + 1.25 / 3 - 0.6) / 2))
+    assert alpha == RunProgress(
+        run_id="alpha",
+        dimension="overall",
+        items=4,
+        rated_items=2,
+        ratings=7,
+        skips=2,
+        reviewers=4,
+        human_average=pytest.approx((0.875 + 1.25 / 3) / 2),
+        ai_average=pytest.approx(0.7),
+        ai_vs_human_delta=pytest.approx((0.875 - 0.8 + 1.25 / 3 - 0.6) / 2),
+    )
     assert alpha.ai_vs_human_delta == pytest.approx(alpha.human_average - alpha.ai_average)
     # beta relevance: one rating per item, so nothing rated: no human figure, and no Δ beside it either
     # (before, Δ = .15 from the single ratings stood next to "human –").
-    assert relevance == RunProgress(run_id="beta", dimension="relevance", items=2, rated_items=0, ratings=2, skips=0,
-                                    reviewers=2, human_average=None, ai_average=None, ai_vs_human_delta=None)
+    assert relevance == RunProgress(
+        run_id="beta",
+        dimension="relevance",
+        items=2,
+        rated_items=0,
+        ratings=2,
+        skips=0,
+        reviewers=2,
+        human_average=None,
+        ai_average=None,
+        ai_vs_human_delta=None,
+    )
 
 
 def test_digest_totals(reviewed, k2):
@@ -146,7 +238,11 @@ def test_since_none_counts_every_current_rating(reviewed, k2):
 
 def test_since_is_inclusive_and_naive_means_utc(reviewed, k2):
     digest = build_digest(reviewed, k2, since=datetime(2026, 11, 20, 9, 40), now=NOW, chart=False)
-    assert (digest.since, digest.new_ratings, digest.new_reviewers) == (_t(40), 1, 1)  # bob a4 at exactly +40
+    assert (digest.since, digest.new_ratings, digest.new_reviewers) == (
+        _t(40),
+        1,
+        1,
+    )  # bob a4 at exactly +40
 
 
 def test_k_changes_rated_items_and_averages(reviewed, config):
@@ -155,7 +251,9 @@ def test_k_changes_rated_items_and_averages(reviewed, config):
     assert (alpha.rated_items, relevance.rated_items) == (4, 2)
     assert alpha.human_average == pytest.approx((0.875 + 1.25 / 3 + 0.25 + 1.0) / 4)
     assert alpha.ai_average == pytest.approx((0.8 + 0.6 + 0.4) / 3)
-    assert relevance.human_average == pytest.approx(0.75) and relevance.ai_average == pytest.approx(0.6)
+    assert relevance.human_average == pytest.approx(0.75) and relevance.ai_average == pytest.approx(
+        0.6
+    )
     # Δ over the rated items the AI scored (a1..a3; a4 is unscored): with k = 1 every rated item counts
     assert alpha.ai_vs_human_delta == pytest.approx((0.875 - 0.8 + 1.25 / 3 - 0.6 + 0.25 - 0.4) / 3)
 
@@ -163,15 +261,30 @@ def test_k_changes_rated_items_and_averages(reviewed, config):
 def test_listed_runs_only_and_unrated_ones_get_a_line(reviewed, k2):
     digest = build_digest(reviewed, k2, since=SINCE, now=NOW, runs=["gamma", "beta"], chart=False)
     # beta (rated @-20) before gamma (never rated); beta's header dimensions all appear.
-    assert [(r.run_id, r.dimension) for r in digest.runs] == [("beta", "overall"), ("beta", "relevance"),
-                                                              ("gamma", "overall")]
+    assert [(r.run_id, r.dimension) for r in digest.runs] == [
+        ("beta", "overall"),
+        ("beta", "relevance"),
+        ("gamma", "overall"),
+    ]
     beta_overall, _, gamma = digest.runs
-    assert gamma == RunProgress("gamma", "overall", items=3, rated_items=0, ratings=0, skips=0, reviewers=0,
-                                human_average=None, ai_average=None, ai_vs_human_delta=None)
+    assert gamma == RunProgress(
+        "gamma",
+        "overall",
+        items=3,
+        rated_items=0,
+        ratings=0,
+        skips=0,
+        reviewers=0,
+        human_average=None,
+        ai_average=None,
+        ai_vs_human_delta=None,
+    )
     assert beta_overall.items == 2 and beta_overall.ratings == 0
     # Totals cover the listed runs only: beta's two ratings, both before SINCE.
     assert (digest.new_ratings, digest.new_reviewers) == (0, 0)
-    assert digest.human_average == pytest.approx(0.75) and digest.ai_vs_human_delta == pytest.approx(0.15)
+    assert digest.human_average == pytest.approx(
+        0.75
+    ) and digest.ai_vs_human_delta == pytest.approx(0.15)
     assert digest.top_concerns == [("vague", 1)]
     assert digest.lines()[1:4] == [
         "beta · overall: 0/2 rated · 0 ratings · human – · AI – · human − AI –",
@@ -183,7 +296,12 @@ def test_listed_runs_only_and_unrated_ones_get_a_line(reviewed, k2):
 
 def test_unknown_listed_run_has_no_items(reviewed, k2):
     (progress,) = build_digest(reviewed, k2, now=NOW, runs=["nope"], chart=False).runs
-    assert (progress.run_id, progress.dimension, progress.items, progress.ratings) == ("nope", "overall", 0, 0)
+    assert (progress.run_id, progress.dimension, progress.items, progress.ratings) == (
+        "nope",
+        "overall",
+        0,
+        0,
+    )
 
 
 def test_runs_ordered_by_latest_rating_then_id(store, config):
@@ -198,8 +316,15 @@ def test_runs_ordered_by_latest_rating_then_id(store, config):
 
 def test_top_concerns_keeps_five_and_breaks_ties_by_name():
     def r(*tags: str) -> Rating:
-        return Rating(run_id="x", item_id="i", reviewer=ALICE, idempotency_key="k", judgment="x", score=1,
-                      concerns=list(tags))
+        return Rating(
+            run_id="x",
+            item_id="i",
+            reviewer=ALICE,
+            idempotency_key="k",
+            judgment="x",
+            score=1,
+            concerns=list(tags),
+        )
 
     ratings = [r("f", "e", "e"), r("e", "d"), r("c", "b"), r("a", "g"), r("zz", "zz", "zz")]
     # each tag once per rating: e 2, then a b c d f g zz with 1 each, by name
@@ -233,8 +358,17 @@ def test_stored_figures_are_not_rounded(reviewed, k2):
 
 def test_empty_store(store, config):
     digest = build_digest(store, config, since=SINCE, now=NOW)
-    assert digest == Digest(generated_at=NOW, since=SINCE, runs=[], new_ratings=0, new_reviewers=0,
-                            human_average=None, ai_vs_human_delta=None, top_concerns=[], chart_png=None)
+    assert digest == Digest(
+        generated_at=NOW,
+        since=SINCE,
+        runs=[],
+        new_ratings=0,
+        new_reviewers=0,
+        human_average=None,
+        ai_vs_human_delta=None,
+        top_concerns=[],
+        chart_png=None,
+    )
     assert digest.lines() == ["hilbot digest · 2026-11-21 09:00 UTC", "No ratings yet."]
 
 
@@ -243,9 +377,11 @@ def test_skips_only_is_still_no_ratings(store, config):
     skip(store, "alpha", "a1", ALICE, 0)
     digest = build_digest(store, config, now=NOW)
     assert digest.chart_png is None
-    assert digest.lines() == ["hilbot digest · 2026-11-21 09:00 UTC",
-                              "alpha · overall: 0/1 rated · 0 ratings, 1 skip · human – · AI – · human − AI –",
-                              "No ratings yet."]
+    assert digest.lines() == [
+        "hilbot digest · 2026-11-21 09:00 UTC",
+        "alpha · overall: 0/1 rated · 0 ratings, 1 skip · human – · AI – · human − AI –",
+        "No ratings yet.",
+    ]
 
 
 # --------------------------------------------------------------------------- the triage line
@@ -256,13 +392,43 @@ def _triage(store: Store) -> None:
     t4 is UNSURE (no side, left out of the agreement), t5 waits."""
     from evaluation.records import TriageDecision
 
-    rows = [("t1", 5, 0.99, "accepted"), ("t2", 4, 0.8, "human"), ("t3", 2, 0.7, "human"), ("t4", 3, 0.0, "human"), ("t5", 3, 0.0, "human")]
-    store.ratings.append_many([TriageDecision(run_id="tri", change_id=c, path=f"test/{c}.md", outcome=o, rule="r", category=cat,
-                                              confidence=conf, judge="local", timestamp=_t(0)) for c, cat, conf, o in rows])
+    rows = [
+        ("t1", 5, 0.99, "accepted"),
+        ("t2", 4, 0.8, "human"),
+        ("t3", 2, 0.7, "human"),
+        ("t4", 3, 0.0, "human"),
+        ("t5", 3, 0.0, "human"),
+    ]
+    store.ratings.append_many(
+        [
+            TriageDecision(
+                run_id="tri",
+                change_id=c,
+                path=f"test/{c}.md",
+                outcome=o,
+                rule="r",
+                category=cat,
+                confidence=conf,
+                judge="local",
+                timestamp=_t(0),
+            )
+            for c, cat, conf, o in rows
+        ]
+    )
     for item, judgment in (("t2", "accept"), ("t3", "accept"), ("t4", "reject")):
-        store.ratings.append(Rating(run_id="tri", item_id=item, dimension="change", reviewer=ALICE, channel="terminal",
-                                    idempotency_key=f"r-{next(_keys)}", judgment=judgment, score=float(judgment == "accept"),
-                                    timestamp=_t(60)))
+        store.ratings.append(
+            Rating(
+                run_id="tri",
+                item_id=item,
+                dimension="change",
+                reviewer=ALICE,
+                channel="terminal",
+                idempotency_key=f"r-{next(_keys)}",
+                judgment=judgment,
+                score=float(judgment == "accept"),
+                timestamp=_t(60),
+            )
+        )
 
 
 def test_the_triage_line(reviewed, k2):
@@ -271,13 +437,17 @@ def test_the_triage_line(reviewed, k2):
     line = "Triage: 5 changes, 1 decided by rules (20%), humans agreed with the AI on 1 of 2 (50%)"
     assert digest.triage == line
     lines = digest.lines()
-    assert lines.index(line) == len(digest.runs) + 1 and lines[lines.index(line) + 1].startswith("All runs: ")  # after the run lines
+    assert lines.index(line) == len(digest.runs) + 1 and lines[lines.index(line) + 1].startswith(
+        "All runs: "
+    )  # after the run lines
 
 
 def test_the_triage_line_only_for_listed_triage_runs(reviewed, k2):
     _triage(reviewed)
     assert build_digest(reviewed, k2, now=NOW, runs=["alpha"], chart=False).triage is None
-    listed = build_digest(reviewed, k2, now=NOW, runs=iter(["tri", "alpha"]), chart=False)  # any iterable, read twice
+    listed = build_digest(
+        reviewed, k2, now=NOW, runs=iter(["tri", "alpha"]), chart=False
+    )  # any iterable, read twice
     assert listed.triage is not None and listed.triage.startswith("Triage: 5 changes")
     assert list(dict.fromkeys(r.run_id for r in listed.runs)) == ["tri", "alpha"]
 
@@ -289,12 +459,18 @@ def test_no_triage_line_without_triage_decisions(reviewed, k2):
 
 def test_the_triage_line_shows_before_any_rating(store, config):
     _triage(store)
-    store.ratings.path.write_text("".join(line + "\n" for line in store.ratings.path.read_text().splitlines()
-                                          if '"triage_decision"' in line))  # the decisions only: nobody has decided yet
+    store.ratings.path.write_text(
+        "".join(
+            line + "\n"
+            for line in store.ratings.path.read_text().splitlines()
+            if '"triage_decision"' in line
+        )
+    )  # the decisions only: nobody has decided yet
     assert build_digest(store, config, now=NOW).lines() == [
         "hilbot digest · 2026-11-21 09:00 UTC",
         "Triage: 5 changes, 1 decided by rules (20%), no human decision yet on a change the AI accepted or rejected",
-        "No ratings yet."]
+        "No ratings yet.",
+    ]
 
 
 # --------------------------------------------------------------------------- chart
@@ -315,7 +491,10 @@ def test_chart_png(reviewed, k2):
 def test_chart_for_one_run_and_for_many():
     one = RunProgress("r", "overall", 3, 1, 2, 0, 1, 0.5, None, None)
     assert chart_png([one]).startswith(b"\x89PNG")
-    many = [RunProgress(f"run-{n:02d}", "overall", 20, n % 20, n, 1, 2, n / 40, 1 - n / 40, -0.1) for n in range(40)]
+    many = [
+        RunProgress(f"run-{n:02d}", "overall", 20, n % 20, n, 1, 2, n / 40, 1 - n / 40, -0.1)
+        for n in range(40)
+    ]
     png = chart_png(many)
     assert png.startswith(b"\x89PNG") and len(png) < 150_000
     with pytest.raises(ValueError):
@@ -324,5 +503,7 @@ def test_chart_for_one_run_and_for_many():
 
 def test_importing_digest_does_not_import_matplotlib():
     code = "import analysis.digest, sys; print('matplotlib' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
+    )
     assert out.stdout.strip() == "False"

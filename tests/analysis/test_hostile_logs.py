@@ -55,16 +55,28 @@ def data(tmp_path: Path) -> Path:
     build_demo(store)
     items = store.load_run(SEARCH_RUN).items
     store.ratings.append_many(
-        Rating(run_id=SEARCH_RUN, item_id=item.id, reviewer=Reviewer(id=who), judgment=judgment, score=score,
-               concerns=["bad_ranking"] if score < 0.5 else [], idempotency_key=f"{who}-{n}")
-        for who in ("alice", "bob") for n, item in enumerate(items)
-        for judgment, score in [("okay", 0.7) if (n + len(who)) % 3 else ("poor", 0.4)])
+        Rating(
+            run_id=SEARCH_RUN,
+            item_id=item.id,
+            reviewer=Reviewer(id=who),
+            judgment=judgment,
+            score=score,
+            concerns=["bad_ranking"] if score < 0.5 else [],
+            idempotency_key=f"{who}-{n}",
+        )
+        for who in ("alice", "bob")
+        for n, item in enumerate(items)
+        for judgment, score in [("okay", 0.7) if (n + len(who)) % 3 else ("poor", 0.4)]
+    )
     return tmp_path / "results"
 
 
 def run(data: Path, *args: str):
-    return invoke(*args, env={"HILBOT_DATA_DIR": str(data), "USER": "tester", "HILBOT_CONFIG": None},
-                  cwd=data.parent)
+    return invoke(
+        *args,
+        env={"HILBOT_DATA_DIR": str(data), "USER": "tester", "HILBOT_CONFIG": None},
+        cwd=data.parent,
+    )
 
 
 def append(data: Path, *lines: str | dict) -> int:
@@ -79,10 +91,18 @@ def append(data: Path, *lines: str | dict) -> int:
 
 def rating(**fields) -> dict:
     """A valid rating line of the search run by a third reviewer, with ``fields`` replaced."""
-    base = {"type": "rating", "run_id": SEARCH_RUN, "item_id": "q01", "dimension": "overall",
-            "reviewer": {"platform": "terminal", "id": "zed"}, "channel": "terminal",
-            "idempotency_key": f"zed-{sorted(fields.items())!r}", "timestamp": "2026-03-01T10:00:00Z",
-            "judgment": "good", "score": 1.0}
+    base = {
+        "type": "rating",
+        "run_id": SEARCH_RUN,
+        "item_id": "q01",
+        "dimension": "overall",
+        "reviewer": {"platform": "terminal", "id": "zed"},
+        "channel": "terminal",
+        "idempotency_key": f"zed-{sorted(fields.items())!r}",
+        "timestamp": "2026-03-01T10:00:00Z",
+        "judgment": "good",
+        "score": 1.0,
+    }
     return {**base, **fields}
 
 
@@ -122,23 +142,43 @@ def test_a_naive_timestamp_is_utc_everywhere(data, stamp):
         outcome = run(data, *command)
         succeeded(outcome)
         assert not warnings_about(outcome, data / "ratings.jsonl"), outcome.stderr
-    labels = json.loads(run(data, "export", SEARCH_RUN, "--reviewer", "terminal:zed").stdout)["labels"]
+    labels = json.loads(run(data, "export", SEARCH_RUN, "--reviewer", "terminal:zed").stdout)[
+        "labels"
+    ]
     assert [label["timestamp"][:10] for label in labels] == ["2026-03-01"]
     assert labels[0]["timestamp"].endswith("+00:00")
 
 
-@pytest.mark.parametrize("stamp", ["9999-01-01T00:00:00Z", "0001-01-01T00:00:00Z", "1969-12-31T23:59:59Z",
-                                   "2201-01-01T00:00:00Z", "2262-06-01T00:00:00Z", "1600-01-01T00:00:00Z",
-                                   "2250-01-01T00:00:00+05:00", 10**12 * 1000])
-@pytest.mark.parametrize("command", [("export", SEARCH_RUN), ("analyze", "patterns"), ("digest",),
-                                     ("analyze", "agreement", "--bootstrap", "0")])
+@pytest.mark.parametrize(
+    "stamp",
+    [
+        "9999-01-01T00:00:00Z",
+        "0001-01-01T00:00:00Z",
+        "1969-12-31T23:59:59Z",
+        "2201-01-01T00:00:00Z",
+        "2262-06-01T00:00:00Z",
+        "1600-01-01T00:00:00Z",
+        "2250-01-01T00:00:00+05:00",
+        10**12 * 1000,
+    ],
+)
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("export", SEARCH_RUN),
+        ("analyze", "patterns"),
+        ("digest",),
+        ("analyze", "agreement", "--bootstrap", "0"),
+    ],
+)
 def test_a_timestamp_out_of_range_is_a_bad_line(data, stamp, command):
     line = append(data, rating(timestamp=stamp))
     before = snapshot(data)
     outcome = run(data, *command)
     succeeded(outcome)
-    assert [w.split(": ", 3)[1:3] for w in warnings_about(outcome, data / "ratings.jsonl")] == \
-        [[f"{data / 'ratings.jsonl'}:{line}", "timestamp"]], outcome.stderr
+    assert [w.split(": ", 3)[1:3] for w in warnings_about(outcome, data / "ratings.jsonl")] == [
+        [f"{data / 'ratings.jsonl'}:{line}", "timestamp"]
+    ], outcome.stderr
     assert snapshot(data) == before
 
 
@@ -154,7 +194,7 @@ BAD_LINES = [
     json.dumps(rating(reviewer=5)),
     json.dumps(rating(concerns={})),
     json.dumps({"type": "who-knows"}),
-    json.dumps(rating(score=10.0 ** 300)),
+    json.dumps(rating(score=10.0**300)),
     "[1, 2]",
     "{not json",
 ]
@@ -184,8 +224,15 @@ def test_export_still_exports_the_good_lines(data):
     assert len(outcome.stdout.strip().splitlines()) == 1 + 2 * 18
 
 
-@pytest.mark.parametrize("command", [("compare", SEARCH_RUN, RAG_RUN), ("export", SEARCH_RUN), ("digest",),
-                                     ("analyze", "patterns")])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("compare", SEARCH_RUN, RAG_RUN),
+        ("export", SEARCH_RUN),
+        ("digest",),
+        ("analyze", "patterns"),
+    ],
+)
 def test_bad_lines_of_run_files_are_reported(data, command):
     path = data / "runs" / f"{SEARCH_RUN}.jsonl"
     with open(path, "a") as handle:
@@ -193,7 +240,9 @@ def test_bad_lines_of_run_files_are_reported(data, command):
     line = len(path.read_bytes().splitlines())
     outcome = run(data, *command)
     succeeded(outcome)
-    assert [w.split(": ")[1] for w in warnings_about(outcome, path)] == [f"{path}:{line}"], outcome.stderr
+    assert [w.split(": ")[1] for w in warnings_about(outcome, path)] == [f"{path}:{line}"], (
+        outcome.stderr
+    )
 
 
 # --------------------------------------------------------------------------- hostile but parseable
@@ -207,12 +256,32 @@ HOSTILE = [
     rating(note="n" * 1_000_000),
     {**rating(), "timestamp": None} | {"idempotency_key": "no-time"},
     {k: v for k, v in rating(idempotency_key="absent-time").items() if k != "timestamp"},
-    {"type": "note", "run_id": SEARCH_RUN, "item_id": "q02", "reviewer": {"id": "alice"}, "idempotency_key": "big",
-     "text": "y" * 1_000_000},
-    {"type": "skip", "run_id": "ghost", "item_id": "g", "reviewer": {"id": "alice"}, "idempotency_key": "gs"},
-    {"type": "review_summary", "run_id": "ghost", "queriesReviewed": 10 ** 30},
-    {"type": "delivery", "run_id": SEARCH_RUN, "item_id": "q01", "reviewer": {"id": "alice"}, "channel": "telegram",
-     "chat_id": "1", "message_id": "2", "timestamp": "3000-01-01T00:00:00Z"},
+    {
+        "type": "note",
+        "run_id": SEARCH_RUN,
+        "item_id": "q02",
+        "reviewer": {"id": "alice"},
+        "idempotency_key": "big",
+        "text": "y" * 1_000_000,
+    },
+    {
+        "type": "skip",
+        "run_id": "ghost",
+        "item_id": "g",
+        "reviewer": {"id": "alice"},
+        "idempotency_key": "gs",
+    },
+    {"type": "review_summary", "run_id": "ghost", "queriesReviewed": 10**30},
+    {
+        "type": "delivery",
+        "run_id": SEARCH_RUN,
+        "item_id": "q01",
+        "reviewer": {"id": "alice"},
+        "channel": "telegram",
+        "chat_id": "1",
+        "message_id": "2",
+        "timestamp": "3000-01-01T00:00:00Z",
+    },
 ]
 
 
@@ -234,24 +303,54 @@ RUN_EDITS = {
     "empty file": lambda records: [],
     "no items": lambda records: [records[0], records[-1]],
     "naive and odd times": lambda records: [
-        {**r, "created_at": "2026-01-01T00:00:00"} if r["type"] == "run_header" else
-        {**r, "finished_at": "2026-01-01"} if r["type"] == "run_summary" else r for r in records],
+        {**r, "created_at": "2026-01-01T00:00:00"}
+        if r["type"] == "run_header"
+        else {**r, "finished_at": "2026-01-01"}
+        if r["type"] == "run_summary"
+        else r
+        for r in records
+    ],
     "scores out of range": lambda records: [
-        {**r, "data": {**r["data"], "evaluation": {**r["data"]["evaluation"], "scores": {"overall": 1e308, "relevance": -5}}}}
-        if r["type"] == "query_evaluation" else r for r in records],
+        {
+            **r,
+            "data": {
+                **r["data"],
+                "evaluation": {
+                    **r["data"]["evaluation"],
+                    "scores": {"overall": 1e308, "relevance": -5},
+                },
+            },
+        }
+        if r["type"] == "query_evaluation"
+        else r
+        for r in records
+    ],
     "odd features": lambda records: [
-        {**r, "data": {**r["data"], "features": {"query_words": 10 ** 30, "source_type": 5, "x": [1]},
-                       "evaluation": {**r["data"]["evaluation"], "confidence": "sure"}}}
-        if r["type"] == "query_evaluation" else r for r in records],
+        {
+            **r,
+            "data": {
+                **r["data"],
+                "features": {"query_words": 10**30, "source_type": 5, "x": [1]},
+                "evaluation": {**r["data"]["evaluation"], "confidence": "sure"},
+            },
+        }
+        if r["type"] == "query_evaluation"
+        else r
+        for r in records
+    ],
 }
 
 
 @pytest.mark.parametrize("edit", sorted(RUN_EDITS))
-@pytest.mark.parametrize("command", READERS + [("compare", SEARCH_RUN, RAG_RUN), ("review", "--list")])
+@pytest.mark.parametrize(
+    "command", READERS + [("compare", SEARCH_RUN, RAG_RUN), ("review", "--list")]
+)
 def test_odd_run_files_never_crash(data, edit, command):
     _rewrite_run(data, SEARCH_RUN, RUN_EDITS[edit])
     outcome = run(data, *command)
-    if outcome.exit_code == 2:  # only a precise reason: e.g. no ratings to synthesize, no such feature
+    if (
+        outcome.exit_code == 2
+    ):  # only a precise reason: e.g. no ratings to synthesize, no such feature
         one_line_error(outcome)
     else:
         succeeded(outcome, command)
@@ -265,8 +364,14 @@ def test_synthesize_a_run_file_without_a_header(data):
 
 
 def test_patterns_over_centuries_of_daily_windows_is_one_line(data):
-    append(data, rating(timestamp="1970-01-01T00:00:00Z"), rating(item_id="q02", timestamp="2200-12-31T00:00:00Z"))
-    one_line_error(run(data, "analyze", "patterns", "--window-days", "1"), "drift windows", "--window-days 85")
+    append(
+        data,
+        rating(timestamp="1970-01-01T00:00:00Z"),
+        rating(item_id="q02", timestamp="2200-12-31T00:00:00Z"),
+    )
+    one_line_error(
+        run(data, "analyze", "patterns", "--window-days", "1"), "drift windows", "--window-days 85"
+    )
     succeeded(run(data, "analyze", "patterns", "--window-days", "85"))
 
 
@@ -332,9 +437,13 @@ def _run_fifo(data: Path) -> str:
     return "not a regular file"
 
 
-UNREADABLE = {"ratings.jsonl is a directory": _ratings_directory, "ratings.jsonl is a FIFO": _ratings_fifo,
-              "the data dir is a file": _data_dir_is_a_file, "a run file is a directory": _run_directory,
-              "a run file is a FIFO": _run_fifo}
+UNREADABLE = {
+    "ratings.jsonl is a directory": _ratings_directory,
+    "ratings.jsonl is a FIFO": _ratings_fifo,
+    "the data dir is a file": _data_dir_is_a_file,
+    "a run file is a directory": _run_directory,
+    "a run file is a FIFO": _run_fifo,
+}
 
 
 @pytest.mark.parametrize("case", sorted(UNREADABLE))
@@ -376,8 +485,16 @@ def test_a_ratings_log_without_permission_is_one_line(data, command, monkeypatch
 # --------------------------------------------------------------------------- no ratings
 
 
-@pytest.mark.parametrize("command", [("agreement",), ("calibration",), ("correlate", "--feature", "query_words"),
-                                     ("patterns",), ("validate",)])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("agreement",),
+        ("calibration",),
+        ("correlate", "--feature", "query_words"),
+        ("patterns",),
+        ("validate",),
+    ],
+)
 def test_reports_and_charts_of_no_ratings(data, command):
     (data / "ratings.jsonl").unlink()
     outcome = run(data, "analyze", *command, "--out", str(data.parent / "reports"))
@@ -389,22 +506,28 @@ def test_reports_and_charts_of_no_ratings(data, command):
 # --------------------------------------------------------------------------- numeric options
 
 
-@pytest.mark.parametrize("args, option", [
-    (("analyze", "agreement", "--bootstrap", "-1"), "--bootstrap"),
-    (("analyze", "agreement", "--bootstrap", "100000000000"), "--bootstrap"),
-    (("analyze", "agreement", "--seed", "-1"), "--seed"),
-    (("analyze", "agreement", "--seed", str(2 ** 70)), "--seed"),
-    (("analyze", "correlate", "--feature", "query_words", "--buckets", "0"), "--buckets"),
-    (("analyze", "correlate", "--feature", "query_words", "--buckets", "1000000000"), "--buckets"),
-    (("analyze", "patterns", "--window-days", "0"), "--window-days"),
-    (("analyze", "patterns", "--window-days", "-3"), "--window-days"),
-    (("analyze", "patterns", "--window-days", "100000000"), "--window-days"),
-    (("digest", "--since-hours", "nan"), "--since-hours"),
-    (("digest", "--since-hours", "inf"), "--since-hours"),
-    (("digest", "--since-hours", "-inf"), "--since-hours"),
-    (("digest", "--since-hours", "-1"), "--since-hours"),
-    (("digest", "--since-hours", "1e308"), "--since-hours"),
-])
+@pytest.mark.parametrize(
+    "args, option",
+    [
+        (("analyze", "agreement", "--bootstrap", "-1"), "--bootstrap"),
+        (("analyze", "agreement", "--bootstrap", "100000000000"), "--bootstrap"),
+        (("analyze", "agreement", "--seed", "-1"), "--seed"),
+        (("analyze", "agreement", "--seed", str(2**70)), "--seed"),
+        (("analyze", "correlate", "--feature", "query_words", "--buckets", "0"), "--buckets"),
+        (
+            ("analyze", "correlate", "--feature", "query_words", "--buckets", "1000000000"),
+            "--buckets",
+        ),
+        (("analyze", "patterns", "--window-days", "0"), "--window-days"),
+        (("analyze", "patterns", "--window-days", "-3"), "--window-days"),
+        (("analyze", "patterns", "--window-days", "100000000"), "--window-days"),
+        (("digest", "--since-hours", "nan"), "--since-hours"),
+        (("digest", "--since-hours", "inf"), "--since-hours"),
+        (("digest", "--since-hours", "-inf"), "--since-hours"),
+        (("digest", "--since-hours", "-1"), "--since-hours"),
+        (("digest", "--since-hours", "1e308"), "--since-hours"),
+    ],
+)
 def test_a_numeric_option_out_of_range_is_one_line(data, args, option):
     before = snapshot(data)
     line = one_line_error(run(data, *args), option, " to ")
@@ -412,13 +535,16 @@ def test_a_numeric_option_out_of_range_is_one_line(data, args, option):
     assert "range" in line or "from" in line
 
 
-@pytest.mark.parametrize("args", [
-    ("analyze", "agreement", "--bootstrap", "0", "--seed", str(2 ** 32 - 1)),
-    ("analyze", "correlate", "--feature", "query_words", "--buckets", "100"),
-    ("analyze", "patterns", "--window-days", "3650"),
-    ("digest", "--since-hours", "0"),
-    ("digest", "--since-hours", "876000"),
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("analyze", "agreement", "--bootstrap", "0", "--seed", str(2**32 - 1)),
+        ("analyze", "correlate", "--feature", "query_words", "--buckets", "100"),
+        ("analyze", "patterns", "--window-days", "3650"),
+        ("digest", "--since-hours", "0"),
+        ("digest", "--since-hours", "876000"),
+    ],
+)
 def test_numeric_options_at_their_limits_work(data, args):
     succeeded(run(data, *args))
 
@@ -436,23 +562,61 @@ def _plant_hostile_text(data: Path) -> None:
             if record["type"] == "run_header":
                 record.update(set="set" + HOSTILE_TEXT, label="label" + HOSTILE_TEXT)
             elif record["type"] == "query_evaluation":
-                record["data"]["query"].update(query="query" + HOSTILE_TEXT, category="cat" + HOSTILE_TEXT)
+                record["data"]["query"].update(
+                    query="query" + HOSTILE_TEXT, category="cat" + HOSTILE_TEXT
+                )
                 record["data"]["features"]["source_type"] = "src" + HOSTILE_TEXT
                 record["data"]["evaluation"]["verdict"] = "FAIL" + HOSTILE_TEXT
             yield record
 
     _rewrite_run(data, SEARCH_RUN, edit)
-    _rewrite_run(data, RAG_RUN, lambda records: [
-        {**r, "data": {**r["data"], "ground_truth_contexts": [{"text": "ctx" + HOSTILE_TEXT}], "id": "id" + HOSTILE_TEXT}}
-        if r["type"] == "query_evaluation" else r for r in records])
+    _rewrite_run(
+        data,
+        RAG_RUN,
+        lambda records: [
+            {
+                **r,
+                "data": {
+                    **r["data"],
+                    "ground_truth_contexts": [{"text": "ctx" + HOSTILE_TEXT}],
+                    "id": "id" + HOSTILE_TEXT,
+                },
+            }
+            if r["type"] == "query_evaluation"
+            else r
+            for r in records
+        ],
+    )
     evil = {"platform": "terminal", "id": "eve" + HOSTILE_TEXT, "name": HOSTILE_TEXT}
-    append(data, *[rating(item_id=f"q{n:02d}", reviewer=evil, score=0.0, judgment="terrible" + HOSTILE_TEXT,
-                          concerns=["tag" + HOSTILE_TEXT], note="note" + HOSTILE_TEXT,
-                          dimension="overall" if n % 2 else "dim" + HOSTILE_TEXT,
-                          metadata={"source_type": "src" + HOSTILE_TEXT}) for n in range(1, 19)])
-    append(data, rating(run_id="run" + HOSTILE_TEXT, idempotency_key="evil-run"),
-           {"type": "note", "run_id": SEARCH_RUN, "item_id": "q01", "reviewer": evil, "idempotency_key": "evil-note",
-            "text": "note" + HOSTILE_TEXT}, '{"type": "rating\\u001b]0;x\\u0007\\u202e", "run_id": 1}')
+    append(
+        data,
+        *[
+            rating(
+                item_id=f"q{n:02d}",
+                reviewer=evil,
+                score=0.0,
+                judgment="terrible" + HOSTILE_TEXT,
+                concerns=["tag" + HOSTILE_TEXT],
+                note="note" + HOSTILE_TEXT,
+                dimension="overall" if n % 2 else "dim" + HOSTILE_TEXT,
+                metadata={"source_type": "src" + HOSTILE_TEXT},
+            )
+            for n in range(1, 19)
+        ],
+    )
+    append(
+        data,
+        rating(run_id="run" + HOSTILE_TEXT, idempotency_key="evil-run"),
+        {
+            "type": "note",
+            "run_id": SEARCH_RUN,
+            "item_id": "q01",
+            "reviewer": evil,
+            "idempotency_key": "evil-note",
+            "text": "note" + HOSTILE_TEXT,
+        },
+        '{"type": "rating\\u001b]0;x\\u0007\\u202e", "run_id": 1}',
+    )
 
 
 @pytest.mark.parametrize("command", MARKDOWN)
@@ -466,19 +630,32 @@ def test_text_from_files_never_reaches_the_terminal_raw(data, command):
             assert char not in outcome.stderr, (char, outcome.stderr)
 
 
-@pytest.mark.parametrize("command", [("digest",), ("analyze", "agreement", "--bootstrap", "0"), ("analyze", "calibration"),
-                                     ("analyze", "patterns")])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("digest",),
+        ("analyze", "agreement", "--bootstrap", "0"),
+        ("analyze", "calibration"),
+        ("analyze", "patterns"),
+    ],
+)
 def test_charts_draw_text_from_files_as_text(data, command):
     _plant_hostile_text(data)
     outcome = run(data, *command, "--out", str(data.parent / "charts"))
     succeeded(outcome, command)
-    assert all(p.read_bytes().startswith(b"\x89PNG") for p in (data.parent / "charts").glob("*.png"))
+    assert all(
+        p.read_bytes().startswith(b"\x89PNG") for p in (data.parent / "charts").glob("*.png")
+    )
 
 
 def test_data_outputs_stay_exact(data):
     _plant_hostile_text(data)
-    exported = json.loads(run(data, "export", SEARCH_RUN, "--reviewer", "terminal:eve" + HOSTILE_TEXT).stdout)
-    assert {line for label in exported["labels"] for line in label["notes"].split("\n")} == {"note" + HOSTILE_TEXT}
+    exported = json.loads(
+        run(data, "export", SEARCH_RUN, "--reviewer", "terminal:eve" + HOSTILE_TEXT).stdout
+    )
+    assert {line for label in exported["labels"] for line in label["notes"].split("\n")} == {
+        "note" + HOSTILE_TEXT
+    }
     compared = json.loads(run(data, "compare", SEARCH_RUN, RAG_RUN, "--format", "json").stdout)
     assert compared["profiles"][0]["label"] == "label" + HOSTILE_TEXT
 
@@ -486,6 +663,8 @@ def test_data_outputs_stay_exact(data):
 def test_regression_lines_show_queries_safely():
     from evaluation.regressions import QueryRegression, RegressionReport
 
-    report = RegressionReport("new", "old", [QueryRegression("q1", "query" + HOSTILE_TEXT, 0.9, 0.2)])
+    report = RegressionReport(
+        "new", "old", [QueryRegression("q1", "query" + HOSTILE_TEXT, 0.9, 0.2)]
+    )
     [line] = report.lines()
     assert "query" in line and not any(char in line for char in RAW)

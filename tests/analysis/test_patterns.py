@@ -16,7 +16,16 @@ from hypothesis import strategies as st
 from analysis.patterns import patterns
 from analysis.stats import Undefined
 from evaluation import HilbotError
-from tests.analysis.test_calibration import CONFIG, T0, assert_json_safe, make_concerns, make_items, make_ratings, rating, rounded
+from tests.analysis.test_calibration import (
+    CONFIG,
+    T0,
+    assert_json_safe,
+    make_concerns,
+    make_items,
+    make_ratings,
+    rating,
+    rounded,
+)
 
 Q = "quality"
 ALICE, BOB = "terminal:alice", "telegram:7"
@@ -33,6 +42,7 @@ def utc(y: int, m: int, d: int) -> datetime:
 
 # ---------------------------------------------------------------- one small set worked by hand
 
+
 #   rating  item  judgment   score  rating source  → source type    item category
 #   r1      i1    excellent  1.0    –                chat (item's)   macro
 #   r2      i2    good        .7    transcript       transcript      macro   (item says tweet; the rating wins)
@@ -41,29 +51,40 @@ def utc(y: int, m: int, d: int) -> datetime:
 #   r5      i1    miss        .1    – (bob)          chat            macro
 #   r6      i2    okay        .4    transcript (bob) transcript      macro
 def small():
-    items = make_items([
-        {"item_id": "i1", "category": "macro", "source_type": "chat"},
-        {"item_id": "i2", "category": "macro", "source_type": "tweet"},
-        {"item_id": "i3", "category": "micro"},
-        {"item_id": "i4", "source_type": "article"},
-    ])
-    ratings = make_ratings([
-        rating("i1", "excellent", dimension=Q),
-        rating("i2", "good", dimension=Q, source_type="transcript"),
-        rating("i3", "okay", dimension=Q),
-        rating("i4", "miss", dimension=Q),
-        rating("i1", "miss", dimension=Q, reviewer=BOB),
-        rating("i2", "okay", dimension=Q, reviewer=BOB, source_type="transcript"),
-    ])
-    concerns = make_concerns([
-        {"item_id": "i3", "dimension": Q, "tag": "thesis_unclear"},
-        {"item_id": "i3", "dimension": Q, "tag": "lacks_catalyst"},
-        {"item_id": "i4", "dimension": Q, "tag": "lacks_catalyst"},
-        {"item_id": "i1", "dimension": Q, "reviewer": BOB, "tag": "lacks_catalyst"},
-        {"item_id": "i2", "dimension": Q, "reviewer": BOB, "tag": "custom_tag"},
-        {"item_id": "i2", "dimension": Q, "reviewer": "slack:carol", "tag": "lacks_catalyst"},  # no current rating
-        {"item_id": "i1", "dimension": "overall", "tag": "bad_ranking"},  # another dimension
-    ])
+    items = make_items(
+        [
+            {"item_id": "i1", "category": "macro", "source_type": "chat"},
+            {"item_id": "i2", "category": "macro", "source_type": "tweet"},
+            {"item_id": "i3", "category": "micro"},
+            {"item_id": "i4", "source_type": "article"},
+        ]
+    )
+    ratings = make_ratings(
+        [
+            rating("i1", "excellent", dimension=Q),
+            rating("i2", "good", dimension=Q, source_type="transcript"),
+            rating("i3", "okay", dimension=Q),
+            rating("i4", "miss", dimension=Q),
+            rating("i1", "miss", dimension=Q, reviewer=BOB),
+            rating("i2", "okay", dimension=Q, reviewer=BOB, source_type="transcript"),
+        ]
+    )
+    concerns = make_concerns(
+        [
+            {"item_id": "i3", "dimension": Q, "tag": "thesis_unclear"},
+            {"item_id": "i3", "dimension": Q, "tag": "lacks_catalyst"},
+            {"item_id": "i4", "dimension": Q, "tag": "lacks_catalyst"},
+            {"item_id": "i1", "dimension": Q, "reviewer": BOB, "tag": "lacks_catalyst"},
+            {"item_id": "i2", "dimension": Q, "reviewer": BOB, "tag": "custom_tag"},
+            {
+                "item_id": "i2",
+                "dimension": Q,
+                "reviewer": "slack:carol",
+                "tag": "lacks_catalyst",
+            },  # no current rating
+            {"item_id": "i1", "dimension": "overall", "tag": "bad_ranking"},  # another dimension
+        ]
+    )
     return ratings, items, concerns
 
 
@@ -71,18 +92,30 @@ def test_distribution_and_overall_worked_by_hand():
     (dim,) = patterns(*small(), CONFIG).dimensions
     assert dim.dimension == Q and dim.n == 6
     # excellent 1, good 1, okay 2, miss 2 (best first) → 1/6, 1/6, 2/6, 2/6.
-    assert [(j.value, j.count) for j in dim.distribution] == [("excellent", 1), ("good", 1), ("okay", 2), ("miss", 2)]
+    assert [(j.value, j.count) for j in dim.distribution] == [
+        ("excellent", 1),
+        ("good", 1),
+        ("okay", 2),
+        ("miss", 2),
+    ]
     assert [j.share for j in dim.distribution] == pytest.approx([1 / 6, 1 / 6, 1 / 3, 1 / 3])
     # 2 successes of 6; mean (1 + .7 + .4 + .1 + .1 + .4)/6 = 2.7/6 = .45.
     assert (dim.overall.n, dim.overall.successes) == (6, 2)
-    assert dim.overall.success_rate == pytest.approx(1 / 3) and dim.overall.mean_score == pytest.approx(0.45)
+    assert dim.overall.success_rate == pytest.approx(
+        1 / 3
+    ) and dim.overall.mean_score == pytest.approx(0.45)
 
 
 def test_by_source_type_prefers_the_ratings_own_source():
     (dim,) = patterns(*small(), CONFIG).dimensions
     # article r4 0/1 .1; chat r1 r5 1/2 (1 + .1)/2 = .55; transcript r2 r6 1/2 (.7 + .4)/2 = .55; None r3 0/1 .4.
     got = [(g.key, g.n, g.successes, round(g.mean_score, 9)) for g in dim.by_source_type]
-    assert got == [("article", 1, 0, 0.1), ("chat", 2, 1, 0.55), ("transcript", 2, 1, 0.55), (None, 1, 0, 0.4)]
+    assert got == [
+        ("article", 1, 0, 0.1),
+        ("chat", 2, 1, 0.55),
+        ("transcript", 2, 1, 0.55),
+        (None, 1, 0, 0.4),
+    ]
     chat = dim.by_source_type[1]
     assert (round(chat.ci.low, 4), round(chat.ci.high, 4)) == (0.0945, 0.9055)  # Wilson 1/2
 
@@ -107,32 +140,58 @@ def test_concern_tags_count_share_and_mean_score():
     assert tags["tick_too_risky"].count == 0 and tags["tick_too_risky"].share == 0.0
     assert tags["tick_too_risky"].mean_score == NO_TAG
     assert "bad_ranking" not in tags
-    assert [c.tag for c in dim.by_concern] == ["lacks_catalyst", "custom_tag", "thesis_unclear", "conviction_too_high",
-                                               "leap_unjustified", "missing_market_data", "tick_too_risky"]
+    assert [c.tag for c in dim.by_concern] == [
+        "lacks_catalyst",
+        "custom_tag",
+        "thesis_unclear",
+        "conviction_too_high",
+        "leap_unjustified",
+        "missing_market_data",
+        "tick_too_risky",
+    ]
 
 
 def test_unknown_judgments_are_listed_after_the_scale():
     ratings, items, concerns = small()
     extra = make_ratings([rating("i3", "legacy", dimension=Q, reviewer=BOB, score=0.9)])
-    (dim,) = patterns(pd.concat([ratings, extra], ignore_index=True), items, concerns, CONFIG).dimensions
+    (dim,) = patterns(
+        pd.concat([ratings, extra], ignore_index=True), items, concerns, CONFIG
+    ).dimensions
     assert [j.value for j in dim.distribution][-1] == "legacy"
     assert dim.overall.successes == 3  # "legacy" is no option: its score .9 ≥ .5 makes it a success
 
 
 def test_an_unconfigured_dimension_is_described_from_the_log():
     # tone, in no configuration: mean scores warm .9, aloof (.3, .5) → .4, cold .1, and "blank" (no score) last
-    ratings = make_ratings([rating("i1", "aloof", dimension="tone", score=0.3), rating("i2", "warm", dimension="tone", score=0.9),
-                            rating("i3", "cold", dimension="tone", score=0.1), rating("i4", "aloof", dimension="tone", score=0.5),
-                            rating("i1", "blank", dimension="tone", score=float("nan"), reviewer=BOB)])
+    ratings = make_ratings(
+        [
+            rating("i1", "aloof", dimension="tone", score=0.3),
+            rating("i2", "warm", dimension="tone", score=0.9),
+            rating("i3", "cold", dimension="tone", score=0.1),
+            rating("i4", "aloof", dimension="tone", score=0.5),
+            rating("i1", "blank", dimension="tone", score=float("nan"), reviewer=BOB),
+        ]
+    )
     concerns = make_concerns([{"item_id": "i3", "dimension": "tone", "tag": "too_formal"}])
     items = small()[1]
     (dim,) = patterns(ratings, items, concerns, CONFIG).dimensions
     assert dim.dimension == "tone" and dim.scale is None
-    assert [(j.value, j.count) for j in dim.distribution] == [("warm", 1), ("aloof", 2), ("cold", 1), ("blank", 1)]
-    assert dim.notes == (("dimension 'tone' is not configured: judgments ordered by their mean score, best first; "
-                          "a rating succeeds when its score ≥ 0.5"),)
+    assert [(j.value, j.count) for j in dim.distribution] == [
+        ("warm", 1),
+        ("aloof", 2),
+        ("cold", 1),
+        ("blank", 1),
+    ]
+    assert dim.notes == (
+        (
+            "dimension 'tone' is not configured: judgments ordered by their mean score, best first; "
+            "a rating succeeds when its score ≥ 0.5"
+        ),
+    )
     assert dim.overall.successes == 2  # warm .9 and aloof .5
-    assert [(c.tag, c.count) for c in dim.by_concern] == [("too_formal", 1)]  # in use, though none is offered
+    assert [(c.tag, c.count) for c in dim.by_concern] == [
+        ("too_formal", 1)
+    ]  # in use, though none is offered
     assert_json_safe(patterns(ratings, items, concerns, CONFIG))
     (configured,) = patterns(small()[0], items, small()[2], CONFIG).dimensions
     assert configured.scale == Q and configured.notes == ()
@@ -140,7 +199,9 @@ def test_an_unconfigured_dimension_is_described_from_the_log():
 
 def test_a_dimension_neither_configured_nor_rated_is_a_clear_error():
     ratings, items, concerns = small()
-    with pytest.raises(HilbotError, match="no ratings on dimension 'qualty', and hilbot.toml does not define it") as caught:
+    with pytest.raises(
+        HilbotError, match="no ratings on dimension 'qualty', and hilbot.toml does not define it"
+    ) as caught:
         patterns(ratings, items, concerns, CONFIG, dimension="qualty")
     assert "use one of" in caught.value.fix and Q in caught.value.fix
     with pytest.raises(HilbotError, match="in run 'run-b'"):
@@ -153,19 +214,29 @@ def test_a_dimension_neither_configured_nor_rated_is_a_clear_error():
 def test_drift_per_window_with_an_empty_week():
     # Anchor: 2025-03-03 00:00 UTC (the day of the first rating). Days 0 and 1 → week 1 (excellent, good:
     # 2/2, mean .85); nothing in week 2; days 15 and 16 → week 3 (miss, okay: 0/2, mean .25).
-    ratings = make_ratings([rating("a", "excellent", dimension=Q, timestamp=day(0)),
-                            rating("b", "good", dimension=Q, timestamp=day(1)),
-                            rating("c", "miss", dimension=Q, timestamp=day(15)),
-                            rating("d", "okay", dimension=Q, timestamp=day(16))])
+    ratings = make_ratings(
+        [
+            rating("a", "excellent", dimension=Q, timestamp=day(0)),
+            rating("b", "good", dimension=Q, timestamp=day(1)),
+            rating("c", "miss", dimension=Q, timestamp=day(15)),
+            rating("d", "okay", dimension=Q, timestamp=day(16)),
+        ]
+    )
     items = make_items([{"item_id": i} for i in "abcd"])
     (dim,) = patterns(ratings, items, make_concerns([]), CONFIG).dimensions
-    assert [(w.start, w.end) for w in dim.drift] == [(utc(2025, 3, 3), utc(2025, 3, 10)),
-                                                      (utc(2025, 3, 10), utc(2025, 3, 17)),
-                                                      (utc(2025, 3, 17), utc(2025, 3, 24))]
+    assert [(w.start, w.end) for w in dim.drift] == [
+        (utc(2025, 3, 3), utc(2025, 3, 10)),
+        (utc(2025, 3, 10), utc(2025, 3, 17)),
+        (utc(2025, 3, 17), utc(2025, 3, 24)),
+    ]
     assert [w.n for w in dim.drift] == [2, 0, 2]
     assert dim.drift[0].success_rate == 1.0 and dim.drift[0].mean_score == pytest.approx(0.85)
-    assert dim.drift[1].success_rate == Undefined("no ratings") and dim.drift[1].ci == Undefined("no ratings")
-    assert dim.drift[2].judgments == {"miss": 1, "okay": 1} and dim.drift[2].mean_score == pytest.approx(0.25)
+    assert dim.drift[1].success_rate == Undefined("no ratings") and dim.drift[1].ci == Undefined(
+        "no ratings"
+    )
+    assert dim.drift[2].judgments == {"miss": 1, "okay": 1} and dim.drift[
+        2
+    ].mean_score == pytest.approx(0.25)
     daily = patterns(ratings, items, make_concerns([]), CONFIG, window_days=1).dimensions[0]
     assert len(daily.drift) == 17 and sum(w.n for w in daily.drift) == 4
     data = assert_json_safe(patterns(ratings, items, make_concerns([]), CONFIG))
@@ -200,9 +271,19 @@ def regression_frames(*groups):
     return make_ratings(rows), make_items(items), make_concerns([])
 
 
-REGRESSED = ("macro", "tweet", ["excellent"] * 5, ["miss"] * 5)  # 5/5 → 0/5: Wilson [.5655, 1] vs [0, .4345]
+REGRESSED = (
+    "macro",
+    "tweet",
+    ["excellent"] * 5,
+    ["miss"] * 5,
+)  # 5/5 → 0/5: Wilson [.5655, 1] vs [0, .4345]
 STABLE = ("micro", "chat", ["excellent"] * 5, ["excellent"] * 5)  # 5/5 → 5/5
-NOISY = ("macro", "chat", ["good"] * 4 + ["okay"], ["good"] + ["miss"] * 4)  # 4/5 → 1/5: drop .6 but
+NOISY = (
+    "macro",
+    "chat",
+    ["good"] * 4 + ["okay"],
+    ["good"] + ["miss"] * 4,
+)  # 4/5 → 1/5: drop .6 but
 # Wilson 4/5 = [.3755, .9638] and 1/5 = [.0362, .6245] overlap → not flagged.
 THIN = ("micro", "tweet", ["excellent"] * 5, ["miss"] * 3)  # the recent window has only 3 ratings
 
@@ -212,8 +293,16 @@ def test_regression_flags_excellent_early_miss_late_and_not_the_stable_ones():
     assert dim.groups_checked == 3  # THIN has one window with ≥ 5 ratings
     (found,) = dim.regressions
     assert (found.category, found.source_type, found.drop) == ("macro", "tweet", 1.0)
-    assert (found.earlier.start, found.earlier.n, found.earlier.judgments) == (utc(2025, 3, 3), 5, {"excellent": 5})
-    assert (found.recent.start, found.recent.n, found.recent.judgments) == (utc(2025, 3, 17), 5, {"miss": 5})
+    assert (found.earlier.start, found.earlier.n, found.earlier.judgments) == (
+        utc(2025, 3, 3),
+        5,
+        {"excellent": 5},
+    )
+    assert (found.recent.start, found.recent.n, found.recent.judgments) == (
+        utc(2025, 3, 17),
+        5,
+        {"miss": 5},
+    )
     assert round(found.earlier.ci.low, 4) == 0.5655 and round(found.recent.ci.high, 4) == 0.4345
     assert_json_safe(patterns(*regression_frames(REGRESSED, STABLE, NOISY, THIN), CONFIG))
 
@@ -222,7 +311,10 @@ def test_regression_thresholds_are_parameters():
     frames = regression_frames(REGRESSED, STABLE, NOISY, THIN)
     # With 3 ratings enough, THIN is checked: 5/5 → 0/3, Wilson 0/3 = [0, .5615] below 5/5's .5655 → flagged.
     loose = patterns(*frames, CONFIG, min_ratings=3).dimensions[0]
-    assert {(r.category, r.source_type) for r in loose.regressions} == {("macro", "tweet"), ("micro", "tweet")}
+    assert {(r.category, r.source_type) for r in loose.regressions} == {
+        ("macro", "tweet"),
+        ("micro", "tweet"),
+    }
     # A drop of at least 1.01 is impossible.
     assert patterns(*frames, CONFIG, min_drop=1.01).dimensions[0].regressions == ()
 
@@ -232,7 +324,9 @@ def test_regression_compares_the_first_and_last_full_windows():
     rows, items = group_ratings(None, None, ["excellent"] * 5, ["miss"] * 5)
     middle = [rating(f"mid{k}", "good", dimension=Q, timestamp=day(7 + k)) for k in range(5)]
     items += [{"item_id": f"mid{k}"} for k in range(5)]
-    (dim,) = patterns(make_ratings(rows + middle), make_items(items), make_concerns([]), CONFIG).dimensions
+    (dim,) = patterns(
+        make_ratings(rows + middle), make_items(items), make_concerns([]), CONFIG
+    ).dimensions
     (found,) = dim.regressions
     assert (found.category, found.source_type) == (None, None)
     assert (found.earlier.start, found.recent.start) == (utc(2025, 3, 3), utc(2025, 3, 17))
@@ -243,13 +337,17 @@ def test_regression_compares_the_first_and_last_full_windows():
 
 def test_dimensions_are_reported_apart_and_filters_apply():
     ratings, items, concerns = small()
-    other = make_ratings([rating("i1", "good", dimension="overall"), rating("i1", "poor", run_id="run-b")])
+    other = make_ratings(
+        [rating("i1", "good", dimension="overall"), rating("i1", "poor", run_id="run-b")]
+    )
     both = pd.concat([ratings, other], ignore_index=True)
     report = patterns(both, items, concerns, CONFIG)
     assert [d.dimension for d in report.dimensions] == ["overall", Q]
     assert report.dimensions[0].n == 2
     assert [d.n for d in patterns(both, items, concerns, CONFIG, run="run-b").dimensions] == [1]
-    assert [d.dimension for d in patterns(both, items, concerns, CONFIG, dimension=Q).dimensions] == [Q]
+    assert [
+        d.dimension for d in patterns(both, items, concerns, CONFIG, dimension=Q).dimensions
+    ] == [Q]
 
 
 def test_no_ratings_gives_undefined_not_nan():
@@ -265,9 +363,13 @@ def test_no_ratings_gives_undefined_not_nan():
 
 def test_a_single_category_and_source():
     ratings = make_ratings([rating(f"x{k}", "good", dimension=Q) for k in range(3)])
-    items = make_items([{"item_id": f"x{k}", "category": "only", "source_type": "chat"} for k in range(3)])
+    items = make_items(
+        [{"item_id": f"x{k}", "category": "only", "source_type": "chat"} for k in range(3)]
+    )
     (dim,) = patterns(ratings, items, make_concerns([]), CONFIG).dimensions
-    assert [g.key for g in dim.by_category] == ["only"] and [g.key for g in dim.by_source_type] == ["chat"]
+    assert [g.key for g in dim.by_category] == ["only"] and [g.key for g in dim.by_source_type] == [
+        "chat"
+    ]
     assert dim.by_category[0].success_rate == 1.0 and dim.groups_checked == 0
     assert_json_safe(patterns(ratings, items, make_concerns([]), CONFIG))
 
@@ -276,19 +378,44 @@ def test_a_single_category_and_source():
 
 
 @settings(max_examples=25, deadline=None)
-@given(rows=st.lists(st.tuples(st.sampled_from(["excellent", "good", "okay", "miss"]), st.integers(0, 30),
-                               st.sampled_from(["a", "b", None]), st.sampled_from(["chat", "tweet", None])),
-                     min_size=0, max_size=30),
-       seed=st.integers(0, 1000))
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.sampled_from(["excellent", "good", "okay", "miss"]),
+            st.integers(0, 30),
+            st.sampled_from(["a", "b", None]),
+            st.sampled_from(["chat", "tweet", None]),
+        ),
+        min_size=0,
+        max_size=30,
+    ),
+    seed=st.integers(0, 1000),
+)
 def test_counts_add_up_and_order_and_item_names_do_not_matter(rows, seed):
-    ratings = make_ratings([rating(f"i{k}", j, dimension=Q, timestamp=day(d)) for k, (j, d, _, _) in enumerate(rows)])
-    items = make_items([{"item_id": f"i{k}", "category": c, "source_type": s} for k, (_, _, c, s) in enumerate(rows)])
+    ratings = make_ratings(
+        [rating(f"i{k}", j, dimension=Q, timestamp=day(d)) for k, (j, d, _, _) in enumerate(rows)]
+    )
+    items = make_items(
+        [
+            {"item_id": f"i{k}", "category": c, "source_type": s}
+            for k, (_, _, c, s) in enumerate(rows)
+        ]
+    )
     report = patterns(ratings, items, make_concerns([]), CONFIG)
     for dim in report.dimensions:
-        assert sum(j.count for j in dim.distribution) == sum(w.n for w in dim.drift) == dim.n == len(rows)
+        assert (
+            sum(j.count for j in dim.distribution)
+            == sum(w.n for w in dim.drift)
+            == dim.n
+            == len(rows)
+        )
         assert sum(g.n for g in dim.by_category) == sum(g.n for g in dim.by_source_type) == dim.n
-    names = {f"i{k}": f"n{v}" for k, v in enumerate(np.random.default_rng(seed).permutation(len(rows)))}
-    shuffled = (ratings.assign(item_id=ratings["item_id"].map(names)).sample(frac=1, random_state=seed),
-                items.assign(item_id=items["item_id"].map(names)).sample(frac=1, random_state=seed))
+    names = {
+        f"i{k}": f"n{v}" for k, v in enumerate(np.random.default_rng(seed).permutation(len(rows)))
+    }
+    shuffled = (
+        ratings.assign(item_id=ratings["item_id"].map(names)).sample(frac=1, random_state=seed),
+        items.assign(item_id=items["item_id"].map(names)).sample(frac=1, random_state=seed),
+    )
     again = patterns(*shuffled, make_concerns([]), CONFIG)
     assert rounded(again.to_dict()) == rounded(assert_json_safe(report))

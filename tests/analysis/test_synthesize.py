@@ -8,29 +8,70 @@ import json
 import pytest
 
 from analysis.synthesize import gather, synthesize
-from evaluation import Evaluation, HilbotError, ItemData, Ledger, Note, Query, QueryEvaluation, Rating, Reviewer, RunHeader, Store, summarize
+from evaluation import (
+    Evaluation,
+    HilbotError,
+    ItemData,
+    Ledger,
+    Note,
+    Query,
+    QueryEvaluation,
+    Rating,
+    Reviewer,
+    RunHeader,
+    Store,
+    summarize,
+)
 from tests.fakes.anthropic_api import tool
 
 ALICE, BOB = Reviewer(id="alice"), Reviewer(id="bob")
 
 
-def _rating(item: str, who: Reviewer, judgment: str, score: float, concerns=(), key: str = "") -> Rating:
-    return Rating(run_id="r1", item_id=item, dimension="overall", reviewer=who, judgment=judgment, score=score,
-                  concerns=list(concerns), idempotency_key=key or f"{who.id}:{item}:{judgment}")
+def _rating(
+    item: str, who: Reviewer, judgment: str, score: float, concerns=(), key: str = ""
+) -> Rating:
+    return Rating(
+        run_id="r1",
+        item_id=item,
+        dimension="overall",
+        reviewer=who,
+        judgment=judgment,
+        score=score,
+        concerns=list(concerns),
+        idempotency_key=key or f"{who.id}:{item}:{judgment}",
+    )
 
 
 @pytest.fixture
 def reviewed(store: Store) -> Store:
     """Four items; AI overall 0.9, 0.8, 0.3, 0.7 (q4 never rated)."""
-    items = [ItemData(id=f"q{n}", query=Query(query=f"query {n}"), evaluation=Evaluation(scores={"overall": ai}))
-             for n, ai in ((1, 0.9), (2, 0.8), (3, 0.3), (4, 0.7))]
+    items = [
+        ItemData(
+            id=f"q{n}",
+            query=Query(query=f"query {n}"),
+            evaluation=Evaluation(scores={"overall": ai}),
+        )
+        for n, ai in ((1, 0.9), (2, 0.8), (3, 0.3), (4, 0.7))
+    ]
     store.create_run(RunHeader(run_id="r1"), [QueryEvaluation(run_id="r1", data=i) for i in items])
-    store.ratings.append_many([
-        _rating("q1", ALICE, "terrible", 0.1, ["bad_ranking"]), _rating("q1", BOB, "poor", 0.4, ["bad_ranking", "weak_snippet"]),
-        _rating("q2", ALICE, "good", 1.0), _rating("q2", BOB, "okay", 0.7, ["bad_ranking"]),
-        _rating("q3", ALICE, "good", 1.0), _rating("q3", ALICE, "okay", 0.7, key="alice:q3:changed"),  # changed: latest counts
-        Note(run_id="r1", item_id="q1", dimension="overall", reviewer=ALICE, text="Top hit is the wrong product", idempotency_key="n1"),
-    ])
+    store.ratings.append_many(
+        [
+            _rating("q1", ALICE, "terrible", 0.1, ["bad_ranking"]),
+            _rating("q1", BOB, "poor", 0.4, ["bad_ranking", "weak_snippet"]),
+            _rating("q2", ALICE, "good", 1.0),
+            _rating("q2", BOB, "okay", 0.7, ["bad_ranking"]),
+            _rating("q3", ALICE, "good", 1.0),
+            _rating("q3", ALICE, "okay", 0.7, key="alice:q3:changed"),  # changed: latest counts
+            Note(
+                run_id="r1",
+                item_id="q1",
+                dimension="overall",
+                reviewer=ALICE,
+                text="Top hit is the wrong product",
+                idempotency_key="n1",
+            ),
+        ]
+    )
     return store
 
 
@@ -45,9 +86,13 @@ def test_evidence_follows_the_log(reviewed):
     assert evidence.concerns == [("bad_ranking", 3), ("weak_snippet", 1)]
     assert [e.item_id for e in evidence.gaps()] == ["q1", "q3", "q2"]  # |−0.65|, |0.4|, |0.05|
     assert evidence.notes == ["Top hit is the wrong product"]
-    ledger = Ledger.from_events(reviewed.human_events())  # the same counts as the terminal's session summary
+    ledger = Ledger.from_events(
+        reviewed.human_events()
+    )  # the same counts as the terminal's session summary
     expected = summarize(ledger, reviewed.load_run("r1"), "overall")
-    assert evidence.summary.model_dump(exclude={"reviewedAt"}) == expected.model_dump(exclude={"reviewedAt"})
+    assert evidence.summary.model_dump(exclude={"reviewedAt"}) == expected.model_dump(
+        exclude={"reviewedAt"}
+    )
 
 
 def test_statistical_synthesis_is_labelled_and_appended(reviewed):
@@ -58,18 +103,33 @@ def test_statistical_synthesis_is_labelled_and_appended(reviewed):
     assert record.aiVsHumanDelta == pytest.approx(-0.16)
     assert "the AI scores 0.16 higher than the reviewers" in record.synthesis
     assert "Most frequent concerns: bad_ranking (3), weak_snippet (1)" in record.synthesis
-    assert record.actionItems[:2] == ["Address bad_ranking: flagged in 3 rating(s)", "Address weak_snippet: flagged in 1 rating(s)"]
+    assert record.actionItems[:2] == [
+        "Address bad_ranking: flagged in 3 rating(s)",
+        "Address weak_snippet: flagged in 1 rating(s)",
+    ]
     assert "Re-check the judge on “query 1”: AI 0.90 vs reviewers 0.25" in record.actionItems
     assert "Fix or drop “query 1”: rated terrible, poor" in record.actionItems
-    [stored] = [json.loads(line) for line in reviewed.ratings.path.read_text().splitlines() if '"review_summary"' in line]
+    [stored] = [
+        json.loads(line)
+        for line in reviewed.ratings.path.read_text().splitlines()
+        if '"review_summary"' in line
+    ]
     assert stored["synthesis"] == record.synthesis and stored["actionItems"] == record.actionItems
 
 
 def test_llm_synthesis_goes_through_the_client(reviewed, fake):
-    fake.queue(tool(synthesis="Reviewers find ranking problems the judge misses.", actionItems=["Boost exact product matches"]))
+    fake.queue(
+        tool(
+            synthesis="Reviewers find ranking problems the judge misses.",
+            actionItems=["Boost exact product matches"],
+        )
+    )
     record = synthesize(reviewed, _config(), run_id="r1", use_llm=True)
     assert record.synthesis == "Reviewers find ranking problems the judge misses."
-    assert record.actionItems == ["Boost exact product matches"] and record.synthesis_source == "anthropic/claude-sonnet-5"
+    assert (
+        record.actionItems == ["Boost exact product matches"]
+        and record.synthesis_source == "anthropic/claude-sonnet-5"
+    )
     sent = json.dumps(fake.requests[0])
     assert "Top hit is the wrong product" in sent and "Largest AI" in sent and "bad_ranking" in sent
     [call] = [json.loads(line) for line in reviewed.llm_calls.path.read_text().splitlines()]
@@ -90,26 +150,46 @@ def test_synthesize_and_store_is_statistical_by_default_and_reaches_the_export(r
     from evaluation.exports import export_run
 
     record = synthesize_and_store(reviewed, _config(), "r1", "overall")
-    assert record is not None and record.synthesis_source == "statistical" and record.reviewer is None
+    assert (
+        record is not None and record.synthesis_source == "statistical" and record.reviewer is None
+    )
     assert "Most frequent concerns: bad_ranking (3), weak_snippet (1)" in record.synthesis
-    assert fake.requests == [] and not reviewed.llm_calls.path.exists()   # no LLM unless asked for
-    [stored] = [json.loads(line) for line in reviewed.ratings.path.read_text().splitlines() if '"review_summary"' in line]
+    assert fake.requests == [] and not reviewed.llm_calls.path.exists()  # no LLM unless asked for
+    [stored] = [
+        json.loads(line)
+        for line in reviewed.ratings.path.read_text().splitlines()
+        if '"review_summary"' in line
+    ]
     assert (stored["synthesis"], stored["actionItems"]) == (record.synthesis, record.actionItems)
     review = json.loads(export_run(reviewed, "r1", "json"))["hilReview"]
     assert (review["synthesis"], review["actionItems"], review["synthesis_source"]) == (
-        record.synthesis, record.actionItems, "statistical")
+        record.synthesis,
+        record.actionItems,
+        "statistical",
+    )
 
 
 def test_synthesize_and_store_with_the_llm_when_opted_in(reviewed, fake):
     from analysis.synthesize import synthesize_and_store
     from evaluation.exports import export_run
 
-    fake.queue(tool(synthesis="Ranking problems the judge misses.", actionItems=["Boost exact product matches"]))
+    fake.queue(
+        tool(
+            synthesis="Ranking problems the judge misses.",
+            actionItems=["Boost exact product matches"],
+        )
+    )
     record = synthesize_and_store(reviewed, _config(), "r1", "overall", llm=True)
-    assert (record.synthesis, record.synthesis_source) == ("Ranking problems the judge misses.", "anthropic/claude-sonnet-5")
+    assert (record.synthesis, record.synthesis_source) == (
+        "Ranking problems the judge misses.",
+        "anthropic/claude-sonnet-5",
+    )
     assert len(fake.requests) == 1
     review = json.loads(export_run(reviewed, "r1", "json"))["hilReview"]
-    assert (review["synthesis"], review["actionItems"]) == ("Ranking problems the judge misses.", ["Boost exact product matches"])
+    assert (review["synthesis"], review["actionItems"]) == (
+        "Ranking problems the judge misses.",
+        ["Boost exact product matches"],
+    )
 
 
 def test_synthesize_and_store_with_nothing_rated_stores_nothing(reviewed):

@@ -28,8 +28,14 @@ ASCENDING = ["cold", "aloof", "warm"]
 BEST_FIRST = ASCENDING[::-1]
 NOT_CONFIGURED = "dimension 'tone' is not configured: judgments ordered by their mean score"
 REVIEWERS = ("alice", "bob", "carol")
-PATTERN = [("warm", "warm", "aloof"), ("cold", "aloof", "cold"), ("warm", "warm", "warm"), ("cold", "cold", "cold"),
-           ("aloof", "aloof", "warm"), ("warm", "cold", "warm")]
+PATTERN = [
+    ("warm", "warm", "aloof"),
+    ("cold", "aloof", "cold"),
+    ("warm", "warm", "warm"),
+    ("cold", "cold", "cold"),
+    ("aloof", "aloof", "warm"),
+    ("warm", "cold", "warm"),
+]
 """Each item's three judgments (alice, bob, carol), cycling over the items."""
 
 
@@ -43,9 +49,18 @@ def rate_tone(store: Store) -> int:
     for run_id in (SEARCH_RUN, RAG_RUN):
         for k, item in enumerate(store.load_run(run_id).items):
             for who, judgment in zip(REVIEWERS, PATTERN[k % len(PATTERN)]):
-                ratings.append(Rating(run_id=run_id, item_id=item.id, dimension=TONE, reviewer=Reviewer(id=who),
-                                      idempotency_key=f"terminal:{who}:{run_id}:{item.id}", judgment=judgment,
-                                      score=score(judgment, who), concerns=["too_formal"] if judgment == "cold" else []))
+                ratings.append(
+                    Rating(
+                        run_id=run_id,
+                        item_id=item.id,
+                        dimension=TONE,
+                        reviewer=Reviewer(id=who),
+                        idempotency_key=f"terminal:{who}:{run_id}:{item.id}",
+                        judgment=judgment,
+                        score=score(judgment, who),
+                        concerns=["too_formal"] if judgment == "cold" else [],
+                    )
+                )
     store.ratings.append_many(ratings)
     return len(ratings)
 
@@ -90,7 +105,9 @@ def judgments_line(markdown: str) -> list[str]:
 # ---------------------------------------------------------------- calibration
 
 
-@pytest.mark.parametrize("select", [[], ["--dimension", TONE], ["--by", "dimension,category"], ["--run", SEARCH_RUN]])
+@pytest.mark.parametrize(
+    "select", [[], ["--dimension", TONE], ["--by", "dimension,category"], ["--run", SEARCH_RUN]]
+)
 def test_calibration_describes_the_dimension_from_the_log(select, setup, run_cli):
     data = json.loads(ok(run_cli, "calibration", *select, "--format", "json").stdout)
     assert data["groups"] and all(group["key"]["dimension"] == TONE for group in data["groups"])
@@ -114,13 +131,20 @@ def test_calibration_puts_each_item_in_the_judgment_of_its_gold_label(toned, run
     assert human == [10, 5, 15]  # cold, aloof, warm
     assert data["gold"]["derived"] == 30 and data["gold"]["adjudicated"] == 0
     note = next(n for n in group["notes"] if n.startswith(NOT_CONFIGURED))
-    assert "cold (0.10) < aloof (0.30) < warm (0.90)" in note  # the means of the gold labels: aloof's are all 0.3
+    assert (
+        "cold (0.10) < aloof (0.30) < warm (0.90)" in note
+    )  # the means of the gold labels: aloof's are all 0.3
 
 
 def test_calibration_with_charts(toned, run_cli, tmp_path):
     out = tmp_path / "reports"
     result = ok(run_cli, "calibration", "--out", str(out))
-    assert {p.name for p in out.iterdir()} >= {"calibration.md", "calibration.json", "calibration.png", "distribution.png"}
+    assert {p.name for p in out.iterdir()} >= {
+        "calibration.md",
+        "calibration.json",
+        "calibration.png",
+        "distribution.png",
+    }
     assert "wrote" in result.stderr
 
 
@@ -132,7 +156,9 @@ def test_patterns_describe_the_dimension_from_the_log(select, setup, run_cli):
     data = json.loads(ok(run_cli, "patterns", *select, "--format", "json").stdout)
     (dim,) = data["dimensions"]
     assert dim["dimension"] == TONE and dim["scale"] is None
-    assert [j["value"] for j in dim["distribution"]] == BEST_FIRST  # by mean score, best first like a scale
+    assert [
+        j["value"] for j in dim["distribution"]
+    ] == BEST_FIRST  # by mean score, best first like a scale
     assert any(note.startswith(NOT_CONFIGURED) for note in dim["notes"]), dim["notes"]
     assert [c["tag"] for c in dim["by_concern"]] == ["too_formal"]  # tags in use, none offered
     assert judgments_line(ok(run_cli, "patterns", *select).stdout) == BEST_FIRST
@@ -149,14 +175,19 @@ def test_patterns_with_charts(toned, run_cli, tmp_path):
 
 @pytest.mark.parametrize("select", [[], ["--dimension", TONE]])
 def test_agreement_describes_the_dimension_from_the_log(select, setup, run_cli):
-    data = json.loads(ok(run_cli, "agreement", "--bootstrap", "0", *select, "--format", "json").stdout)
+    data = json.loads(
+        ok(run_cli, "agreement", "--bootstrap", "0", *select, "--format", "json").stdout
+    )
     (dim,) = data["dimensions"].values()
     assert list(data["dimensions"]) == [TONE]
     assert dim["scale"] is None and dim["categories"] == ASCENDING
     assert dim["values"] == pytest.approx([0.1, 0.45, 0.9])  # the judgments' mean scores
     assert NOT_CONFIGURED in dim["notes"]
     markdown = ok(run_cli, "agreement", "--bootstrap", "0", *select).stdout
-    assert "Scale: cold < aloof < warm (values 0.1, 0.45, 0.9)." in markdown and f"- note: {NOT_CONFIGURED}" in markdown
+    assert (
+        "Scale: cold < aloof < warm (values 0.1, 0.45, 0.9)." in markdown
+        and f"- note: {NOT_CONFIGURED}" in markdown
+    )
 
 
 def test_agreement_with_charts(toned, run_cli, tmp_path):
@@ -172,7 +203,10 @@ def test_validate_correlate_synthesize_and_the_digest_run(toned, run_cli):
     report = json.loads(ok(run_cli, "validate", "--format", "json").stdout)
     assert report["counts"].get("unknown_dimension", 0) == 90  # flagged for a human, not rejected
     ok(run_cli, "correlate", "--feature", "result_count", "--dimension", TONE)
-    assert f"· {TONE} (statistical synthesis" in ok(run_cli, "synthesize", "--run", SEARCH_RUN, "--dimension", TONE).stdout
+    assert (
+        f"· {TONE} (statistical synthesis"
+        in ok(run_cli, "synthesize", "--run", SEARCH_RUN, "--dimension", TONE).stdout
+    )
     digest = run_cli("digest")
     assert digest.returncode == 0 and f"Agreement on {TONE}" in digest.stdout
 
@@ -180,21 +214,35 @@ def test_validate_correlate_synthesize_and_the_digest_run(toned, run_cli):
 # ---------------------------------------------------------------- a --dimension nothing knows
 
 
-@pytest.mark.parametrize("command", [["calibration"], ["patterns"], ["agreement", "--bootstrap", "0"]])
+@pytest.mark.parametrize(
+    "command", [["calibration"], ["patterns"], ["agreement", "--bootstrap", "0"]]
+)
 def test_a_dimension_neither_configured_nor_rated_is_one_line_with_the_fix(command, setup, run_cli):
     result = run_cli("analyze", *command, "--dimension", "tonne")
     assert result.returncode == 2 and result.stdout == ""
     [line] = result.stderr.strip().splitlines()
-    assert "'tonne'" in line and "hilbot.toml" in line and " — use one of " in line and TONE in line.split(" — ")[1]
+    assert (
+        "'tonne'" in line
+        and "hilbot.toml" in line
+        and " — use one of " in line
+        and TONE in line.split(" — ")[1]
+    )
 
 
-@pytest.mark.parametrize("command", [["calibration"], ["patterns"], ["agreement", "--bootstrap", "0"]])
-def test_a_configured_dimension_without_ratings_is_an_empty_report_not_an_error(command, toned, run_cli):
+@pytest.mark.parametrize(
+    "command", [["calibration"], ["patterns"], ["agreement", "--bootstrap", "0"]]
+)
+def test_a_configured_dimension_without_ratings_is_an_empty_report_not_an_error(
+    command, toned, run_cli
+):
     ok(run_cli, *command, "--dimension", "completeness")
 
 
 def test_the_markdown_reports_say_the_dimension_is_not_configured(toned, run_cli):
-    for command in (("analyze", "calibration", "--dimension", "tone"), ("analyze", "patterns", "--dimension", "tone")):
+    for command in (
+        ("analyze", "calibration", "--dimension", "tone"),
+        ("analyze", "patterns", "--dimension", "tone"),
+    ):
         out = run_cli(*command)
         assert out.returncode == 0, out.stderr
         assert "dimension 'tone' is not configured" in out.stdout, out.stdout[:800]

@@ -16,7 +16,7 @@ from typing import Iterable
 from urllib.parse import quote, quote_plus
 
 CANARIES = {
-    "ANTHROPIC_API_KEY": "sk-ant-api03-CANARYanthropic/key+with:odd \"chars\"&<x>",
+    "ANTHROPIC_API_KEY": 'sk-ant-api03-CANARYanthropic/key+with:odd "chars"&<x>',
     "TELEGRAM_BOT_TOKEN": "424242:CANARY-telegram_Token-AAbbCCddEEffGG",
     "SLACK_BOT_TOKEN": "xoxb-4242-4242-CANARYslackBotToken",
     "SLACK_SIGNING_SECRET": "CANARYsigning0secret0f00dfeed",
@@ -46,13 +46,21 @@ def encodings(value: str) -> dict[str, str]:
     """Every form of ``value`` a leak test plants and looks for, by name."""
     dumped = json.dumps(value)[1:-1]
     found = {
-        "raw": value, "quote": quote(value, safe=""), "quote_path": quote(value),
+        "raw": value,
+        "quote": quote(value, safe=""),
+        "quote_path": quote(value),
         "quote_plus": quote_plus(value),
-        "json": dumped, "json_unicode": json.dumps(value, ensure_ascii=False)[1:-1],
-        "html": html.escape(value), "html_noquote": html.escape(value, quote=False),
-        "form_json": quote_plus(dumped), "json_in_json": json.dumps(dumped)[1:-1],
-        "b64": _b64(value)[0], "b64_url": _b64(value)[1], "basic": _b64(f"user:{value}")[0],
-        "upper": value.upper(), "lower": value.lower(),
+        "json": dumped,
+        "json_unicode": json.dumps(value, ensure_ascii=False)[1:-1],
+        "html": html.escape(value),
+        "html_noquote": html.escape(value, quote=False),
+        "form_json": quote_plus(dumped),
+        "json_in_json": json.dumps(dumped)[1:-1],
+        "b64": _b64(value)[0],
+        "b64_url": _b64(value)[1],
+        "basic": _b64(f"user:{value}")[0],
+        "upper": value.upper(),
+        "lower": value.lower(),
     }
     hexes = {f"{name}_lowerhex": _lower_hex(text) for name, text in found.items() if "%" in text}
     found |= hexes
@@ -62,8 +70,12 @@ def encodings(value: str) -> dict[str, str]:
 def leaks(text: str, values: Iterable[str] | None = None) -> list[tuple[str, str]]:
     """(secret, encoding) of every form of every canary secret in ``text`` (letter case ignored)."""
     lowered = text.lower()
-    return [(value[:12], name) for value in (secret_values() if values is None else values)
-            for name, form in encodings(value).items() if form.lower() in lowered]
+    return [
+        (value[:12], name)
+        for value in (secret_values() if values is None else values)
+        for name, form in encodings(value).items()
+        if form.lower() in lowered
+    ]
 
 
 def planted(value: str) -> str:

@@ -35,12 +35,19 @@ class Outcome:
         return self.exit_code
 
 
-def invoke(*args: str, input: str | bytes | None = None, env: Mapping[str, str | None] | None = None,
-           cwd: str | Path | None = None) -> Outcome:
+def invoke(
+    *args: str,
+    input: str | bytes | None = None,
+    env: Mapping[str, str | None] | None = None,
+    cwd: str | Path | None = None,
+) -> Outcome:
     """Run ``hilbot ARGS`` in this process; returns the exit code and both streams."""
     runner = CliRunner()
     code = 0
-    with runner.isolation(input=input, env=env) as (out, err, _), contextlib.chdir(cwd or os.getcwd()):
+    with (
+        runner.isolation(input=input, env=env) as (out, err, _),
+        contextlib.chdir(cwd or os.getcwd()),
+    ):
         try:
             main(list(args))
         except SystemExit as exc:

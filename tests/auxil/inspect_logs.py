@@ -36,8 +36,9 @@ def _reply(messages: list[Any], *_: Any) -> Any:
     question = next(m.text for m in reversed(messages) if m.role == "user")
     reply = REPLIES.get(question, "no idea")
     output = ModelOutput.from_content(model="mockllm/model", content=reply)
-    output.usage = ModelUsage(input_tokens=len(question), output_tokens=5,
-                              total_tokens=len(question) + 5)
+    output.usage = ModelUsage(
+        input_tokens=len(question), output_tokens=5, total_tokens=len(question) + 5
+    )
     return output
 
 
@@ -50,8 +51,9 @@ def _samples() -> list[Any]:
     chat: list[Any] = [ChatMessageSystem(content=SYSTEM), ChatMessageUser(content=questions[1])]
     return [
         Sample(id=IDS[0], input=questions[0], target="Paris", metadata={"category": "geo"}),
-        Sample(id=IDS[1], input=chat, target=["4", "four"],
-               metadata={"category": "math", "level": 1}),
+        Sample(
+            id=IDS[1], input=chat, target=["4", "four"], metadata={"category": "math", "level": 1}
+        ),
         Sample(id=IDS[2], input=questions[2], target="Sprache", metadata={"category": "lang"}),
     ]
 
@@ -65,16 +67,23 @@ def _scorers() -> list[Any]:
     def graded() -> Any:
         async def score(state: TaskState, target: Target) -> Score:
             hit = any(t.lower() in state.output.completion.lower() for t in target)
-            return Score(value=0.9 if hit else 0.2, answer=state.output.completion[:20],
-                         explanation=f"graded: {'hit' if hit else 'miss'}",
-                         metadata={"grader": "rule"})
+            return Score(
+                value=0.9 if hit else 0.2,
+                answer=state.output.completion[:20],
+                explanation=f"graded: {'hit' if hit else 'miss'}",
+                metadata={"grader": "rule"},
+            )
+
         return score
 
     @scorer(metrics={"*": [accuracy()]})
     def aspects() -> Any:
         async def score(state: TaskState, target: Target) -> Score:
-            return Score(value={"fluent": "C", "short": len(state.output.completion) < 25},
-                         explanation="aspects checked")
+            return Score(
+                value={"fluent": "C", "short": len(state.output.completion) < 25},
+                explanation="aspects checked",
+            )
+
         return score
 
     return [includes(), graded(), aspects()]
@@ -85,8 +94,9 @@ def _task(name: str, epochs: int) -> Any:
     from inspect_ai import Epochs, Task
     from inspect_ai.solver import generate
 
-    return Task(name=name, dataset=_samples(), solver=generate(), scorer=_scorers(),
-                epochs=Epochs(epochs))
+    return Task(
+        name=name, dataset=_samples(), solver=generate(), scorer=_scorers(), epochs=Epochs(epochs)
+    )
 
 
 def run_task(log_dir: Path, name: str, epochs: int = 1) -> Path:
@@ -98,8 +108,14 @@ def run_task(log_dir: Path, name: str, epochs: int = 1) -> Path:
 
     with kept_logging():  # running an eval sets the root logger's level and the httpx logger's
         model = get_model("mockllm/model", custom_outputs=_reply)
-        logs = inspect_eval(_task(name, epochs), model=model, log_dir=str(log_dir), display="none",
-                            log_format="eval", max_samples=1)
+        logs = inspect_eval(
+            _task(name, epochs),
+            model=model,
+            log_dir=str(log_dir),
+            display="none",
+            log_format="eval",
+            max_samples=1,
+        )
     assert logs and logs[0].status == "success", logs[0].error if logs else "no log"
     return Path(logs[0].location)
 
@@ -107,5 +123,7 @@ def run_task(log_dir: Path, name: str, epochs: int = 1) -> Path:
 def write_logs(log_dir: Path) -> dict[str, Path]:
     """The logs the tests read: ``single`` (one epoch) and ``epochs`` (two epochs)."""
     log_dir.mkdir(parents=True, exist_ok=True)
-    return {"single": run_task(log_dir / "single", "tiny_qa"),
-            "epochs": run_task(log_dir / "epochs", "tiny_qa_epochs", epochs=2)}
+    return {
+        "single": run_task(log_dir / "single", "tiny_qa"),
+        "epochs": run_task(log_dir / "epochs", "tiny_qa_epochs", epochs=2),
+    }

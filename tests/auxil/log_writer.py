@@ -46,7 +46,9 @@ def concurrent(path: str, writer: str, count: int, seed: int) -> None:
         records = []
         for _ in range(size):
             pad = "x" * rng.choice((0, 10, 200, 3000, 6000))
-            records.append({"type": "probe", "writer": writer, "seq": seq, "batch": batch, "pad": pad})
+            records.append(
+                {"type": "probe", "writer": writer, "seq": seq, "batch": batch, "pad": pad}
+            )
             seq += 1
         if size == 1:
             log.append(records[0])
@@ -63,7 +65,15 @@ def crash(path: str, text_bytes: int) -> None:
     seq = 0
     while True:
         text = (f"{seq:08d}" * (text_bytes // 8 + 1))[:text_bytes]
-        log.append(Note(run_id="crash", item_id=f"q{seq}", reviewer=reviewer, idempotency_key=f"k{seq}", text=text))
+        log.append(
+            Note(
+                run_id="crash",
+                item_id=f"q{seq}",
+                reviewer=reviewer,
+                idempotency_key=f"k{seq}",
+                text=text,
+            )
+        )
         sys.stdout.write(f"{seq}\n")
         sys.stdout.flush()
         seq += 1
@@ -77,8 +87,15 @@ def soak(path: str, writer: str) -> None:
     seq = 0
     while not stop:
         size = 1 if rng.random() < 0.6 else rng.randint(2, 5)
-        records = [{"type": "probe", "writer": writer, "seq": seq + n, "pad": "x" * rng.choice((0, 50, 600))}
-                   for n in range(size)]
+        records = [
+            {
+                "type": "probe",
+                "writer": writer,
+                "seq": seq + n,
+                "pad": "x" * rng.choice((0, 50, 600)),
+            }
+            for n in range(size)
+        ]
         log.append_many(records)
         sys.stdout.write("".join(f"{seq + n}\n" for n in range(size)))
         sys.stdout.flush()

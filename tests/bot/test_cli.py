@@ -10,14 +10,27 @@ import pytest
 
 from tests.conftest import RAG_RUN, SEARCH_RUN
 
-HEAVY = ("pandas", "scipy", "numpy", "anthropic", "telegram", "slack_bolt", "slack_sdk", "matplotlib")
+HEAVY = (
+    "pandas",
+    "scipy",
+    "numpy",
+    "anthropic",
+    "telegram",
+    "slack_bolt",
+    "slack_sdk",
+    "matplotlib",
+)
 COMMANDS = ["demo", "review", "import", "export", "schema"]
 
 
 def test_help_imports_no_heavy_library():
-    code = ("import sys; sys.argv = ['hilbot', '--help']\nfrom bot.cli import main\ntry:\n    main()\n"
-            "except SystemExit:\n    pass\nprint('LOADED', sorted({m.split('.')[0] for m in sys.modules}))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    code = (
+        "import sys; sys.argv = ['hilbot', '--help']\nfrom bot.cli import main\ntry:\n    main()\n"
+        "except SystemExit:\n    pass\nprint('LOADED', sorted({m.split('.')[0] for m in sys.modules}))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
     loaded = out.split("LOADED", 1)[1]
     assert "Usage" in out
     for name in HEAVY:
@@ -36,14 +49,21 @@ def test_unsafe_run_id_is_a_one_line_error(run_process, bad):
     result = run_process("review", bad)
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: invalid run id") and "Traceback" not in result.stderr
+    assert (
+        len(lines) == 1
+        and lines[0].startswith("error: invalid run id")
+        and "Traceback" not in result.stderr
+    )
     assert "letters, digits" in lines[0]
 
 
 def test_unknown_run_is_a_one_line_error(run_cli):
     result = run_cli("review", "no-such-run")
     assert result.returncode == 2
-    assert result.stderr.strip() == "error: no run 'no-such-run' in " + result.stderr.split(" in ", 1)[1].strip()
+    assert (
+        result.stderr.strip()
+        == "error: no run 'no-such-run' in " + result.stderr.split(" in ", 1)[1].strip()
+    )
     assert "hilbot review --list" in result.stderr
 
 
@@ -53,7 +73,11 @@ def test_demo_without_a_terminal_prints_the_runs_and_how_to_review(run_process, 
     out = result.stdout
     assert re.search(r'^\[1/18\] "', out, re.M) and re.search(r'^\[1/12\] "', out, re.M)
     assert re.search(r"^  → 1\. \[0\.\d\d\] /docs/", out, re.M)
-    assert re.search(r"^  [✓✗] AI \[recorded\]: relevance=0\.\d\d ranking=0\.\d\d coverage=0\.\d\d snippet=0\.\d\d overall=0\.\d\d$", out, re.M)
+    assert re.search(
+        r"^  [✓✗] AI \[recorded\]: relevance=0\.\d\d ranking=0\.\d\d coverage=0\.\d\d snippet=0\.\d\d overall=0\.\d\d$",
+        out,
+        re.M,
+    )
     assert f"hilbot review {SEARCH_RUN}" in out
     run_file = tmp_path / "results" / "runs" / f"{SEARCH_RUN}.jsonl"
     before = run_file.read_bytes()
@@ -68,8 +92,14 @@ def test_review_list_shows_id_set_size_overall_and_review_state(run_cli):
     out = run_cli("review", "--list").stdout.splitlines()
     assert out[0] == "Recent test runs:"
     rows = {line.split()[0]: line for line in out[1:]}
-    assert re.fullmatch(rf"  {SEARCH_RUN}\s+docs-search\s+18 queries  overall=0\.\d\d  \(reviewed\)", rows[SEARCH_RUN])
-    assert re.fullmatch(rf"  {RAG_RUN}\s+rag-answers\s+12 queries  overall=0\.\d\d  \(no HIL review\)", rows[RAG_RUN])
+    assert re.fullmatch(
+        rf"  {SEARCH_RUN}\s+docs-search\s+18 queries  overall=0\.\d\d  \(reviewed\)",
+        rows[SEARCH_RUN],
+    )
+    assert re.fullmatch(
+        rf"  {RAG_RUN}\s+rag-answers\s+12 queries  overall=0\.\d\d  \(no HIL review\)",
+        rows[RAG_RUN],
+    )
 
 
 def test_bad_log_lines_are_reported_with_file_and_line_and_left_in_place(run_cli, tmp_path):
@@ -79,7 +109,10 @@ def test_bad_log_lines_are_reported_with_file_and_line_and_left_in_place(run_cli
     before = ratings.read_bytes()
     result = run_cli("review", "--list")
     assert result.returncode == 0
-    assert f"warning: {ratings}:1: " in result.stderr and f"warning: {ratings}:2: invalid JSON" in result.stderr
+    assert (
+        f"warning: {ratings}:1: " in result.stderr
+        and f"warning: {ratings}:2: invalid JSON" in result.stderr
+    )
     assert ratings.read_bytes() == before
 
 
@@ -102,6 +135,10 @@ def test_a_failing_command_says_one_line_even_when_the_log_has_bad_lines(run_cli
     (tmp_path / "results" / "ratings.jsonl").write_bytes(b"{oops\n[]\n\xff\n")
     (tmp_path / "adir").mkdir()
     failed = run_cli("export", SEARCH_RUN, "--out", str(tmp_path / "adir"))
-    assert failed.returncode == 2 and failed.stderr.count("\n") == 1 and failed.stderr.startswith("error: "), failed.stderr
+    assert (
+        failed.returncode == 2
+        and failed.stderr.count("\n") == 1
+        and failed.stderr.startswith("error: ")
+    ), failed.stderr
     listed = run_cli("review", "--list")
     assert listed.returncode == 0 and listed.stderr.count("warning: ") == 3, listed.stderr

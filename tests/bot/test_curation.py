@@ -41,13 +41,24 @@ class Script:
 def qdir(tmp_path: Path) -> Path:
     directory = tmp_path / "queries"
     write_set(directory, "core", [query(n) for n in range(1, 5)], name="core", version="1.0.0")
-    write_set(directory, "relay-focus", [query(n, "relay", extra="kept") for n in range(1, 4)], name="relay-focus")
+    write_set(
+        directory,
+        "relay-focus",
+        [query(n, "relay", extra="kept") for n in range(1, 4)],
+        name="relay-focus",
+    )
     return directory
 
 
 def _review(qdir: Path, spec: str, script: Script, store: Store, propose=None) -> Curation:
     sets = QuerySets(qdir)
-    return review(sets.resolve(spec), propose=propose, save_to=lambda qs: sets.save(qs, store), ask=script.ask, say=script.say)
+    return review(
+        sets.resolve(spec),
+        propose=propose,
+        save_to=lambda qs: sets.save(qs, store),
+        ask=script.ask,
+        say=script.say,
+    )
 
 
 async def test_structured_list_with_source_labels(qdir, store):
@@ -63,8 +74,25 @@ async def test_structured_list_with_source_labels(qdir, store):
 
 async def test_bad_input_gets_a_hint_never_a_crash(qdir, store):
     before = (qdir / "core.json").read_bytes()
-    script = Script("x", "r", "f", "e", "", "frob", "drop", "drop x", "drop 0", "drop 9", "edit", "edit 1,2",
-                    "add relay-focus", "fill", "help", "done", "q")
+    script = Script(
+        "x",
+        "r",
+        "f",
+        "e",
+        "",
+        "frob",
+        "drop",
+        "drop x",
+        "drop 0",
+        "drop 9",
+        "edit",
+        "edit 1,2",
+        "add relay-focus",
+        "fill",
+        "help",
+        "done",
+        "q",
+    )
     assert await _review(qdir, "core", script, store).run() is State.QUIT
     out = script.out
     assert out.count("Type one of the letters in brackets.") == 3
@@ -74,7 +102,10 @@ async def test_bad_input_gets_a_hint_never_a_crash(qdir, store):
     assert out.count("No query ") == 2 and "No query 9: the list has 4; nothing changed" in out
     assert "Edit one query at a time, e.g. edit 5" in out
     assert "No set 'relay-focus' in this review; use one of: core" in out
-    assert "fill needs the LLM: set the [llm] provider's key (ANTHROPIC_API_KEY; OPENAI_BASE_URL for a local model)" in out
+    assert (
+        "fill needs the LLM: set the [llm] provider's key (ANTHROPIC_API_KEY; OPENAI_BASE_URL for a local model)"
+        in out
+    )
     assert out.count("Edit commands") == 2
     assert (qdir / "core.json").read_bytes() == before
 
@@ -83,32 +114,65 @@ async def test_eof_in_the_middle_of_an_edit_quits_without_writing(qdir, store):
     before = (qdir / "core.json").read_bytes()
     script = Script("e", "drop 1", "edit 1", "new text")  # input ends while asking for the category
     assert await _review(qdir, "core", script, store).run() is State.QUIT
-    assert script.said[-1] == "Quit: nothing written." and (qdir / "core.json").read_bytes() == before
+    assert (
+        script.said[-1] == "Quit: nothing written." and (qdir / "core.json").read_bytes() == before
+    )
 
 
 async def test_review_all_saves_each_query_to_its_own_file(qdir, store):
-    script = Script("e", "drop 2,6", "edit 1", "first, edited", "", "new intent", "add", "for core", "orm", "",
-                    "add relay-focus", "for relay", "", "", "done", "a")
+    script = Script(
+        "e",
+        "drop 2,6",
+        "edit 1",
+        "first, edited",
+        "",
+        "new intent",
+        "add",
+        "for core",
+        "orm",
+        "",
+        "add relay-focus",
+        "for relay",
+        "",
+        "",
+        "done",
+        "a",
+    )
     assert await _review(qdir, "all", script, store).run() is State.DONE
     core, relay = QuerySets(qdir).load("core"), QuerySets(qdir).load("relay-focus")
-    assert [(q.id, q.text) for q in core.queries] == [("core-01", "first, edited"), ("core-03", "core query 3"),
-                                                      ("core-04", "core query 4"), ("core-05", "for core")]
+    assert [(q.id, q.text) for q in core.queries] == [
+        ("core-01", "first, edited"),
+        ("core-03", "core query 3"),
+        ("core-04", "core query 4"),
+        ("core-05", "for core"),
+    ]
     assert core.queries[0].intent == "new intent" and core.queries[0].category == "routing"
-    assert core.queries[3].model_dump(exclude_unset=True) == {"id": "core-05", "text": "for core", "category": "orm"}
+    assert core.queries[3].model_dump(exclude_unset=True) == {
+        "id": "core-05",
+        "text": "for core",
+        "category": "orm",
+    }
     assert [q.id for q in relay.queries] == ["relay-01", "relay-03", "relay-04"]
-    assert relay.queries[0].model_extra == {"extra": "kept"} and relay.queries[2].text == "for relay"
+    assert (
+        relay.queries[0].model_extra == {"extra": "kept"} and relay.queries[2].text == "for relay"
+    )
     assert 'Dropped 2: 2. "core query 2"; 6. "relay query 2"' in script.out
     assert "Added as 7 to relay-focus." in script.out
 
 
 async def test_unchanged_sets_are_not_rewritten(qdir, store):
     relay = qdir / "relay-focus.json"
-    relay.write_text(relay.read_text().replace("  ]\n}", "  ]\n}\n\n"))  # not our layout: would change if rewritten
+    relay.write_text(
+        relay.read_text().replace("  ]\n}", "  ]\n}\n\n")
+    )  # not our layout: would change if rewritten
     before = relay.read_bytes()
     script = Script("e", "drop 1", "done", "a")
     assert await _review(qdir, "all", script, store).run() is State.DONE
     assert relay.read_bytes() == before
-    assert "relay-focus: unchanged, not written" in script.out and "Saved core: 3 queries to" in script.out
+    assert (
+        "relay-focus: unchanged, not written" in script.out
+        and "Saved core: 3 queries to" in script.out
+    )
 
 
 def test_parse_numbers():
@@ -120,23 +184,33 @@ def test_parse_numbers():
 # --------------------------------------------------------------------------- with the LLM
 
 
-
-
 def _batch(*texts: str):
     return tool(queries=[{"text": t, "category": "tasks", "intent": f"find {t}"} for t in texts])
 
 
-def _generation(qdir: Path, store: Store, script: Script, count: int = 3, saved: list | None = None) -> Curation:
+def _generation(
+    qdir: Path, store: Store, script: Script, count: int = 3, saved: list | None = None
+) -> Curation:
     llm, sets = LLM(LLMSettings(model="claude-test", cache=False), store), QuerySets(qdir)
     seed = sets.load("core")
 
     def save_to(items):
-        path = sets.save_generated(items, seeded_from="core", model="claude-test", store=store, today="2026-12-17")
+        path = sets.save_generated(
+            items, seeded_from="core", model="claude-test", store=store, today="2026-12-17"
+        )
         saved.append(path) if saved is not None else None
         return path
 
-    return generation(count=count, seed=seed, ask=script.ask, say=script.say, save_to=save_to,
-                      propose=lambda n, keep, avoid: propose_queries(llm, count=n, seed=seed, keep=keep, avoid=avoid))
+    return generation(
+        count=count,
+        seed=seed,
+        ask=script.ask,
+        say=script.say,
+        save_to=save_to,
+        propose=lambda n, keep, avoid: propose_queries(
+            llm, count=n, seed=seed, keep=keep, avoid=avoid
+        ),
+    )
 
 
 async def test_generate_regenerate_fill_and_accept(fake, qdir, store):
@@ -147,10 +221,16 @@ async def test_generate_regenerate_fill_and_accept(fake, qdir, store):
     assert "Actions: [a]ccept all, [e]dit list, [r]egenerate, [q]uit" in script.said
     data = QuerySets(qdir).load("generated/2026-12-17")
     assert [q.text for q in data.queries] == ["e", "f", "g"]
-    assert [q.id for q in data.queries] == ["gen-2026-12-17-01", "gen-2026-12-17-02", "gen-2026-12-17-03"]
+    assert [q.id for q in data.queries] == [
+        "gen-2026-12-17-01",
+        "gen-2026-12-17-02",
+        "gen-2026-12-17-03",
+    ]
     second, third = (r["messages"][0]["content"] for r in fake.requests[1:])
     assert "rejected" in second and "- [tasks] a" in second
-    assert "exactly 1 new search query" in third and "- [tasks] e" in third and "- [tasks] d" in third  # keep e,f; avoid a-d
+    assert (
+        "exactly 1 new search query" in third and "- [tasks] e" in third and "- [tasks] d" in third
+    )  # keep e,f; avoid a-d
 
 
 async def test_an_llm_failure_mid_session_keeps_the_list(fake, qdir, store):
@@ -179,6 +259,7 @@ async def test_review_fill_tops_up_to_the_original_size(fake, qdir, store):
     llm = LLM(LLMSettings(model="claude-test", cache=False), store)
     fake.queue(_batch("core query 3", "fresh"))
     script = Script("e", "drop 1,2", "fill", "done", "a")
+
     def propose(n, keep, avoid):
         return propose_queries(llm, count=n, seed=None, keep=keep, avoid=avoid)
 
@@ -186,8 +267,11 @@ async def test_review_fill_tops_up_to_the_original_size(fake, qdir, store):
     assert await session.run() is State.DONE
     assert "Actions: [a]ccept all, [e]dit list, [f]ill gaps with the LLM, [q]uit" in script.said
     core = QuerySets(qdir).load("core")
-    assert [(q.id, q.text) for q in core.queries] == [("core-03", "core query 3"), ("core-04", "core query 4"),
-                                                      ("core-05", "fresh")]
+    assert [(q.id, q.text) for q in core.queries] == [
+        ("core-03", "core query 3"),
+        ("core-04", "core query 4"),
+        ("core-05", "fresh"),
+    ]
     prompt = fake.requests[0]["messages"][0]["content"]
     assert "exactly 2" in prompt and "core query 1" in prompt and "core query 4" in prompt
     assert isinstance(core.queries[2], QueryItem)
@@ -199,14 +283,28 @@ SHOWN = "␛]0;T␇␛[2J<U+009B>1m<U+202E>␍X"
 
 async def test_hostile_query_text_is_shown_with_control_characters_visible(tmp_path, store):
     qdir = tmp_path / "queries"
-    write_set(qdir, "evil", [{"id": "e1", "text": f"t:{HOSTILE}", "category": f"c:{HOSTILE}", "intent": f"i:{HOSTILE}"},
-                             {"id": "e2", "text": "plain"}], name="evil")
+    write_set(
+        qdir,
+        "evil",
+        [
+            {
+                "id": "e1",
+                "text": f"t:{HOSTILE}",
+                "category": f"c:{HOSTILE}",
+                "intent": f"i:{HOSTILE}",
+            },
+            {"id": "e2", "text": "plain"},
+        ],
+        name="evil",
+    )
     script = Script("e", "edit 1", "", "", "", "list", "drop 1", "done", "q")
     assert await _review(qdir, "evil", script, store).run() is State.QUIT
     shown = "\n".join(script.said + script.prompts)
     for raw in ("\x1b", "\x07", "\x9b", "\u202e", "\r"):
         assert raw not in shown, f"{raw!r} reached the terminal"
-    assert f"  1. [c:{SHOWN}] t:{SHOWN}" in script.said and f"       intent: i:{SHOWN}" in script.said
+    assert (
+        f"  1. [c:{SHOWN}] t:{SHOWN}" in script.said and f"       intent: i:{SHOWN}" in script.said
+    )
     assert f"text [t:{SHOWN}]: " in script.prompts and f"intent [i:{SHOWN}]: " in script.prompts
     assert f'Dropped 1: 1. "t:{SHOWN}"' in script.said
 
@@ -216,8 +314,14 @@ async def test_proposed_queries_and_llm_errors_are_shown_with_control_characters
         return [QueryItem(id="n1", text=f"t:{HOSTILE}", category=f"c:{HOSTILE}")]
 
     script = Script("q")
-    session = generation(count=1, seed=None, propose=propose, save_to=lambda items: Path("unused"), ask=script.ask,
-                         say=script.say)
+    session = generation(
+        count=1,
+        seed=None,
+        propose=propose,
+        save_to=lambda items: Path("unused"),
+        ask=script.ask,
+        say=script.say,
+    )
     assert await session.run() is State.QUIT
     assert f"  1. [c:{SHOWN}] t:{SHOWN}" in script.said
     assert not any(raw in script.out for raw in ("\x1b", "\x9b", "\u202e"))

@@ -19,11 +19,15 @@ from tests.bot.test_run_cli import CLAUDE, GPT, GROK, cli_run, run_file
 INCOMPLETE_ROW = r"  \(incomplete: no summary, {n} of {total} queries\)"
 
 
-def cut_short(store: Store, source_id: str, run_id: str, keep: int, *, overall: float | None = None) -> str:
+def cut_short(
+    store: Store, source_id: str, run_id: str, keep: int, *, overall: float | None = None
+) -> str:
     """Write ``run_id`` as ``hilbot run`` leaves a run it was killed in: the header of ``source_id`` and its
     first ``keep`` items, no summary (``overall`` replaces every item's scores when given)."""
     source = store.load_run(source_id)
-    header = source.header.model_copy(update={"run_id": run_id, "created_at": utcnow(), "baseline": None})
+    header = source.header.model_copy(
+        update={"run_id": run_id, "created_at": utcnow(), "baseline": None}
+    )
     log, run_id = store.start_run(header)
     for item in source.items[:keep]:
         if overall is not None:
@@ -50,9 +54,14 @@ def test_review_list_marks_a_run_without_a_summary_incomplete(run_cli, store):
     assert result.returncode == 0, result.stderr
     rows = rows_of(result.stdout)
     # the complete run's row is as it always was; the cut one keeps the columns and gains the marker
-    assert re.fullmatch(r"  claude      cases    8 queries  overall=0\.\d\d  \(no HIL review\)", rows["claude"])
-    assert re.fullmatch(r"  claude-cut  cases    5 queries  overall=0\.\d\d  \(no HIL review\)"
-                        + INCOMPLETE_ROW.format(n=5, total=8), rows["claude-cut"])
+    assert re.fullmatch(
+        r"  claude      cases    8 queries  overall=0\.\d\d  \(no HIL review\)", rows["claude"]
+    )
+    assert re.fullmatch(
+        r"  claude-cut  cases    5 queries  overall=0\.\d\d  \(no HIL review\)"
+        + INCOMPLETE_ROW.format(n=5, total=8),
+        rows["claude-cut"],
+    )
     assert rows["claude"].index("queries") == rows["claude-cut"].index("queries")
     assert rows["claude"].index("overall=") == rows["claude-cut"].index("overall=")
 
@@ -81,11 +90,15 @@ def test_compare_names_the_incomplete_side_in_markdown(run_cli, store):
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     warnings = [line for line in lines if "incomplete" in line.lower() and not line.startswith("|")]
-    assert any("gpt-cut" in w and "no summary" in w and "3 of 8" in w for w in warnings), result.stdout
+    assert any("gpt-cut" in w and "no summary" in w and "3 of 8" in w for w in warnings), (
+        result.stdout
+    )
     assert not any("claude" in w for w in warnings)
-    header = lines.index("| Model | Overall | Quote Quality | Reasoning | Correctness | Speed | Cost |")
+    header = lines.index(
+        "| Model | Overall | Quote Quality | Reasoning | Correctness | Speed | Cost |"
+    )
     assert lines.index(warnings[0]) < header  # read before the table
-    labels = [line.strip("|").split("|")[0].strip() for line in lines[header + 2: header + 4]]
+    labels = [line.strip("|").split("|")[0].strip() for line in lines[header + 2 : header + 4]]
     assert labels == ["claude-sonnet-4-5", "gpt-4.1 (incomplete)"]
     # the coverage matrices keep the run labels as column names
     assert "| Ground Truth | Priority | claude-sonnet-4-5 | gpt-4.1 |" in lines
@@ -102,7 +115,11 @@ def test_compare_json_says_which_run_is_incomplete(run_cli, store):
     claude, cut = data["profiles"]
     # fields are added, none renamed or removed
     assert set(before["profiles"][0]) <= set(claude) and set(data) >= {"profiles", "coverage"}
-    assert claude["run_id"] == "claude" and claude["complete"] is True and claude["expected_items"] == 8
+    assert (
+        claude["run_id"] == "claude"
+        and claude["complete"] is True
+        and claude["expected_items"] == 8
+    )
     assert cut["run_id"] == "gpt-cut" and cut["complete"] is False
     assert cut["items"] == 3 and cut["expected_items"] == 8
     assert cut["label"] == "gpt-4.1"  # the label stays the run's label: JSON consumers key on it
@@ -120,7 +137,9 @@ def test_default_baseline_skips_an_incomplete_run_and_says_so(run_cli, store, tm
     assert run_file(tmp_path, "claude-2")[0]["baseline"] == "claude"
     assert "✅ No regressions detected" in result.stdout
     notes = [line for line in result.stdout.splitlines() if "aborted" in line]
-    assert len(notes) == 1 and "incomplete" in notes[0] and "claude" in notes[0].replace("aborted", ""), result.stdout
+    assert (
+        len(notes) == 1 and "incomplete" in notes[0] and "claude" in notes[0].replace("aborted", "")
+    ), result.stdout
 
     # CI's --silent stays two lines and does not fail on the aborted run
     silent = cli_run(run_cli, CLAUDE, "--run-id", "claude-3", "--silent")
@@ -134,7 +153,10 @@ def test_previous_run_is_the_latest_complete_one(run_cli, store):
     assert previous_run(store, "cases", "answer") == ("claude", [])
     cut_short(store, "claude", "aborted", 3)
     cut_short(store, "claude", "running", 1)
-    assert previous_run(store, "cases", "answer") == ("claude", ["running", "aborted"])  # passed over, newest first
+    assert previous_run(store, "cases", "answer") == (
+        "claude",
+        ["running", "aborted"],
+    )  # passed over, newest first
     assert previous_run(store, "cases", "search") == (None, [])
 
 
@@ -146,11 +168,15 @@ def test_only_incomplete_runs_of_the_set_mean_no_baseline(run_cli, store, tmp_pa
     assert result.returncode == 0, result.stderr
     assert run_file(tmp_path, "claude-2")[0].get("baseline") is None
     assert "✅ No regressions detected" in result.stdout
-    assert ("(no earlier complete run of set cases with target claude-sonnet-4-5 and judge lexical "
-            "to compare with; this run is the baseline)") in result.stdout
+    assert (
+        "(no earlier complete run of set cases with target claude-sonnet-4-5 and judge lexical "
+        "to compare with; this run is the baseline)"
+    ) in result.stdout
 
 
-def test_an_explicit_incomplete_baseline_is_named_and_compared_on_its_items(run_cli, store, tmp_path):
+def test_an_explicit_incomplete_baseline_is_named_and_compared_on_its_items(
+    run_cli, store, tmp_path
+):
     assert cli_run(run_cli, CLAUDE, "--run-id", "claude", "--silent").returncode == 0
     cut_short(store, "claude", "aborted", 3)
     result = cli_run(run_cli, GROK, "--run-id", "grok", "--quiet", "--baseline", "aborted")

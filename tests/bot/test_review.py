@@ -23,8 +23,15 @@ def _session(store, reviewer=ALICE, run=SEARCH_RUN, dimension=None, config=None)
 
 
 def _card_text(card) -> str:
-    return json.dumps([card.title, [s.lines for s in card.sections], card.question,
-                       [[b.label for b in row] for row in card.buttons]], ensure_ascii=False)
+    return json.dumps(
+        [
+            card.title,
+            [s.lines for s in card.sections],
+            card.question,
+            [[b.label for b in row] for row in card.buttons],
+        ],
+        ensure_ascii=False,
+    )
 
 
 def _on_disk(store: Store) -> list:
@@ -36,7 +43,9 @@ def test_least_confident_first_then_stratified(demo_store, config):
     order = queue(run, Ledger(), "overall", ALICE)
     unsure = [i.id for i in run.items if i.evaluation.verdict == "UNSURE"]
     assert [i.id for i in order[: len(unsure)]] == unsure
-    confidences = [0.0 if i.evaluation.verdict == "UNSURE" else i.evaluation.confidence for i in order]
+    confidences = [
+        0.0 if i.evaluation.verdict == "UNSURE" else i.evaluation.confidence for i in order
+    ]
     bands = [0 if c < 0.5 else 1 if c < 0.8 else 2 for c in confidences]
     assert bands == sorted(bands)
     high = [i for i in order if i.evaluation.verdict != "UNSURE" and i.evaluation.confidence >= 0.8]
@@ -80,13 +89,22 @@ def test_each_judgment_is_on_disk_before_act_returns(demo_store):
 
 
 def test_follow_up_only_after_okay_or_miss(demo_store):
-    session = _session(demo_store, run=RAG_RUN)  # the RAG run is rated on the four-button quality scale
+    session = _session(
+        demo_store, run=RAG_RUN
+    )  # the RAG run is rated on the four-button quality scale
     session.start()
-    assert [b.label for b in session.start().card.buttons[0]] == ["⭐ Excellent", "✓ Good", "⚠️ Okay", "✗ Miss"]
+    assert [b.label for b in session.start().card.buttons[0]] == [
+        "⭐ Excellent",
+        "✓ Good",
+        "⚠️ Okay",
+        "✗ Miss",
+    ]
     assert session.act(Action("rate", "excellent")).state == State.RATING
     step = session.act(Action("rate", "miss"))
     assert step.state == State.FOLLOW_UP
-    assert [b.action.value for b in step.card.buttons[0]] == load_config(None).concerns_for("answer")
+    assert [b.action.value for b in step.card.buttons[0]] == load_config(None).concerns_for(
+        "answer"
+    )
 
 
 def test_concern_toggles_and_changed_rating_are_new_events(demo_store):
@@ -101,8 +119,12 @@ def test_concern_toggles_and_changed_rating_are_new_events(demo_store):
     session.act(Action("rate", "poor"))
     events = [e for e in _on_disk(demo_store) if isinstance(e, Rating)]
     assert [(e.judgment, e.concerns) for e in events] == [
-        ("okay", []), ("okay", ["bad_ranking"]), ("okay", ["bad_ranking", "weak_snippet"]),
-        ("okay", ["weak_snippet"]), ("poor", ["weak_snippet"])]
+        ("okay", []),
+        ("okay", ["bad_ranking"]),
+        ("okay", ["bad_ranking", "weak_snippet"]),
+        ("okay", ["weak_snippet"]),
+        ("poor", ["weak_snippet"]),
+    ]
     assert [e.ai_verdict_shown for e in events] == [False, True, True, True, True]
     ledger = Ledger.from_events(_on_disk(demo_store))
     latest = ledger.judgment(SEARCH_RUN, item, "overall", ALICE)
@@ -161,7 +183,9 @@ def test_quit_summary_matches_hand_computation(demo_store):
     assert step.state == State.QUIT
     assert (summary.queriesReviewed, summary.queriesSkipped, summary.queriesFlagged) == (2, 1, 1)
     assert summary.humanAverageScore == pytest.approx(0.7)
-    assert summary.aiVsHumanDelta == pytest.approx(sum(rated[i] - ai[i] for i in rated) / 2, abs=1e-4)
+    assert summary.aiVsHumanDelta == pytest.approx(
+        sum(rated[i] - ai[i] for i in rated) / 2, abs=1e-4
+    )
     assert _on_disk(demo_store)[-1].type == "review_summary"
 
 
@@ -173,7 +197,9 @@ def test_session_resumes_from_the_log_on_another_channel(demo_store):
     seen.append(session.item.id)
     session.act(Action("skip"))
     # a crash: nothing but the log survives; a new engine resumes
-    resumed = ReviewEngine(Store(demo_store.root), load_config(None)).session(SEARCH_RUN, ALICE, channel="telegram")
+    resumed = ReviewEngine(Store(demo_store.root), load_config(None)).session(
+        SEARCH_RUN, ALICE, channel="telegram"
+    )
     step = resumed.start()
     assert step.card.item_id not in seen
     assert (step.progress.done, step.progress.skipped, step.progress.remaining) == (1, 1, 16)
@@ -233,7 +259,9 @@ async def test_async_actions_are_durable_before_they_resolve(demo_store):
     await session.aact(Action("toggle", "stale_content", delivery_id="u2"))
     events = _on_disk(demo_store)
     assert [(e.judgment, e.concerns, e.channel) for e in events] == [
-        ("terrible", [], "terminal"), ("terrible", ["stale_content"], "terminal")]
+        ("terrible", [], "terminal"),
+        ("terrible", ["stale_content"], "terminal"),
+    ]
 
 
 def test_finishing_every_item_then_quitting_stores_the_summary(demo_store):
@@ -261,7 +289,9 @@ def test_unreadable_run_lines_are_reported_through_the_engines_issues(demo_store
     session = engine.session(SEARCH_RUN, ALICE)
     assert len(session.run.items) == 17
     assert [(i.path, i.line) for i in issues] == [(demo_store.run_path(SEARCH_RUN), 5)]
-    with demo_store.run_path(SEARCH_RUN).open("ab") as handle:  # the run grows: re-read, the old issue not repeated
+    with demo_store.run_path(SEARCH_RUN).open(
+        "ab"
+    ) as handle:  # the run grows: re-read, the old issue not repeated
         handle.write(b"\n")
     engine.refresh(SEARCH_RUN)
     assert [(i.path, i.line) for i in issues] == [(demo_store.run_path(SEARCH_RUN), 5)]
@@ -271,11 +301,20 @@ def test_hilbot_review_warns_about_a_run_line_it_cannot_read(demo_store, tmp_pat
     from tests.auxil.cli import invoke
 
     _corrupt_line(demo_store, SEARCH_RUN, 5)
-    result = invoke("review", SEARCH_RUN, "--reviewer", "alice", input="q", env={"HILBOT_DATA_DIR": str(demo_store.root)},
-                    cwd=tmp_path)
+    result = invoke(
+        "review",
+        SEARCH_RUN,
+        "--reviewer",
+        "alice",
+        input="q",
+        env={"HILBOT_DATA_DIR": str(demo_store.root)},
+        cwd=tmp_path,
+    )
     assert result.exit_code == 0, result.stderr
     warnings = [line for line in result.stderr.splitlines() if line.startswith("warning: ")]
-    assert len(warnings) == 1 and warnings[0].startswith(f"warning: {demo_store.run_path(SEARCH_RUN)}:5: ")
+    assert len(warnings) == 1 and warnings[0].startswith(
+        f"warning: {demo_store.run_path(SEARCH_RUN)}:5: "
+    )
     assert "(17 queries" in result.stdout
 
 
@@ -292,7 +331,10 @@ def _ledger_steps(data):
     from evaluation import ItemData, Query, RunHeader
     from evaluation.runs import Run
 
-    items = [ItemData(id=f"i{n}", query=Query(query="q", category=f"c{n % 3}")) for n in range(data.draw(st.integers(1, 10)))]
+    items = [
+        ItemData(id=f"i{n}", query=Query(query="q", category=f"c{n % 3}"))
+        for n in range(data.draw(st.integers(1, 10)))
+    ]
     run, ledger = Run("r", RunHeader(run_id="r"), items), Ledger()
     reviewers = [Reviewer(id=f"u{n}") for n in range(data.draw(st.integers(1, 4)))]
     k = data.draw(st.integers(1, 3))
@@ -302,13 +344,25 @@ def _ledger_steps(data):
         if op == "deal":
             ledger.reserve(("r", item, "overall"), who.key)
         elif op == "rate":
-            ledger.add(Rating(run_id="r", item_id=item, reviewer=who, idempotency_key=f"k{step}", judgment="good", score=1.0))
+            ledger.add(
+                Rating(
+                    run_id="r",
+                    item_id=item,
+                    reviewer=who,
+                    idempotency_key=f"k{step}",
+                    judgment="good",
+                    score=1.0,
+                )
+            )
         elif op == "skip":
             ledger.add(Skip(run_id="r", item_id=item, reviewer=who, idempotency_key=f"k{step}"))
         elif op == "release":
             ledger.release(("r", item, "overall"), who.key)
         else:
-            items.insert(data.draw(st.integers(0, len(items))), ItemData(id=f"new{step}", query=Query(query="q")))
+            items.insert(
+                data.draw(st.integers(0, len(items))),
+                ItemData(id=f"new{step}", query=Query(query="q")),
+            )
         yield run, ledger, reviewers, k, op == "grow"
 
 
@@ -320,7 +374,9 @@ def test_progress_from_running_counts_equals_walking_the_queue(data):
     for run, ledger, reviewers, k, _ in _ledger_steps(data):
         for reviewer in reviewers:
             left = progress(run, ledger, "overall", reviewer, k).remaining
-            assert left == len(queue(run, ledger, "overall", reviewer, k)) + len(ledger.open_cards("r", "overall", reviewer))
+            assert left == len(queue(run, ledger, "overall", reviewer, k)) + len(
+                ledger.open_cards("r", "overall", reviewer)
+            )
 
 
 @settings(max_examples=150, deadline=None)
@@ -373,7 +429,9 @@ when = ["parses"]
 
 def _labelled(store, tmp_path, reviewer=ALICE):
     (tmp_path / "full.toml").write_text(FULL_LABEL)
-    return _session(store, reviewer, dimension="code-validity", config=load_config(tmp_path / "full.toml"))
+    return _session(
+        store, reviewer, dimension="code-validity", config=load_config(tmp_path / "full.toml")
+    )
 
 
 def _latest(store, item_id, dimension="code-validity", reviewer=ALICE):
@@ -393,8 +451,14 @@ def test_confidence_is_asked_only_where_configured_and_can_be_passed(demo_store,
     first = session.item.id
     step = session.act(Action("rate", "runs"))
     assert step.state == State.CONFIDENCE and session.item.id == first
-    assert [(b.label, b.key) for b in step.card.buttons[0]] == [("High", "h"), ("Medium", "m"), ("Low", "l")]
-    assert step.card.prompt == "How sure are you?" and step.card.reveal is None  # blind until the label is complete
+    assert [(b.label, b.key) for b in step.card.buttons[0]] == [
+        ("High", "h"),
+        ("Medium", "m"),
+        ("Low", "l"),
+    ]
+    assert (
+        step.card.prompt == "How sure are you?" and step.card.reveal is None
+    )  # blind until the label is complete
     step = session.act(Action("confidence", "medium"))
     assert step.state == State.RATING and session.item.id != first  # "runs" asks nothing more
     second = session.item.id
@@ -403,12 +467,19 @@ def test_confidence_is_asked_only_where_configured_and_can_be_passed(demo_store,
     assert step.stored == 0 and session.item.id not in (first, second)
     assert _latest(demo_store, first, reviewer=BOB).confidence == "medium"
     assert _latest(demo_store, second, reviewer=BOB).confidence is None
-    ratings = [e for e in _on_disk(demo_store) if isinstance(e, Rating) and e.dimension == "code-validity"]
+    ratings = [
+        e for e in _on_disk(demo_store) if isinstance(e, Rating) and e.dimension == "code-validity"
+    ]
     assert [(r.judgment, r.confidence, r.ai_verdict_shown) for r in ratings] == [
-        ("runs", None, False), ("runs", "medium", False), ("runs", None, False)]
+        ("runs", None, False),
+        ("runs", "medium", False),
+        ("runs", None, False),
+    ]
 
 
-def test_follow_ups_are_asked_after_their_options_only_and_stored_in_their_fields(demo_store, tmp_path):
+def test_follow_ups_are_asked_after_their_options_only_and_stored_in_their_fields(
+    demo_store, tmp_path
+):
     session = _labelled(demo_store, tmp_path)
     session.start()
     first = session.item.id
@@ -422,10 +493,15 @@ def test_follow_ups_are_asked_after_their_options_only_and_stored_in_their_field
     assert step.state == State.QUESTION  # several may be picked: they toggle
     assert _labels(step.card) == ["✓ syntax error", "missing import", "✓ wrong API"]
     step = session.act(Action("next", "code_issues"))  # done with the issues
-    assert step.state == State.FOLLOW_UP and step.card.reveal is not None  # blocked_by is asked only after "parses"
+    assert (
+        step.state == State.FOLLOW_UP and step.card.reveal is not None
+    )  # blocked_by is asked only after "parses"
     session.act(Action("next"))
     latest = _latest(demo_store, first)
-    assert latest.labels.code_issues == ["syntax error", "wrong API"] and latest.labels.code_parses is False
+    assert (
+        latest.labels.code_issues == ["syntax error", "wrong API"]
+        and latest.labels.code_parses is False
+    )
     assert latest.confidence == "low" and latest.metadata.blocked_by is None
     second = session.item.id
     session.act(Action("rate", "parses"))
@@ -433,11 +509,16 @@ def test_follow_ups_are_asked_after_their_options_only_and_stored_in_their_field
     session.act(Action("answer", "code_issues:missing import"))
     step = session.act(Action("next", "code_issues"))
     assert step.state == State.QUESTION and step.card.prompt == "What would have made it run?"
-    step = session.act(Action("answer", "blocked_by:missing docs"))  # one answer: on to the concern tags
+    step = session.act(
+        Action("answer", "blocked_by:missing docs")
+    )  # one answer: on to the concern tags
     assert step.state == State.FOLLOW_UP
     assert "blocked by: missing docs" in step.card.answers
     latest = _latest(demo_store, second)
-    assert (latest.labels.code_issues, latest.metadata.blocked_by) == (["missing import"], "missing docs")
+    assert (latest.labels.code_issues, latest.metadata.blocked_by) == (
+        ["missing import"],
+        "missing docs",
+    )
     summary = session.summary()  # a rating with its answers is still one judgment
     assert (summary.queriesReviewed, summary.queriesSkipped) == (2, 0)
     assert summary.humanAverageScore == pytest.approx(0.25)
@@ -456,32 +537,49 @@ def test_a_typed_answer_is_stored_in_its_field_and_an_empty_one_is_not(demo_stor
     session.act(Action("answer", "code_issues:syntax error"))
     session.act(Action("type", "code_issues"))
     step = session.act(Action("text", " uses a removed API "))
-    assert step.state == State.QUESTION and step.stored == 1 and _labels(step.card)[0] == "✓ syntax error"
+    assert (
+        step.state == State.QUESTION
+        and step.stored == 1
+        and _labels(step.card)[0] == "✓ syntax error"
+    )
     assert _latest(demo_store, item).labels.code_issues == ["syntax error", "uses a removed API"]
     assert not [e for e in _on_disk(demo_store) if isinstance(e, Note)]  # an answer, not a note
-    assert session.act(Action("type", "blocked_by")).alert  # not asked after "broken", and it takes no typing
+    assert session.act(
+        Action("type", "blocked_by")
+    ).alert  # not asked after "broken", and it takes no typing
 
 
 def test_the_four_labelled_dimensions_ask_their_follow_ups_by_default(demo_store):
     trigger = _session(demo_store, dimension="trigger-accuracy")
     trigger.start()
-    assert trigger.act(Action("rate", "yes")).state == State.RATING  # a right trigger asks nothing more
+    assert (
+        trigger.act(Action("rate", "yes")).state == State.RATING
+    )  # a right trigger asks nothing more
     item = trigger.item.id
     step = trigger.act(Action("rate", "no"))
     assert step.state == State.QUESTION and step.card.prompt == "What triggered instead?"
     trigger.act(Action("type", "trigger_component_observed"))
     step = trigger.act(Action("text", "search-widget"))
     assert step.state == State.FOLLOW_UP  # then the concern tags of a wrong trigger
-    assert _latest(demo_store, item, "trigger-accuracy").labels.trigger_component_observed == "search-widget"
-    expected = {"code-validity": ("broken", State.CONFIDENCE), "technical-accuracy": ("incorrect", State.CONFIDENCE),
-                "completeness": ("2", State.QUESTION)}
+    assert (
+        _latest(demo_store, item, "trigger-accuracy").labels.trigger_component_observed
+        == "search-widget"
+    )
+    expected = {
+        "code-validity": ("broken", State.CONFIDENCE),
+        "technical-accuracy": ("incorrect", State.CONFIDENCE),
+        "completeness": ("2", State.QUESTION),
+    }
     for dimension, (value, state) in expected.items():
         session = _session(demo_store, dimension=dimension)
         session.start()
         assert session.act(Action("rate", value)).state == state, dimension
     fields = {d: [f.field for f in load_config(None).dimension(d).follow_ups] for d in expected}
-    assert fields == {"code-validity": ["code_issues"], "technical-accuracy": ["inaccuracies"],
-                      "completeness": ["missing_elements"]}
+    assert fields == {
+        "code-validity": ["code_issues"],
+        "technical-accuracy": ["inaccuracies"],
+        "completeness": ["missing_elements"],
+    }
 
 
 def test_a_changed_rating_keeps_the_answers_that_still_apply(demo_store, tmp_path):
@@ -492,10 +590,17 @@ def test_a_changed_rating_keeps_the_answers_that_still_apply(demo_store, tmp_pat
     session.act(Action("confidence", "high"))
     session.act(Action("answer", "code_issues:missing import"))
     session.act(Action("rate", "parses"))  # the issues are asked after "parses" too: kept
-    assert (_latest(demo_store, item).labels.code_issues, _latest(demo_store, item).confidence) == (["missing import"], "high")
+    assert (_latest(demo_store, item).labels.code_issues, _latest(demo_store, item).confidence) == (
+        ["missing import"],
+        "high",
+    )
     session.act(Action("rate", "runs"))  # not after "runs": dropped
     latest = _latest(demo_store, item)
-    assert (latest.labels.code_issues, latest.labels.code_runs, latest.confidence) == (None, True, "high")
+    assert (latest.labels.code_issues, latest.labels.code_runs, latest.confidence) == (
+        None,
+        True,
+        "high",
+    )
 
 
 def test_skip_offers_the_reasons_and_other_asks_for_a_note(demo_store):
@@ -504,9 +609,17 @@ def test_skip_offers_the_reasons_and_other_asks_for_a_note(demo_store):
     first = session.item.id
     step = session.act(Action("skip"))
     assert step.state == State.SKIP_REASON and session.item.id == first and step.stored == 1
-    assert _labels(step.card) == ["Unclear item", "Needs expertise I don't have", "Broken item", "Other…"]
+    assert _labels(step.card) == [
+        "Unclear item",
+        "Needs expertise I don't have",
+        "Broken item",
+        "Other…",
+    ]
     assert [b.key for b in step.card.buttons[0]] == ["1", "2", "3", "4"]
-    assert session.act(Action("skip", "broken item")).state == State.RATING and session.item.id != first
+    assert (
+        session.act(Action("skip", "broken item")).state == State.RATING
+        and session.item.id != first
+    )
     second = session.item.id
     session.act(Action("skip"))
     assert session.act(Action("skip", "other")).state == State.NOTE
@@ -517,11 +630,19 @@ def test_skip_offers_the_reasons_and_other_asks_for_a_note(demo_store):
     session.act(Action("next"))  # no reason: one key more than a bare skip
     events = _on_disk(demo_store)
     assert [(e.item_id, e.skip_reason) for e in events if isinstance(e, Skip)] == [
-        (first, None), (first, "broken item"), (second, None), (second, "other"), (third, None)]
-    assert [(e.item_id, e.text) for e in events if isinstance(e, Note)] == [(second, "the results never loaded")]
+        (first, None),
+        (first, "broken item"),
+        (second, None),
+        (second, "other"),
+        (third, None),
+    ]
+    assert [(e.item_id, e.text) for e in events if isinstance(e, Note)] == [
+        (second, "the results never loaded")
+    ]
     ledger = Ledger.from_events(events)
-    assert [ledger.judgment(SEARCH_RUN, i, "overall", ALICE).skip_reason for i in (first, second, third)] == [
-        "broken item", "other", None]
+    assert [
+        ledger.judgment(SEARCH_RUN, i, "overall", ALICE).skip_reason for i in (first, second, third)
+    ] == ["broken item", "other", None]
     progress = session.progress()
     assert (progress.done, progress.skipped, progress.remaining) == (0, 3, 15)
     step = session.act(Action("skip", "bored"))  # only the configured reasons
@@ -538,7 +659,11 @@ def test_redelivered_answers_and_reasons_write_nothing(demo_store, tmp_path):
     assert again.repeated and again.stored == 0 and again.state == State.QUESTION
     session.act(Action("answer", "code_issues:missing import", item, "u3"))
     again = session.act(Action("answer", "code_issues:missing import", item, "u3"))
-    assert again.repeated and again.stored == 0 and _latest(demo_store, item, reviewer=BOB).labels.code_issues == ["missing import"]
+    assert (
+        again.repeated
+        and again.stored == 0
+        and _latest(demo_store, item, reviewer=BOB).labels.code_issues == ["missing import"]
+    )
     session.act(Action("next", item_id=item))
     skipped = session.item.id
     session.act(Action("skip", None, skipped, "u4"))

@@ -25,8 +25,14 @@ def data_dir(tmp_path: Path) -> Path:
 
 def _spawn(data_dir: Path, *args: str) -> pexpect.spawn:
     env = {**os.environ, "HILBOT_DATA_DIR": str(data_dir), "TERM": "dumb", "NO_COLOR": "1"}
-    child = pexpect.spawn(str(HILBOT), ["review", SEARCH_RUN, "--reviewer", "alice", *args], env=env,
-                          encoding="utf-8", timeout=20, dimensions=(60, 140))
+    child = pexpect.spawn(
+        str(HILBOT),
+        ["review", SEARCH_RUN, "--reviewer", "alice", *args],
+        env=env,
+        encoding="utf-8",
+        timeout=20,
+        dimensions=(60, 140),
+    )
     child.expect(QUESTION)
     return child
 
@@ -38,26 +44,26 @@ def _ratings(data_dir: Path) -> list[dict]:
 
 def test_keystrokes_land_in_ratings_jsonl(data_dir):
     child = _spawn(data_dir)
-    child.send("o")                      # okay → follow-up: concern tags
+    child.send("o")  # okay → follow-up: concern tags
     child.expect("Concerns")
     assert len(_ratings(data_dir)) == 1  # on disk before the follow-up is drawn
-    child.send("1")                      # toggle the first tag
+    child.send("1")  # toggle the first tag
     child.expect("✓ missing_key_result")
     child.send("n")
     child.expect("note>")
     child.sendline("misses the v2 migration guide")
     child.expect("Concerns")
-    child.send("\r")                     # next
+    child.send("\r")  # next
     child.expect(QUESTION)
-    child.send("v")                      # view full response, then the card again
+    child.send("v")  # view full response, then the card again
     child.expect("QUERY:")
     child.expect(QUESTION)
     child.send("g")
     child.expect("recorded: good")
     child.expect(QUESTION)
-    child.send("\r")                     # skip (stored now), then why?
+    child.send("\r")  # skip (stored now), then why?
     child.expect(r"Why\?")
-    child.send("\r")                     # no reason
+    child.send("\r")  # no reason
     child.expect(QUESTION)
     child.send("q")
     child.expect("Session summary")
@@ -67,11 +73,23 @@ def test_keystrokes_land_in_ratings_jsonl(data_dir):
     assert child.exitstatus == 0
     events = _ratings(data_dir)
     # at the end: the run's synthesis, then the session's summary carrying it
-    assert [e["type"] for e in events] == ["rating", "rating", "note", "rating", "skip", "review_summary", "review_summary"]
+    assert [e["type"] for e in events] == [
+        "rating",
+        "rating",
+        "note",
+        "rating",
+        "skip",
+        "review_summary",
+        "review_summary",
+    ]
     assert events[-2].get("reviewer") is None and events[-1]["synthesis"] == events[-2]["synthesis"]
     assert events[1]["concerns"] == ["missing_key_result"] and events[1]["judgment"] == "okay"
     assert events[2]["text"] == "misses the v2 migration guide"
-    assert events[3]["judgment"] == "good" and events[3]["score"] == 1.0 and events[3]["ai_verdict_shown"] is False
+    assert (
+        events[3]["judgment"] == "good"
+        and events[3]["score"] == 1.0
+        and events[3]["ai_verdict_shown"] is False
+    )
     assert events[5]["queriesReviewed"] == 2 and events[5]["queriesSkipped"] == 1
 
 
@@ -79,9 +97,9 @@ def test_each_key_is_durable_before_the_next_card(data_dir):
     child = _spawn(data_dir)
     for count in range(1, 4):
         child.send("g")
-        child.expect(QUESTION)           # the next card is drawn only after the append returned
+        child.expect(QUESTION)  # the next card is drawn only after the append returned
         assert len(_ratings(data_dir)) == count
-    child.kill(signal.SIGKILL)           # crash: nothing more is needed to keep the three ratings
+    child.kill(signal.SIGKILL)  # crash: nothing more is needed to keep the three ratings
     child.close()
     assert [e["judgment"] for e in _ratings(data_dir)] == ["good"] * 3
 
@@ -96,7 +114,7 @@ def test_ctrl_c_saves_and_prints_the_summary_and_resume_continues(data_dir):
     child.expect(pexpect.EOF)
     child.close()
     first = _ratings(data_dir)[0]["item_id"]
-    child = _spawn(data_dir)             # a new session resumes at the next item
+    child = _spawn(data_dir)  # a new session resumes at the next item
     assert "[2/18]" in child.before
     child.send("q")
     child.expect(pexpect.EOF)
@@ -104,10 +122,20 @@ def test_ctrl_c_saves_and_prints_the_summary_and_resume_continues(data_dir):
 
 
 def test_review_reads_keys_from_a_pipe_too(data_dir, run_cli):
-    result = run_cli("review", SEARCH_RUN, "--reviewer", "bob", input="gt\r", env={"HILBOT_DATA_DIR": str(data_dir)})
+    result = run_cli(
+        "review",
+        SEARCH_RUN,
+        "--reviewer",
+        "bob",
+        input="gt\r",
+        env={"HILBOT_DATA_DIR": str(data_dir)},
+    )
     assert result.returncode == 0, result.stderr
     events = _ratings(data_dir)
-    assert [(e["type"], e.get("judgment")) for e in events[:2]] == [("rating", "good"), ("rating", "terrible")]
+    assert [(e["type"], e.get("judgment")) for e in events[:2]] == [
+        ("rating", "good"),
+        ("rating", "terrible"),
+    ]
     assert "Session summary" in result.stdout
 
 
@@ -115,15 +143,21 @@ def test_rag_answers_use_the_four_buttons_and_show_tool_captures(tmp_path):
     data_dir = tmp_path / "results"
     build_demo(Store(data_dir))
     env = {**os.environ, "HILBOT_DATA_DIR": str(data_dir), "TERM": "dumb"}
-    child = pexpect.spawn(str(HILBOT), ["review", "demo-rag-answers", "--reviewer", "carol"], env=env,
-                          encoding="utf-8", timeout=20, dimensions=(60, 140))
+    child = pexpect.spawn(
+        str(HILBOT),
+        ["review", "demo-rag-answers", "--reviewer", "carol"],
+        env=env,
+        encoding="utf-8",
+        timeout=20,
+        dimensions=(60, 140),
+    )
     child.expect("How good is this")
     assert "Response:" in child.before
     child.expect(r"\[q\]uit & save")
     child.send("t")
     child.expect("TOOL CAPTURES:|No tool captures.")
-    child.expect("How good is this")   # the card comes back after the view
-    child.send("m")                    # ✗ Miss → concern tags
+    child.expect("How good is this")  # the card comes back after the view
+    child.send("m")  # ✗ Miss → concern tags
     child.expect("hallucination")
     child.send("1")
     child.expect("✓ hallucination")
@@ -131,7 +165,10 @@ def test_rag_answers_use_the_four_buttons_and_show_tool_captures(tmp_path):
     child.expect("Session summary")
     child.expect(pexpect.EOF)
     events = [json.loads(line) for line in (data_dir / "ratings.jsonl").read_text().splitlines()]
-    assert [(e["judgment"], e["concerns"]) for e in events if e["type"] == "rating"] == [("miss", []), ("miss", ["hallucination"])]
+    assert [(e["judgment"], e["concerns"]) for e in events if e["type"] == "rating"] == [
+        ("miss", []),
+        ("miss", ["hallucination"]),
+    ]
 
 
 # --------------------------------------------------------------------------- hostile item text
@@ -140,8 +177,26 @@ HOSTILE = "\x1b]0;T\x07\x1b[2J\x1b[31m\x1b[8m\x9b1m\u202e\u2066\rX[b]B[/b][link=
 """Set the title, clear, recolour, hide, a one-byte CSI, bidi overrides, an overwrite, rich markup."""
 SHOWN = "␛]0;T␇␛[2J␛[31m␛[8m<U+009B>1m<U+202E><U+2066>"
 """How the start of HOSTILE must reach the reviewer."""
-FIELDS = ["query", "intent", "category", "expected", "path", "title", "snippet", "answer", "context", "truth", "tool",
-          "tool_input", "tool_output", "rationale", "verdict", "judge", "score", "confidence"]
+FIELDS = [
+    "query",
+    "intent",
+    "category",
+    "expected",
+    "path",
+    "title",
+    "snippet",
+    "answer",
+    "context",
+    "truth",
+    "tool",
+    "tool_input",
+    "tool_output",
+    "rationale",
+    "verdict",
+    "judge",
+    "score",
+    "confidence",
+]
 
 
 def hostile_run(store: Store, run_id: str = "evil") -> None:
@@ -149,15 +204,30 @@ def hostile_run(store: Store, run_id: str = "evil") -> None:
 
     h = {name: f"{name}:{HOSTILE}" for name in FIELDS}
     item = ItemData(
-        id="i1", query=Query(query=h["query"], intent=h["intent"], category=h["category"], expected=[h["expected"]]),
-        results=[SearchResult(rank=1, path=h["path"], title=h["title"], snippet=h["snippet"], score=0.5)],
-        answer=h["answer"], contexts=[h["context"]], ground_truth=[h["truth"]],
+        id="i1",
+        query=Query(
+            query=h["query"], intent=h["intent"], category=h["category"], expected=[h["expected"]]
+        ),
+        results=[
+            SearchResult(rank=1, path=h["path"], title=h["title"], snippet=h["snippet"], score=0.5)
+        ],
+        answer=h["answer"],
+        contexts=[h["context"]],
+        ground_truth=[h["truth"]],
         tool_captures=[{"tool": h["tool"], "input": h["tool_input"], "output": h["tool_output"]}],
-        evaluation=Evaluation(scores={h["score"]: 0.5, "overall": 0.5}, verdict=h["verdict"], confidence=h["confidence"],
-                              rationale=h["rationale"], judge=h["judge"].replace("/", "")),  # "a/b" would read as "AI"
+        evaluation=Evaluation(
+            scores={h["score"]: 0.5, "overall": 0.5},
+            verdict=h["verdict"],
+            confidence=h["confidence"],
+            rationale=h["rationale"],
+            judge=h["judge"].replace("/", ""),
+        ),  # "a/b" would read as "AI"
     )
     plain = ItemData(id="i2", query=Query(query="plain"), answer="fine")
-    store.create_run(RunHeader(run_id=run_id, kind="search"), [QueryEvaluation(run_id=run_id, data=d) for d in (item, plain)])
+    store.create_run(
+        RunHeader(run_id=run_id, kind="search"),
+        [QueryEvaluation(run_id=run_id, data=d) for d in (item, plain)],
+    )
 
 
 def assert_nothing_raw(output: str, fields: list[str] = FIELDS) -> None:
@@ -165,19 +235,32 @@ def assert_nothing_raw(output: str, fields: list[str] = FIELDS) -> None:
         assert raw not in output, f"{raw!r} reached the terminal"
     missing = [name for name in fields if f"{name}:{SHOWN}" not in output]
     assert not missing, f"not shown (visibly): {missing}"
-    assert "X[b]B[/b][link=http://x]L[/link]" in output  # markup in item text is text, never interpreted
+    assert (
+        "X[b]B[/b][link=http://x]L[/link]" in output
+    )  # markup in item text is text, never interpreted
 
 
 def test_control_sequences_in_item_text_never_reach_the_terminal_raw(tmp_path):
     from tests.auxil.cli import invoke
 
     hostile_run(Store(tmp_path / "results"))
-    keys = "vxo1\rq"  # view full, view tools, rate okay (the AI is revealed), toggle a tag, next, quit
-    result = invoke("review", "evil", "--reviewer", "mallory\x1b[2J\u202e", input=keys,
-                    env={"HILBOT_DATA_DIR": str(tmp_path / "results"), "COLUMNS": "1000"}, cwd=tmp_path)
+    keys = (
+        "vxo1\rq"  # view full, view tools, rate okay (the AI is revealed), toggle a tag, next, quit
+    )
+    result = invoke(
+        "review",
+        "evil",
+        "--reviewer",
+        "mallory\x1b[2J\u202e",
+        input=keys,
+        env={"HILBOT_DATA_DIR": str(tmp_path / "results"), "COLUMNS": "1000"},
+        cwd=tmp_path,
+    )
     assert result.exit_code == 0, result.stderr
     assert_nothing_raw(result.stdout + result.stderr)
-    assert "\r" not in result.stdout  # the overwrite is shown as ␍, or folded into a space on a clipped card line
+    assert (
+        "\r" not in result.stdout
+    )  # the overwrite is shown as ␍, or folded into a space on a clipped card line
     assert "X␍X" not in result.stdout and "␍X[b]" in result.stdout
     assert "reviewer: mallory␛[2J<U+202E>" in result.stdout
 
@@ -188,16 +271,22 @@ def test_control_sequences_in_a_real_terminal(tmp_path):
     data_dir = tmp_path / "results"
     hostile_run(Store(data_dir))
     env = {**os.environ, "HILBOT_DATA_DIR": str(data_dir), "TERM": "dumb", "NO_COLOR": "1"}
-    child = pexpect.spawn(str(HILBOT), ["review", "evil", "--reviewer", "alice"], env=env, encoding="utf-8",
-                          timeout=20, dimensions=(60, 1000))
+    child = pexpect.spawn(
+        str(HILBOT),
+        ["review", "evil", "--reviewer", "alice"],
+        env=env,
+        encoding="utf-8",
+        timeout=20,
+        dimensions=(60, 1000),
+    )
     child.logfile_read = transcript = io.StringIO()
     child.expect(QUESTION)
-    child.send("o")                    # okay: the AI verdict and rationale are revealed
+    child.send("o")  # okay: the AI verdict and rationale are revealed
     child.expect("Concerns")
-    child.send("v")                    # the full view
+    child.send("v")  # the full view
     child.expect("REFERENCE:")
     child.expect("Concerns")
-    child.send("x")                    # the tool captures
+    child.send("x")  # the tool captures
     child.expect("TOOL CAPTURES:")
     child.expect("Concerns")
     child.send("q")
@@ -209,29 +298,35 @@ def test_control_sequences_in_a_real_terminal(tmp_path):
 
 def test_confidence_follow_ups_and_skip_reasons_by_key(data_dir):
     env = {**os.environ, "HILBOT_DATA_DIR": str(data_dir), "TERM": "dumb", "NO_COLOR": "1"}
-    child = pexpect.spawn(str(HILBOT), ["review", "demo-rag-answers", "--dimension", "code-validity", "--reviewer", "alice"],
-                          env=env, encoding="utf-8", timeout=20, dimensions=(60, 140))
+    child = pexpect.spawn(
+        str(HILBOT),
+        ["review", "demo-rag-answers", "--dimension", "code-validity", "--reviewer", "alice"],
+        env=env,
+        encoding="utf-8",
+        timeout=20,
+        dimensions=(60, 140),
+    )
     child.expect("Does the code parse and run")
-    child.send("b")                      # doesn't parse: how sure?
+    child.send("b")  # doesn't parse: how sure?
     child.expect(r"How sure are you\?")
     child.expect(r"\[h\]igh")
     assert len(_ratings(data_dir)) == 1  # the rating is on disk before the question is drawn
-    child.send("l")                      # low: then the issues
+    child.send("l")  # low: then the issues
     child.expect(r"Which issues\?")
-    child.send("1")                      # toggle the first issue
+    child.send("1")  # toggle the first issue
     child.expect("✓ syntax error")
-    child.send("o")                      # another one, typed
+    child.send("o")  # another one, typed
     child.expect("answer>")
     child.sendline("calls a removed API")
     child.expect(r"Which issues\?")
-    child.send("\r")                     # done: the concern tags of a broken answer
+    child.send("\r")  # done: the concern tags of a broken answer
     child.expect("Concerns")
-    child.send("\r")                     # next item
+    child.send("\r")  # next item
     child.expect("Does the code parse and run")
-    child.send("\r")                     # skip: why?
+    child.send("\r")  # skip: why?
     child.expect("⏭ skipped")
     child.expect(r"Why\?")
-    child.send("3")                      # broken item
+    child.send("3")  # broken item
     child.expect("Does the code parse and run")
     child.send("q")
     child.expect("Session summary")
@@ -242,5 +337,9 @@ def test_confidence_follow_ups_and_skip_reasons_by_key(data_dir):
     events = _ratings(data_dir)
     ratings = [e for e in events if e["type"] == "rating"]
     assert [(r.get("confidence"), r["labels"].get("code_issues")) for r in ratings] == [
-        (None, None), ("low", None), ("low", ["syntax error"]), ("low", ["syntax error", "calls a removed API"])]
+        (None, None),
+        ("low", None),
+        ("low", ["syntax error"]),
+        ("low", ["syntax error", "calls a removed API"]),
+    ]
     assert [e.get("skip_reason") for e in events if e["type"] == "skip"] == [None, "broken item"]

@@ -10,14 +10,28 @@ from tests.conftest import SEARCH_RUN
 
 
 def test_a_skip_says_skipped_not_recorded_none(demo_store, run_cli):
-    result = run_cli("review", SEARCH_RUN, "--reviewer", "bob", input="\rg", env={"HILBOT_DATA_DIR": str(demo_store.root)})
+    result = run_cli(
+        "review",
+        SEARCH_RUN,
+        "--reviewer",
+        "bob",
+        input="\rg",
+        env={"HILBOT_DATA_DIR": str(demo_store.root)},
+    )
     assert result.returncode == 0, result.stderr
     assert "recorded: None" not in result.stdout
     assert "⏭ skipped" in result.stdout
 
 
 def test_question_mark_shows_what_each_scale_option_means(demo_store, run_cli):
-    result = run_cli("review", SEARCH_RUN, "--reviewer", "bob", input="?q", env={"HILBOT_DATA_DIR": str(demo_store.root)})
+    result = run_cli(
+        "review",
+        SEARCH_RUN,
+        "--reviewer",
+        "bob",
+        input="?q",
+        env={"HILBOT_DATA_DIR": str(demo_store.root)},
+    )
     assert result.returncode == 0, result.stderr
     assert "[?] guide" in result.stdout  # the key is offered on the card
     assert re.search(r"g +good +— Results nail it", result.stdout), result.stdout[-1500:]
@@ -26,8 +40,12 @@ def test_question_mark_shows_what_each_scale_option_means(demo_store, run_cli):
 
 def test_the_quiet_line_names_every_judge_not_only_the_lexical_one():
     def line(judge: str) -> str:
-        item = ItemData(id="q1", query=Query(query="zod"), answer="Use z.object.",  # an answer: it was judged
-                        evaluation=Evaluation(judge=judge, scores={"overall": 0.5}))
+        item = ItemData(
+            id="q1",
+            query=Query(query="zod"),
+            answer="Use z.object.",  # an answer: it was judged
+            evaluation=Evaluation(judge=judge, scores={"overall": 0.5}),
+        )
         return quiet_item(item, 1, 1)
 
     assert line("lexical").endswith("overall: 0.50 (lexical)")
@@ -39,7 +57,9 @@ def test_run_help_shows_each_example_on_its_own_line(run_cli):
     result = run_cli("run", "--help")
     lines = [line.strip() for line in result.stdout.splitlines()]
     assert "hilbot run --set core --target examples.docs_search:search" in lines, result.stdout
-    assert any(line.startswith("hilbot run --cases tests/fixtures/cases") for line in lines), result.stdout
+    assert any(line.startswith("hilbot run --cases tests/fixtures/cases") for line in lines), (
+        result.stdout
+    )
 
 
 def test_the_delta_is_named_by_its_sign_everywhere(demo_store, run_cli):
@@ -47,11 +67,24 @@ def test_the_delta_is_named_by_its_sign_everywhere(demo_store, run_cli):
     from bot.chat import texts
     from evaluation import ReviewSummary
 
-    result = run_cli("review", SEARCH_RUN, "--reviewer", "bob", input="pq", env={"HILBOT_DATA_DIR": str(demo_store.root)})
-    summary_text = result.stdout[result.stdout.index("Session summary"):]
+    result = run_cli(
+        "review",
+        SEARCH_RUN,
+        "--reviewer",
+        "bob",
+        input="pq",
+        env={"HILBOT_DATA_DIR": str(demo_store.root)},
+    )
+    summary_text = result.stdout[result.stdout.index("Session summary") :]
     assert re.search(r"human − AI\s+[−+-]\d\.\d\d", summary_text), summary_text
-    summary = ReviewSummary(run_id="r", queriesReviewed=1, queriesSkipped=0, queriesFlagged=1, humanAverageScore=0.25,
-                            aiVsHumanDelta=-0.5)
+    summary = ReviewSummary(
+        run_id="r",
+        queriesReviewed=1,
+        queriesSkipped=0,
+        queriesFlagged=1,
+        humanAverageScore=0.25,
+        aiVsHumanDelta=-0.5,
+    )
     assert "human − AI −0.50" in texts.done("r", "overall", summary)
     for text in (result.stdout, texts.done("r", "overall", summary)):
         assert "AI-vs-human" not in text
@@ -61,13 +94,26 @@ def test_the_summary_at_a_sessions_end_carries_the_synthesis_and_action_items(de
     """The session summary written when a review ends had no synthesis and no action items."""
     import json
 
-    result = run_cli("review", SEARCH_RUN, "--reviewer", "bob", input="pq", env={"HILBOT_DATA_DIR": str(demo_store.root)})
+    result = run_cli(
+        "review",
+        SEARCH_RUN,
+        "--reviewer",
+        "bob",
+        input="pq",
+        env={"HILBOT_DATA_DIR": str(demo_store.root)},
+    )
     assert result.returncode == 0, result.stderr
     events = [json.loads(line) for line in demo_store.ratings.path.read_text().splitlines()]
     summaries = [e for e in events if e["type"] == "review_summary"]
     session = [s for s in summaries if s.get("reviewer")][-1]
-    assert session["synthesis"] and session["synthesis_source"] == "statistical" and session["actionItems"]
-    export = json.loads(run_cli("export", SEARCH_RUN, env={"HILBOT_DATA_DIR": str(demo_store.root)}).stdout)
+    assert (
+        session["synthesis"]
+        and session["synthesis_source"] == "statistical"
+        and session["actionItems"]
+    )
+    export = json.loads(
+        run_cli("export", SEARCH_RUN, env={"HILBOT_DATA_DIR": str(demo_store.root)}).stdout
+    )
     assert export["hilReview"]["synthesis"] == session["synthesis"]
 
 
@@ -75,6 +121,13 @@ def test_no_synthesis_at_the_end_when_it_is_turned_off(demo_store, run_cli, tmp_
     import json
 
     (tmp_path / "hilbot.toml").write_text('[review]\nsynthesize_at_end = "off"\n')
-    run_cli("review", SEARCH_RUN, "--reviewer", "bob", input="pq", env={"HILBOT_DATA_DIR": str(demo_store.root)})
+    run_cli(
+        "review",
+        SEARCH_RUN,
+        "--reviewer",
+        "bob",
+        input="pq",
+        env={"HILBOT_DATA_DIR": str(demo_store.root)},
+    )
     events = [json.loads(line) for line in demo_store.ratings.path.read_text().splitlines()]
     assert [e.get("synthesis") for e in events if e["type"] == "review_summary"] == [None]

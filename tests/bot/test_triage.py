@@ -18,7 +18,16 @@ from tests.fakes.anthropic_api import Reply, tool
 
 def change(expected: str | None, actual: str | None, path: str = "test/a.md", **kw) -> Change:
     status = "added" if expected is None else "removed" if actual is None else "changed"
-    return Change(id=path, name=path, path=path, status=status, expected=expected, actual=actual, source="file", **kw)
+    return Change(
+        id=path,
+        name=path,
+        path=path,
+        status=status,
+        expected=expected,
+        actual=actual,
+        source="file",
+        **kw,
+    )
 
 
 def triaged(category: int, confidence: float, **kw) -> Triage:
@@ -31,33 +40,52 @@ SETTINGS = load_config(None).triage
 # --------------------------------------------------------------------------- patterns and the policy
 
 
-@pytest.mark.parametrize("pattern, path, expected", [
-    ("**/security_*", "security_login.md", True),
-    ("**/security_*", "test/api/security_login.md", True),
-    ("**/security_*", "test/security/login.md", False),
-    ("**/payment_*.py", "a/payment_x.py", True),
-    ("**/payment_*.py", "a/payment_x.pyc", False),
-    ("test/*.md", "test/a.md", True),
-    ("test/*.md", "test/sub/a.md", False),
-    ("test/**", "test/sub/a.md", True),
-    ("t?st/a.md", "test/a.md", True),
-    ("a[b].md", "a[b].md", True),  # brackets are literal
-])
+@pytest.mark.parametrize(
+    "pattern, path, expected",
+    [
+        ("**/security_*", "security_login.md", True),
+        ("**/security_*", "test/api/security_login.md", True),
+        ("**/security_*", "test/security/login.md", False),
+        ("**/payment_*.py", "a/payment_x.py", True),
+        ("**/payment_*.py", "a/payment_x.pyc", False),
+        ("test/*.md", "test/a.md", True),
+        ("test/*.md", "test/sub/a.md", False),
+        ("test/**", "test/sub/a.md", True),
+        ("t?st/a.md", "test/a.md", True),
+        ("a[b].md", "a[b].md", True),  # brackets are literal
+    ],
+)
 def test_require_human_patterns_match_like_globs(pattern, path, expected):
     assert glob_match(pattern, path) is expected
 
 
 def test_the_rules_in_order():
     policy = SETTINGS.model_copy(update={"require_human": ["**/payment_*"], "audit_share": 0.0})
-    assert decide(change("a", "b", "x/payment_1.md"), triaged(5, 1.0), policy, "t").outcome == "human"
-    assert decide(change("a", "b", "x/payment_1.md"), triaged(5, 1.0), policy, "t").rule == "require_human: **/payment_*"
-    assert decide(change("a", "b"), triaged(5, 1.0, error="boom"), policy, "t").rule == "the triage failed"
-    assert decide(change("a", "b"), triaged(5, 1.0, flags_for_human=True), policy, "t").outcome == "human"
+    assert (
+        decide(change("a", "b", "x/payment_1.md"), triaged(5, 1.0), policy, "t").outcome == "human"
+    )
+    assert (
+        decide(change("a", "b", "x/payment_1.md"), triaged(5, 1.0), policy, "t").rule
+        == "require_human: **/payment_*"
+    )
+    assert (
+        decide(change("a", "b"), triaged(5, 1.0, error="boom"), policy, "t").rule
+        == "the triage failed"
+    )
+    assert (
+        decide(change("a", "b"), triaged(5, 1.0, flags_for_human=True), policy, "t").outcome
+        == "human"
+    )
     accepted = decide(change("a", "b"), triaged(5, 0.95), policy, "t")
-    assert (accepted.outcome, accepted.rule) == ("accepted", "auto_accept: ACCEPT at confidence 0.95 ≥ 0.95")
+    assert (accepted.outcome, accepted.rule) == (
+        "accepted",
+        "auto_accept: ACCEPT at confidence 0.95 ≥ 0.95",
+    )
     assert decide(change("a", "b"), triaged(5, 0.9499), policy, "t").outcome == "human"
     assert decide(change("a", "b"), triaged(1, 0.99), policy, "t").outcome == "rejected"
-    assert decide(change("a", "b"), triaged(4, 1.0), policy, "t").outcome == "human"  # only category 5 by default
+    assert (
+        decide(change("a", "b"), triaged(4, 1.0), policy, "t").outcome == "human"
+    )  # only category 5 by default
     wider = policy.model_copy(update={"auto_accept_categories": [4, 5]})
     assert decide(change("a", "b"), triaged(4, 1.0), wider, "t").outcome == "accepted"
 
@@ -84,26 +112,41 @@ def test_a_category_cannot_be_both_auto_accepted_and_rejected(tmp_path):
 # --------------------------------------------------------------------------- the local judge
 
 
-@pytest.mark.parametrize("expected, actual, category, confidence", [
-    ("score: 0.85\nok", "score:  0.85 \n ok", 5, 1.0),
-    ("score: 0.85\nok", "score: 0.86\nok", 4, 0.8),
-    ("score: 0.85\nok", "score: 0.95\nok", 3, 0.0),
-    ("verdict: pass", "verdict: fail", 3, 0.0),
-    (None, "new", 3, 0.0),
-])
+@pytest.mark.parametrize(
+    "expected, actual, category, confidence",
+    [
+        ("score: 0.85\nok", "score:  0.85 \n ok", 5, 1.0),
+        ("score: 0.85\nok", "score: 0.86\nok", 4, 0.8),
+        ("score: 0.85\nok", "score: 0.95\nok", 3, 0.0),
+        ("verdict: pass", "verdict: fail", 3, 0.0),
+        (None, "new", 3, 0.0),
+    ],
+)
 def test_the_local_judge(expected, actual, category, confidence, store):
     config = load_config(None)
     config.triage.relative_tolerance = 0.02
     result = LocalTriage(config, store).decide(change(expected, actual))
-    assert (result.category, result.confidence, result.judge, result.judge_kind) == (category, confidence, "local", "local")
+    assert (result.category, result.confidence, result.judge, result.judge_kind) == (
+        category,
+        confidence,
+        "local",
+        "local",
+    )
     assert result.summary.startswith("local: ")
 
 
 # --------------------------------------------------------------------------- the LLM judge
 
 
-ANSWER = {"category": 1, "confidence": 0.97, "summary": "negative sentiment regressed", "rationale": "line 2 flips",
-          "issues": ["line 2: negative 0.10 -> 0.45"], "suggestions": ["add ground truth labels"], "flags_for_human": False}
+ANSWER = {
+    "category": 1,
+    "confidence": 0.97,
+    "summary": "negative sentiment regressed",
+    "rationale": "line 2 flips",
+    "issues": ["line 2: negative 0.10 -> 0.45"],
+    "suggestions": ["add ground truth labels"],
+    "flags_for_human": False,
+}
 
 
 def _llm(store, tmp_path, monkeypatch) -> LLMTriage:
@@ -116,27 +159,52 @@ def _llm(store, tmp_path, monkeypatch) -> LLMTriage:
 def test_the_llm_judge_sends_the_change_and_forces_the_schema(fake, store, tmp_path, monkeypatch):
     fake.queue(tool(**ANSWER))
     judge = _llm(store, tmp_path, monkeypatch)
-    item = change("positive: 0.85\nnegative: 0.10\n", "positive: 0.85\nnegative: 0.45\n", "test/sentiment.md",
-                  description="sentiment of short reviews")
+    item = change(
+        "positive: 0.85\nnegative: 0.10\n",
+        "positive: 0.85\nnegative: 0.45\n",
+        "test/sentiment.md",
+        description="sentiment of short reviews",
+    )
     result = asyncio.run(judge.triage(item))
-    assert (result.category, result.label, result.confidence, result.judge_kind) == (1, "FAIL", 0.97, "llm")
+    assert (result.category, result.label, result.confidence, result.judge_kind) == (
+        1,
+        "FAIL",
+        0.97,
+        "llm",
+    )
     assert result.issues == ANSWER["issues"] and result.judge.endswith("claude-test")
     [body] = fake.requests
-    prompt = body["messages"][0]["content"] if isinstance(body["messages"][0]["content"], str) else body["messages"][0]["content"][0]["text"]
-    assert "test/sentiment.md" in prompt and "sentiment of short reviews" in prompt and "+negative: 0.45" in prompt
+    prompt = (
+        body["messages"][0]["content"]
+        if isinstance(body["messages"][0]["content"], str)
+        else body["messages"][0]["content"][0]["text"]
+    )
+    assert (
+        "test/sentiment.md" in prompt
+        and "sentiment of short reviews" in prompt
+        and "+negative: 0.45" in prompt
+    )
     [tool_spec] = body["tools"]
-    assert tool_spec["name"] == "record_review" and set(tool_spec["input_schema"]["properties"]) >= set(ANSWER)
+    assert tool_spec["name"] == "record_review" and set(
+        tool_spec["input_schema"]["properties"]
+    ) >= set(ANSWER)
     again = asyncio.run(judge.triage(item))  # the cache: no second call
     assert again.category == 1 and len(fake.requests) == 1
 
 
-def test_a_malformed_answer_is_unsure_with_the_error_and_the_rest_go_on(fake, store, tmp_path, monkeypatch):
-    fake.queue(Reply(text="I think it is fine"), tool(**{**ANSWER, "category": 5, "confidence": 0.99}))
+def test_a_malformed_answer_is_unsure_with_the_error_and_the_rest_go_on(
+    fake, store, tmp_path, monkeypatch
+):
+    fake.queue(
+        Reply(text="I think it is fine"), tool(**{**ANSWER, "category": 5, "confidence": 0.99})
+    )
     judge = _llm(store, tmp_path, monkeypatch)
     judge.llm.settings.max_retries = 0
     from evaluation.triage import triage_all
 
-    first, second = asyncio.run(triage_all(judge, [change("a", "b", "x/1.md"), change("a", "c", "x/2.md")]))
+    first, second = asyncio.run(
+        triage_all(judge, [change("a", "b", "x/1.md"), change("a", "c", "x/2.md")])
+    )
     results = {r.category for r in (first, second)}
     assert results == {3, 5}
     failed = first if first.category == 3 else second
@@ -157,18 +225,29 @@ def write_trees(root: Path, files: dict[str, tuple[str, str]]) -> tuple[Path, Pa
 
 
 def _trees(root: Path) -> tuple[Path, Path]:
-    return write_trees(root, {
-        "test/format.md": ("total: 10\n", "total:  10\n"),                 # whitespace only: ACCEPT 1.0 → accepted
-        "test/numbers.md": ("f1: 0.850\n", "f1: 0.851\n"),                 # within tolerance: RECOMMEND ACCEPT → human
-        "test/words.md": ("answer: Paris\n", "answer: Lyon\n"),            # text: UNSURE → human
-        "test/security_login.md": ("ok\n", " ok\n"),                      # whitespace, but a security test → human
-    })
+    return write_trees(
+        root,
+        {
+            "test/format.md": (
+                "total: 10\n",
+                "total:  10\n",
+            ),  # whitespace only: ACCEPT 1.0 → accepted
+            "test/numbers.md": (
+                "f1: 0.850\n",
+                "f1: 0.851\n",
+            ),  # within tolerance: RECOMMEND ACCEPT → human
+            "test/words.md": ("answer: Paris\n", "answer: Lyon\n"),  # text: UNSURE → human
+            "test/security_login.md": ("ok\n", " ok\n"),  # whitespace, but a security test → human
+        },
+    )
 
 
 @pytest.fixture
 def triage_config(tmp_path):
-    (tmp_path / "hilbot.toml").write_text('[triage]\nrelative_tolerance = 0.01\nrequire_human = ["**/security_*"]\n'
-                                          "audit_share = 0.0\n")
+    (tmp_path / "hilbot.toml").write_text(
+        '[triage]\nrelative_tolerance = 0.01\nrequire_human = ["**/security_*"]\n'
+        "audit_share = 0.0\n"
+    )
     return load_config(tmp_path / "hilbot.toml")
 
 
@@ -176,33 +255,66 @@ def test_a_triage_records_every_decision_and_deals_only_the_rest(store, triage_c
     expected, actual = _trees(tmp_path)
     outcome = run_triage(store, triage_config, [str(expected), str(actual)])
     decided = {t.change.path: (t.triage.label, t.decision.outcome) for t in outcome.changes}
-    assert decided == {"test/format.md": ("ACCEPT", "accepted"), "test/numbers.md": ("RECOMMEND ACCEPT", "human"),
-                       "test/words.md": ("UNSURE", "human"), "test/security_login.md": ("ACCEPT", "human")}
+    assert decided == {
+        "test/format.md": ("ACCEPT", "accepted"),
+        "test/numbers.md": ("RECOMMEND ACCEPT", "human"),
+        "test/words.md": ("UNSURE", "human"),
+        "test/security_login.md": ("ACCEPT", "human"),
+    }
     records = [json.loads(line) for line in store.ratings.path.read_text().splitlines()]
     assert [(r["change_id"], r["outcome"]) for r in records if r["type"] == "triage_decision"] == [
-        ("test/format.md", "accepted"), ("test/numbers.md", "human"), ("test/security_login.md", "human"), ("test/words.md", "human")]
+        ("test/format.md", "accepted"),
+        ("test/numbers.md", "human"),
+        ("test/security_login.md", "human"),
+        ("test/words.md", "human"),
+    ]
     run = store.load_run(outcome.run_id)
-    assert run.header.kind == "change" and run.header.dimensions == ["change"] and run.header.judge.kind == "local"
-    assert sorted(i.id for i in run.items) == ["test/numbers.md", "test/security_login.md", "test/words.md"]
+    assert (
+        run.header.kind == "change"
+        and run.header.dimensions == ["change"]
+        and run.header.judge.kind == "local"
+    )
+    assert sorted(i.id for i in run.items) == [
+        "test/numbers.md",
+        "test/security_login.md",
+        "test/words.md",
+    ]
     ai = json.loads((actual / "test" / "words.md.ai.json").read_text())
     assert ai["category"] == 3 and ai["category_name"] == "UNSURE" and ai["decision"] == "human"
     assert not (expected / "test" / "words.md.ai.json").exists()
-    again = run_triage(store, triage_config, [str(expected), str(actual)])  # its own .ai.json files are never changes
+    again = run_triage(
+        store, triage_config, [str(expected), str(actual)]
+    )  # its own .ai.json files are never changes
     assert [t.change.path for t in again.changes] == [t.change.path for t in outcome.changes]
-    assert (expected / "test" / "format.md").read_text() == "total: 10\n"  # nothing written without -u or a human
+    assert (
+        expected / "test" / "format.md"
+    ).read_text() == "total: 10\n"  # nothing written without -u or a human
 
 
 def test_the_compact_verbose_and_silent_reports(store, triage_config, tmp_path):
     outcome = run_triage(store, triage_config, [str(p) for p in _trees(tmp_path)])
     compact = report_lines(outcome)
-    assert compact[0] == "test/format.md - ACCEPT (local: identical once whitespace is normalised) → accepted by rule"
-    assert compact[-1].startswith("4 changes: 1 accepted and 0 rejected by rules, 3 for humans; triaged by local")
+    assert (
+        compact[0]
+        == "test/format.md - ACCEPT (local: identical once whitespace is normalised) → accepted by rule"
+    )
+    assert compact[-1].startswith(
+        "4 changes: 1 accepted and 0 rejected by rules, 3 for humans; triaged by local"
+    )
     assert f"hilbot review {outcome.run_id}" in compact[-1]
-    assert not any(line.startswith("test/format.md") for line in report_lines(outcome, only_failed=True))
+    assert not any(
+        line.startswith("test/format.md") for line in report_lines(outcome, only_failed=True)
+    )
     verbose = "\n".join(report_lines(outcome, mode="verbose"))
     assert "AI review (confidence: 0.00, by local):" in verbose and "+answer: Lyon" in verbose
     silent = report_lines(outcome, mode="silent")
-    assert silent[:5] == ["FAIL: 0", "RECOMMEND FAIL: 0", "UNSURE: 1", "RECOMMEND ACCEPT: 1", "ACCEPT: 2"]
+    assert silent[:5] == [
+        "FAIL: 0",
+        "RECOMMEND FAIL: 0",
+        "UNSURE: 1",
+        "RECOMMEND ACCEPT: 1",
+        "ACCEPT: 2",
+    ]
 
 
 def test_the_cli_exits_1_while_changes_wait_and_0_when_rules_decide_all(run_cli, tmp_path):
@@ -210,7 +322,13 @@ def test_the_cli_exits_1_while_changes_wait_and_0_when_rules_decide_all(run_cli,
     (tmp_path / "hilbot.toml").write_text("[triage]\naudit_share = 0.0\n")
     waiting = run_cli("triage", str(expected), str(actual), "--silent")
     assert waiting.returncode == 1, waiting.stderr
-    assert waiting.stdout.splitlines()[:5] == ["FAIL: 0", "RECOMMEND FAIL: 0", "UNSURE: 2", "RECOMMEND ACCEPT: 0", "ACCEPT: 2"]
+    assert waiting.stdout.splitlines()[:5] == [
+        "FAIL: 0",
+        "RECOMMEND FAIL: 0",
+        "UNSURE: 2",
+        "RECOMMEND ACCEPT: 0",
+        "ACCEPT: 2",
+    ]
     only_format = tmp_path / "fmt"
     for side in ("e", "a"):
         (only_format / side).mkdir(parents=True)
@@ -218,21 +336,30 @@ def test_the_cli_exits_1_while_changes_wait_and_0_when_rules_decide_all(run_cli,
     (only_format / "a" / "x.md").write_text("a b\n")
     clean = run_cli("triage", str(only_format / "e"), str(only_format / "a"), "-u")
     assert clean.returncode == 0, clean.stderr
-    assert "wrote 1 expected file(s): x.md" in clean.stdout and (only_format / "e" / "x.md").read_text() == "a b\n"
+    assert (
+        "wrote 1 expected file(s): x.md" in clean.stdout
+        and (only_format / "e" / "x.md").read_text() == "a b\n"
+    )
 
 
 def test_humans_accept_in_a_review_and_the_expected_files_follow(run_cli, tmp_path):
     expected, actual = _trees(tmp_path)
-    (tmp_path / "hilbot.toml").write_text('[triage]\naudit_share = 0.0\nrequire_human = ["**/security_*"]\n'
-                                          "relative_tolerance = 0.01\n")
+    (tmp_path / "hilbot.toml").write_text(
+        '[triage]\naudit_share = 0.0\nrequire_human = ["**/security_*"]\n'
+        "relative_tolerance = 0.01\n"
+    )
     # three changes reach the human: accept, accept, reject (r, then enter past the concerns)
     result = run_cli("triage", str(expected), str(actual), "-i", "--reviewer", "ann", input="aar\n")
     assert result.returncode == 1, result.stderr  # one change was rejected
     written = [line for line in result.stdout.splitlines() if line.startswith("wrote")]
     assert written and "test/format.md" in written[0]
-    changed = {p: (expected / p).read_text() == (actual / p).read_text()
-               for p in ("test/format.md", "test/numbers.md", "test/security_login.md", "test/words.md")}
-    assert changed["test/format.md"] and sum(changed.values()) == 3, result.stdout  # the rule's accept and two humans'
+    changed = {
+        p: (expected / p).read_text() == (actual / p).read_text()
+        for p in ("test/format.md", "test/numbers.md", "test/security_login.md", "test/words.md")
+    }
+    assert changed["test/format.md"] and sum(changed.values()) == 3, (
+        result.stdout
+    )  # the rule's accept and two humans'
 
 
 def test_apply_refuses_a_change_whose_files_moved_on(store, triage_config, tmp_path):
@@ -241,7 +368,9 @@ def test_apply_refuses_a_change_whose_files_moved_on(store, triage_config, tmp_p
 
     expected, actual = _trees(tmp_path)
     outcome = run_triage(store, triage_config, [str(expected), str(actual)])
-    session = ReviewEngine(store, triage_config).session(outcome.run_id, Reviewer(platform="terminal", id="ann"), "change")
+    session = ReviewEngine(store, triage_config).session(
+        outcome.run_id, Reviewer(platform="terminal", id="ann"), "change"
+    )
     step = session.start()
     while step.card is not None:
         step = session.act(Action("rate", "accept"))
@@ -259,16 +388,22 @@ def test_apply_refuses_a_change_whose_files_moved_on(store, triage_config, tmp_p
     assert again.refused == applied.refused
 
 
-def test_a_change_card_shows_the_recommendation_and_the_diff_but_not_on_audit_cards(store, tmp_path):
+def test_a_change_card_shows_the_recommendation_and_the_diff_but_not_on_audit_cards(
+    store, tmp_path
+):
     from bot import ReviewEngine
     from evaluation import Reviewer
 
     # no skip reasons: each skip moves straight on to the next card
-    (tmp_path / "hilbot.toml").write_text("[triage]\naudit_share = 1.0\n[review]\nskip_reasons = []\n")
+    (tmp_path / "hilbot.toml").write_text(
+        "[triage]\naudit_share = 1.0\n[review]\nskip_reasons = []\n"
+    )
     config = load_config(tmp_path / "hilbot.toml")
     expected, actual = _trees(tmp_path)
     outcome = run_triage(store, config, [str(expected), str(actual)])
-    session = ReviewEngine(store, config).session(outcome.run_id, Reviewer(platform="terminal", id="ann"), "change")
+    session = ReviewEngine(store, config).session(
+        outcome.run_id, Reviewer(platform="terminal", id="ann"), "change"
+    )
     cards = {}
     step = session.start()
     while step.card is not None and step.card.item_id not in cards:
@@ -291,22 +426,40 @@ def test_ai_review_on_request_in_the_terminal_reuses_the_cached_call(run_cli, fa
     for side, text in ((expected, "negative: 0.10\n"), (actual, "negative: 0.45\n")):
         side.mkdir()
         (side / "sentiment.md").write_text(text)
-    (tmp_path / "hilbot.toml").write_text('[triage]\njudge = "llm"\naudit_share = 0.0\n[llm]\nmodel = "claude-test"\n')
+    (tmp_path / "hilbot.toml").write_text(
+        '[triage]\njudge = "llm"\naudit_share = 0.0\n[llm]\nmodel = "claude-test"\n'
+    )
     fake.queue(tool(**{**ANSWER, "category": 2, "confidence": 0.9}))
     result = run_cli("triage", str(expected), str(actual), "-i", input="iq")
     assert result.returncode == 1, result.stderr  # still waiting for a human
-    assert "RECOMMEND FAIL (confidence 0.90): negative sentiment regressed" in result.stdout  # on the card, before deciding
+    assert (
+        "RECOMMEND FAIL (confidence 0.90): negative sentiment regressed" in result.stdout
+    )  # on the card, before deciding
     assert "AI review (confidence: 0.90, by anthropic/claude-test):" in result.stdout  # the i key
     assert "line 2: negative 0.10 -> 0.45" in result.stdout and len(fake.requests) == 1
-    assert result.stdout.index("sentiment.md - RECOMMEND FAIL") < result.stdout.index("Accept this change?")  # the report first
-    assert "1 change was sent to anthropic/claude-test" in result.stderr and "llm-calls.jsonl" in result.stderr
+    assert result.stdout.index("sentiment.md - RECOMMEND FAIL") < result.stdout.index(
+        "Accept this change?"
+    )  # the report first
+    assert (
+        "1 change was sent to anthropic/claude-test" in result.stderr
+        and "llm-calls.jsonl" in result.stderr
+    )
 
 
 def _answer_run(store, run_id: str, answers: dict[str, str]) -> None:
     from evaluation import ItemData, Query, QueryEvaluation, RunHeader, RunSummary
 
-    items = [QueryEvaluation(run_id=run_id, data=ItemData(id=i, query=Query(query=f"question {i}"), answer=a)) for i, a in answers.items()]
-    store.create_run(RunHeader(run_id=run_id, kind="answer", dimensions=["answer"]), items, RunSummary(run_id=run_id, item_count=len(items)))
+    items = [
+        QueryEvaluation(
+            run_id=run_id, data=ItemData(id=i, query=Query(query=f"question {i}"), answer=a)
+        )
+        for i, a in answers.items()
+    ]
+    store.create_run(
+        RunHeader(run_id=run_id, kind="answer", dimensions=["answer"]),
+        items,
+        RunSummary(run_id=run_id, item_count=len(items)),
+    )
 
 
 def test_a_human_accept_between_runs_makes_the_output_the_items_new_baseline(store, tmp_path):
@@ -318,27 +471,45 @@ def test_a_human_accept_between_runs_makes_the_output_the_items_new_baseline(sto
     _answer_run(store, "r1", {"q1": "Paris", "q2": "blue"})
     _answer_run(store, "r2", {"q1": "Lyon", "q2": "blue"})
     first = run_triage(store, config, ["r1", "r2"])
-    assert [(t.change.path, t.change.expected, t.change.actual) for t in first.changes] == [("core/q1", "Paris", "Lyon")]
-    session = ReviewEngine(store, config).session(first.run_id, Reviewer(platform="terminal", id="ann"), "change")
+    assert [(t.change.path, t.change.expected, t.change.actual) for t in first.changes] == [
+        ("core/q1", "Paris", "Lyon")
+    ]
+    session = ReviewEngine(store, config).session(
+        first.run_id, Reviewer(platform="terminal", id="ann"), "change"
+    )
     session.start()
     session.act(Action("rate", "accept"))
     _answer_run(store, "r3", {"q1": "Lyon", "q2": "green"})
-    again = run_triage(store, config, ["r1", "r3"])  # q1 is Lyon as accepted: no longer a change against r1's Paris
-    assert [(t.change.path, t.change.expected, t.change.actual) for t in again.changes] == [("core/q2", "blue", "green")]
+    again = run_triage(
+        store, config, ["r1", "r3"]
+    )  # q1 is Lyon as accepted: no longer a change against r1's Paris
+    assert [(t.change.path, t.change.expected, t.change.actual) for t in again.changes] == [
+        ("core/q2", "blue", "green")
+    ]
     _answer_run(store, "r4", {"q1": "Marseille", "q2": "blue"})
     moved = run_triage(store, config, ["r1", "r4"])
-    assert [(t.change.path, t.change.expected) for t in moved.changes] == [("core/q1", "Lyon")]  # against the accepted output
+    assert [(t.change.path, t.change.expected) for t in moved.changes] == [
+        ("core/q1", "Lyon")
+    ]  # against the accepted output
 
 
 def test_after_a_review_each_change_says_who_decided_it(run_cli, tmp_path):
     expected, actual = _trees(tmp_path)
-    (tmp_path / "hilbot.toml").write_text('[triage]\naudit_share = 0.0\nrequire_human = ["**/security_*"]\n'
-                                          "relative_tolerance = 0.01\n")
+    (tmp_path / "hilbot.toml").write_text(
+        '[triage]\naudit_share = 0.0\nrequire_human = ["**/security_*"]\n'
+        "relative_tolerance = 0.01\n"
+    )
     result = run_cli("triage", str(expected), str(actual), "-i", "--reviewer", "ann", input="ar\nq")
     lines = result.stdout.splitlines()
-    assert "test/format.md - ACCEPTED by rule (AI: ACCEPT: local: identical once whitespace is normalised)" in lines
+    assert (
+        "test/format.md - ACCEPTED by rule (AI: ACCEPT: local: identical once whitespace is normalised)"
+        in lines
+    )
     decided = [line for line in lines if " by a human (AI: " in line]
-    assert sorted(line.split(" - ")[1].split(" (")[0] for line in decided) == ["ACCEPTED by a human", "REJECTED by a human"]
+    assert sorted(line.split(" - ")[1].split(" (")[0] for line in decided) == [
+        "ACCEPTED by a human",
+        "REJECTED by a human",
+    ]
     assert sum("waiting for a human" in line for line in lines) == 1
 
 
@@ -351,25 +522,46 @@ def test_a_booktest_project_is_triaged_reviewed_and_its_books_updated(run_cli, t
     project = tmp_path / "project"
     shutil.copytree(BOOKTEST, project)
     books = project / "books"
-    (tmp_path / "hilbot.toml").write_text("[triage]\naudit_share = 0.0\nrelative_tolerance = 0.001\n")
+    (tmp_path / "hilbot.toml").write_text(
+        "[triage]\naudit_share = 0.0\nrelative_tolerance = 0.001\n"
+    )
     report = run_cli("triage", str(books), str(books / ".out"), cwd=tmp_path)
     assert report.returncode == 1, report.stderr
     lines = report.stdout.splitlines()
-    assert "test/examples/example_book.py/ExampleTestBook/test_float.md - RECOMMEND ACCEPT" in lines[0]
+    assert (
+        "test/examples/example_book.py/ExampleTestBook/test_float.md - RECOMMEND ACCEPT" in lines[0]
+    )
     assert lines[1].startswith("test/examples/new_book.py/test_new.md - UNSURE (local: added")
     assert lines[2].startswith("test/examples/simple_book.py/test_simple.md - UNSURE")
-    assert lines[4].startswith("3 changes: 0 accepted and 0 rejected by rules, 3 for humans")  # the unrun book is no change
+    assert lines[4].startswith(
+        "3 changes: 0 accepted and 0 rejected by rules, 3 for humans"
+    )  # the unrun book is no change
     assert (books / ".out" / "test/examples/simple_book.py/test_simple.md.ai.json").is_file()
     assert not list(books.glob("test/**/*.ai.json"))  # never among the snapshots
     assert re.search(r"triage\s+3 changes", run_cli("review", "--list", cwd=tmp_path).stdout)
     reviewed = run_cli("triage", str(books), str(books / ".out"), "-i", input="aar\n", cwd=tmp_path)
     assert reviewed.returncode == 1, reviewed.stderr  # one rejected
     out = books / ".out"
-    same = {p.relative_to(out).as_posix() for p in out.glob("test/**/*.md") if (books / p.relative_to(out)).is_file()
-            and (books / p.relative_to(out)).read_text() == p.read_text()}
-    assert len(same & {"test/examples/example_book.py/ExampleTestBook/test_float.md", "test/examples/new_book.py/test_new.md",
-                       "test/examples/simple_book.py/test_simple.md"}) == 2
-    assert (books / "test/examples/old_book.py/test_not_run.md").is_file()  # a book that did not run stays
+    same = {
+        p.relative_to(out).as_posix()
+        for p in out.glob("test/**/*.md")
+        if (books / p.relative_to(out)).is_file()
+        and (books / p.relative_to(out)).read_text() == p.read_text()
+    }
+    assert (
+        len(
+            same
+            & {
+                "test/examples/example_book.py/ExampleTestBook/test_float.md",
+                "test/examples/new_book.py/test_new.md",
+                "test/examples/simple_book.py/test_simple.md",
+            }
+        )
+        == 2
+    )
+    assert (
+        books / "test/examples/old_book.py/test_not_run.md"
+    ).is_file()  # a book that did not run stays
 
 
 def test_identical_trees_are_no_changes_and_leave_nothing_behind(run_cli, store, tmp_path):
@@ -391,7 +583,9 @@ def test_a_real_booktest_projects_diffs_are_triaged_and_accepted_into_its_books(
     project = tmp_path / "project"
     shutil.copytree(REAL_BOOKTEST, project)
     books, out = project / "books", project / "books" / ".out"
-    (tmp_path / "hilbot.toml").write_text("[triage]\naudit_share = 0.0\nrelative_tolerance = 0.01\n")
+    (tmp_path / "hilbot.toml").write_text(
+        "[triage]\naudit_share = 0.0\nrelative_tolerance = 0.01\n"
+    )
     report = run_cli("triage", str(books), str(out), "-u", cwd=tmp_path)
     assert report.returncode == 1, report.stderr
     lines = report.stdout.splitlines()
@@ -400,30 +594,55 @@ def test_a_real_booktest_projects_diffs_are_triaged_and_accepted_into_its_books(
         f"{prefix}test_answer.md - UNSURE (local: the text changed (local rules cannot judge it)) → to a human",
         f"{prefix}test_format.md - ACCEPT (local: identical once whitespace is normalised) → accepted by rule",
         f"{prefix}test_latency.md - UNSURE (local: added (local rules do not judge added or removed outputs)) → to a human",
-        f"{prefix}test_metrics.md - RECOMMEND ACCEPT (local: only numbers changed, all 1 within tolerance) → to a human"]
+        f"{prefix}test_metrics.md - RECOMMEND ACCEPT (local: only numbers changed, all 1 within tolerance) → to a human",
+    ]
     assert f"wrote 1 expected file(s): {prefix}test_format.md" in lines
-    assert (books / prefix / "test_format.md").read_text() == (out / prefix / "test_format.md").read_text()
-    assert "precision: 0.851  ≈ within tolerance" in run_cli("triage", str(books), str(out), "-v", cwd=tmp_path).stdout
+    assert (books / prefix / "test_format.md").read_text() == (
+        out / prefix / "test_format.md"
+    ).read_text()
+    assert (
+        "precision: 0.851  ≈ within tolerance"
+        in run_cli("triage", str(books), str(out), "-v", cwd=tmp_path).stdout
+    )
     reviewed = run_cli("triage", str(books), str(out), "-i", input="aaa", cwd=tmp_path)
-    assert reviewed.returncode == 0, reviewed.stdout  # every change accepted: nothing rejected or waiting
+    assert reviewed.returncode == 0, (
+        reviewed.stdout
+    )  # every change accepted: nothing rejected or waiting
     for name in ("test_answer.md", "test_format.md", "test_latency.md", "test_metrics.md"):
         assert (books / prefix / name).read_text() == (out / prefix / name).read_text(), name
     assert run_cli("triage", str(books), str(out), cwd=tmp_path).stdout.startswith("0 changes")
 
 
-def test_a_local_model_triages_through_the_openai_compatible_provider(openai_api, store, tmp_path, monkeypatch):
+def test_a_local_model_triages_through_the_openai_compatible_provider(
+    openai_api, store, tmp_path, monkeypatch
+):
     from tests.fakes.openai_api import answer
 
     monkeypatch.chdir(tmp_path)
     config = load_config(None)
     config.llm.provider, config.llm.model = "openai-compatible", "qwen2.5:7b-instruct"
     config.triage.audit_share = 0.0
-    openai_api.queue(answer(**{**ANSWER, "category": 5, "confidence": 0.99, "summary": "only the timestamp moved"}))
+    openai_api.queue(
+        answer(
+            **{**ANSWER, "category": 5, "confidence": 0.99, "summary": "only the timestamp moved"}
+        )
+    )
     rows = tmp_path / "changes.jsonl"
-    rows.write_text(json.dumps({"id": "t1", "name": "report", "expected": "at 10:00\nok\n", "actual": "at 10:05\nok\n"}) + "\n")
+    rows.write_text(
+        json.dumps(
+            {"id": "t1", "name": "report", "expected": "at 10:00\nok\n", "actual": "at 10:05\nok\n"}
+        )
+        + "\n"
+    )
     outcome = run_triage(store, config, [str(rows)], judge="llm")
     [t] = outcome.changes
-    assert (t.triage.label, t.triage.judge, t.decision.outcome) == ("ACCEPT", "openai-compatible/qwen2.5:7b-instruct", "accepted")
+    assert (t.triage.label, t.triage.judge, t.decision.outcome) == (
+        "ACCEPT",
+        "openai-compatible/qwen2.5:7b-instruct",
+        "accepted",
+    )
     [body] = openai_api.requests
-    assert body["model"] == "qwen2.5:7b-instruct" and body["response_format"]["type"] == "json_schema"
+    assert (
+        body["model"] == "qwen2.5:7b-instruct" and body["response_format"]["type"] == "json_schema"
+    )
     assert "+at 10:05" in body["messages"][-1]["content"]

@@ -83,9 +83,16 @@ class Driver(Protocol):
     the card's own update shows what the click did)."""
 
     # -- the bot
-    def bot(self, store: Store, extra: str = "", *, reviewers: Sequence[str] = (ALICE, BOB),
-            admins: Sequence[str] = (ADMIN,)) -> AsyncContextManager[Any]:
+    def bot(
+        self,
+        store: Store,
+        extra: str = "",
+        *,
+        reviewers: Sequence[str] = (ALICE, BOB),
+        admins: Sequence[str] = (ADMIN,),
+    ) -> AsyncContextManager[Any]:
         """Start the bot over ``store`` (``extra``: more hilbot.toml; fast flood limits); stop it on exit."""
+
     async def restart(self, *, fresh_ids: bool = False) -> None:
         """Stop the bot and start a new one over the same data dir, as a new process would.
 
@@ -95,19 +102,34 @@ class Driver(Protocol):
     # -- users acting
     def user_id(self, user: str) -> str:
         """The platform's id of a user, as the bot shows it and the log stores it."""
+
     def command_text(self, name: str, *args: str) -> str:
         """How a user types a command (Telegram: ``/review run``)."""
-    async def say(self, user: str, text: str, chat: str | None = None, replies: int = 1,
-                  reply_to: Message | None = None) -> list[Message]:
+
+    async def say(
+        self,
+        user: str,
+        text: str,
+        chat: str | None = None,
+        replies: int = 1,
+        reply_to: Message | None = None,
+    ) -> list[Message]:
         """Write ``text`` (in the user's private chat unless ``chat``); wait for ``replies`` new bot messages there."""
-    async def command(self, user: str, name: str, *args: str, chat: str | None = None, replies: int = 1) -> list[Message]:
+
+    async def command(
+        self, user: str, name: str, *args: str, chat: str | None = None, replies: int = 1
+    ) -> list[Message]:
         """Run a command; wait for ``replies`` new bot messages."""
+
     async def tap(self, user: str, message: Message, label: str, chat: str | None = None) -> Answer:
         """Tap the button labelled ``label`` (else the only one starting with it); wait for the answer."""
+
     async def tap_data(self, user: str, message: Message, data: str) -> Answer:
         """Tap a button carrying ``data`` (forged or stale) under a message; wait for the answer."""
+
     async def redeliver_last_tap(self) -> None:
         """The platform delivers the latest tap's event again, as it is; wait until the bot has had it."""
+
     async def tap_and_crash(self, user: str, message: Message, label: str) -> None:
         """Tap; the bot dies the moment it answers (the tap is stored by then): nothing it sends from then on
         arrives. Then a new bot starts over the same data dir."""
@@ -115,23 +137,32 @@ class Driver(Protocol):
     # -- what users see
     def messages(self, chat: str) -> list[Message]:
         """The bot's messages in a chat as they are now, oldest first."""
+
     def cards(self, chat: str) -> list[Message]:
         """The bot's messages with buttons in a chat."""
+
     def now(self, message: Message) -> Message:
         """A message as it is now."""
+
     def labels(self, message: Message) -> list[str]:
         """A message's button labels, as it is now."""
+
     async def shows(self, message: Message, text: str) -> Message:
         """Wait until the message (edited) contains ``text``."""
+
     async def labelled(self, message: Message, label: str) -> Message:
         """Wait until the message has a button labelled ``label``."""
+
     def asks_for_reply(self, message: Message) -> bool:
         """Whether the message asks its reader for a note (Telegram: force_reply and "reply to this message";
         Slack: a modal with a text input)."""
+
     def uploads(self) -> list[tuple[str, bytes]]:
         """(chat, bytes) of every file the bot uploaded, in order."""
+
     async def until(self, predicate: Callable[[], Any], what: str, timeout: float = 5.0) -> None:
         """Wait until ``predicate()`` holds."""
+
     async def settle(self) -> None:
         """Wait until the bot has sent nothing for a moment."""
 
@@ -142,14 +173,17 @@ class Driver(Protocol):
     # -- the platform misbehaving
     def on_answer(self, check: Callable[[], None]) -> None:
         """Call ``check()`` the moment a tap's answer reaches the platform."""
+
     def refuse_next_card(self) -> None:
         """The platform refuses the next card the bot sends (Telegram: 400 "message is too long")."""
 
     # -- the schedule
     def digest_config(self, chats: Sequence[str], **schedule: Any) -> str:
         """hilbot.toml for a digest posted to ``chats`` on ``schedule`` (time, timezone, every_minutes)."""
+
     def next_digest(self, after: datetime) -> datetime | None:
         """When the scheduled digest will next be posted."""
+
     async def digest_now(self) -> None:
         """Post the scheduled digest now, as the schedule would."""
 
@@ -161,7 +195,23 @@ def drivers() -> dict[str, Callable[..., Any]]:
     from .slack import SlackDriver
     from .telegram import TelegramDriver
 
-    return {"telegram": TelegramDriver, "slack": SlackDriver, "slack-http": partial(SlackDriver, mode="http")}
+    return {
+        "telegram": TelegramDriver,
+        "slack": SlackDriver,
+        "slack-http": partial(SlackDriver, mode="http"),
+    }
 
 
-__all__ = ["ADMIN", "ALICE", "Answer", "BOB", "Button", "CAROL", "Driver", "EVE", "GROUP", "Message", "drivers"]
+__all__ = [
+    "ADMIN",
+    "ALICE",
+    "Answer",
+    "BOB",
+    "Button",
+    "CAROL",
+    "Driver",
+    "EVE",
+    "GROUP",
+    "Message",
+    "drivers",
+]

@@ -33,7 +33,9 @@ class BaseDriver:
     def now(self, message: Message) -> Message:
         raise NotImplementedError
 
-    async def tap_data(self, user: str, message: Message, data: str, chat: str | None = None) -> Answer:
+    async def tap_data(
+        self, user: str, message: Message, data: str, chat: str | None = None
+    ) -> Answer:
         raise NotImplementedError
 
     def messages(self, chat: str) -> list[Message]:
@@ -41,8 +43,14 @@ class BaseDriver:
 
     # -- the bot
     @contextlib.asynccontextmanager
-    async def bot(self, store: Store, extra: str = "", *, reviewers: Sequence[str] = (ALICE, BOB),
-                  admins: Sequence[str] = (ADMIN,)) -> AsyncIterator[Any]:
+    async def bot(
+        self,
+        store: Store,
+        extra: str = "",
+        *,
+        reviewers: Sequence[str] = (ALICE, BOB),
+        admins: Sequence[str] = (ADMIN,),
+    ) -> AsyncIterator[Any]:
         self.store, self.config = store, load_config(self.write_config(extra, reviewers, admins))
         await self._start(store)
         try:
@@ -83,7 +91,9 @@ class BaseDriver:
         await self.until(lambda: label in self.labels(message), what=f"a {label!r} button")
         return self.now(message)
 
-    async def until(self, predicate: Callable[[], Any], what: str = "condition", timeout: float = 5.0) -> None:
+    async def until(
+        self, predicate: Callable[[], Any], what: str = "condition", timeout: float = 5.0
+    ) -> None:
         await self.fake.until(predicate, timeout=timeout, what=what)
 
     # -- the log

@@ -21,7 +21,14 @@ from tests.fakes.slack_api import FakeSlack
 from . import ADMIN, ALICE, BOB, CAROL, EVE, GROUP, Answer, Button, Message
 from ._base import BaseDriver
 
-IDS = {ALICE: "U0ALICE", BOB: "U0BOB", ADMIN: "U0ADMIN", EVE: "U0EVE", CAROL: "U0CAROL", GROUP: "C0GROUP"}
+IDS = {
+    ALICE: "U0ALICE",
+    BOB: "U0BOB",
+    ADMIN: "U0ADMIN",
+    EVE: "U0EVE",
+    CAROL: "U0CAROL",
+    GROUP: "C0GROUP",
+}
 FAST = "[slack.limits]\nchannel_per_s = 100\noverall_per_s = 1000\n"
 """Posting limits high enough not to slow the tests."""
 
@@ -38,8 +45,14 @@ def flatten(blocks: list[dict]) -> str:
     """The text a user reads in blocks: headers, sections, context and input labels, mrkdwn escapes undone."""
     lines = []
     for block in blocks:
-        texts = [block.get("text"), block.get("label"), *(block.get("elements") or [])] if block.get("type") != "actions" else []
-        lines.extend(t["text"] for t in texts if isinstance(t, dict) and isinstance(t.get("text"), str))
+        texts = (
+            [block.get("text"), block.get("label"), *(block.get("elements") or [])]
+            if block.get("type") != "actions"
+            else []
+        )
+        lines.extend(
+            t["text"] for t in texts if isinstance(t, dict) and isinstance(t.get("text"), str)
+        )
     return unescape("\n".join(lines))
 
 
@@ -48,8 +61,13 @@ def unescape(text: str) -> str:
 
 
 def buttons_of(blocks: list[dict]) -> tuple[Button, ...]:
-    return tuple(Button(e["text"]["text"], e.get("value", "")) for b in blocks if b.get("type") == "actions"
-                 for e in b.get("elements", []) if e.get("type") == "button")
+    return tuple(
+        Button(e["text"]["text"], e.get("value", ""))
+        for b in blocks
+        if b.get("type") == "actions"
+        for e in b.get("elements", [])
+        if e.get("type") == "button"
+    )
 
 
 class SlackDriver(BaseDriver):
@@ -74,7 +92,9 @@ class SlackDriver(BaseDriver):
         for name, shown in ((ALICE, "alice"), (BOB, "bob"), (ADMIN, "admin"), (EVE, "eve")):
             self.fake.user(IDS[name], shown)
         self.fake.user(IDS[CAROL], "carol", reachable=False)
-        self.fake.channel(IDS[GROUP], "reviewers", members=[IDS[u] for u in (ALICE, BOB, ADMIN, EVE, CAROL)])
+        self.fake.channel(
+            IDS[GROUP], "reviewers", members=[IDS[u] for u in (ALICE, BOB, ADMIN, EVE, CAROL)]
+        )
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -88,12 +108,19 @@ class SlackDriver(BaseDriver):
 
     # ------------------------------------------------------------------ the bot
 
-    def write_config(self, extra: str = "", reviewers: Sequence[str] = (ALICE, BOB), admins: Sequence[str] = (ADMIN,)) -> Path:
+    def write_config(
+        self,
+        extra: str = "",
+        reviewers: Sequence[str] = (ALICE, BOB),
+        admins: Sequence[str] = (ADMIN,),
+    ) -> Path:
         path = self.tmp_path / "hilbot.toml"
         mode = f'mode = "http"\nport = {self.port}\n' if self.mode == "http" else ""
-        path.write_text(f"[slack]\nreviewers = {json.dumps([IDS[u] for u in reviewers])}\n"
-                        f"admins = {json.dumps([IDS[u] for u in admins])}\nrefresh_s = 0.2\n{mode}{extra}\n"
-                        f"{'' if '[slack.limits]' in extra else FAST}")
+        path.write_text(
+            f"[slack]\nreviewers = {json.dumps([IDS[u] for u in reviewers])}\n"
+            f"admins = {json.dumps([IDS[u] for u in admins])}\nrefresh_s = 0.2\n{mode}{extra}\n"
+            f"{'' if '[slack.limits]' in extra else FAST}"
+        )
         return path
 
     async def restart(self, *, fresh_ids: bool = False) -> None:
@@ -106,8 +133,11 @@ class SlackDriver(BaseDriver):
         from bot.channels.slack.start import Secrets
 
         http = self.mode == "http"
-        secrets = Secrets(self.fake.bot_token, app_token=None if http else self.fake.app_token,
-                          signing_secret=self.fake.signing_secret if http else None)
+        secrets = Secrets(
+            self.fake.bot_token,
+            app_token=None if http else self.fake.app_token,
+            signing_secret=self.fake.signing_secret if http else None,
+        )
         bot = SlackBot(store, self.config, secrets=secrets, api_url=self.fake.api_url)
         await bot.start()
         self.fake.http_target = f"http://127.0.0.1:{self.port}/slack/events" if http else None
@@ -125,8 +155,14 @@ class SlackDriver(BaseDriver):
         await self.until(lambda: len(self.messages(chat)) >= before + replies, what=what)
         return self.messages(chat)[before:]
 
-    async def say(self, user: str, text: str, chat: str | None = None, replies: int = 1,
-                  reply_to: Message | None = None) -> list[Message]:
+    async def say(
+        self,
+        user: str,
+        text: str,
+        chat: str | None = None,
+        replies: int = 1,
+        reply_to: Message | None = None,
+    ) -> list[Message]:
         chat = chat or user
         before = len(self.messages(chat))
         modal = self._modal_for(user, reply_to)
@@ -141,24 +177,36 @@ class SlackDriver(BaseDriver):
     def _modal_for(self, user: str, reply_to: Message | None) -> str | None:
         if reply_to is not None and reply_to.id.startswith("V"):
             return reply_to.id
-        open_ = [v for v in self.fake.open_views(IDS[user]) if v.get("callback_id") == "hilbot_note"]
+        open_ = [
+            v for v in self.fake.open_views(IDS[user]) if v.get("callback_id") == "hilbot_note"
+        ]
         return open_[-1]["id"] if open_ and reply_to is None else None
 
-    async def command(self, user: str, name: str, *args: str, chat: str | None = None, replies: int = 1) -> list[Message]:
+    async def command(
+        self, user: str, name: str, *args: str, chat: str | None = None, replies: int = 1
+    ) -> list[Message]:
         chat = chat or user
         before = len(self.messages(chat))
-        delivery = self.fake.slash(IDS[user], " ".join([name, *args]), channel_id=self._conversation(chat))
+        delivery = self.fake.slash(
+            IDS[user], " ".join([name, *args]), channel_id=self._conversation(chat)
+        )
         await delivery.wait_acked()
-        return await self._replies(chat, before, replies, f"reply to {self.command_text(name, *args)[:60]!r}")
+        return await self._replies(
+            chat, before, replies, f"reply to {self.command_text(name, *args)[:60]!r}"
+        )
 
-    async def tap_data(self, user: str, message: Message, data: str, chat: str | None = None) -> Answer:
+    async def tap_data(
+        self, user: str, message: Message, data: str, chat: str | None = None
+    ) -> Answer:
         channel = self._conversation(chat or message.chat)
         before = len(self.fake.ephemerals(channel, IDS[user]))
         dm_before = len(self._ephemerals_in_dm(user, 0))
         action = None if any(b.data == data for b in self.now(message).buttons) else "hilbot:0"
         self._last_click = self.fake.click(IDS[user], channel, message.id, data, action_id=action)
         await self._last_click.wait_acked()
-        said = self.fake.ephemerals(channel, IDS[user])[before:] + self._ephemerals_in_dm(user, dm_before)
+        said = self.fake.ephemerals(channel, IDS[user])[before:] + self._ephemerals_in_dm(
+            user, dm_before
+        )
         return Answer(unescape(said[-1]["text"]), True) if said else Answer("", False)
 
     def _ephemerals_in_dm(self, user: str, before: int) -> list[dict]:
@@ -174,12 +222,16 @@ class SlackDriver(BaseDriver):
     async def tap_and_crash(self, user: str, message: Message, label: str) -> None:
         [button] = [b for b in self.now(message).buttons if b.label == label]
 
-        def die(delivery: Any) -> None:  # in the server's thread, as the ack arrives: the click is stored by now
+        def die(
+            delivery: Any,
+        ) -> None:  # in the server's thread, as the ack arrives: the click is stored by now
             self.fake.outage()
 
         self.fake.on_ack = die
         try:
-            click = self.fake.click(IDS[user], self._conversation(message.chat), message.id, button.data)
+            click = self.fake.click(
+                IDS[user], self._conversation(message.chat), message.id, button.data
+            )
             await click.wait_acked()
             await self._stop()
         finally:
@@ -195,38 +247,57 @@ class SlackDriver(BaseDriver):
         return Message(chat, raw["ts"], text, buttons_of(blocks), raw.get("edits", 0))
 
     def _modal(self, chat: str, view: dict) -> Message:
-        return Message(chat, view["id"], flatten(view.get("blocks") or []), buttons_of(view.get("blocks") or []),
-                       view.get("updates", 0))
+        return Message(
+            chat,
+            view["id"],
+            flatten(view.get("blocks") or []),
+            buttons_of(view.get("blocks") or []),
+            view.get("updates", 0),
+        )
 
     def messages(self, chat: str) -> list[Message]:
         channel = self._conversation(chat)
-        shown = [(m["ts"], self._message(chat, m)) for m in self.fake.messages(channel) if not m.get("files")]
+        shown = [
+            (m["ts"], self._message(chat, m))
+            for m in self.fake.messages(channel)
+            if not m.get("files")
+        ]
         if chat != GROUP:
-            shown += [(v["opened_ts"], self._modal(chat, v)) for v in self.fake.views
-                      if v["type"] == "modal" and v["user"] == IDS[chat]]
+            shown += [
+                (v["opened_ts"], self._modal(chat, v))
+                for v in self.fake.views
+                if v["type"] == "modal" and v["user"] == IDS[chat]
+            ]
         return [m for _, m in sorted(shown, key=lambda pair: float(pair[0]))]
 
     def now(self, message: Message) -> Message:
         if message.id.startswith("V"):
             return self._modal(message.chat, self.fake.view(message.id))
-        return self._message(message.chat, self.fake.message(self._conversation(message.chat), message.id))
+        return self._message(
+            message.chat, self.fake.message(self._conversation(message.chat), message.id)
+        )
 
     def asks_for_reply(self, message: Message) -> bool:
         """A modal with a text input (Slack's way to ask for a note)."""
         if not message.id.startswith("V"):
             return False
         view = self.fake.view(message.id)
-        return view["status"] == "open" and any(b.get("type") == "input" for b in view.get("blocks", []))
+        return view["status"] == "open" and any(
+            b.get("type") == "input" for b in view.get("blocks", [])
+        )
 
     def uploads(self) -> list[tuple[str, bytes]]:
         return [(self._name(u.channel), u.data) for u in self.fake.uploads]
 
     async def settle(self, quiet: float = 0.2, timeout: float = 5.0) -> None:
         """Wait until no Web API call has arrived for ``quiet`` seconds."""
+
         def last() -> float:
             return max((c.at for c in list(self.fake.calls)), default=0.0)
 
-        await self.until(lambda: time.monotonic() - last() >= quiet, what="the bot to go quiet", timeout=timeout)
+        await self.until(
+            lambda: time.monotonic() - last() >= quiet, what="the bot to go quiet", timeout=timeout
+        )
 
     # ------------------------------------------------------------------ the platform misbehaving
 
@@ -238,8 +309,11 @@ class SlackDriver(BaseDriver):
         self.fake.on_ack = acked
 
     def refuse_next_card(self) -> None:
-        self.fake.fail_next("chat.postMessage", error="invalid_blocks",
-                            match=lambda params: "actions" in json.dumps(params.get("blocks") or ""))
+        self.fake.fail_next(
+            "chat.postMessage",
+            error="invalid_blocks",
+            match=lambda params: "actions" in json.dumps(params.get("blocks") or ""),
+        )
 
     # ------------------------------------------------------------------ the schedule
 

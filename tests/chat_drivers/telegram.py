@@ -50,12 +50,19 @@ class TelegramDriver(BaseDriver):
 
     # ------------------------------------------------------------------ the bot
 
-    def write_config(self, extra: str = "", reviewers: Sequence[str] = (ALICE, BOB), admins: Sequence[str] = (ADMIN,)) -> Path:
+    def write_config(
+        self,
+        extra: str = "",
+        reviewers: Sequence[str] = (ALICE, BOB),
+        admins: Sequence[str] = (ADMIN,),
+    ) -> Path:
         """hilbot.toml: the users on the lists, fast flood limits, a short refresh and long poll, then ``extra``."""
         path = self.tmp_path / "hilbot.toml"
         poll = "" if "poll_timeout_s" in extra else "poll_timeout_s = 1\n"
-        path.write_text(f"[telegram]\nreviewers = {[IDS[u] for u in reviewers]}\nadmins = {[IDS[u] for u in admins]}\n"
-                        f"refresh_s = 0.2\n{poll}{extra}\n{FAST}")
+        path.write_text(
+            f"[telegram]\nreviewers = {[IDS[u] for u in reviewers]}\nadmins = {[IDS[u] for u in admins]}\n"
+            f"refresh_s = 0.2\n{poll}{extra}\n{FAST}"
+        )
         return path
 
     async def restart(self, *, fresh_ids: bool = False) -> None:
@@ -70,7 +77,9 @@ class TelegramDriver(BaseDriver):
         from bot.channels.telegram import TelegramBot
 
         bot = TelegramBot(store, self.config, token=self.fake.token, api_url=self.fake.api_url)
-        await bot.start()  # initialise, register commands, long polling ([telegram] poll settings), the scheduler
+        await (
+            bot.start()
+        )  # initialise, register commands, long polling ([telegram] poll settings), the scheduler
         self.bot_object = bot
 
     # ------------------------------------------------------------------ users acting
@@ -81,18 +90,33 @@ class TelegramDriver(BaseDriver):
     def command_text(self, name: str, *args: str) -> str:
         return " ".join([f"/{name}", *args])
 
-    async def say(self, user: str, text: str, chat: str | None = None, replies: int = 1,
-                  reply_to: Message | None = None) -> list[Message]:
+    async def say(
+        self,
+        user: str,
+        text: str,
+        chat: str | None = None,
+        replies: int = 1,
+        reply_to: Message | None = None,
+    ) -> list[Message]:
         chat = chat or user
         before = len(self.fake.messages(IDS[chat]))
-        self.fake.send_text(IDS[user], text, chat_id=IDS[chat], reply_to=int(reply_to.id) if reply_to else None)
-        await self.until(lambda: len(self.fake.messages(IDS[chat])) >= before + replies, what=f"reply to {text[:60]!r}")
+        self.fake.send_text(
+            IDS[user], text, chat_id=IDS[chat], reply_to=int(reply_to.id) if reply_to else None
+        )
+        await self.until(
+            lambda: len(self.fake.messages(IDS[chat])) >= before + replies,
+            what=f"reply to {text[:60]!r}",
+        )
         return self.messages(chat)[before:]
 
-    async def command(self, user: str, name: str, *args: str, chat: str | None = None, replies: int = 1) -> list[Message]:
+    async def command(
+        self, user: str, name: str, *args: str, chat: str | None = None, replies: int = 1
+    ) -> list[Message]:
         return await self.say(user, self.command_text(name, *args), chat=chat, replies=replies)
 
-    async def tap_data(self, user: str, message: Message, data: str, chat: str | None = None) -> Answer:
+    async def tap_data(
+        self, user: str, message: Message, data: str, chat: str | None = None
+    ) -> Answer:
         query = self.fake.tap(IDS[user], IDS[chat or message.chat], int(message.id), data)
         return await self._answered(query)
 
@@ -105,13 +129,18 @@ class TelegramDriver(BaseDriver):
         polls = len(self.fake.calls_to("getUpdates"))
         self.fake.redeliver(self.fake.last_update_id("callback_query"))
         # one getUpdates returns it, the next confirms it: by then the bot has it
-        await self.until(lambda: len(self.fake.calls_to("getUpdates")) >= polls + 2, what="the redelivery to be fetched")
+        await self.until(
+            lambda: len(self.fake.calls_to("getUpdates")) >= polls + 2,
+            what="the redelivery to be fetched",
+        )
         await self.settle()
 
     async def tap_and_crash(self, user: str, message: Message, label: str) -> None:
         answering = threading.Event()
 
-        def die(call: Any) -> None:  # in the server's thread, as the answer arrives: the tap is stored by now
+        def die(
+            call: Any,
+        ) -> None:  # in the server's thread, as the answer arrives: the tap is stored by now
             if call.method.lower() == "answercallbackquery" and not answering.is_set():
                 answering.set()
                 self.fake.outage()  # this answer and everything after it is lost
@@ -133,8 +162,13 @@ class TelegramDriver(BaseDriver):
     def _message(self, raw: dict) -> Message:
         rows = (raw.get("reply_markup") or {}).get("inline_keyboard", [])
         buttons = tuple(Button(b["text"], b.get("callback_data", "")) for row in rows for b in row)
-        return Message(NAMES[raw["chat"]["id"]], str(raw["message_id"]), raw.get("text", raw.get("caption", "")),
-                       buttons, raw.get("edits", 0))
+        return Message(
+            NAMES[raw["chat"]["id"]],
+            str(raw["message_id"]),
+            raw.get("text", raw.get("caption", "")),
+            buttons,
+            raw.get("edits", 0),
+        )
 
     def messages(self, chat: str) -> list[Message]:
         return [self._message(m) for m in self.fake.messages(IDS[chat])]
@@ -143,9 +177,16 @@ class TelegramDriver(BaseDriver):
         return self._message(self.fake.message(IDS[message.chat], int(message.id)))
 
     def asks_for_reply(self, message: Message) -> bool:
-        sent = [c for c in self.fake.calls_to("sendMessage") if c.status == 200 and c.params.get("chat_id") == IDS[message.chat]
-                and _shown(c.params) == message.text]
-        forced = bool(sent) and (sent[-1].params.get("reply_markup") or {}).get("force_reply") is True
+        sent = [
+            c
+            for c in self.fake.calls_to("sendMessage")
+            if c.status == 200
+            and c.params.get("chat_id") == IDS[message.chat]
+            and _shown(c.params) == message.text
+        ]
+        forced = (
+            bool(sent) and (sent[-1].params.get("reply_markup") or {}).get("force_reply") is True
+        )
         return forced and "reply to this message" in message.text
 
     def uploads(self) -> list[tuple[str, bytes]]:
@@ -153,11 +194,14 @@ class TelegramDriver(BaseDriver):
 
     async def settle(self, quiet: float = 0.2, timeout: float = 5.0) -> None:
         """Wait until no call but getUpdates has arrived for ``quiet`` seconds."""
+
         def last() -> float:
             busy = [c.at for c in list(self.fake.calls) if c.method.lower() != "getupdates"]
             return max(busy, default=0.0)
 
-        await self.until(lambda: time.monotonic() - last() >= quiet, what="the bot to go quiet", timeout=timeout)
+        await self.until(
+            lambda: time.monotonic() - last() >= quiet, what="the bot to go quiet", timeout=timeout
+        )
 
     # ------------------------------------------------------------------ the platform misbehaving
 
@@ -169,13 +213,19 @@ class TelegramDriver(BaseDriver):
         self.fake.on_call = call
 
     def refuse_next_card(self) -> None:
-        self.fake.fail_next("sendMessage", status=400, description="Bad Request: message is too long",
-                            match=lambda params: bool((params.get("reply_markup") or {}).get("inline_keyboard")))
+        self.fake.fail_next(
+            "sendMessage",
+            status=400,
+            description="Bad Request: message is too long",
+            match=lambda params: bool((params.get("reply_markup") or {}).get("inline_keyboard")),
+        )
 
     # ------------------------------------------------------------------ the schedule
 
     def digest_config(self, chats: Sequence[str], **schedule: Any) -> str:
-        lines = [f"chats = {[IDS[c] for c in chats]}"] + [f"{key} = {json.dumps(value)}" for key, value in schedule.items()]
+        lines = [f"chats = {[IDS[c] for c in chats]}"] + [
+            f"{key} = {json.dumps(value)}" for key, value in schedule.items()
+        ]
         return "[telegram.digest]\n" + "\n".join(lines)
 
 

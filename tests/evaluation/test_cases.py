@@ -30,8 +30,15 @@ def test_fixture_directory_loads_all_eight_cases_in_file_order():
     assert [c.id for c in cases] == sorted(p.stem for p in CASES.glob("*.yaml"))
     assert len(cases) == 8
     eliminator = next(c for c in cases if c.id == "eliminator-concealed-counteract")
-    assert eliminator.query.query == "Can the Eliminator Sniper shoot during counteract while having Conceal order?"
-    assert [c.priority for c in eliminator.ground_truth_contexts] == ["critical", "critical", "supporting"]
+    assert (
+        eliminator.query.query
+        == "Can the Eliminator Sniper shoot during counteract while having Conceal order?"
+    )
+    assert [c.priority for c in eliminator.ground_truth_contexts] == [
+        "critical",
+        "critical",
+        "supporting",
+    ]
     assert len(eliminator.ground_truth_answers) == 4
     assert eliminator.source.endswith("eliminator-concealed-counteract.yaml")
 
@@ -39,11 +46,15 @@ def test_fixture_directory_loads_all_eight_cases_in_file_order():
 def test_plain_string_contexts_default_to_critical():
     (banner,) = load_cases(CASES / "banner-carrier-dies.yaml")
     assert [c.priority for c in banner.ground_truth_contexts] == ["critical"]
-    assert banner.ground_truth_contexts[0].text.startswith("If an operative carrying a marker is incapacitated")
+    assert banner.ground_truth_contexts[0].text.startswith(
+        "If an operative carrying a marker is incapacitated"
+    )
 
 
 def test_mixed_forms_lists_and_documents(tmp_path):
-    path = write(tmp_path / "mixed.yaml", """
+    path = write(
+        tmp_path / "mixed.yaml",
+        """
         - test_id: one
           query: First?
           ground_truth_contexts:
@@ -58,21 +69,28 @@ def test_mixed_forms_lists_and_documents(tmp_path):
         query: Third?
         requirements: [{legacy: true}]
         category: shooting
-        """)
+        """,
+    )
     cases = load_cases(path)
     assert [c.id for c in cases] == ["one", "two", "three"]
     assert [(c.text, c.priority) for c in cases[0].ground_truth_contexts] == [
-        ("plain rule", "critical"), ("supporting rule", "supporting"), ("explicitly critical", "critical")]
+        ("plain rule", "critical"),
+        ("supporting rule", "supporting"),
+        ("explicitly critical", "critical"),
+    ]
     assert cases[2].query.category == "shooting"
 
 
 def test_configured_priorities_are_accepted(tmp_path):
-    path = write(tmp_path / "c.yaml", """
+    path = write(
+        tmp_path / "c.yaml",
+        """
         test_id: t
         query: q
         ground_truth_contexts:
           - {text: "x", priority: optional}
-        """)
+        """,
+    )
     with pytest.raises(CaseError):
         load_cases(path)  # not a default priority
     (case,) = load_cases(path, {"critical": 10, "supporting": 3, "optional": 1})
@@ -83,8 +101,13 @@ def test_configured_priorities_are_accepted(tmp_path):
 
 
 def _answer_item(case) -> ItemData:
-    return ItemData(id=case.id, query=case.query, answer="an answer", quotes=["the rule text exactly here"],
-                    ground_truth_contexts=case.ground_truth_contexts)
+    return ItemData(
+        id=case.id,
+        query=case.query,
+        answer="an answer",
+        quotes=["the rule text exactly here"],
+        ground_truth_contexts=case.ground_truth_contexts,
+    )
 
 
 SCORES = {"answer_correctness": 0.2, "explanation_faithfulness": 1.0, "quote_faithfulness": 1.0}
@@ -93,7 +116,9 @@ SCORES = {"answer_correctness": 0.2, "explanation_faithfulness": 1.0, "quote_fai
 
 
 def test_per_test_metric_weights_override_the_global_ones(tmp_path, config):
-    path = write(tmp_path / "w.yaml", """
+    path = write(
+        tmp_path / "w.yaml",
+        """
         - test_id: global
           query: q
           ground_truth_contexts: ["the rule text exactly here"]
@@ -102,10 +127,16 @@ def test_per_test_metric_weights_override_the_global_ones(tmp_path, config):
           ground_truth_contexts: ["the rule text exactly here"]
           metric_weights: {answer_correctness: 1, quote_recall: 0, explanation_faithfulness: 0,
                            quote_faithfulness: 0, quote_precision: 0}
-        """)
+        """,
+    )
     plain, custom = load_cases(path)
-    assert custom.metric_weights == {"answer_correctness": 1, "quote_recall": 0, "explanation_faithfulness": 0,
-                                     "quote_faithfulness": 0, "quote_precision": 0}
+    assert custom.metric_weights == {
+        "answer_correctness": 1,
+        "quote_recall": 0,
+        "explanation_faithfulness": 0,
+        "quote_faithfulness": 0,
+        "quote_precision": 0,
+    }
     a = finish(plain, _answer_item(plain), config, dict(SCORES), label="lexical", reasons={})
     b = finish(custom, _answer_item(custom), config, dict(SCORES), label="lexical", reasons={})
     # Global: .3·.2 + .3·1 + .2·1 + .15·1 + .05·1 = .76
@@ -116,12 +147,15 @@ def test_per_test_metric_weights_override_the_global_ones(tmp_path, config):
 
 
 def test_a_partial_override_keeps_the_other_global_weights(tmp_path, config):
-    path = write(tmp_path / "w.yaml", """
+    path = write(
+        tmp_path / "w.yaml",
+        """
         test_id: heavier-correctness
         query: q
         ground_truth_contexts: ["the rule text exactly here"]
         metric_weights: {answer_correctness: 0.9}
-        """)
+        """,
+    )
     (case,) = load_cases(path)
     ev = finish(case, _answer_item(case), config, dict(SCORES), label="lexical", reasons={})
     # (.9·.2 + .3·1 + .2·1 + .15·1 + .05·1) / (.9+.3+.2+.15+.05) = .88 / 1.6 = .55
@@ -129,12 +163,17 @@ def test_a_partial_override_keeps_the_other_global_weights(tmp_path, config):
 
 
 def test_configured_priority_weights_reach_quote_recall_through_the_cli(run_cli, tmp_path):
-    write(tmp_path / "hilbot.toml", """
+    write(
+        tmp_path / "hilbot.toml",
+        """
         [judge.priority_weights]
         critical = 10
         optional = 1
-        """)
-    cases = write(tmp_path / "cases.yaml", """
+        """,
+    )
+    cases = write(
+        tmp_path / "cases.yaml",
+        """
         test_id: weighted
         query: Who controls the marker?
         ground_truth_answers: [The player with the greater total APL.]
@@ -142,13 +181,36 @@ def test_configured_priority_weights_reach_quote_recall_through_the_cli(run_cli,
           - text: "A marker is controlled by the player whose operatives have the greater total APL"
           - text: "An operative counts towards controlling a marker regardless of its order"
             priority: optional
-        """)
+        """,
+    )
     outputs = tmp_path / "out.jsonl"
-    outputs.write_text(json.dumps({"id": "weighted", "answer": "The player with more APL.",
-                                   "quotes": ["An operative counts towards controlling a marker regardless of its order."]}) + "\n")
-    result = run_cli("run", "--cases", str(cases), "--outputs", str(outputs), "--judge", "lexical", "--run-id", "w")
+    outputs.write_text(
+        json.dumps(
+            {
+                "id": "weighted",
+                "answer": "The player with more APL.",
+                "quotes": [
+                    "An operative counts towards controlling a marker regardless of its order."
+                ],
+            }
+        )
+        + "\n"
+    )
+    result = run_cli(
+        "run",
+        "--cases",
+        str(cases),
+        "--outputs",
+        str(outputs),
+        "--judge",
+        "lexical",
+        "--run-id",
+        "w",
+    )
     assert result.returncode == 0, result.stderr
-    lines = [json.loads(x) for x in (tmp_path / "results" / "runs" / "w.jsonl").read_text().splitlines()]
+    lines = [
+        json.loads(x) for x in (tmp_path / "results" / "runs" / "w.jsonl").read_text().splitlines()
+    ]
     item = lines[1]["data"]
     # found weight 1 (optional) of 10 + 1 → 1/11
     assert item["evaluation"]["scores"]["quote_recall"] == round(1 / 11, 4)
@@ -158,51 +220,79 @@ def test_configured_priority_weights_reach_quote_recall_through_the_cli(run_cli,
 # --------------------------------------------------------------------------- bad input
 
 BAD = {
-    "invalid-yaml": ("""
+    "invalid-yaml": (
+        """
         test_id: t
         query: q
         ground_truth_answers: [a, b
         ground_truth_contexts: []
-        """, 4, "not valid YAML"),
-    "missing-field": ("""
+        """,
+        4,
+        "not valid YAML",
+    ),
+    "missing-field": (
+        """
         test_id: t
         ground_truth_answers: [a]
-        """, 1, "query: Field required"),
-    "unknown-key": ("""
+        """,
+        1,
+        "query: Field required",
+    ),
+    "unknown-key": (
+        """
         test_id: t
         query: q
         colour: red
-        """, 3, "colour: Extra inputs are not permitted"),
-    "unknown-priority": ("""
+        """,
+        3,
+        "colour: Extra inputs are not permitted",
+    ),
+    "unknown-priority": (
+        """
         test_id: t
         query: q
         ground_truth_contexts:
           - "plain"
           - text: x
             priority: suporting
-        """, 6, "ground_truth_contexts.1.priority: unknown priority 'suporting'"),
-    "bad-weight": ("""
+        """,
+        6,
+        "ground_truth_contexts.1.priority: unknown priority 'suporting'",
+    ),
+    "bad-weight": (
+        """
         - test_id: a
           query: q
         - test_id: b
           query: q2
           metric_weights: {answer_correctness: high}
-        """, 5, "metric_weights.answer_correctness"),
-    "unknown-key-in-context": ("""
+        """,
+        5,
+        "metric_weights.answer_correctness",
+    ),
+    "unknown-key-in-context": (
+        """
         test_id: t
         query: q
         ground_truth_contexts:
           - text: "abc"
             priority: critical
             weight: 3
-        """, 6, "ground_truth_contexts.0.weight"),
-    "context-missing-text": ("""
+        """,
+        6,
+        "ground_truth_contexts.0.weight",
+    ),
+    "context-missing-text": (
+        """
         test_id: t
         query: q
         ground_truth_contexts:
           - "plain"
           - priority: critical
-        """, 5, "ground_truth_contexts.1.text"),
+        """,
+        5,
+        "ground_truth_contexts.1.text",
+    ),
 }
 
 
@@ -217,7 +307,9 @@ def test_bad_case_file_names_file_line_and_field(tmp_path, name):
     assert info.value.fix
 
 
-@pytest.mark.parametrize("name", ["invalid-yaml", "missing-field", "unknown-key", "unknown-priority"])
+@pytest.mark.parametrize(
+    "name", ["invalid-yaml", "missing-field", "unknown-key", "unknown-priority"]
+)
 def test_bad_case_file_via_cli_is_exit_2_one_line_and_file_untouched(run_cli, tmp_path, name):
     text, line, message = BAD[name]
     folder = tmp_path / "cases"

@@ -75,7 +75,9 @@ def test_demo_search_file_imports_every_field(store: Store):
     assert run.header.source == DEMO_SEARCH.name
     assert run.header.judge.name == "recorded"
     assert run.header.item_count == 18
-    assert [i.id for i in run.items] == [r["id"] for r in rows] == [f"q{n:02d}" for n in range(1, 19)]
+    assert (
+        [i.id for i in run.items] == [r["id"] for r in rows] == [f"q{n:02d}" for n in range(1, 19)]
+    )
 
     for row, item in zip(rows, run.items):
         assert item.query.query == row["query"]
@@ -85,7 +87,12 @@ def test_demo_search_file_imports_every_field(store: Store):
         assert len(item.results) == len(row["results"]) >= 3
         for given, result in zip(row["results"], item.results):
             assert (result.rank, result.path, result.title, result.score, result.snippet) == (
-                given["rank"], given["path"], given["title"], given["score"], given["snippet"])
+                given["rank"],
+                given["path"],
+                given["title"],
+                given["score"],
+                given["snippet"],
+            )
         assert item.answer is None and item.contexts == [] and item.ground_truth == []
         assert item.evaluation.scores == row["scores"]
         assert item.evaluation.verdict == row["verdict"]
@@ -101,7 +108,9 @@ def test_demo_search_file_imports_every_field(store: Store):
     assert run.summary.averageScores["overall"] == pytest.approx(overall, abs=1e-4)
     assert run.overall == pytest.approx(overall, abs=1e-4)
     for metric in ("relevance", "ranking", "coverage", "snippet"):
-        assert run.summary.averageScores[metric] == pytest.approx(mean(r["scores"][metric] for r in rows), abs=1e-4)
+        assert run.summary.averageScores[metric] == pytest.approx(
+            mean(r["scores"][metric] for r in rows), abs=1e-4
+        )
 
 
 def test_demo_rag_file_imports_answers_contexts_ground_truth_and_tools(store: Store):
@@ -124,7 +133,8 @@ def test_demo_rag_file_imports_answers_contexts_ground_truth_and_tools(store: St
         assert item.results == []
         assert item.contexts == row["contexts"]
         expected_truth = list(row["ground_truth_answers"]) + [
-            c["text"] if isinstance(c, dict) else c for c in row["ground_truth_contexts"]]
+            c["text"] if isinstance(c, dict) else c for c in row["ground_truth_contexts"]
+        ]
         assert item.ground_truth == expected_truth
         # both kinds of ground truth are there, and a context's text is kept, not its JSON
         assert row["ground_truth_answers"][0] in item.ground_truth
@@ -133,19 +143,32 @@ def test_demo_rag_file_imports_answers_contexts_ground_truth_and_tools(store: St
         captured += bool(item.tool_captures)
         assert item.evaluation.scores == row["scores"]
         assert (item.evaluation.verdict, item.evaluation.confidence, item.evaluation.rationale) == (
-            row["verdict"], row["confidence"], row["rationale"])
+            row["verdict"],
+            row["confidence"],
+            row["rationale"],
+        )
         assert item.features == row["features"]
         assert item.features["source_type"] == "docs"
         assert isinstance(item.features["answer_words"], int)
     assert captured >= 1
-    assert run.summary.averageScores["overall"] == pytest.approx(mean(r["scores"]["overall"] for r in rows), abs=1e-4)
+    assert run.summary.averageScores["overall"] == pytest.approx(
+        mean(r["scores"]["overall"] for r in rows), abs=1e-4
+    )
 
 
 def test_run_file_is_header_items_summary_and_options_are_recorded(store: Store):
-    import_outputs(store, DEMO_SEARCH, run_id="opts", set_name="nightly", dimensions=["quality", "overall"],
-                   judge="ragas")
+    import_outputs(
+        store,
+        DEMO_SEARCH,
+        run_id="opts",
+        set_name="nightly",
+        dimensions=["quality", "overall"],
+        judge="ragas",
+    )
     lines = [json.loads(line) for line in store.run_path("opts").read_text("utf-8").splitlines()]
-    assert [line["type"] for line in lines] == ["run_header"] + ["query_evaluation"] * 18 + ["run_summary"]
+    assert [line["type"] for line in lines] == ["run_header"] + ["query_evaluation"] * 18 + [
+        "run_summary"
+    ]
     assert all(line["run_id"] == "opts" for line in lines)
     header = store.load_run("opts").header
     assert isinstance(header, RunHeader)
@@ -157,7 +180,10 @@ def test_run_file_is_header_items_summary_and_options_are_recorded(store: Store)
 
 
 def test_a_judge_named_in_the_row_is_kept(store: Store, tmp_path: Path):
-    path = _jsonl(tmp_path / "judged.jsonl", [{"query": "a", "judge": "gpt-judge", "score": 0.5}, {"query": "b"}])
+    path = _jsonl(
+        tmp_path / "judged.jsonl",
+        [{"query": "a", "judge": "gpt-judge", "score": 0.5}, {"query": "b"}],
+    )
     import_outputs(store, path, run_id="j")
     items = store.load_run("j").items
     assert [i.evaluation.judge for i in items] == ["gpt-judge", "recorded"]
@@ -178,7 +204,9 @@ def test_default_run_id_is_a_timestamp_and_never_collides(store: Store):
 
 @pytest.mark.parametrize("demo", [DEMO_SEARCH, DEMO_RAG], ids=["search", "rag"])
 @pytest.mark.parametrize("shape", ["array", "object"])
-def test_json_array_and_object_files_map_like_jsonl(store: Store, tmp_path: Path, demo: Path, shape: str):
+def test_json_array_and_object_files_map_like_jsonl(
+    store: Store, tmp_path: Path, demo: Path, shape: str
+):
     rows = _rows(demo)
     document = rows if shape == "array" else {"name": "export", "version": 2, "items": rows}
     path = _write(tmp_path / f"{demo.stem}.json", json.dumps(document, indent=2))
@@ -194,8 +222,13 @@ def test_json_array_and_object_files_map_like_jsonl(store: Store, tmp_path: Path
     assert from_json.summary.averageScores == from_jsonl.summary.averageScores
 
 
-def test_json_object_uses_its_top_level_list_not_a_nested_one_with_the_same_key(store: Store, tmp_path: Path):
-    document = {"meta": {"items": ["not", "rows"]}, "items": [{"id": "a", "query": "first"}, {"id": "b", "query": "second"}]}
+def test_json_object_uses_its_top_level_list_not_a_nested_one_with_the_same_key(
+    store: Store, tmp_path: Path
+):
+    document = {
+        "meta": {"items": ["not", "rows"]},
+        "items": [{"id": "a", "query": "first"}, {"id": "b", "query": "second"}],
+    }
     path = _write(tmp_path / "nested.json", json.dumps(document, indent=2))
     report = import_outputs(store, path, run_id="nested")
     assert report.imported == 2
@@ -225,7 +258,8 @@ def test_csv_columns_map_to_query_answer_scores_and_features(store: Store):
     assert first.query.category == "orm"
     assert [(r.rank, r.path, r.score, r.snippet) for r in first.results] == [
         (1, "/docs/burrow/connections/pooling.md", 0.91, "Set pool_size"),
-        (2, "/docs/burrow/connections/engine.md", 0.72, None)]
+        (2, "/docs/burrow/connections/engine.md", 0.72, None),
+    ]
 
     assert second.evaluation.confidence == "high"
     assert [(r.rank, r.path) for r in second.results] == [(1, "/docs/relay/errors.md")]
@@ -235,10 +269,21 @@ def test_csv_columns_map_to_query_answer_scores_and_features(store: Store):
         assert item.features["source_type"] == source
         assert "leap_distance" in item.features
         # recognised columns are not duplicated as features
-        assert not {"question", "response", "score_overall", "score_correctness", "reason", "verdict",
-                    "confidence", "category", "results"} & set(item.features)
-    assert run.summary.averageScores == {"correctness": pytest.approx(0.7, abs=1e-4),
-                                         "overall": pytest.approx((0.85 + 0.95 + 0.3) / 3, abs=1e-4)}
+        assert not {
+            "question",
+            "response",
+            "score_overall",
+            "score_correctness",
+            "reason",
+            "verdict",
+            "confidence",
+            "category",
+            "results",
+        } & set(item.features)
+    assert run.summary.averageScores == {
+        "correctness": pytest.approx(0.7, abs=1e-4),
+        "overall": pytest.approx((0.85 + 0.95 + 0.3) / 3, abs=1e-4),
+    }
 
 
 def test_csv_numeric_feature_cells_become_numbers(store: Store):
@@ -251,8 +296,10 @@ def test_csv_numeric_feature_cells_become_numbers(store: Store):
 
 def test_csv_with_a_byte_order_mark_and_a_scores_json_cell(store: Store, tmp_path: Path):
     path = tmp_path / "bom.csv"
-    path.write_bytes("\ufeffprompt,scores,expected_output\n"
-                     'hello,"{""faithfulness"": 0.5, ""overall"": 0.25}",hi there\n'.encode("utf-8"))
+    path.write_bytes(
+        "\ufeffprompt,scores,expected_output\n"
+        'hello,"{""faithfulness"": 0.5, ""overall"": 0.25}",hi there\n'.encode("utf-8")
+    )
     import_outputs(store, path, run_id="bom")
     (item,) = store.load_run("bom").items
     assert item.query.query == "hello"
@@ -265,14 +312,40 @@ def test_csv_with_a_byte_order_mark_and_a_scores_json_cell(store: Store, tmp_pat
 
 def test_loose_aliases_for_query_results_contexts_and_tool_calls(store: Store, tmp_path: Path):
     rows = [
-        {"test_id": "p1", "prompt": "via prompt", "hits": [{"url": "https://a.example/x", "text": "hit text", "score": 0.4}],
-         "metrics": {"ndcg": 0.5}},
-        {"scenario_id": "s1", "scenario": "via scenario", "documents": [{"path": "/d/1.md", "content": "doc body"}, "/d/2.md"],
-         "tool_calls": ["search_docs", {"tool": "run_code", "input": "print(1)"}], "label": "FAIL", "explanation": "why"},
-        {"uid": "i1", "input": "via input", "output": "the answer", "retrieved_contexts": ["c1", {"text": "c2"}],
-         "reference": "the truth", "judge_confidence": "Medium", "reasoning": "because", "score": 0.75},
-        {"query_id": "u1", "user_input": "via user_input", "actual_output": "ans", "retrieval_context": "single ctx",
-         "expected_output": "exp", "metadata": {"lang": "en"}, "latency_ms": 120, "cost_usd": 0.002},
+        {
+            "test_id": "p1",
+            "prompt": "via prompt",
+            "hits": [{"url": "https://a.example/x", "text": "hit text", "score": 0.4}],
+            "metrics": {"ndcg": 0.5},
+        },
+        {
+            "scenario_id": "s1",
+            "scenario": "via scenario",
+            "documents": [{"path": "/d/1.md", "content": "doc body"}, "/d/2.md"],
+            "tool_calls": ["search_docs", {"tool": "run_code", "input": "print(1)"}],
+            "label": "FAIL",
+            "explanation": "why",
+        },
+        {
+            "uid": "i1",
+            "input": "via input",
+            "output": "the answer",
+            "retrieved_contexts": ["c1", {"text": "c2"}],
+            "reference": "the truth",
+            "judge_confidence": "Medium",
+            "reasoning": "because",
+            "score": 0.75,
+        },
+        {
+            "query_id": "u1",
+            "user_input": "via user_input",
+            "actual_output": "ans",
+            "retrieval_context": "single ctx",
+            "expected_output": "exp",
+            "metadata": {"lang": "en"},
+            "latency_ms": 120,
+            "cost_usd": 0.002,
+        },
         {"id": "d1", "question": {"text": "via a query object"}, "ranked_results": ["/r.md"]},
     ]
     path = _jsonl(tmp_path / "aliases.jsonl", rows)
@@ -283,12 +356,22 @@ def test_loose_aliases_for_query_results_contexts_and_tool_calls(store: Store, t
     items = _items_by_id(store, "aliases")
     assert list(items) == ["p1", "s1", "i1", "u1", "d1"]
     p1, s1, i1, u1, d1 = items.values()
-    assert [i.query.query for i in items.values()] == ["via prompt", "via scenario", "via input", "via user_input",
-                                                        "via a query object"]
+    assert [i.query.query for i in items.values()] == [
+        "via prompt",
+        "via scenario",
+        "via input",
+        "via user_input",
+        "via a query object",
+    ]
 
-    assert [(r.rank, r.path, r.snippet, r.score) for r in p1.results] == [(1, "https://a.example/x", "hit text", 0.4)]
+    assert [(r.rank, r.path, r.snippet, r.score) for r in p1.results] == [
+        (1, "https://a.example/x", "hit text", 0.4)
+    ]
     assert p1.evaluation.scores == {"ndcg": 0.5}
-    assert [(r.rank, r.path, r.snippet) for r in s1.results] == [(1, "/d/1.md", "doc body"), (2, "/d/2.md", None)]
+    assert [(r.rank, r.path, r.snippet) for r in s1.results] == [
+        (1, "/d/1.md", "doc body"),
+        (2, "/d/2.md", None),
+    ]
     assert s1.tool_captures == [{"tool": "search_docs"}, {"tool": "run_code", "input": "print(1)"}]
     assert (s1.evaluation.verdict, s1.evaluation.rationale) == ("FAIL", "why")
 
@@ -305,23 +388,53 @@ def test_loose_aliases_for_query_results_contexts_and_tool_calls(store: Store, t
     assert [r.path for r in d1.results] == ["/r.md"]
 
 
-def test_unrecognised_plain_fields_become_features_and_nested_ones_are_dropped(store: Store, tmp_path: Path):
-    path = _jsonl(tmp_path / "extra.jsonl", [
-        {"query": "q", "features": {"a": 1}, "model": "m-1", "temperature": 0.2, "cached": False,
-         "blob": {"nested": True}, "tags": ["x"], "empty": ""}])
+def test_unrecognised_plain_fields_become_features_and_nested_ones_are_dropped(
+    store: Store, tmp_path: Path
+):
+    path = _jsonl(
+        tmp_path / "extra.jsonl",
+        [
+            {
+                "query": "q",
+                "features": {"a": 1},
+                "model": "m-1",
+                "temperature": 0.2,
+                "cached": False,
+                "blob": {"nested": True},
+                "tags": ["x"],
+                "empty": "",
+            }
+        ],
+    )
     import_outputs(store, path, run_id="extra")
     (item,) = store.load_run("extra").items
     assert item.features == {"a": 1, "model": "m-1", "temperature": 0.2, "cached": False}
 
 
-def test_a_scenario_file_with_tools_and_expected_components_is_a_scenario_run(store: Store, tmp_path: Path):
-    path = _jsonl(tmp_path / "agent.jsonl", [
-        {"id": "sc1", "scenario": "add a retry", "expected_component": "relay-skill", "response": "done",
-         "tool_calls": [{"tool": "edit", "input": "x"}]}])
+def test_a_scenario_file_with_tools_and_expected_components_is_a_scenario_run(
+    store: Store, tmp_path: Path
+):
+    path = _jsonl(
+        tmp_path / "agent.jsonl",
+        [
+            {
+                "id": "sc1",
+                "scenario": "add a retry",
+                "expected_component": "relay-skill",
+                "response": "done",
+                "tool_calls": [{"tool": "edit", "input": "x"}],
+            }
+        ],
+    )
     import_outputs(store, path, run_id="agent")
     run = store.load_run("agent")
     assert run.header.kind == "scenario"
-    assert run.header.dimensions == ["trigger-accuracy", "code-validity", "technical-accuracy", "completeness"]
+    assert run.header.dimensions == [
+        "trigger-accuracy",
+        "code-validity",
+        "technical-accuracy",
+        "completeness",
+    ]
     assert run.items[0].query.expected == ["relay-skill"]
 
 
@@ -339,7 +452,9 @@ def _assert_nothing_written(store: Store):
 
 
 def test_invalid_json_line_names_file_and_line_and_writes_nothing(store: Store, tmp_path: Path):
-    path = _write(tmp_path / "bad.jsonl", '{"query": "a"}\n{"query": "b"}\n{"query": "c",\n{"query": "d"}\n')
+    path = _write(
+        tmp_path / "bad.jsonl", '{"query": "a"}\n{"query": "b"}\n{"query": "c",\n{"query": "d"}\n'
+    )
     with pytest.raises(ImportFailed) as info:
         import_outputs(store, path, run_id="bad")
     message = str(info.value)
@@ -352,8 +467,15 @@ def test_invalid_json_line_names_file_and_line_and_writes_nothing(store: Store, 
 
 
 def test_row_without_a_query_names_its_line_and_how_to_fix_it(store: Store, tmp_path: Path):
-    path = _jsonl(tmp_path / "noquery.jsonl", [{"query": "a"}, {"question": "b"}, {"prompt": "c"},
-                                                {"id": "x", "answer": "no query here", "score": 0.5}])
+    path = _jsonl(
+        tmp_path / "noquery.jsonl",
+        [
+            {"query": "a"},
+            {"question": "b"},
+            {"prompt": "c"},
+            {"id": "x", "answer": "no query here", "score": 0.5},
+        ],
+    )
     with pytest.raises(ImportFailed) as info:
         import_outputs(store, path, run_id="noquery")
     message = str(info.value)
@@ -364,13 +486,18 @@ def test_row_without_a_query_names_its_line_and_how_to_fix_it(store: Store, tmp_
     _assert_nothing_written(store)
 
 
-@pytest.mark.parametrize("row, field", [
-    ({"query": "a", "score": 7.5}, "scores.overall"),
-    ({"query": "a", "scores": {"overall": 0.5, "faithfulness": 7.5}}, "scores.faithfulness"),
-    ({"query": "a", "score_correctness": "7.5"}, "scores.correctness"),
-    ({"query": "a", "scores": {"relevance": -0.1}}, "scores.relevance"),
-])
-def test_score_outside_0_1_names_the_field_and_the_range(store: Store, tmp_path: Path, row: dict, field: str):
+@pytest.mark.parametrize(
+    "row, field",
+    [
+        ({"query": "a", "score": 7.5}, "scores.overall"),
+        ({"query": "a", "scores": {"overall": 0.5, "faithfulness": 7.5}}, "scores.faithfulness"),
+        ({"query": "a", "score_correctness": "7.5"}, "scores.correctness"),
+        ({"query": "a", "scores": {"relevance": -0.1}}, "scores.relevance"),
+    ],
+)
+def test_score_outside_0_1_names_the_field_and_the_range(
+    store: Store, tmp_path: Path, row: dict, field: str
+):
     path = _jsonl(tmp_path / "scores.jsonl", [{"query": "ok", "score": 1.0}, row])
     with pytest.raises(ImportFailed) as info:
         import_outputs(store, path, run_id="scores")
@@ -391,8 +518,10 @@ def test_non_numeric_score_is_a_bad_row(store: Store, tmp_path: Path):
 
 
 def test_duplicate_id_is_a_bad_row(store: Store, tmp_path: Path):
-    path = _jsonl(tmp_path / "dup.jsonl", [{"id": "a", "query": "one"}, {"id": "b", "query": "two"},
-                                            {"id": "a", "query": "three"}])
+    path = _jsonl(
+        tmp_path / "dup.jsonl",
+        [{"id": "a", "query": "one"}, {"id": "b", "query": "two"}, {"id": "a", "query": "three"}],
+    )
     with pytest.raises(ImportFailed) as info:
         import_outputs(store, path, run_id="dup")
     message = str(info.value)
@@ -415,17 +544,19 @@ def test_bad_result_entry_and_bad_json_cell_are_bad_rows(store: Store, tmp_path:
 
 
 def test_json_array_error_names_the_line_where_the_bad_element_starts(store: Store, tmp_path: Path):
-    text = ('[\n'
-            '  {"id": "a", "query": "first"},\n'
-            '  {\n'
-            '    "id": "b",\n'
-            '    "query": "second"\n'
-            '  },\n'
-            '  {\n'                      # line 7: the bad element starts here
-            '    "id": "c",\n'
-            '    "answer": "no query"\n'
-            '  }\n'
-            ']\n')
+    text = (
+        "[\n"
+        '  {"id": "a", "query": "first"},\n'
+        "  {\n"
+        '    "id": "b",\n'
+        '    "query": "second"\n'
+        "  },\n"
+        "  {\n"  # line 7: the bad element starts here
+        '    "id": "c",\n'
+        '    "answer": "no query"\n'
+        "  }\n"
+        "]\n"
+    )
     path = _write(tmp_path / "rows.json", text)
     with pytest.raises(ImportFailed) as info:
         import_outputs(store, path, run_id="arr")
@@ -434,7 +565,9 @@ def test_json_array_error_names_the_line_where_the_bad_element_starts(store: Sto
     _assert_nothing_written(store)
 
 
-def test_json_object_error_names_the_line_where_the_bad_element_starts(store: Store, tmp_path: Path):
+def test_json_object_error_names_the_line_where_the_bad_element_starts(
+    store: Store, tmp_path: Path
+):
     rows = [{"id": "a", "query": "first"}, {"id": "b", "query": "second", "score": 3}]
     text = json.dumps({"tool": "ragas", "results_version": 1, "items": rows}, indent=2)
     path = _write(tmp_path / "rows.json", text)
@@ -456,7 +589,9 @@ def test_json_syntax_error_in_an_array_names_file_and_line(store: Store, tmp_pat
 
 
 def test_json_syntax_error_in_an_object_file_is_an_import_error(store: Store, tmp_path: Path):
-    path = _write(tmp_path / "broken.json", '{"items": [\n  {"query": "a"},\n  {"query": "b",,}\n]}\n')
+    path = _write(
+        tmp_path / "broken.json", '{"items": [\n  {"query": "a"},\n  {"query": "b",,}\n]}\n'
+    )
     with pytest.raises(ImportFailed) as info:
         import_outputs(store, path, run_id="broken")
     assert str(path) in str(info.value)
@@ -474,10 +609,10 @@ def test_json_object_without_a_list_is_an_import_error(store: Store, tmp_path: P
 
 def test_csv_error_names_the_file_line_of_the_row_header_being_line_1(store: Store, tmp_path: Path):
     # row 1 spans lines 2-3 (a quoted newline); the bad row is on line 5
-    path = _write(tmp_path / "rows.csv", 'question,response,score\n'
-                                         'q1,"two\nlines",0.5\n'
-                                         'q2,fine,0.5\n'
-                                         'q3,too high,7.5\n')
+    path = _write(
+        tmp_path / "rows.csv",
+        'question,response,score\nq1,"two\nlines",0.5\nq2,fine,0.5\nq3,too high,7.5\n',
+    )
     with pytest.raises(ImportFailed) as info:
         import_outputs(store, path, run_id="csv")
     assert f"{path}:5:" in str(info.value)
@@ -502,14 +637,20 @@ def test_csv_row_with_more_cells_than_the_header_is_not_a_crash(store: Store, tm
         assert [i.query.query for i in store.load_run("wide").items] == ["q1", "q2"]
 
 
-@pytest.mark.parametrize("name, text", [
-    ("scores-cell.jsonl", '{"query": "ok"}\n{"query": "a", "scores": "{not json"}\n'),
-    ("features-cell.jsonl", '{"query": "ok"}\n{"query": "a", "features": "{not json"}\n'),
-    ("features-list.jsonl", '{"query": "ok"}\n{"query": "a", "features": [1, 2]}\n'),
-    ("scores-list.jsonl", '{"query": "ok"}\n{"query": "a", "scores": [0.5]}\n'),
-    ("confidence.jsonl", '{"query": "ok"}\n{"query": "a", "confidence": "0.9.1"}\n'),
-], ids=["scores-cell", "features-cell", "features-list", "scores-list", "confidence"])
-def test_malformed_cells_are_bad_rows_not_crashes(store: Store, tmp_path: Path, name: str, text: str):
+@pytest.mark.parametrize(
+    "name, text",
+    [
+        ("scores-cell.jsonl", '{"query": "ok"}\n{"query": "a", "scores": "{not json"}\n'),
+        ("features-cell.jsonl", '{"query": "ok"}\n{"query": "a", "features": "{not json"}\n'),
+        ("features-list.jsonl", '{"query": "ok"}\n{"query": "a", "features": [1, 2]}\n'),
+        ("scores-list.jsonl", '{"query": "ok"}\n{"query": "a", "scores": [0.5]}\n'),
+        ("confidence.jsonl", '{"query": "ok"}\n{"query": "a", "confidence": "0.9.1"}\n'),
+    ],
+    ids=["scores-cell", "features-cell", "features-list", "scores-list", "confidence"],
+)
+def test_malformed_cells_are_bad_rows_not_crashes(
+    store: Store, tmp_path: Path, name: str, text: str
+):
     path = _write(tmp_path / name, text)
     with pytest.raises(ImportFailed) as info:
         import_outputs(store, path, run_id="cells")
@@ -521,7 +662,9 @@ def test_malformed_cells_are_bad_rows_not_crashes(store: Store, tmp_path: Path, 
 
 
 def test_csv_metadata_column_holding_json_becomes_features(store: Store, tmp_path: Path):
-    path = _write(tmp_path / "metadata.csv", 'query,metadata,source_type\na,"{""lang"": ""en""}",docs\n')
+    path = _write(
+        tmp_path / "metadata.csv", 'query,metadata,source_type\na,"{""lang"": ""en""}",docs\n'
+    )
     import_outputs(store, path, run_id="meta")
     (item,) = store.load_run("meta").items
     assert item.features == {"lang": "en", "source_type": "docs"}
@@ -546,14 +689,16 @@ def test_a_field_of_the_wrong_type_is_a_bad_row(store: Store, tmp_path: Path):
 
 
 def test_skip_bad_imports_the_rest_and_lists_file_line_errors(store: Store, tmp_path: Path):
-    path = _write(tmp_path / "mixed.jsonl",
-                  '{"id": "a", "query": "one", "score": 0.5}\n'
-                  '\n'
-                  '{"id": "b", "query": "two",\n'
-                  '{"id": "c", "answer": "no query"}\n'
-                  '{"id": "d", "query": "four", "score": 7.5}\n'
-                  '{"id": "a", "query": "dup"}\n'
-                  '{"id": "e", "query": "five", "score": 1.0}\n')
+    path = _write(
+        tmp_path / "mixed.jsonl",
+        '{"id": "a", "query": "one", "score": 0.5}\n'
+        "\n"
+        '{"id": "b", "query": "two",\n'
+        '{"id": "c", "answer": "no query"}\n'
+        '{"id": "d", "query": "four", "score": 7.5}\n'
+        '{"id": "a", "query": "dup"}\n'
+        '{"id": "e", "query": "five", "score": 1.0}\n',
+    )
     report = import_outputs(store, path, run_id="mixed", skip_bad=True)
 
     assert (report.imported, report.skipped) == (2, 4)
@@ -662,14 +807,20 @@ def proc_wrote_nothing(tmp_path: Path) -> bool:
     return not runs.exists() or not any(runs.iterdir())
 
 
-@pytest.mark.parametrize("name, text, where", [
-    ("bad.csv", "question,score\nq1,0.5\nq2,7.5\n", ":3:"),
-    ("bad-element.json", '[\n  {"query": "a"},\n  {"answer": "b"}\n]\n', ":3:"),
-    ("bad-syntax.json", '[\n  {"query": "a"},\n  {"query": "b",,}\n]\n', ":3"),
-    ("bad-object.json", '{"items": [\n  {"query": "a"},\n  {"query": "b",,}\n]}\n', ""),
-    ("wide.csv", "question,score\nq1,0.5,extra\nq2,9\n", ":"),
-], ids=["csv", "json-element", "json-array-syntax", "json-object-syntax", "csv-extra-cells"])
-def test_cli_import_errors_are_one_line_naming_the_file(run_cli, tmp_path: Path, name: str, text: str, where: str):
+@pytest.mark.parametrize(
+    "name, text, where",
+    [
+        ("bad.csv", "question,score\nq1,0.5\nq2,7.5\n", ":3:"),
+        ("bad-element.json", '[\n  {"query": "a"},\n  {"answer": "b"}\n]\n', ":3:"),
+        ("bad-syntax.json", '[\n  {"query": "a"},\n  {"query": "b",,}\n]\n', ":3"),
+        ("bad-object.json", '{"items": [\n  {"query": "a"},\n  {"query": "b",,}\n]}\n', ""),
+        ("wide.csv", "question,score\nq1,0.5,extra\nq2,9\n", ":"),
+    ],
+    ids=["csv", "json-element", "json-array-syntax", "json-object-syntax", "csv-extra-cells"],
+)
+def test_cli_import_errors_are_one_line_naming_the_file(
+    run_cli, tmp_path: Path, name: str, text: str, where: str
+):
     path = _write(tmp_path / name, text)
     line = _one_error_line(run_cli("import", str(path), "--run-id", "x"))
     assert f"{path}{where}" in line
@@ -677,7 +828,10 @@ def test_cli_import_errors_are_one_line_naming_the_file(run_cli, tmp_path: Path,
 
 
 def test_cli_skip_bad_reports_counts_and_skipped_lines(run_cli, tmp_path: Path):
-    path = _write(tmp_path / "mixed.jsonl", '{"query": "a"}\n{"query": "b"}\n{oops\n{"answer": "x"}\n{"query": "c"}\n')
+    path = _write(
+        tmp_path / "mixed.jsonl",
+        '{"query": "a"}\n{"query": "b"}\n{oops\n{"answer": "x"}\n{"query": "c"}\n',
+    )
     proc = run_cli("import", str(path), "--run-id", "mixed", "--skip-bad")
     assert proc.returncode == 0, proc.stderr
     assert "imported 3 items into run mixed (2 bad rows skipped)" in proc.stdout

@@ -82,11 +82,19 @@ def cache_files(store: Store) -> list[Path]:
 async def test_normal_answer_request_body_usage_and_cost(fake, settings, store):
     assert settings.model == MODEL
     assert (settings.prices[MODEL].input, settings.prices[MODEL].output) == (3.0, 15.0)
-    fake.queue(Reply(tool_input={"verdict": "YES", "reason": "Rayleigh scattering."}, input_tokens=1000, output_tokens=200))
+    fake.queue(
+        Reply(
+            tool_input={"verdict": "YES", "reason": "Rayleigh scattering."},
+            input_tokens=1000,
+            output_tokens=200,
+        )
+    )
     llm = LLM(settings, store)
     assert llm.label == "anthropic/claude-sonnet-4-6"
 
-    response = await llm.complete(ask("Is the sky blue?", system="You judge facts.", purpose="judge:test:1"))
+    response = await llm.complete(
+        ask("Is the sky blue?", system="You judge facts.", purpose="judge:test:1")
+    )
 
     assert isinstance(response.output, Verdict)
     assert response.output == Verdict(verdict="YES", reason="Rayleigh scattering.")
@@ -109,11 +117,17 @@ async def test_normal_answer_request_body_usage_and_cost(fake, settings, store):
     # The key from the environment authenticates the call: anthropic 1.x sends it as x-api-key,
     # the 2.x SDK pinned here as "Authorization: Bearer <key>".
     headers = {k.lower(): v for k, v in fake.headers[0].items()}
-    assert headers.get("x-api-key") == FAKE_KEY or headers.get("authorization") == f"Bearer {FAKE_KEY}", headers
+    assert (
+        headers.get("x-api-key") == FAKE_KEY or headers.get("authorization") == f"Bearer {FAKE_KEY}"
+    ), headers
 
     [record] = calls_log(store)
     assert record["type"] == "llm_call"
-    assert (record["provider"], record["model"], record["purpose"]) == ("anthropic", MODEL, "judge:test:1")
+    assert (record["provider"], record["model"], record["purpose"]) == (
+        "anthropic",
+        MODEL,
+        "judge:test:1",
+    )
     assert re.fullmatch(r"[0-9a-f]{64}", record["cache_key"])
     assert record["sent"] == "[system]\nYou judge facts.\n[user]\nIs the sky blue?"
     assert (record["input_tokens"], record["output_tokens"]) == (1000, 200)
@@ -146,7 +160,9 @@ async def test_unpriced_model_has_no_cost(fake, settings, store):
 
 
 async def test_429_honours_retry_after_then_succeeds(fake, settings, store):
-    fake.queue(error(429, "rate_limit_error", retry_after=1), tool(verdict="NO", reason="Night time."))
+    fake.queue(
+        error(429, "rate_limit_error", retry_after=1), tool(verdict="NO", reason="Night time.")
+    )
     llm = LLM(settings, store)
     response = await llm.complete(ask())
     assert response.output == Verdict(verdict="NO", reason="Night time.")
@@ -159,7 +175,9 @@ async def test_429_honours_retry_after_then_succeeds(fake, settings, store):
 
 
 async def test_529_then_500_then_success(fake, settings, store):
-    fake.queue(error(529, "overloaded_error"), error(500, "api_error"), tool(verdict="YES", reason="ok"))
+    fake.queue(
+        error(529, "overloaded_error"), error(500, "api_error"), tool(verdict="YES", reason="ok")
+    )
     llm = LLM(settings.model_copy(update={"max_retries": 2}), store)
     response = await llm.complete(ask())
     assert response.output == Verdict(verdict="YES", reason="ok")
@@ -216,8 +234,16 @@ async def test_timeout_without_retries_raises(fake, settings, store):
 # --------------------------------------------------------------------------- 5. output parsing
 
 
-@pytest.mark.parametrize("text", ["not json", "", "Here it is: {\"verdict\": \"YES\", \"reason\": \"r\"}",
-                                  "{\"verdict\": \"YES\", ", "[{\"verdict\": \"YES\", \"reason\": \"r\"}]"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "not json",
+        "",
+        'Here it is: {"verdict": "YES", "reason": "r"}',
+        '{"verdict": "YES", ',
+        '[{"verdict": "YES", "reason": "r"}]',
+    ],
+)
 async def test_text_that_is_not_one_json_object_is_an_output_error(fake, settings, store, text):
     fake.queue(Reply(text=text))
     llm = LLM(settings, store)
@@ -235,12 +261,17 @@ async def test_text_that_is_not_one_json_object_is_an_output_error(fake, setting
     assert response.cached is False and len(fake.requests) == 2
 
 
-@pytest.mark.parametrize(("tool_input", "field"), [
-    ({"verdict": "YES"}, "reason"),
-    ({"verdict": "MAYBE", "reason": "hmm"}, "verdict"),
-    ({"verdict": "YES", "reason": 42}, "reason"),
-])
-async def test_tool_call_that_does_not_validate_names_the_field(fake, settings, store, tool_input, field):
+@pytest.mark.parametrize(
+    ("tool_input", "field"),
+    [
+        ({"verdict": "YES"}, "reason"),
+        ({"verdict": "MAYBE", "reason": "hmm"}, "verdict"),
+        ({"verdict": "YES", "reason": 42}, "reason"),
+    ],
+)
+async def test_tool_call_that_does_not_validate_names_the_field(
+    fake, settings, store, tool_input, field
+):
     fake.queue(Reply(tool_input=tool_input))
     llm = LLM(settings, store)
     with pytest.raises(LLMOutputError) as info:
@@ -304,8 +335,18 @@ async def test_cache_off_always_calls(fake, settings, store):
     assert cache_files(store) == []
 
 
-@pytest.mark.parametrize("damage", ['{"data": {"verdict": "N', "", "\x00\x01garbage", "null", "{}", "[]",
-                                    '{"data": {"verdict": "MAYBE"}}'])
+@pytest.mark.parametrize(
+    "damage",
+    [
+        '{"data": {"verdict": "N',
+        "",
+        "\x00\x01garbage",
+        "null",
+        "{}",
+        "[]",
+        '{"data": {"verdict": "MAYBE"}}',
+    ],
+)
 async def test_damaged_cache_entry_is_a_miss(fake, settings, store, damage):
     llm = LLM(settings, store)
     await llm.complete(ask("cache me"))
@@ -326,12 +367,18 @@ async def test_damaged_cache_entry_is_a_miss(fake, settings, store, damage):
 
 
 async def test_redaction_before_anything_is_sent_or_logged(fake, settings, store):
-    llm = LLM(settings.model_copy(update={"redact": [r"sk-[A-Za-z0-9]+", r"\b\d{3}-\d{2}-\d{4}\b"]}), store)
+    llm = LLM(
+        settings.model_copy(update={"redact": [r"sk-[A-Za-z0-9]+", r"\b\d{3}-\d{2}-\d{4}\b"]}),
+        store,
+    )
     prompt = "User key sk-AbC123xyz and SSN 123-45-6789, is this fine?"
     await llm.complete(ask(prompt))
     raw = json.dumps(fake.requests[0])
     assert "sk-AbC123xyz" not in raw and "123-45-6789" not in raw
-    assert fake.requests[0]["messages"][0]["content"] == "User key [REDACTED] and SSN [REDACTED], is this fine?"
+    assert (
+        fake.requests[0]["messages"][0]["content"]
+        == "User key [REDACTED] and SSN [REDACTED], is this fine?"
+    )
     [record] = calls_log(store)
     assert record["redactions"] == 2
     assert "[REDACTED]" in record["sent"]
@@ -370,7 +417,9 @@ async def test_concurrency_is_bounded(monkeypatch, settings, store):
         elapsed = time.monotonic() - start
     assert len(responses) == 12 and all(isinstance(r.output, Verdict) for r in responses)
     assert len(server.requests) == 12
-    assert sorted(b["messages"][0]["content"] for b in server.requests) == sorted(f"question {i}" for i in range(12))
+    assert sorted(b["messages"][0]["content"] for b in server.requests) == sorted(
+        f"question {i}" for i in range(12)
+    )
     assert server.in_flight_max == 3
     assert elapsed >= 0.75  # four waves of 0.2 s
     assert llm.calls == 12
@@ -424,7 +473,9 @@ async def test_other_400_is_not_retried_and_keeps_temperature(fake, settings, st
 def rejects_temperature(body: dict[str, Any]) -> Reply:
     """A model that answers 400 to any request carrying ``temperature``."""
     if "temperature" in body:
-        return Reply(status=400, error_type="invalid_request_error: temperature is deprecated for this model")
+        return Reply(
+            status=400, error_type="invalid_request_error: temperature is deprecated for this model"
+        )
     return schema_responder(body)
 
 
@@ -461,7 +512,9 @@ async def test_temperature_fallback_with_calls_in_flight(monkeypatch, settings, 
     """Calls already sent with temperature when another call learns it is rejected must retry too."""
     with serve(monkeypatch, latency=0.1, responder=rejects_temperature) as server:
         llm = LLM(settings.model_copy(update={"concurrency": 3}), store)
-        results = await asyncio.gather(*(llm.complete(ask(f"q{i}")) for i in range(3)), return_exceptions=True)
+        results = await asyncio.gather(
+            *(llm.complete(ask(f"q{i}")) for i in range(3)), return_exceptions=True
+        )
     failures = [r for r in results if isinstance(r, BaseException)]
     assert failures == [], [str(f) for f in failures]
     assert sum("temperature" in b for b in server.requests) == 3
@@ -492,8 +545,12 @@ async def test_api_key_is_never_written_to_the_data_dir(fake, settings, store):
 
 
 @pytest.mark.parametrize("status", [400, 500])
-async def test_a_server_error_that_echoes_the_key_is_scrubbed_before_it_is_stored(fake, settings, store, status):
-    fake.queue(error(status, "api_error", message="x" * 160, echo_key=True))  # a 200-character cut would split the key
+async def test_a_server_error_that_echoes_the_key_is_scrubbed_before_it_is_stored(
+    fake, settings, store, status
+):
+    fake.queue(
+        error(status, "api_error", message="x" * 160, echo_key=True)
+    )  # a 200-character cut would split the key
     llm = LLM(settings.model_copy(update={"max_retries": 0}), store)
     with pytest.raises(LLMError) as info:
         await llm.complete(ask())
@@ -503,8 +560,12 @@ async def test_a_server_error_that_echoes_the_key_is_scrubbed_before_it_is_store
         assert FAKE_KEY[:10] not in text  # neither the key nor the part of it a cut would leave
 
 
-async def test_a_model_answer_that_quotes_the_key_is_scrubbed_before_it_is_stored(fake, settings, store):
-    fake.queue(Reply(text="y" * 68 + " " + FAKE_KEY))  # an 80-character cut would leave its first 11 characters
+async def test_a_model_answer_that_quotes_the_key_is_scrubbed_before_it_is_stored(
+    fake, settings, store
+):
+    fake.queue(
+        Reply(text="y" * 68 + " " + FAKE_KEY)
+    )  # an 80-character cut would leave its first 11 characters
     llm = LLM(settings, store)
     with pytest.raises(LLMOutputError) as info:
         await llm.complete(ask())
@@ -513,8 +574,14 @@ async def test_a_model_answer_that_quotes_the_key_is_scrubbed_before_it_is_store
     assert FAKE_KEY[:10] not in info.value.one_line() and FAKE_KEY[:10] not in record["error"]
 
 
-@pytest.mark.parametrize("reply", [error(400, "invalid_request_error", message="bad\nrequest \x1b[2J\u202e\x9b"),
-                                   Reply(text="no tool \x1b]0;pwned\x07 \u202egnp.exe")], ids=["error", "text"])
+@pytest.mark.parametrize(
+    "reply",
+    [
+        error(400, "invalid_request_error", message="bad\nrequest \x1b[2J\u202e\x9b"),
+        Reply(text="no tool \x1b]0;pwned\x07 \u202egnp.exe"),
+    ],
+    ids=["error", "text"],
+)
 async def test_text_from_the_server_is_one_visible_line(fake, settings, store, reply):
     fake.queue(reply)
     llm = LLM(settings.model_copy(update={"max_retries": 0}), store)
@@ -546,7 +613,10 @@ async def test_json_output_mode_uses_structured_output_and_parses_strictly(fake,
     assert "tools" not in body and "tool_choice" not in body
     schema = body["output_config"]["format"]["schema"]
     assert body["output_config"]["format"]["type"] == "json_schema"
-    assert schema["additionalProperties"] is False and set(schema["required"]) == {"verdict", "reason"}
+    assert schema["additionalProperties"] is False and set(schema["required"]) == {
+        "verdict",
+        "reason",
+    }
     assert response.output == Verdict(verdict="NO", reason="Not verbatim.")
     with pytest.raises(LLMOutputError):
         await llm.complete(ask("structured, but the model rambles"))

@@ -45,8 +45,15 @@ TS = datetime(2025, 12, 17, 22, 32, 30, tzinfo=timezone.utc)
 
 
 def note(n: int | str, text: str = "hi", **kw) -> Note:
-    return Note(run_id="r1", item_id=f"q{n}", reviewer=Reviewer(id="alice"), idempotency_key=f"k{n}",
-                text=text, timestamp=TS, **kw)
+    return Note(
+        run_id="r1",
+        item_id=f"q{n}",
+        reviewer=Reviewer(id="alice"),
+        idempotency_key=f"k{n}",
+        text=text,
+        timestamp=TS,
+        **kw,
+    )
 
 
 def note_line(n: int | str, text: str = "hi") -> bytes:
@@ -65,27 +72,76 @@ def lines_of(path: Path) -> list[bytes]:
 def all_model_records() -> list:
     alice = Reviewer(platform="telegram", id="42", name="Alice")
     return [
-        RunHeader(run_id="r1", set="core", kind="answer", created_at=TS, source="in.json",
-                  judge=JudgeInfo(name="lexical", params={"w": 0.5}, prompt_hashes={"p": "abc"}),
-                  dimensions=["overall", "accuracy"], item_count=2),
-        QueryEvaluation(run_id="r1", data=ItemData(
-            id="q1", query=Query(query="how do I sort?", intent="learn", category="howto", expected=["a.md"]),
-            results=[SearchResult(rank=1, path="a.md", title="A", score=0.9, snippet="sort …")],
-            answer="use sorted()", contexts=["ctx"], ground_truth=["sorted"],
-            tool_captures=[{"tool": "grep", "in": "x", "out": ["y"]}],
-            evaluation=Evaluation(scores={"overall": 0.75}, verdict="PASS", confidence="high",
-                                  rationale="ok", judge="lexical"),
-            features={"leap_distance": 2}, latency_ms=12.5, cost_usd=0.001)),
+        RunHeader(
+            run_id="r1",
+            set="core",
+            kind="answer",
+            created_at=TS,
+            source="in.json",
+            judge=JudgeInfo(name="lexical", params={"w": 0.5}, prompt_hashes={"p": "abc"}),
+            dimensions=["overall", "accuracy"],
+            item_count=2,
+        ),
+        QueryEvaluation(
+            run_id="r1",
+            data=ItemData(
+                id="q1",
+                query=Query(
+                    query="how do I sort?", intent="learn", category="howto", expected=["a.md"]
+                ),
+                results=[SearchResult(rank=1, path="a.md", title="A", score=0.9, snippet="sort …")],
+                answer="use sorted()",
+                contexts=["ctx"],
+                ground_truth=["sorted"],
+                tool_captures=[{"tool": "grep", "in": "x", "out": ["y"]}],
+                evaluation=Evaluation(
+                    scores={"overall": 0.75},
+                    verdict="PASS",
+                    confidence="high",
+                    rationale="ok",
+                    judge="lexical",
+                ),
+                features={"leap_distance": 2},
+                latency_ms=12.5,
+                cost_usd=0.001,
+            ),
+        ),
         RunSummary(run_id="r1", finished_at=TS, item_count=1, averageScores={"overall": 0.75}),
-        Rating(run_id="r1", item_id="q1", reviewer=alice, channel="telegram", idempotency_key="u1",
-               timestamp=TS, judgment="good", score=0.75, concerns=["vague"], note="fine, 日本語 ✓",
-               confidence="medium", ai_verdict_shown=True,
-               labels=Labels(trigger_correct=True, completeness_score=4, code_issues=["x"]),
-               metadata=RatingMetadata(source_type="chat", session_date="2025-12-17")),
-        Skip(run_id="r1", item_id="q2", reviewer=alice, idempotency_key="u2", timestamp=TS, skip_reason="unclear"),
-        note(1, text="multi\nline \u2028 text with \"quotes\" and \\ backslash"),
-        ReviewSummary(run_id="r1", reviewer=alice, reviewedAt=TS, queriesReviewed=1, humanAverageScore=0.75,
-                      aiVsHumanDelta=0.0, synthesis="ok", actionItems=["ship"]),
+        Rating(
+            run_id="r1",
+            item_id="q1",
+            reviewer=alice,
+            channel="telegram",
+            idempotency_key="u1",
+            timestamp=TS,
+            judgment="good",
+            score=0.75,
+            concerns=["vague"],
+            note="fine, 日本語 ✓",
+            confidence="medium",
+            ai_verdict_shown=True,
+            labels=Labels(trigger_correct=True, completeness_score=4, code_issues=["x"]),
+            metadata=RatingMetadata(source_type="chat", session_date="2025-12-17"),
+        ),
+        Skip(
+            run_id="r1",
+            item_id="q2",
+            reviewer=alice,
+            idempotency_key="u2",
+            timestamp=TS,
+            skip_reason="unclear",
+        ),
+        note(1, text='multi\nline \u2028 text with "quotes" and \\ backslash'),
+        ReviewSummary(
+            run_id="r1",
+            reviewer=alice,
+            reviewedAt=TS,
+            queriesReviewed=1,
+            humanAverageScore=0.75,
+            aiVsHumanDelta=0.0,
+            synthesis="ok",
+            actionItems=["ship"],
+        ),
     ]
 
 
@@ -119,7 +175,12 @@ def test_round_trip_of_model_records(tmp_path: Path) -> None:
 def test_round_trip_of_dict_records(tmp_path: Path) -> None:
     path = tmp_path / "sub" / "dir" / "log.jsonl"  # parent directories are created
     records = [
-        {"type": "custom", "n": 1, "text": "héllo\nworld \u2028 ✓", "nested": {"a": [1, 2.5, None, True]}},
+        {
+            "type": "custom",
+            "n": 1,
+            "text": "héllo\nworld \u2028 ✓",
+            "nested": {"a": [1, 2.5, None, True]},
+        },
         {"type": "other", "n": 2},
         {"type": "custom", "n": 3, "empty": {}, "list": []},
     ]
@@ -226,7 +287,10 @@ async def test_async_round_trip_sequential_order(tmp_path: Path) -> None:
     log = EventLog(path)
     for i in range(10):
         await log.aappend({"type": "t", "seq": i})
-        assert list(read_log(path, raw=True))[-1] == {"type": "t", "seq": i}  # stored when it resolves
+        assert list(read_log(path, raw=True))[-1] == {
+            "type": "t",
+            "seq": i,
+        }  # stored when it resolves
     await log.aappend_many([{"type": "t", "seq": i} for i in range(10, 20)])
     await log.aappend(note(1))
     back = list(log.read(raw=True))
@@ -235,16 +299,34 @@ async def test_async_round_trip_sequential_order(tmp_path: Path) -> None:
     assert path.read_bytes().count(b"\n") == 21
 
 
-_json_scalars = (st.none() | st.booleans() | st.integers(-(2**63), 2**63)
-                 | st.floats(allow_nan=False, allow_infinity=False)
-                 | st.text(st.characters(blacklist_categories=("Cs",))))
-_json_values = st.recursive(_json_scalars, lambda inner: st.lists(inner, max_size=4)
-                            | st.dictionaries(st.text(max_size=8), inner, max_size=4), max_leaves=12)
+_json_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**63)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(st.characters(blacklist_categories=("Cs",)))
+)
+_json_values = st.recursive(
+    _json_scalars,
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.dictionaries(st.text(st.characters(blacklist_categories=("Cs",)), max_size=8),
-                                _json_values, max_size=5), min_size=1, max_size=8))
+@given(
+    st.lists(
+        st.dictionaries(
+            st.text(st.characters(blacklist_categories=("Cs",)), max_size=8),
+            _json_values,
+            max_size=5,
+        ),
+        min_size=1,
+        max_size=8,
+    )
+)
 def test_property_dict_records_round_trip(records: list[dict]) -> None:
     records = [{**r, "type": "p"} for r in records]
     with tempfile.TemporaryDirectory() as tmp:
@@ -277,8 +359,12 @@ async def test_group_commit_async_tasks(tmp_path: Path) -> None:
 async def test_group_commit_async_batches_keep_their_order(tmp_path: Path) -> None:
     path = tmp_path / "log.jsonl"
     log = EventLog(path)
-    await asyncio.gather(*(log.aappend_many([{"type": "t", "task": t, "seq": i} for i in range(5)])
-                           for t in range(40)))
+    await asyncio.gather(
+        *(
+            log.aappend_many([{"type": "t", "task": t, "seq": i} for i in range(5)])
+            for t in range(40)
+        )
+    )
     records = list(log.read(raw=True))
     assert len(records) == 200
     for t in range(40):
@@ -311,7 +397,9 @@ def test_group_commit_threads(tmp_path: Path) -> None:
     records = [json.loads(line) for line in lines_of(path)]
     assert len(records) == 400
     for t in range(8):
-        assert [r["seq"] for r in records if r["thread"] == t] == list(range(50))  # per thread, in order
+        assert [r["seq"] for r in records if r["thread"] == t] == list(
+            range(50)
+        )  # per thread, in order
     assert log.fsyncs < 400, log.fsyncs
 
 
@@ -324,7 +412,9 @@ def test_two_log_instances_in_threads_do_not_mix_lines(tmp_path: Path) -> None:
         barrier.wait()
         log = logs[t % 2]
         for i in range(0, 60, 3):
-            log.append_many([{"type": "t", "thread": t, "seq": i + k, "pad": "y" * 5000} for k in range(3)])
+            log.append_many(
+                [{"type": "t", "thread": t, "seq": i + k, "pad": "y" * 5000} for k in range(3)]
+            )
 
     threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
     for th in threads:
@@ -347,7 +437,9 @@ async def test_threads_and_async_tasks_together(tmp_path: Path) -> None:
 
     thread_done = asyncio.get_running_loop().run_in_executor(None, sync_side)
     for i in range(0, 50, 5):
-        await asyncio.gather(*(log.aappend({"type": "t", "who": "task", "seq": i + k}) for k in range(5)))
+        await asyncio.gather(
+            *(log.aappend({"type": "t", "who": "task", "seq": i + k}) for k in range(5))
+        )
     await thread_done
     records = [json.loads(line) for line in lines_of(path)]
     assert len(records) == 100
@@ -388,7 +480,10 @@ def test_torn_last_line_is_reported_then_isolated_by_next_append(tmp_path: Path)
     assert issues[0].line == 2
     assert issues[0].torn is False
     assert issues[0].reason.startswith("invalid JSON")
-    assert str(issues[0]) == f"{path}:2: {issues[0].reason} (to delete it while hilbot runs, edit under its lock: flock {path} sed -i '2d' {path})"
+    assert (
+        str(issues[0])
+        == f"{path}:2: {issues[0].reason} (to delete it while hilbot runs, edit under its lock: flock {path} sed -i '2d' {path})"
+    )
 
     # the fresh-line repair happens once: a further append adds no blank line
     log.append(note(4))
@@ -445,9 +540,13 @@ def test_torn_line_without_issue_list_does_not_raise(tmp_path: Path) -> None:
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(fragment=st.binary(min_size=1, max_size=200).filter(lambda b: b"\n" not in b),
-       count=st.integers(0, 3))
-def test_property_appends_after_any_torn_tail_start_a_fresh_line(fragment: bytes, count: int) -> None:
+@given(
+    fragment=st.binary(min_size=1, max_size=200).filter(lambda b: b"\n" not in b),
+    count=st.integers(0, 3),
+)
+def test_property_appends_after_any_torn_tail_start_a_fresh_line(
+    fragment: bytes, count: int
+) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "log.jsonl"
         prefix = b"".join(note_line(i) for i in range(count))
@@ -471,18 +570,18 @@ def test_property_appends_after_any_torn_tail_start_a_fresh_line(fragment: bytes
 
 
 BAD_FILE_LINES = [
-    note_line(1),                                           # 1 ok
-    b'{"type": "note", "run_id": \n',                       # 2 invalid JSON
-    b"[1, 2, 3]\n",                                          # 3 JSON array
-    b"\n",                                                   # 4 blank (ignored, but counted)
-    b'{"run_id": "r1", "text": "no type"}\n',               # 5 missing type
-    note_line(2),                                            # 6 ok
+    note_line(1),  # 1 ok
+    b'{"type": "note", "run_id": \n',  # 2 invalid JSON
+    b"[1, 2, 3]\n",  # 3 JSON array
+    b"\n",  # 4 blank (ignored, but counted)
+    b'{"run_id": "r1", "text": "no type"}\n',  # 5 missing type
+    note_line(2),  # 6 ok
     b'{"type":"note","run_id":"r1","item_id":"q9","reviewer":{"id":"a"},"idempotency_key":"k9"}\n',  # 7 no text
-    b"   \t \n",                                             # 8 blank
-    b'{"type": "mystery", "x": 1}\n',                        # 9 unknown type
-    b'"just a string"\n',                                    # 10 JSON string
+    b"   \t \n",  # 8 blank
+    b'{"type": "mystery", "x": 1}\n',  # 9 unknown type
+    b'"just a string"\n',  # 10 JSON string
     b'{"type":"note","run_id":"r1","item_id":"q8","reviewer":"alice","idempotency_key":"k8","text":"t"}\n',  # 11
-    note_line(3),                                            # 12 ok
+    note_line(3),  # 12 ok
 ]
 
 
@@ -490,7 +589,10 @@ def _check_issue(issue: LogIssue, path: Path, line: int) -> None:
     assert issue.path == path
     assert issue.line == line
     assert issue.torn is False
-    assert str(issue) == f"{path}:{line}: {issue.reason} (to delete it while hilbot runs, edit under its lock: flock {path} sed -i '{line}d' {path})"
+    assert (
+        str(issue)
+        == f"{path}:{line}: {issue.reason} (to delete it while hilbot runs, edit under its lock: flock {path} sed -i '{line}d' {path})"
+    )
     assert "\n" not in str(issue)
     assert issue.reason.endswith("; skipped and left in place")
 
@@ -535,7 +637,9 @@ def test_bad_lines_are_reported_with_line_numbers_and_left_in_place(tmp_path: Pa
 
 def test_invalid_utf8_line_is_reported_not_fatal(tmp_path: Path) -> None:
     path = tmp_path / "log.jsonl"
-    path.write_bytes(note_line(1) + b'{"type":"t","x":"\xff\xfe\xc3"}\n' + b"\xff\xfe\xfd\n" + note_line(2))
+    path.write_bytes(
+        note_line(1) + b'{"type":"t","x":"\xff\xfe\xc3"}\n' + b"\xff\xfe\xfd\n" + note_line(2)
+    )
     issues: list[LogIssue] = []
     assert list(read_log(path, issues)) == [note(1), note(2)]
     assert [i.line for i in issues] == [2, 3]
@@ -543,7 +647,7 @@ def test_invalid_utf8_line_is_reported_not_fatal(tmp_path: Path) -> None:
 
 
 def test_deeply_nested_json_line_is_reported_not_fatal(tmp_path: Path) -> None:
-    """"Bad lines are reported, never fatal" (read_log's docstring) must hold for any line's content.
+    """ "Bad lines are reported, never fatal" (read_log's docstring) must hold for any line's content.
 
     A line of deeply nested JSON makes json.loads raise RecursionError, which read_log does not catch.
     """
@@ -555,8 +659,10 @@ def test_deeply_nested_json_line_is_reported_not_fatal(tmp_path: Path) -> None:
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.binary(max_size=40).filter(lambda b: b"\n" not in b), min_size=1, max_size=6),
-       st.booleans())
+@given(
+    st.lists(st.binary(max_size=40).filter(lambda b: b"\n" not in b), min_size=1, max_size=6),
+    st.booleans(),
+)
 def test_property_garbage_never_breaks_reading(lines: list[bytes], final_newline: bool) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "log.jsonl"
@@ -581,8 +687,12 @@ def test_two_processes_append_concurrently(tmp_path: Path) -> None:
     path = tmp_path / "shared.jsonl"
     count = 2000
     procs = [
-        subprocess.Popen([sys.executable, str(WRITER), "concurrent", str(path), name, str(count), str(seed)],
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        subprocess.Popen(
+            [sys.executable, str(WRITER), "concurrent", str(path), name, str(count), str(seed)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         for name, seed in (("A", 1), ("B", 2))
     ]
     try:
@@ -635,8 +745,11 @@ def test_two_processes_append_concurrently(tmp_path: Path) -> None:
 
 
 def _crash_once(path: Path, acks_wanted: int) -> None:
-    proc = subprocess.Popen([sys.executable, str(WRITER), "crash", str(path), str(64 * 1024)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, str(WRITER), "crash", str(path), str(64 * 1024)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     watchdog = threading.Timer(25, proc.kill)
     watchdog.start()
     acked: list[int] = []
@@ -696,15 +809,30 @@ def test_crash_mid_append_loses_no_acknowledged_record(tmp_path: Path, attempt: 
 # --------------------------------------------------------------------------- 7. run ids
 
 
-@pytest.mark.parametrize("run_id", ["2025-12-17T22-32-30", "demo-docs-search", "a.b_c", "A1", "x" * 128])
+@pytest.mark.parametrize(
+    "run_id", ["2025-12-17T22-32-30", "demo-docs-search", "a.b_c", "A1", "x" * 128]
+)
 def test_good_run_ids(run_id: str) -> None:
     assert validate_run_id(run_id) == run_id
 
 
-@pytest.mark.parametrize("run_id", [
-    "../../etc/passwd", "a/b", ".hidden", "", "a b", "x\\y", "..", ".", "/abs", "a\x00b", "run\u00e9",
-    "run1\n",  # a trailing newline: outside letters/digits/._-
-])
+@pytest.mark.parametrize(
+    "run_id",
+    [
+        "../../etc/passwd",
+        "a/b",
+        ".hidden",
+        "",
+        "a b",
+        "x\\y",
+        "..",
+        ".",
+        "/abs",
+        "a\x00b",
+        "run\u00e9",
+        "run1\n",  # a trailing newline: outside letters/digits/._-
+    ],
+)
 def test_bad_run_ids(run_id: str) -> None:
     with pytest.raises(HilbotError) as info:
         validate_run_id(run_id)
@@ -773,7 +901,9 @@ def test_append_under_a_regular_file_raises_log_error(tmp_path: Path) -> None:
     _assert_log_error(info.value, blocker / "sub" / "log.jsonl")
 
 
-async def test_async_append_under_a_regular_file_raises_log_error_for_every_waiter(tmp_path: Path) -> None:
+async def test_async_append_under_a_regular_file_raises_log_error_for_every_waiter(
+    tmp_path: Path,
+) -> None:
     blocker = tmp_path / "blocker"
     blocker.write_bytes(b"x")
     path = blocker / "log.jsonl"
@@ -781,7 +911,9 @@ async def test_async_append_under_a_regular_file_raises_log_error_for_every_wait
     with pytest.raises(LogError) as info:
         await log.aappend(note(1))
     _assert_log_error(info.value, path)
-    results = await asyncio.gather(*(log.aappend(note(i)) for i in range(10)), return_exceptions=True)
+    results = await asyncio.gather(
+        *(log.aappend(note(i)) for i in range(10)), return_exceptions=True
+    )
     assert len(results) == 10
     for result in results:
         _assert_log_error(result, path)
@@ -843,10 +975,24 @@ def test_error_recovers_once_the_path_is_usable(tmp_path: Path) -> None:
 def test_a_record_that_cannot_be_read_back_is_refused_before_it_is_stored(tmp_path: Path) -> None:
     """NaN would be written as ``null`` and then be unreadable: the model refuses it up front."""
     with pytest.raises(ValidationError):
-        Rating(run_id="r1", item_id="q1", reviewer=Reviewer(id="a"), idempotency_key="k1",
-               timestamp=TS, judgment="good", score=math.nan)
-    rating = Rating(run_id="r1", item_id="q1", reviewer=Reviewer(id="a"), idempotency_key="k1",
-                    timestamp=TS, judgment="good", score=0.7)
+        Rating(
+            run_id="r1",
+            item_id="q1",
+            reviewer=Reviewer(id="a"),
+            idempotency_key="k1",
+            timestamp=TS,
+            judgment="good",
+            score=math.nan,
+        )
+    rating = Rating(
+        run_id="r1",
+        item_id="q1",
+        reviewer=Reviewer(id="a"),
+        idempotency_key="k1",
+        timestamp=TS,
+        judgment="good",
+        score=0.7,
+    )
     log = EventLog(tmp_path / "log.jsonl")
     log.append(rating)
     issues: list[LogIssue] = []

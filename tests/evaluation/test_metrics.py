@@ -16,14 +16,21 @@ ROOT = Path(__file__).resolve().parents[2]
 ELIMINATOR = ROOT / "tests" / "fixtures" / "cases" / "eliminator-concealed-counteract.yaml"
 
 # The default weights, written out here so a changed default shows up as a failure.
-DOCUMENTED_WEIGHTS = {"answer_correctness": 0.30, "quote_recall": 0.30, "explanation_faithfulness": 0.20,
-                "quote_faithfulness": 0.15, "quote_precision": 0.05}
+DOCUMENTED_WEIGHTS = {
+    "answer_correctness": 0.30,
+    "quote_recall": 0.30,
+    "explanation_faithfulness": 0.20,
+    "quote_faithfulness": 0.15,
+    "quote_precision": 0.05,
+}
 EQUAL_WEIGHTS = {name: 1.0 for name in DOCUMENTED_WEIGHTS}
 
 # The three contexts of the worked eliminator example, quoted with markdown and odd whitespace:
 # bold, italics, code ticks, a line break inside the sentence, doubled spaces, a link and a
 # list marker. Matching must ignore all of it.
-ASTARTES = "Astartes: Each friendly **ANGEL OF DEATH** operative can counteract   regardless of its order."
+ASTARTES = (
+    "Astartes: Each friendly **ANGEL OF DEATH** operative can counteract   regardless of its order."
+)
 SILENT = "*Silent*: An operative can perform the `Shoot` action with this weapon\n   while it has a _Conceal_ order."
 CONCEAL = "- [Conceal](rules/orders.md#conceal): The operative cannot perform Shoot and Charge actions,\tand it cannot counteract."
 
@@ -39,11 +46,15 @@ def test_the_fixture_is_the_eliminator_example(eliminator, config):
     assert config.judge.priority_weights == {"critical": 10, "supporting": 3}
 
 
-@pytest.mark.parametrize("quotes, expected", [
-    ([ASTARTES, SILENT, CONCEAL], (23, 23)),  # scenario 1: all three found → 23/23
-    ([ASTARTES, SILENT], (20, 23)),           # scenario 2: only the critical ones → 20/23
-    ([ASTARTES, CONCEAL], (13, 23)),          # scenario 3: Silent (critical) missing → 13/23
-], ids=["all", "critical-only", "missing-silent"])
+@pytest.mark.parametrize(
+    "quotes, expected",
+    [
+        ([ASTARTES, SILENT, CONCEAL], (23, 23)),  # scenario 1: all three found → 23/23
+        ([ASTARTES, SILENT], (20, 23)),  # scenario 2: only the critical ones → 20/23
+        ([ASTARTES, CONCEAL], (13, 23)),  # scenario 3: Silent (critical) missing → 13/23
+    ],
+    ids=["all", "critical-only", "missing-silent"],
+)
 def test_the_worked_recall_example_exactly(eliminator, config, quotes, expected):
     weights = config.judge.priority_weights
     assert metrics.recall_weights(eliminator, quotes, weights) == expected
@@ -67,8 +78,10 @@ def test_priority_weights_are_configurable(eliminator):
 def test_matching_is_a_substring_match_not_a_fuzzy_one(eliminator, config):
     weights = config.judge.priority_weights
     # A word missing ("with this weapon") is not the rule; neither is a fragment of it.
-    near_misses = ["An operative can perform the Shoot action while it has a Conceal order.",
-                   "Each friendly ANGEL OF DEATH operative can counteract"]
+    near_misses = [
+        "An operative can perform the Shoot action while it has a Conceal order.",
+        "Each friendly ANGEL OF DEATH operative can counteract",
+    ]
     assert metrics.coverage(eliminator, near_misses) == [False, False, False]
     assert metrics.recall_weights(eliminator, near_misses, weights) == (0, 23)
     # One quote holding two contexts finds both.
@@ -77,16 +90,32 @@ def test_matching_is_a_substring_match_not_a_fuzzy_one(eliminator, config):
 
 
 def test_markdown_and_whitespace_are_ignored_on_the_context_side_too():
-    contexts = [GroundTruthContext(text="**Place Marker (1AP)**: If an operative carrying a marker is incapacitated,\n"
-                                        "it must perform this action")]
-    assert metrics.found(contexts[0].text, ["Place Marker (1AP): If an operative carrying a marker is "
-                                            "incapacitated, it must perform this action before being removed."])
-    assert metrics.normalize("## Heading\n> **bold**  and _it_ `code`\n\n[link](x.md)") == "Heading bold and it code link"
+    contexts = [
+        GroundTruthContext(
+            text="**Place Marker (1AP)**: If an operative carrying a marker is incapacitated,\n"
+            "it must perform this action"
+        )
+    ]
+    assert metrics.found(
+        contexts[0].text,
+        [
+            "Place Marker (1AP): If an operative carrying a marker is "
+            "incapacitated, it must perform this action before being removed."
+        ],
+    )
+    assert (
+        metrics.normalize("## Heading\n> **bold**  and _it_ `code`\n\n[link](x.md)")
+        == "Heading bold and it code link"
+    )
 
 
 def test_no_contexts_or_no_quotes():
     assert metrics.quote_recall([], ["anything"], {"critical": 10}) is None
-    ctx = [GroundTruthContext(text="A player cannot use the same type of grenade more than once per turning point")]
+    ctx = [
+        GroundTruthContext(
+            text="A player cannot use the same type of grenade more than once per turning point"
+        )
+    ]
     assert metrics.quote_recall(ctx, [], {"critical": 10}) == 0.0
     assert metrics.quote_precision(ctx, []) is None
     assert metrics.quote_precision([], ["a quote"]) is None
@@ -94,10 +123,10 @@ def test_no_contexts_or_no_quotes():
 
 def test_quote_precision_counts_relevant_quotes_unweighted(eliminator):
     quotes = [
-        SILENT,                                                     # contains a context: relevant
-        "The operative cannot perform Shoot and Charge actions",   # a ≥20-char part of a context: relevant
+        SILENT,  # contains a context: relevant
+        "The operative cannot perform Shoot and Charge actions",  # a ≥20-char part of a context: relevant
         "Camo Cloak: While this operative has a Conceal order and is in cover, it can retain one dice.",  # off-topic
-        "Each friendly",                                            # part of a context but too short (<20)
+        "Each friendly",  # part of a context but too short (<20)
     ]
     assert metrics.quote_precision(eliminator, quotes) == 2 / 4
     assert metrics.quote_precision(eliminator, [ASTARTES, SILENT, CONCEAL]) == 1.0
@@ -117,13 +146,17 @@ def test_ndcg_at_5_hand_worked():
     dcg = 1 / math.log2(2) + 1 / math.log2(4) + 1 / math.log2(6)
     idcg = 1 / math.log2(2) + 1 / math.log2(3) + 1 / math.log2(4) + 1 / math.log2(5)
     assert metrics.ndcg_at_k(RANKED, EXPECTED, 5) == pytest.approx(dcg / idcg)
-    assert metrics.ndcg_at_k(RANKED, EXPECTED, 5) == pytest.approx(1.88685 / 2.56161, abs=1e-5)  # = 0.73659
+    assert metrics.ndcg_at_k(RANKED, EXPECTED, 5) == pytest.approx(
+        1.88685 / 2.56161, abs=1e-5
+    )  # = 0.73659
 
 
 def test_ndcg_at_3_hand_worked():
     # Top 3 = /a, /x, /b: DCG = 1/log2(2) + 1/log2(4) = 1.5; the ideal top 3 is all relevant:
     # IDCG = 1/log2(2) + 1/log2(3) + 1/log2(4) = 2.13093 → nDCG@3 = 0.70392.
-    assert metrics.ndcg_at_k(RANKED, EXPECTED, 3) == pytest.approx(1.5 / (1 + 1 / math.log2(3) + 0.5))
+    assert metrics.ndcg_at_k(RANKED, EXPECTED, 3) == pytest.approx(
+        1.5 / (1 + 1 / math.log2(3) + 0.5)
+    )
 
 
 def test_ndcg_ideal_is_capped_by_the_number_of_expected_pages():
@@ -148,14 +181,21 @@ def test_recall_at_k_hand_worked():
     assert metrics.recall_at_k(RANKED, EXPECTED, 5) == 3 / 4
     assert metrics.recall_at_k(RANKED, EXPECTED, 6) == 1.0
     assert metrics.recall_at_k(RANKED, EXPECTED, 1) == 1 / 4
-    assert metrics.recall_at_k(["/a", "/a", None], ["/a", "/b"], 5) == 1 / 2  # duplicates and missing paths
+    assert (
+        metrics.recall_at_k(["/a", "/a", None], ["/a", "/b"], 5) == 1 / 2
+    )  # duplicates and missing paths
     assert metrics.recall_at_k(RANKED, [], 5) is None
 
 
 # --------------------------------------------------------------------------- aggregate and dimensions
 
-MODEL_A = {"answer_correctness": 1.0, "quote_recall": 0.4, "explanation_faithfulness": 1.0,
-           "quote_faithfulness": 1.0, "quote_precision": 1.0}
+MODEL_A = {
+    "answer_correctness": 1.0,
+    "quote_recall": 0.4,
+    "explanation_faithfulness": 1.0,
+    "quote_faithfulness": 1.0,
+    "quote_precision": 1.0,
+}
 
 
 def test_worked_model_a_is_82_weighted_and_88_equal():
@@ -174,14 +214,21 @@ def test_aggregate_renormalises_over_the_metrics_present():
     scores = {**MODEL_A, "quote_faithfulness": None, "quote_precision": float("nan")}
     assert metrics.aggregate(scores, DOCUMENTED_WEIGHTS) == pytest.approx(77.5)
     # Names without a weight (overall, ndcg@5) are ignored, not averaged in.
-    assert metrics.aggregate({**MODEL_A, "overall": 0.0, "ndcg@5": 0.0}, DOCUMENTED_WEIGHTS) == pytest.approx(82.0)
+    assert metrics.aggregate(
+        {**MODEL_A, "overall": 0.0, "ndcg@5": 0.0}, DOCUMENTED_WEIGHTS
+    ) == pytest.approx(82.0)
     assert metrics.aggregate({"answer_correctness": None}, DOCUMENTED_WEIGHTS) is None
     assert metrics.aggregate({"answer_correctness": 0.5}, DOCUMENTED_WEIGHTS) == pytest.approx(50.0)
 
 
 def test_quote_quality_is_half_recall_three_tenths_faithfulness_one_fifth_precision():
-    scores = {"quote_recall": 0.4, "quote_faithfulness": 1.0, "quote_precision": 0.5,
-              "explanation_faithfulness": 0.75, "answer_correctness": 0.0}
+    scores = {
+        "quote_recall": 0.4,
+        "quote_faithfulness": 1.0,
+        "quote_precision": 0.5,
+        "explanation_faithfulness": 0.75,
+        "answer_correctness": 0.0,
+    }
     dims = metrics.profile(scores)
     # .5·.4 + .3·1 + .2·.5 = .2 + .3 + .1 = .6 → 60
     assert dims["quote_quality"] == pytest.approx(60.0)
@@ -198,4 +245,6 @@ def test_token_f1_and_term_overlap_hand_worked():
     assert metrics.token_f1("The cat sat", "the cat ran away") == pytest.approx(4 / 7)
     assert metrics.token_f1("", "x") == 0.0
     # query terms minus stopwords: {ferret, middleware, order}; text has ferret and order → 2/3
-    assert metrics.term_overlap("the ferret middleware order", "Ferret applies in reverse order") == pytest.approx(2 / 3)
+    assert metrics.term_overlap(
+        "the ferret middleware order", "Ferret applies in reverse order"
+    ) == pytest.approx(2 / 3)

@@ -60,10 +60,16 @@ def _loopback(host: object) -> bool:
 def no_network(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Refuse (and record) every connection or name lookup that is not to the loopback interface."""
     blocked: list[str] = []
-    connect, connect_ex, getaddrinfo = socket.socket.connect, socket.socket.connect_ex, socket.getaddrinfo
+    connect, connect_ex, getaddrinfo = (
+        socket.socket.connect,
+        socket.socket.connect_ex,
+        socket.getaddrinfo,
+    )
 
     def guard(address: Any) -> None:
-        if isinstance(address, tuple) and not _loopback(address[0]):  # (host, port[, …]); a str is a unix socket
+        if isinstance(address, tuple) and not _loopback(
+            address[0]
+        ):  # (host, port[, …]); a str is a unix socket
             blocked.append(str(address[0]))
             raise ConnectionRefusedError(f"network access in a test: {address[0]}")
 
@@ -90,7 +96,9 @@ def no_network(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 @pytest.fixture
 def settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.chdir(tmp_path)  # no stray ./hilbot.toml
-    return load_config(None).llm.model_copy(update={"provider": "openai-compatible", "model": MODEL})
+    return load_config(None).llm.model_copy(
+        update={"provider": "openai-compatible", "model": MODEL}
+    )
 
 
 def formats(server: FakeOpenAI) -> list[str | None]:
@@ -100,9 +108,11 @@ def formats(server: FakeOpenAI) -> list[str | None]:
 
 def instruction(request: LLMRequest) -> str:
     """What the provider appends to the system prompt: the answer is one JSON object matching the schema."""
-    return ("Answer with one JSON object and nothing else (no prose, no code fence). It is the input of the "
-            f"{request.tool_name} tool ({request.tool_description}) and matches this JSON Schema:\n"
-            + json.dumps(request.schema(), ensure_ascii=False))
+    return (
+        "Answer with one JSON object and nothing else (no prose, no code fence). It is the input of the "
+        f"{request.tool_name} tool ({request.tool_description}) and matches this JSON Schema:\n"
+        + json.dumps(request.schema(), ensure_ascii=False)
+    )
 
 
 # --------------------------------------------------------------------------- registration
@@ -122,7 +132,9 @@ after = sorted({m.split(".")[0] for m in sys.modules} & {"openai", "anthropic"})
 print(names, before, after, type(provider).__module__, provider.name, sep="\\n")
 """
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT, env=env).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT, env=env
+    ).stdout
     names, before, after, module, name = out.strip().split("\n")
     assert names == "['anthropic', 'openai-compatible']"
     assert before == "[]"  # registered by name only: nothing heavy imported
@@ -134,7 +146,13 @@ print(names, before, after, type(provider).__module__, provider.name, sep="\\n")
 
 
 async def test_normal_answer_request_body_usage_and_no_cost(openai_api, settings, store):
-    openai_api.queue(Reply(answer={"verdict": "YES", "reason": "Rayleigh scattering."}, prompt_tokens=1000, completion_tokens=200))
+    openai_api.queue(
+        Reply(
+            answer={"verdict": "YES", "reason": "Rayleigh scattering."},
+            prompt_tokens=1000,
+            completion_tokens=200,
+        )
+    )
     llm = LLM(settings, store)
     assert llm.label == f"openai-compatible/{MODEL}"
     request = ask("Is the sky blue?", system="You judge facts.", purpose="judge:test:1")
@@ -148,32 +166,65 @@ async def test_normal_answer_request_body_usage_and_no_cost(openai_api, settings
     assert (call.method, call.status) == ("/v1/chat/completions", 200)
     body = call.params
     assert body["model"] == MODEL
-    assert body["messages"] == [{"role": "system", "content": "You judge facts.\n\n" + instruction(request)},
-                                {"role": "user", "content": "Is the sky blue?"}]
+    assert body["messages"] == [
+        {"role": "system", "content": "You judge facts.\n\n" + instruction(request)},
+        {"role": "user", "content": "Is the sky blue?"},
+    ]
     assert body["max_tokens"] == 400 and body["temperature"] == 0
-    assert body["response_format"] == {"type": "json_schema", "json_schema": {
-        "name": "record_answer", "description": "Record your answer.", "schema": Verdict.model_json_schema(), "strict": False}}
+    assert body["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {
+            "name": "record_answer",
+            "description": "Record your answer.",
+            "schema": Verdict.model_json_schema(),
+            "strict": False,
+        },
+    }
     assert "tools" not in body and "stream" not in body
-    assert {k.lower(): v for k, v in openai_api.headers[0].items()}["authorization"] == f"Bearer {KEY}"
+    assert {k.lower(): v for k, v in openai_api.headers[0].items()}[
+        "authorization"
+    ] == f"Bearer {KEY}"
 
     [record] = calls_log(store)
-    assert (record["provider"], record["model"], record["purpose"]) == ("openai-compatible", MODEL, "judge:test:1")
+    assert (record["provider"], record["model"], record["purpose"]) == (
+        "openai-compatible",
+        MODEL,
+        "judge:test:1",
+    )
     assert record["sent"] == "[system]\nYou judge facts.\n[user]\nIs the sky blue?"
     assert (record["input_tokens"], record["output_tokens"]) == (1000, 200)
     assert record.get("cost_usd") is None and record.get("error") is None
 
 
 async def test_request_overrides_redaction_and_a_priced_model(openai_api, settings, store):
-    priced = settings.model_copy(update={"model": "gpt-4.1-mini", "prices": {"gpt-4.1-mini": Price(input=0.4, output=1.6)},
-                                         "max_tokens": 123, "redact": [r"sk-[A-Za-z0-9]+"]})
+    priced = settings.model_copy(
+        update={
+            "model": "gpt-4.1-mini",
+            "prices": {"gpt-4.1-mini": Price(input=0.4, output=1.6)},
+            "max_tokens": 123,
+            "redact": [r"sk-[A-Za-z0-9]+"],
+        }
+    )
     llm = LLM(priced, store)
-    response = await llm.complete(ask("my key is sk-AbC123xyz", max_tokens=77, tool_name="give.verdict!",
-                                      tool_description="Give the verdict."))
+    response = await llm.complete(
+        ask(
+            "my key is sk-AbC123xyz",
+            max_tokens=77,
+            tool_name="give.verdict!",
+            tool_description="Give the verdict.",
+        )
+    )
     body = openai_api.requests[0]
     assert body["model"] == "gpt-4.1-mini" and body["max_tokens"] == 77
-    assert body["response_format"]["json_schema"]["name"] == "give_verdict_"  # the API allows [A-Za-z0-9_-] only
-    assert body["messages"][1]["content"] == "my key is [REDACTED]" and "sk-AbC123xyz" not in json.dumps(body)
-    assert "the input of the give.verdict! tool (Give the verdict.)" in body["messages"][0]["content"]
+    assert (
+        body["response_format"]["json_schema"]["name"] == "give_verdict_"
+    )  # the API allows [A-Za-z0-9_-] only
+    assert body["messages"][1][
+        "content"
+    ] == "my key is [REDACTED]" and "sk-AbC123xyz" not in json.dumps(body)
+    assert (
+        "the input of the give.verdict! tool (Give the verdict.)" in body["messages"][0]["content"]
+    )
     assert response.cost_usd == pytest.approx((120 * 0.4 + 30 * 1.6) / 1_000_000)
 
 
@@ -189,39 +240,87 @@ async def test_a_reply_without_usage_counts_no_tokens(openai_api, settings, stor
 
 
 def test_llm_judge_runs_against_a_local_server_and_a_rerun_is_cached(run_cli, openai_api, tmp_path):
-    (tmp_path / "hilbot.toml").write_text('[llm]\nprovider = "openai-compatible"\nmodel = "llama3.1:8b"\n')
+    (tmp_path / "hilbot.toml").write_text(
+        '[llm]\nprovider = "openai-compatible"\nmodel = "llama3.1:8b"\n'
+    )
     env = {**openai_api.env(), "ANTHROPIC_API_KEY": ""}
-    first = run_cli("run", "--cases", str(CASES), "--outputs", str(CLAUDE), "--run-id", "local-1", "--judge", "llm", env=env)
+    first = run_cli(
+        "run",
+        "--cases",
+        str(CASES),
+        "--outputs",
+        str(CLAUDE),
+        "--run-id",
+        "local-1",
+        "--judge",
+        "llm",
+        env=env,
+    )
     assert first.returncode == 0, first.stderr
     sent = len(openai_api.calls)
     assert sent == 8 * 3  # every fixture answer has quotes, contexts and ground-truth answers
     assert all(c.status == 200 and c.params["model"] == "llama3.1:8b" for c in openai_api.calls)
     assert formats(openai_api) == ["json_schema"] * sent
-    assert {c.params["response_format"]["json_schema"]["schema"]["title"] for c in openai_api.calls} >= {"BinaryVerdict"}
+    assert {
+        c.params["response_format"]["json_schema"]["schema"]["title"] for c in openai_api.calls
+    } >= {"BinaryVerdict"}
     lines = re.findall(r"^  ✓ AI: .*$", first.stdout, re.M)
     assert len(lines) == 8
-    assert all(line.startswith("  ✓ AI: quote_faithfulness=1.00 explanation_faithfulness=1.00 answer_correctness=1.00")
-               for line in lines)
-    header = json.loads((tmp_path / "results" / "runs" / "local-1.jsonl").read_text("utf-8").splitlines()[0])
-    assert header["judge"]["name"] == "openai-compatible/llama3.1:8b" and header["judge"]["params"]["provider"] == "openai-compatible"
+    assert all(
+        line.startswith(
+            "  ✓ AI: quote_faithfulness=1.00 explanation_faithfulness=1.00 answer_correctness=1.00"
+        )
+        for line in lines
+    )
+    header = json.loads(
+        (tmp_path / "results" / "runs" / "local-1.jsonl").read_text("utf-8").splitlines()[0]
+    )
+    assert (
+        header["judge"]["name"] == "openai-compatible/llama3.1:8b"
+        and header["judge"]["params"]["provider"] == "openai-compatible"
+    )
 
-    again = run_cli("run", "--cases", str(CASES), "--outputs", str(CLAUDE), "--run-id", "local-2", "--quiet", "--judge", "llm", env=env)
+    again = run_cli(
+        "run",
+        "--cases",
+        str(CASES),
+        "--outputs",
+        str(CLAUDE),
+        "--run-id",
+        "local-2",
+        "--quiet",
+        "--judge",
+        "llm",
+        env=env,
+    )
     assert again.returncode == 0, again.stderr
-    assert len(openai_api.calls) == sent  # the rerun made no call: every judgment came from the cache
-    records = [json.loads(line) for line in (tmp_path / "results" / "llm-calls.jsonl").read_text("utf-8").splitlines()]
-    assert len(records) == 24 and all(r["provider"] == "openai-compatible" and r.get("error") is None for r in records)
+    assert (
+        len(openai_api.calls) == sent
+    )  # the rerun made no call: every judgment came from the cache
+    records = [
+        json.loads(line)
+        for line in (tmp_path / "results" / "llm-calls.jsonl").read_text("utf-8").splitlines()
+    ]
+    assert len(records) == 24 and all(
+        r["provider"] == "openai-compatible" and r.get("error") is None for r in records
+    )
 
 
 # --------------------------------------------------------------------------- retries and errors
 
 
 async def test_429_honours_retry_after_then_succeeds(openai_api, settings, store):
-    openai_api.queue(error(429, "requests", retry_after=1, code="rate_limit_exceeded"), answer(verdict="NO", reason="Night time."))
+    openai_api.queue(
+        error(429, "requests", retry_after=1, code="rate_limit_exceeded"),
+        answer(verdict="NO", reason="Night time."),
+    )
     llm = LLM(settings, store)
     response = await llm.complete(ask())
     assert response.output == Verdict(verdict="NO", reason="Night time.")
     assert [c.status for c in openai_api.calls] == [429, 200]
-    assert openai_api.arrivals[1] - openai_api.arrivals[0] >= 0.9  # waited as told (backoff alone is under 0.5 s)
+    assert (
+        openai_api.arrivals[1] - openai_api.arrivals[0] >= 0.9
+    )  # waited as told (backoff alone is under 0.5 s)
     assert openai_api.requests[1] == openai_api.requests[0]  # the same call, resent
     assert llm.calls == 1
     [record] = calls_log(store)
@@ -229,7 +328,9 @@ async def test_429_honours_retry_after_then_succeeds(openai_api, settings, store
 
 
 async def test_5xx_is_retried_and_exhausted_retries_are_a_logged_error(openai_api, settings, store):
-    openai_api.queue(error(503, "server_error", message="model is loading"), answer(verdict="YES", reason="ok"))
+    openai_api.queue(
+        error(503, "server_error", message="model is loading"), answer(verdict="YES", reason="ok")
+    )
     llm = LLM(settings.model_copy(update={"max_retries": 1}), store)
     assert (await llm.complete(ask("first"))).output == Verdict(verdict="YES", reason="ok")
     assert [c.status for c in openai_api.calls] == [503, 200]
@@ -238,7 +339,10 @@ async def test_5xx_is_retried_and_exhausted_retries_are_a_logged_error(openai_ap
     with pytest.raises(LLMError) as info:
         await llm.complete(ask("second", purpose="judge:x"))
     assert not isinstance(info.value, LLMOutputError)
-    assert info.value.what == f"the server at http://127.0.0.1:{openai_api.port} answered 502 after all retries: bad gateway"
+    assert (
+        info.value.what
+        == f"the server at http://127.0.0.1:{openai_api.port} answered 502 after all retries: bad gateway"
+    )
     assert "\n" not in info.value.one_line()
     assert [c.status for c in openai_api.calls] == [503, 200, 500, 502]
     assert calls_log(store)[-1]["error"] == info.value.what
@@ -246,12 +350,16 @@ async def test_5xx_is_retried_and_exhausted_retries_are_a_logged_error(openai_ap
 
 
 async def test_a_404_names_the_model_and_base_url(openai_api, settings, store):
-    openai_api.queue(error(404, "not_found_error", message=f"model '{MODEL}' not found, try pulling it first"))
+    openai_api.queue(
+        error(404, "not_found_error", message=f"model '{MODEL}' not found, try pulling it first")
+    )
     llm = LLM(settings.model_copy(update={"max_retries": 3}), store)
     with pytest.raises(LLMError) as info:
         await llm.complete(ask())
     assert len(openai_api.calls) == 1  # not retried
-    assert info.value.what.endswith(f"answered 404: model '{MODEL}' not found, try pulling it first")
+    assert info.value.what.endswith(
+        f"answered 404: model '{MODEL}' not found, try pulling it first"
+    )
     assert "[llm] model" in info.value.fix and "OPENAI_BASE_URL" in info.value.fix
 
 
@@ -281,15 +389,23 @@ async def test_a_slow_server_times_out(openai_api, settings, store):
 # --------------------------------------------------------------------------- output parsing
 
 
-@pytest.mark.parametrize(("text", "said"), [
-    ("not json", "model answered without the record_answer tool: 'not json'"),
-    ('{"verdict": "YES", ', "model answered without the record_answer tool"),
-    ('Here it is: {"verdict": "YES", "reason": "r"}', "model answered without the record_answer tool"),
-    ("", "model answered without the record_answer tool: '(empty)'"),
-    ('{"verdict": "MAYBE", "reason": "r"}', "malformed model output at verdict"),
-    ('{"verdict": "YES"}', "malformed model output at reason"),
-])
-async def test_a_malformed_answer_is_an_output_error_and_not_cached(openai_api, settings, store, text, said):
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("not json", "model answered without the record_answer tool: 'not json'"),
+        ('{"verdict": "YES", ', "model answered without the record_answer tool"),
+        (
+            'Here it is: {"verdict": "YES", "reason": "r"}',
+            "model answered without the record_answer tool",
+        ),
+        ("", "model answered without the record_answer tool: '(empty)'"),
+        ('{"verdict": "MAYBE", "reason": "r"}', "malformed model output at verdict"),
+        ('{"verdict": "YES"}', "malformed model output at reason"),
+    ],
+)
+async def test_a_malformed_answer_is_an_output_error_and_not_cached(
+    openai_api, settings, store, text, said
+):
     openai_api.queue(Reply(text=text))
     llm = LLM(settings, store)
     with pytest.raises(LLMOutputError) as info:
@@ -297,15 +413,24 @@ async def test_a_malformed_answer_is_an_output_error_and_not_cached(openai_api, 
     assert info.value.what.startswith(said)
     assert len(openai_api.calls) == 1
     [record] = calls_log(store)
-    assert record["error"] == info.value.what and record["input_tokens"] == 120  # the tokens were still billed
+    assert (
+        record["error"] == info.value.what and record["input_tokens"] == 120
+    )  # the tokens were still billed
     assert cache_files(store) == []
-    response = await llm.complete(ask())  # asked again, it reaches the server (the default responder answers well)
+    response = await llm.complete(
+        ask()
+    )  # asked again, it reaches the server (the default responder answers well)
     assert response.cached is False and len(openai_api.calls) == 2
 
 
-@pytest.mark.parametrize("text", ['```json\n{"verdict": "NO", "reason": "fenced"}\n```',
-                                  '<think>The sky at night is dark.</think>\n\n{"verdict": "NO", "reason": "fenced"}',
-                                  '  {"verdict": "NO", "reason": "fenced"}\n'])
+@pytest.mark.parametrize(
+    "text",
+    [
+        '```json\n{"verdict": "NO", "reason": "fenced"}\n```',
+        '<think>The sky at night is dark.</think>\n\n{"verdict": "NO", "reason": "fenced"}',
+        '  {"verdict": "NO", "reason": "fenced"}\n',
+    ],
+)
 async def test_a_fenced_or_thinking_answer_is_one_json_object(openai_api, settings, store, text):
     openai_api.queue(Reply(text=text))
     response = await LLM(settings, store).complete(ask())
@@ -315,7 +440,9 @@ async def test_a_fenced_or_thinking_answer_is_one_json_object(openai_api, settin
 # --------------------------------------------------------------------------- servers without structured outputs
 
 
-async def test_a_server_refusing_json_schema_gets_json_object_from_then_on(openai_api, settings, store, caplog):
+async def test_a_server_refusing_json_schema_gets_json_object_from_then_on(
+    openai_api, settings, store, caplog
+):
     openai_api.json_schema = False
     caplog.set_level(logging.WARNING, logger="hilbot")
     llm = LLM(settings, store)
@@ -323,48 +450,75 @@ async def test_a_server_refusing_json_schema_gets_json_object_from_then_on(opena
     assert [c.status for c in openai_api.calls] == [400, 200]
     assert formats(openai_api) == ["json_schema", "json_object"]
     refused = openai_api.calls[0]
-    assert refused.params["messages"] == openai_api.requests[1]["messages"]  # the same call, another format
+    assert (
+        refused.params["messages"] == openai_api.requests[1]["messages"]
+    )  # the same call, another format
     second = await llm.complete(ask("second"))
     assert formats(openai_api) == ["json_schema", "json_object", "json_object"]
     assert isinstance(first.output, Verdict) and isinstance(second.output, Verdict)
     assert [r.get("error") for r in calls_log(store)] == [None, None]
     warnings = [r.getMessage() for r in caplog.records if r.name == "hilbot"]
-    assert warnings == [f"the server at http://127.0.0.1:{openai_api.port} refuses response_format json_schema; "
-                        "asking for json_object from now on"]
+    assert warnings == [
+        f"the server at http://127.0.0.1:{openai_api.port} refuses response_format json_schema; "
+        "asking for json_object from now on"
+    ]
 
 
-async def test_a_server_refusing_both_formats_gets_none_and_the_text_is_parsed(openai_api, settings, store):
+async def test_a_server_refusing_both_formats_gets_none_and_the_text_is_parsed(
+    openai_api, settings, store
+):
     openai_api.json_schema = openai_api.json_object = False
     llm = LLM(settings, store)
-    openai_api.queue(Reply(text='{"verdict": "YES", "reason": "from plain text"}', match=lambda body: "response_format" not in body))
+    openai_api.queue(
+        Reply(
+            text='{"verdict": "YES", "reason": "from plain text"}',
+            match=lambda body: "response_format" not in body,
+        )
+    )
     response = await llm.complete(ask("first"))
     assert response.output == Verdict(verdict="YES", reason="from plain text")
     assert formats(openai_api) == ["json_schema", "json_object", None]
     assert [c.status for c in openai_api.calls] == [400, 400, 200]
-    assert instruction(ask()) in openai_api.requests[2]["messages"][0]["content"]  # the schema travels in the prompt
-    await llm.complete(ask("second"))  # the default responder reads the schema from the system message
+    assert (
+        instruction(ask()) in openai_api.requests[2]["messages"][0]["content"]
+    )  # the schema travels in the prompt
+    await llm.complete(
+        ask("second")
+    )  # the default responder reads the schema from the system message
     assert formats(openai_api) == ["json_schema", "json_object", None, None]
     openai_api.queue(Reply(text="Sure! The verdict is YES."))
     with pytest.raises(LLMOutputError):  # still never a guess
         await llm.complete(ask("third"))
 
 
-async def test_calls_in_flight_when_the_format_is_refused_all_fall_back(openai_api, settings, store, caplog):
+async def test_calls_in_flight_when_the_format_is_refused_all_fall_back(
+    openai_api, settings, store, caplog
+):
     openai_api.json_schema, openai_api.latency = False, 0.1
     caplog.set_level(logging.WARNING, logger="hilbot")
     llm = LLM(settings.model_copy(update={"concurrency": 3}), store)
-    results = await asyncio.gather(*(llm.complete(ask(f"q{i}")) for i in range(3)), return_exceptions=True)
+    results = await asyncio.gather(
+        *(llm.complete(ask(f"q{i}")) for i in range(3)), return_exceptions=True
+    )
     assert [r for r in results if isinstance(r, BaseException)] == []
     assert sorted(formats(openai_api), key=str) == ["json_object"] * 3 + ["json_schema"] * 3
     assert len([r for r in caplog.records if "refuses response_format" in r.getMessage()]) == 1
 
 
 async def test_another_400_is_not_a_reason_to_fall_back(openai_api, settings, store):
-    openai_api.queue(error(400, "invalid_request_error", message="This model's maximum context length is 8192 tokens."))
+    openai_api.queue(
+        error(
+            400,
+            "invalid_request_error",
+            message="This model's maximum context length is 8192 tokens.",
+        )
+    )
     llm = LLM(settings.model_copy(update={"max_retries": 3}), store)
     with pytest.raises(LLMError) as info:
         await llm.complete(ask("first"))
-    assert info.value.what.endswith("answered 400: This model's maximum context length is 8192 tokens.")
+    assert info.value.what.endswith(
+        "answered 400: This model's maximum context length is 8192 tokens."
+    )
     assert len(openai_api.calls) == 1
     await llm.complete(ask("second"))
     assert formats(openai_api) == ["json_schema", "json_schema"]
@@ -372,9 +526,15 @@ async def test_another_400_is_not_a_reason_to_fall_back(openai_api, settings, st
 
 
 async def test_temperature_is_dropped_after_a_400_naming_it(openai_api, settings, store):
-    refusal = Reply(status=400, error_type="invalid_request_error", code="unsupported_value",
-                    message="Unsupported value: 'temperature' does not support 0 with this model. Only the default (1) value is supported.")
-    openai_api.queue(refusal, Reply(**{**refusal.__dict__, "match": lambda body: "temperature" in body}))
+    refusal = Reply(
+        status=400,
+        error_type="invalid_request_error",
+        code="unsupported_value",
+        message="Unsupported value: 'temperature' does not support 0 with this model. Only the default (1) value is supported.",
+    )
+    openai_api.queue(
+        refusal, Reply(**{**refusal.__dict__, "match": lambda body: "temperature" in body})
+    )
     llm = LLM(settings, store)
     await llm.complete(ask("first"))
     assert ["temperature" in b for b in openai_api.requests] == [True, False]
@@ -392,7 +552,9 @@ async def test_a_local_server_needs_no_key(openai_api, settings, store, monkeypa
     assert has_key(settings)  # the base URL is enough: `hilbot sets review` offers generation
     response = await LLM(settings, store).complete(ask())
     assert isinstance(response.output, Verdict)
-    assert {k.lower(): v for k, v in openai_api.headers[0].items()}["authorization"] == "Bearer not-needed"
+    assert {k.lower(): v for k, v in openai_api.headers[0].items()}[
+        "authorization"
+    ] == "Bearer not-needed"
 
 
 def test_no_key_and_no_base_url_is_a_no_api_key_error(monkeypatch, settings, store):
@@ -403,10 +565,15 @@ def test_no_key_and_no_base_url_is_a_no_api_key_error(monkeypatch, settings, sto
         LLM(settings, store)
     line = info.value.one_line()
     assert "\n" not in line
-    assert "no OPENAI_API_KEY (or OPENAI_BASE_URL for a local server)" in line and "--judge lexical" in line
+    assert (
+        "no OPENAI_API_KEY (or OPENAI_BASE_URL for a local server)" in line
+        and "--judge lexical" in line
+    )
 
 
-async def test_an_api_key_alone_talks_to_the_openai_api_which_the_tests_never_reach(monkeypatch, settings, store, no_network):
+async def test_an_api_key_alone_talks_to_the_openai_api_which_the_tests_never_reach(
+    monkeypatch, settings, store, no_network
+):
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     assert has_key(settings)
@@ -423,7 +590,9 @@ async def test_a_rejected_key_is_not_retried(openai_api, settings, store):
     with pytest.raises(LLMError) as info:
         await llm.complete(ask())
     assert len(openai_api.calls) == 1 and openai_api.calls[0].status == 401
-    assert info.value.what.startswith(f"the server at http://127.0.0.1:{openai_api.port} rejected OPENAI_API_KEY (401)")
+    assert info.value.what.startswith(
+        f"the server at http://127.0.0.1:{openai_api.port} rejected OPENAI_API_KEY (401)"
+    )
     assert KEY not in info.value.one_line()
 
 
@@ -432,10 +601,16 @@ async def test_the_key_never_reaches_logs_files_or_errors(openai_api, settings, 
     for name in SDK_LOGGERS:
         caplog.set_level(logging.DEBUG, logger=name)
     llm = LLM(settings.model_copy(update={"max_retries": 1}), store)
-    openai_api.queue(error(429, retry_after=0.05), answer(verdict="YES", reason="ok"),  # a retry, then an answer
-                     error(400, "invalid_request_error", message="x" * 160, echo_key=True),  # a 200-character cut would split the key
-                     error(500, echo_key=True), error(500, echo_key=True),
-                     Reply(text="y" * 60 + " " + KEY))  # a model answer quoting the key
+    openai_api.queue(
+        error(429, retry_after=0.05),
+        answer(verdict="YES", reason="ok"),  # a retry, then an answer
+        error(
+            400, "invalid_request_error", message="x" * 160, echo_key=True
+        ),  # a 200-character cut would split the key
+        error(500, echo_key=True),
+        error(500, echo_key=True),
+        Reply(text="y" * 60 + " " + KEY),
+    )  # a model answer quoting the key
     errors: list[str] = []
     await llm.complete(ask("a"))
     for prompt in ("b", "c", "d"):
@@ -444,8 +619,13 @@ async def test_the_key_never_reaches_logs_files_or_errors(openai_api, settings, 
         errors.append(info.value.one_line())
     await llm.complete(ask("a"))  # a cache hit
     assert [c.status for c in openai_api.calls] == [429, 200, 400, 500, 500, 200]
-    assert all(f"Bearer {KEY}" == {k.lower(): v for k, v in h.items()}["authorization"] for h in openai_api.headers)
-    assert sum("[secret]" in e for e in errors) == 3  # the server and the model did echo it: scrubbed
+    assert all(
+        f"Bearer {KEY}" == {k.lower(): v for k, v in h.items()}["authorization"]
+        for h in openai_api.headers
+    )
+    assert (
+        sum("[secret]" in e for e in errors) == 3
+    )  # the server and the model did echo it: scrubbed
 
     logged = [r for r in caplog.records if r.name.split(".")[0] in SDK_LOGGERS]
     assert any(r.name.startswith("openai") for r in logged)  # the SDK's DEBUG lines were captured

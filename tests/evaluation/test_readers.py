@@ -38,7 +38,11 @@ def _one_line(r) -> str:
 
 
 def _hilbot(tmp_path: Path, *args: str):
-    return invoke(*args, env={"HILBOT_DATA_DIR": str(tmp_path / "results"), "HILBOT_CONFIG": None}, cwd=tmp_path)
+    return invoke(
+        *args,
+        env={"HILBOT_DATA_DIR": str(tmp_path / "results"), "HILBOT_CONFIG": None},
+        cwd=tmp_path,
+    )
 
 
 def _nothing_written(tmp_path: Path) -> bool:
@@ -49,7 +53,7 @@ def _nothing_written(tmp_path: Path) -> bool:
 def _says(text: str, prefix: str, what: str) -> None:
     """``text`` starts with ``prefix`` (the file and line) and says ``what`` after it."""
     assert text.startswith(prefix), (prefix, text)
-    assert what in text[len(prefix):], (what, text)
+    assert what in text[len(prefix) :], (what, text)
 
 
 def _message(exc: HilbotError) -> str:
@@ -73,7 +77,9 @@ def _fifo(path: Path, content: bytes = b""):
     try:
         yield path
     finally:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # lets the writer finish if nobody read the pipe
+        fd = os.open(
+            path, os.O_RDONLY | os.O_NONBLOCK
+        )  # lets the writer finish if nobody read the pipe
         writer.join(5)
         os.close(fd)
 
@@ -81,7 +87,9 @@ def _fifo(path: Path, content: bytes = b""):
 # =========================================================================== imports: whole files
 
 
-def _written(path: Path, table: dict[str, tuple[bytes, str, str]], name: str) -> tuple[Path, str, str]:
+def _written(
+    path: Path, table: dict[str, tuple[bytes, str, str]], name: str
+) -> tuple[Path, str, str]:
     """Write the hostile file ``table[name]`` at ``path``; returns the path, where and what the error must say."""
     data, where, what = table[name]
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -95,7 +103,11 @@ def _deep_json(prefix: bytes, suffix: bytes) -> bytes:
 
 FATAL_FILES = {
     "deep-array.json": (_deep_json(b'[\n{"query": ', b"}\n]\n"), ":2", "nested more than"),
-    "deep-object.json": (_deep_json(b'{"rows": [\n{"query": ', b"}\n]}\n"), ":2", "nested more than"),
+    "deep-object.json": (
+        _deep_json(b'{"rows": [\n{"query": ', b"}\n]}\n"),
+        ":2",
+        "nested more than",
+    ),
     "deep-top.json": (b"[" * DEEP + b"]" * DEEP, ":1", "nested more than"),
     "not-utf8.json": (b'[\n{"query": "caf\xe9"}\n]\n', ":2", "UTF-8"),
     "syntax.json": (b'[\n{"query": "a"},\n{"query": \n', ":4", "invalid JSON"),
@@ -103,9 +115,17 @@ FATAL_FILES = {
     "no-list.json": (b'{"a": 1}', ":1", "array of rows"),
     "empty.json": (b"", "", "invalid JSON"),
     "junk.json": (bytes(range(256)) * 4, "", ""),
-    "dup-top-key.json": (b'{\n"rows": [{"query": "a"}],\n"rows": [{"query": "b"}]\n}', ":3", "duplicate key 'rows'"),
+    "dup-top-key.json": (
+        b'{\n"rows": [{"query": "a"}],\n"rows": [{"query": "b"}]\n}',
+        ":3",
+        "duplicate key 'rows'",
+    ),
     "nan-outside-rows.json": (b'{\n"rows": [{"query": "a"}],\n"x": NaN\n}', ":3", "NaN"),
-    "nan-and-syntax.json": (b'[{"query": "a", "x": NaN},\n {"query": "b"} {"query": "c"}]', ":2", "invalid JSON"),
+    "nan-and-syntax.json": (
+        b'[{"query": "a", "x": NaN},\n {"query": "b"} {"query": "c"}]',
+        ":2",
+        "invalid JSON",
+    ),
     "deep.jsonl": (_deep_json(b'{"query": ', b"}\n"), ":1", "nested more than"),
     "junk.jsonl": (bytes(range(256)) * 4, ":1", ""),
     "nul.csv": (b"query,answer\nq,a\x00b\x00\n", "", ""),
@@ -132,7 +152,9 @@ def test_a_directory_a_fifo_and_a_missing_file_are_one_line(tmp_path: Path):
     folder.mkdir()
     assert "is a directory" in _one_line(_hilbot(tmp_path, "import", str(folder), "--run-id", "x"))
     with _fifo(tmp_path / "pipe.jsonl", b'{"query": "from a pipe"}\n') as pipe:
-        assert "not a regular file" in _one_line(_hilbot(tmp_path, "import", str(pipe), "--run-id", "x"))
+        assert "not a regular file" in _one_line(
+            _hilbot(tmp_path, "import", str(pipe), "--run-id", "x")
+        )
     hostile = tmp_path / "a\nb\x1b[2J.jsonl"
     line = _one_line(_hilbot(tmp_path, "import", str(hostile), "--run-id", "x"))
     assert "file not found" in line and "␛" in line
@@ -140,9 +162,11 @@ def test_a_directory_a_fifo_and_a_missing_file_are_one_line(tmp_path: Path):
 
 
 def test_bom_and_crlf_files_import(tmp_path: Path):
-    files = {"bom.jsonl": b'\xef\xbb\xbf{"query": "a"}\r\n{"query": "b"}\r\n',
-             "bom.json": b'\xef\xbb\xbf[\r\n{"query": "a"},\r\n{"query": "b"}\r\n]\r\n',
-             "bom.csv": b"\xef\xbb\xbfquery,answer\r\na,x\r\nb,y\r\n"}
+    files = {
+        "bom.jsonl": b'\xef\xbb\xbf{"query": "a"}\r\n{"query": "b"}\r\n',
+        "bom.json": b'\xef\xbb\xbf[\r\n{"query": "a"},\r\n{"query": "b"}\r\n]\r\n',
+        "bom.csv": b"\xef\xbb\xbfquery,answer\r\na,x\r\nb,y\r\n",
+    }
     store = Store(tmp_path / "results")
     for name, data in files.items():
         (tmp_path / name).write_bytes(data)
@@ -161,7 +185,10 @@ def _cell_json(value: str) -> bytes:
 BAD_ROWS = {
     "deep": (_deep_json(b'{"query": ', b"}"), "nested more than"),
     "big-int": (b'{"query": "q", "x": ' + b"1" * 5000 + b"}", "4,300 digits"),
-    "big-int-score": (b'{"query": "q", "scores": {"overall": ' + b"1" * 4000 + b"}}", "scores.overall"),
+    "big-int-score": (
+        b'{"query": "q", "scores": {"overall": ' + b"1" * 4000 + b"}}",
+        "scores.overall",
+    ),
     "lone-surrogate": (b'{"query": "\\ud800"}', "surrogate"),
     "duplicate-key": (b'{"query": "a", "query": "b"}', "duplicate key 'query'"),
     "nan-feature": (b'{"query": "a", "x": NaN}', "NaN is not a"),
@@ -188,10 +215,22 @@ BAD_ROWS = {
     "id-list": (b'{"query": "a", "id": [1]}', "id"),
     "id-object": (b'{"query": "a", "id": {"x": 1}}', "id"),
     "answer-object": (b'{"query": "a", "answer": {"x": 1}}', "answer"),
-    "deep-cell": (b'{"query": "a", "results": ' + _cell_json("[" * DEEP) + b"}", "nested more than"),
-    "nan-cell": (b'{"query": "a", "scores": ' + _cell_json('{"overall": NaN}') + b"}", "NaN is not a"),
-    "duplicate-key-cell": (b'{"query": "a", "features": ' + _cell_json('{"k": 1, "k": 2}') + b"}", "duplicate key 'k'"),
-    "big-int-cell": (b'{"query": "a", "features": ' + _cell_json('{"k": ' + "1" * 5000 + "}") + b"}", "4,300 digits"),
+    "deep-cell": (
+        b'{"query": "a", "results": ' + _cell_json("[" * DEEP) + b"}",
+        "nested more than",
+    ),
+    "nan-cell": (
+        b'{"query": "a", "scores": ' + _cell_json('{"overall": NaN}') + b"}",
+        "NaN is not a",
+    ),
+    "duplicate-key-cell": (
+        b'{"query": "a", "features": ' + _cell_json('{"k": 1, "k": 2}') + b"}",
+        "duplicate key 'k'",
+    ),
+    "big-int-cell": (
+        b'{"query": "a", "features": ' + _cell_json('{"k": ' + "1" * 5000 + "}") + b"}",
+        "4,300 digits",
+    ),
 }
 
 
@@ -199,7 +238,9 @@ BAD_ROWS = {
 def test_a_hostile_jsonl_row_is_a_bad_row_naming_file_line(tmp_path: Path, name: str):
     bad, what = BAD_ROWS[name]
     path = tmp_path / f"{name}.jsonl"
-    path.write_bytes(b'{"id": "good", "query": "fine"}\n' + bad + b'\n{"id": "last", "query": "also fine"}\n')
+    path.write_bytes(
+        b'{"id": "good", "query": "fine"}\n' + bad + b'\n{"id": "last", "query": "also fine"}\n'
+    )
     store = Store(tmp_path / "results")
     with pytest.raises(ImportFailed) as info:
         import_outputs(store, path, run_id="x")
@@ -212,12 +253,26 @@ def test_a_hostile_jsonl_row_is_a_bad_row_naming_file_line(tmp_path: Path, name:
     assert [i.id for i in store.load_run("x").items] == ["good", "last"]
 
 
-@pytest.mark.parametrize("name", ["nan-feature", "duplicate-key", "big-int", "lone-surrogate", "overflowing-float",
-                                  "list-row", "deep"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "nan-feature",
+        "duplicate-key",
+        "big-int",
+        "lone-surrogate",
+        "overflowing-float",
+        "list-row",
+        "deep",
+    ],
+)
 def test_a_hostile_row_of_a_json_array_is_a_bad_row_naming_its_line(tmp_path: Path, name: str):
     bad, what = BAD_ROWS[name]
     path = tmp_path / f"{name}.json"
-    path.write_bytes(b'{"rows": [\n  {"id": "good", "query": "fine"},\n  ' + bad + b',\n  {"id": "last", "query": "ok"}\n]}\n')
+    path.write_bytes(
+        b'{"rows": [\n  {"id": "good", "query": "fine"},\n  '
+        + bad
+        + b',\n  {"id": "last", "query": "ok"}\n]}\n'
+    )
     store = Store(tmp_path / "results")
     with pytest.raises(ImportFailed) as info:
         import_outputs(store, path, run_id="x")
@@ -230,7 +285,9 @@ def test_a_hostile_row_of_a_json_array_is_a_bad_row_naming_its_line(tmp_path: Pa
 
 def test_cli_skip_bad_lists_nan_rows_and_imports_the_rest(tmp_path: Path):
     path = tmp_path / "nan.jsonl"
-    path.write_bytes(b'{"query": "a", "x": NaN}\n{"query": "b"}\n{"query": "c", "scores": {"overall": Infinity}}\n')
+    path.write_bytes(
+        b'{"query": "a", "x": NaN}\n{"query": "b"}\n{"query": "c", "scores": {"overall": Infinity}}\n'
+    )
     r = _hilbot(tmp_path, "import", str(path), "--run-id", "nan", "--skip-bad")
     assert r.exit_code == 0, r.stderr
     assert "imported 1 items into run nan (2 bad rows skipped)" in r.stdout
@@ -240,8 +297,10 @@ def test_cli_skip_bad_lists_nan_rows_and_imports_the_rest(tmp_path: Path):
 
 def test_control_characters_in_a_bad_row_never_reach_the_terminal(tmp_path: Path):
     path = tmp_path / "esc.jsonl"
-    path.write_text('{"query": "a", "id": "x"}\n{"query": "b", "id": "x", "scores": {"\\u001b[2J\\u202e": 0.5}}\n'
-                    '{"query": "c", "confidence": "\\u001b]0;pwned\\u0007"}\n')
+    path.write_text(
+        '{"query": "a", "id": "x"}\n{"query": "b", "id": "x", "scores": {"\\u001b[2J\\u202e": 0.5}}\n'
+        '{"query": "c", "confidence": "\\u001b]0;pwned\\u0007"}\n'
+    )
     r = _hilbot(tmp_path, "import", str(path), "--run-id", "esc", "--skip-bad")
     assert r.exit_code == 0, r.stderr
     assert "\x1b" not in r.stderr and "\u202e" not in r.stderr and "\x07" not in r.stderr
@@ -273,7 +332,9 @@ def test_a_csv_cell_past_the_limit_is_one_line_naming_file_and_line(tmp_path: Pa
 
 def test_csv_cells_that_overflow_or_are_not_numbers(tmp_path: Path):
     path = tmp_path / "numbers.csv"
-    path.write_text("query,score,size,big\na,0.5,1e400," + "9" * 5000 + "\nb,nan,1,2\nc,inf,1,2\n", "utf-8")
+    path.write_text(
+        "query,score,size,big\na,0.5,1e400," + "9" * 5000 + "\nb,nan,1,2\nc,inf,1,2\n", "utf-8"
+    )
     store = Store(tmp_path / "results")
     report = import_outputs(store, path, run_id="numbers", skip_bad=True)
     assert (report.imported, report.skipped) == (1, 2)
@@ -285,14 +346,17 @@ def test_csv_cells_that_overflow_or_are_not_numbers(tmp_path: Path):
 # =========================================================================== imports: arguments
 
 
-@pytest.mark.parametrize("value, what", [
-    ("bogus", "unknown dimension 'bogus'"),
-    (",", "empty dimension name"),
-    ("overall,", "empty dimension name"),
-    ("", "empty dimension name"),
-    ("overall,overall", "'overall' is listed twice"),
-    ("\x1b[31mred", "unknown dimension"),
-])
+@pytest.mark.parametrize(
+    "value, what",
+    [
+        ("bogus", "unknown dimension 'bogus'"),
+        (",", "empty dimension name"),
+        ("overall,", "empty dimension name"),
+        ("", "empty dimension name"),
+        ("overall,overall", "'overall' is listed twice"),
+        ("\x1b[31mred", "unknown dimension"),
+    ],
+)
 def test_import_dimensions_must_be_defined_in_the_config(tmp_path: Path, value: str, what: str):
     path = tmp_path / "ok.jsonl"
     path.write_text('{"query": "a"}\n')
@@ -318,7 +382,9 @@ def test_import_dimensions_from_the_config_are_accepted(tmp_path: Path):
 def test_an_import_set_name_must_be_printable(tmp_path: Path, name: str):
     path = tmp_path / "ok.jsonl"
     path.write_text('{"query": "a"}\n')
-    assert "invalid set name" in _one_line(_hilbot(tmp_path, "import", str(path), "--run-id", "x", "--set", name))
+    assert "invalid set name" in _one_line(
+        _hilbot(tmp_path, "import", str(path), "--run-id", "x", "--set", name)
+    )
     assert _nothing_written(tmp_path)
 
 
@@ -340,29 +406,57 @@ def _billion_laughs() -> str:
 
 
 def _deep_block(levels: int) -> str:
-    return "test_id: a\nquery: q\nrequirements:\n- " + "".join(" " * i + f"k{i}:\n" for i in range(1, levels)) + " " * levels + "x\n"
+    return (
+        "test_id: a\nquery: q\nrequirements:\n- "
+        + "".join(" " * i + f"k{i}:\n" for i in range(1, levels))
+        + " " * levels
+        + "x\n"
+    )
 
 
 BAD_YAML = {
     "not-utf8": (b"test_id: a\nquery: caf\xe9\n", ":2", "UTF-8"),
     "nul-byte": (b"test_id: a\nquery: q\x00\n", ":2", "U+0000"),
     "escape-byte": (b"test_id: a\nquery: q\x1b[2J\n", ":2", "U+001B"),
-    "deep-flow": (b"test_id: a\nquery: q\nrequirements: " + b"[" * 5000 + b"]" * 5000 + b"\n", ":3", "nested more than"),
+    "deep-flow": (
+        b"test_id: a\nquery: q\nrequirements: " + b"[" * 5000 + b"]" * 5000 + b"\n",
+        ":3",
+        "nested more than",
+    ),
     "deep-block": (_deep_block(1000).encode(), "", "nested more than"),
     "billion-laughs": (_billion_laughs().encode(), ":", "aliases"),
     "self-alias": (b"test_id: a\nquery: q\nrequirements: &r [*r]\n", ":3", "alias"),
     "undefined-alias": (b"test_id: a\nquery: *nope\n", ":2", "alias"),
-    "big-int": (b"test_id: a\nquery: q\nmetric_weights: {answer_correctness: " + b"1" * 5000 + b"}\n", ":3", "4,300 digits"),
-    "python-tag": (b"test_id: !!python/object/apply:os.system [echo pwned]\nquery: q\n", ":1", "tag"),
+    "big-int": (
+        b"test_id: a\nquery: q\nmetric_weights: {answer_correctness: " + b"1" * 5000 + b"}\n",
+        ":3",
+        "4,300 digits",
+    ),
+    "python-tag": (
+        b"test_id: !!python/object/apply:os.system [echo pwned]\nquery: q\n",
+        ":1",
+        "tag",
+    ),
     "custom-tag": (b"test_id: a\nquery: !shell q\n", ":2", "tag"),
     "scalar-document": (b"just a string\n", ":1", "mapping"),
     "lone-surrogate": (b'test_id: a\nquery: "\\ud800"\n', ":2", "surrogate"),
     "lone-surrogate-key": (b'test_id: a\nquery: q\n"\\udfff": 1\n', ":3", "surrogate"),
     "duplicate-key": (b"test_id: a\nquery: q\nquery: r\n", ":3", "duplicate key 'query'"),
-    "duplicate-nested-key": (b"test_id: a\nquery: q\nmetric_weights:\n  faithfulness: 1\n  faithfulness: 2\n", ":5",
-                             "duplicate key 'faithfulness'"),
-    "nan-weight": (b"test_id: a\nquery: q\nmetric_weights: {answer_correctness: .nan}\n", ":3", "finite"),
-    "inf-weight": (b"test_id: a\nquery: q\nmetric_weights: {answer_correctness: .inf}\n", ":3", "finite"),
+    "duplicate-nested-key": (
+        b"test_id: a\nquery: q\nmetric_weights:\n  faithfulness: 1\n  faithfulness: 2\n",
+        ":5",
+        "duplicate key 'faithfulness'",
+    ),
+    "nan-weight": (
+        b"test_id: a\nquery: q\nmetric_weights: {answer_correctness: .nan}\n",
+        ":3",
+        "finite",
+    ),
+    "inf-weight": (
+        b"test_id: a\nquery: q\nmetric_weights: {answer_correctness: .inf}\n",
+        ":3",
+        "finite",
+    ),
     "bad-date": (b"test_id: 2024-13-45\nquery: q\n", ":1", ""),
     "tab-indent": (b"test_id: a\nquery:\n\t- q\n", ":3", "YAML"),
     "empty": (b"", "", "no test cases"),
@@ -385,21 +479,29 @@ def test_hostile_yaml_from_the_cli_is_one_line_and_runs_nothing(tmp_path: Path, 
     (folder / "a-good.yaml").write_text("test_id: good\nquery: fine?\n")
     outputs = tmp_path / "out.jsonl"
     outputs.write_text('{"id": "good", "answer": "x"}\n')
-    line = _one_line(_hilbot(tmp_path, "run", "--cases", str(folder), "--outputs", str(outputs), "--silent"))
+    line = _one_line(
+        _hilbot(tmp_path, "run", "--cases", str(folder), "--outputs", str(outputs), "--silent")
+    )
     _says(line, f"error: {folder / name}.yaml{where}", what)
     assert _nothing_written(tmp_path)
 
 
 def test_yaml_with_bom_crlf_and_harmless_aliases_loads(tmp_path: Path):
     path = tmp_path / "ok.yaml"
-    path.write_bytes(b"\xef\xbb\xbftest_id: a\r\nquery: &q shared question\r\nintent: *q\r\n---\r\n"
-                     b"test_id: b\r\nquery: q\r\n")
+    path.write_bytes(
+        b"\xef\xbb\xbftest_id: a\r\nquery: &q shared question\r\nintent: *q\r\n---\r\n"
+        b"test_id: b\r\nquery: q\r\n"
+    )
     cases = load_cases(path)
-    assert [(c.id, c.query.query, c.query.intent) for c in cases] == [("a", "shared question", "shared question"),
-                                                                      ("b", "q", None)]
+    assert [(c.id, c.query.query, c.query.intent) for c in cases] == [
+        ("a", "shared question", "shared question"),
+        ("b", "q", None),
+    ]
 
 
-def test_a_cases_path_that_is_a_fifo_is_refused_and_special_files_in_a_directory_are_skipped(tmp_path: Path):
+def test_a_cases_path_that_is_a_fifo_is_refused_and_special_files_in_a_directory_are_skipped(
+    tmp_path: Path,
+):
     with _fifo(tmp_path / "pipe.yaml", b"test_id: a\nquery: q\n") as pipe:
         with pytest.raises(CaseError) as info:
             load_cases(pipe)
@@ -430,18 +532,54 @@ def _set_text(*queries: bytes, top: bytes = b'"name": "core"') -> bytes:
 GOOD_QUERY = b'{"id": "core-01", "text": "fine"}'
 BAD_SETS = {
     "not-utf8": (_set_text(GOOD_QUERY, b'{"id": "core-02", "text": "caf\xe9"}'), ":5", "UTF-8"),
-    "deep": (_set_text(GOOD_QUERY, b'{"id": "core-02", "text": "q", "x": ' + b"[" * DEEP + b"]" * DEEP + b"}"), ":5",
-             "nested more than"),
-    "big-int": (_set_text(GOOD_QUERY, b'{"id": "core-02", "text": "q", "x": ' + b"1" * 5000 + b"}"), ":5", "4,300 digits"),
-    "duplicate-key": (_set_text(GOOD_QUERY, b'{"id": "core-02", "text": "q", "text": "r"}'), ":5", "duplicate key 'text'"),
-    "duplicate-top-key": (_set_text(GOOD_QUERY, top=b'"queries": [],\n  "name": "core"'), ":4", "duplicate key 'queries'"),
-    "nan": (_set_text(GOOD_QUERY, b'{"id": "core-02", "text": "q", "x": NaN}'), ":5", "NaN is not a"),
-    "overflowing-float": (_set_text(GOOD_QUERY, b'{"id": "core-02", "text": "q", "x": 1e400}'), ":5", "not a finite number"),
-    "lone-surrogate": (_set_text(GOOD_QUERY, b'{"id": "core-02", "text": "\\ud800"}'), ":5", "surrogate"),
+    "deep": (
+        _set_text(
+            GOOD_QUERY, b'{"id": "core-02", "text": "q", "x": ' + b"[" * DEEP + b"]" * DEEP + b"}"
+        ),
+        ":5",
+        "nested more than",
+    ),
+    "big-int": (
+        _set_text(GOOD_QUERY, b'{"id": "core-02", "text": "q", "x": ' + b"1" * 5000 + b"}"),
+        ":5",
+        "4,300 digits",
+    ),
+    "duplicate-key": (
+        _set_text(GOOD_QUERY, b'{"id": "core-02", "text": "q", "text": "r"}'),
+        ":5",
+        "duplicate key 'text'",
+    ),
+    "duplicate-top-key": (
+        _set_text(GOOD_QUERY, top=b'"queries": [],\n  "name": "core"'),
+        ":4",
+        "duplicate key 'queries'",
+    ),
+    "nan": (
+        _set_text(GOOD_QUERY, b'{"id": "core-02", "text": "q", "x": NaN}'),
+        ":5",
+        "NaN is not a",
+    ),
+    "overflowing-float": (
+        _set_text(GOOD_QUERY, b'{"id": "core-02", "text": "q", "x": 1e400}'),
+        ":5",
+        "not a finite number",
+    ),
+    "lone-surrogate": (
+        _set_text(GOOD_QUERY, b'{"id": "core-02", "text": "\\ud800"}'),
+        ":5",
+        "surrogate",
+    ),
     "id-number": (_set_text(GOOD_QUERY, b'{"id": 2, "text": "q"}'), ":5", "queries[1].id"),
-    "text-list": (_set_text(GOOD_QUERY, b'{"id": "core-02", "text": ["q"]}'), ":5", "queries[1].text"),
-    "expected-string": (_set_text(GOOD_QUERY, b'{"id": "core-02", "text": "q", "expected": "a.md"}'), ":5",
-                        "queries[1].expected"),
+    "text-list": (
+        _set_text(GOOD_QUERY, b'{"id": "core-02", "text": ["q"]}'),
+        ":5",
+        "queries[1].text",
+    ),
+    "expected-string": (
+        _set_text(GOOD_QUERY, b'{"id": "core-02", "text": "q", "expected": "a.md"}'),
+        ":5",
+        "queries[1].expected",
+    ),
     "number-query": (_set_text(GOOD_QUERY, b"5"), ":5", "queries[1]"),
     "version-number": (_set_text(GOOD_QUERY, top=b'"version": 1'), ":2", "version"),
     "top-array": (b"[1, 2]", ":1", "not a query set"),
@@ -462,7 +600,10 @@ def test_a_hostile_query_set_is_one_error_naming_file_line(tmp_path: Path, name:
 @pytest.mark.parametrize("name", ["not-utf8", "deep", "big-int", "duplicate-key"])
 def test_a_hostile_query_set_from_the_cli_is_one_line(tmp_path: Path, name: str):
     _, where, what = _written(tmp_path / "q" / "core.json", BAD_SETS, name)
-    for args in (("sets", "list", "--dir", "q"), ("run", "--dir", "q", "--outputs", "none.jsonl", "--silent")):
+    for args in (
+        ("sets", "list", "--dir", "q"),
+        ("run", "--dir", "q", "--outputs", "none.jsonl", "--silent"),
+    ):
         line = _one_line(_hilbot(tmp_path, *args))
         _says(line, f"error: q/core.json{where}: ", what)
     assert _nothing_written(tmp_path)
@@ -474,7 +615,9 @@ def test_a_query_set_with_a_bom_loads(tmp_path: Path):
 
 
 def test_next_id_after_an_id_with_thousands_of_digits(tmp_path: Path):
-    (tmp_path / "core.json").write_bytes(_set_text(b'{"id": "core-' + b"9" * 5000 + b'", "text": "q"}'))
+    (tmp_path / "core.json").write_bytes(
+        _set_text(b'{"id": "core-' + b"9" * 5000 + b'", "text": "q"}')
+    )
     qs = QuerySets(tmp_path).load("core")
     new = qs.next_id()
     assert new not in {q.id for q in qs.queries} and new.startswith("core-")
@@ -485,7 +628,9 @@ def test_saving_a_query_that_holds_a_lone_surrogate_is_an_error_and_keeps_the_fi
     path = tmp_path / "core.json"
     path.write_bytes(_set_text(GOOD_QUERY))
     qs = sets.load("core")
-    qs.queries.append(QueryItem(id="core-02", text="fine", note="broken \ud800 text"))  # extra fields are kept as given
+    qs.queries.append(
+        QueryItem(id="core-02", text="fine", note="broken \ud800 text")
+    )  # extra fields are kept as given
     with pytest.raises(QuerySetError) as info:
         sets.save(qs, Store(tmp_path / "results"))
     assert "surrogate" in _message(info.value)
@@ -501,7 +646,7 @@ def _deep_toml(levels: int) -> bytes:
 
 
 BAD_CONFIGS = {
-    "not-utf8": (b'[review]\nk = 1\n# caf\xe9\n', ":3", "UTF-8"),
+    "not-utf8": (b"[review]\nk = 1\n# caf\xe9\n", ":3", "UTF-8"),
     "deep-array": (b"[review]\nk = 1\n" + _deep_toml(5000), "", "nested"),
     "deep-inline-table": (b"x = " + b"{a = " * 3000 + b"1" + b"}" * 3000 + b"\n", "", "nested"),
     "big-int": (b"[review]\nk = " + b"1" * 5000 + b"\n", ":2", "4,300 digits"),
@@ -533,10 +678,14 @@ def test_a_hostile_config_from_the_cli_is_one_line(tmp_path: Path, name: str):
 
 def test_a_config_path_that_is_a_directory_or_a_fifo_is_one_line(tmp_path: Path):
     (tmp_path / "results").mkdir()
-    assert "is a directory" in _one_line(_hilbot(tmp_path, "--config", "results", "review", "--list"))
+    assert "is a directory" in _one_line(
+        _hilbot(tmp_path, "--config", "results", "review", "--list")
+    )
     (tmp_path / "results").rmdir()
     with _fifo(tmp_path / "pipe.toml", b"[review]\nk = 2\n") as pipe:
-        assert "not a regular file" in _one_line(_hilbot(tmp_path, "--config", str(pipe), "review", "--list"))
+        assert "not a regular file" in _one_line(
+            _hilbot(tmp_path, "--config", str(pipe), "review", "--list")
+        )
 
 
 def test_a_config_with_a_bom_loads(tmp_path: Path):
@@ -548,13 +697,17 @@ def test_a_config_with_a_bom_loads(tmp_path: Path):
 # =========================================================================== paths
 
 
-@pytest.mark.parametrize("args", [
-    ("import", "{long}.jsonl", "--run-id", "x"),
-    ("run", "--cases", "{long}", "--outputs", "out.jsonl", "--silent"),
-    ("sets", "list", "--dir", "{long}"),
-    ("run", "--dir", "{long}", "--outputs", "out.jsonl", "--silent"),
-    ("--config", "{long}.toml", "review", "--list"),
-], ids=["import", "cases", "sets-dir", "run-dir", "config"])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("import", "{long}.jsonl", "--run-id", "x"),
+        ("run", "--cases", "{long}", "--outputs", "out.jsonl", "--silent"),
+        ("sets", "list", "--dir", "{long}"),
+        ("run", "--dir", "{long}", "--outputs", "out.jsonl", "--silent"),
+        ("--config", "{long}.toml", "review", "--list"),
+    ],
+    ids=["import", "cases", "sets-dir", "run-dir", "config"],
+)
 def test_a_path_the_file_system_refuses_is_one_line(tmp_path: Path, args: tuple[str, ...]):
     long = "a" * 300  # past the 255 bytes a file name may have
     line = _one_line(_hilbot(tmp_path, *(arg.format(long=long) for arg in args)))

@@ -62,17 +62,25 @@ class BM25Judge:
 '''
 
 
-def install(root: Path, dist: str, groups: dict[str, dict[str, str]], modules: dict[str, str]) -> Path:
+def install(
+    root: Path, dist: str, groups: dict[str, dict[str, str]], modules: dict[str, str]
+) -> Path:
     """Write a distribution as pip would: its modules, and ``<dist>-0.1.dist-info`` with ``entry_points.txt``."""
     root.mkdir(parents=True, exist_ok=True)
     for name, source in modules.items():
         (root / f"{name}.py").write_text(textwrap.dedent(source), encoding="utf-8")
     info = root / f"{dist.replace('-', '_')}-0.1.dist-info"
     info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 0.1\n", encoding="utf-8")
+    (info / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: {dist}\nVersion: 0.1\n", encoding="utf-8"
+    )
     (info / "entry_points.txt").write_text(
-        "".join(f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in points.items()) + "\n" for group, points in groups.items()),
-        encoding="utf-8")
+        "".join(
+            f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in points.items()) + "\n"
+            for group, points in groups.items()
+        ),
+        encoding="utf-8",
+    )
     return root
 
 
@@ -95,7 +103,9 @@ def plugins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
         root = install(tmp_path / "site" / dist, dist, groups, modules)
         monkeypatch.syspath_prepend(str(root))
         for registry in registries:
-            registry._entry_points = None  # a plugin installed into a running process: read the entry points again
+            registry._entry_points = (
+                None  # a plugin installed into a running process: read the entry points again
+            )
         return root
 
     yield add
@@ -111,8 +121,14 @@ def plugins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
 @pytest.mark.parametrize("style", ["factory", "module"])
 def test_a_plugin_judge_is_usable_by_name_without_editing_hilbot(plugins, config, store, style):
     module = f"{PREFIX}bm25_{style}"
-    source = BM25 if style == "factory" else BM25 + '\nfrom evaluation.judges import judge\njudge("bm25")(BM25Judge)\n'
-    target = f"{module}:BM25Judge" if style == "factory" else module  # the factory itself, or a module that registers it
+    source = (
+        BM25
+        if style == "factory"
+        else BM25 + '\nfrom evaluation.judges import judge\njudge("bm25")(BM25Judge)\n'
+    )
+    target = (
+        f"{module}:BM25Judge" if style == "factory" else module
+    )  # the factory itself, or a module that registers it
     plugins("hilbot-bm25", {"hilbot.judges": {"bm25": target}}, {module: source})
 
     assert JUDGES.names() == ["bm25", "lexical", "llm"]
@@ -125,35 +141,75 @@ def test_a_plugin_judge_is_usable_by_name_without_editing_hilbot(plugins, config
     assert {i.evaluation.judge for i in run.items} == {"bm25"}
     assert all("answer_correctness" in i.evaluation.scores for i in run.items)
     header = store.load_run("bm25-run").header
-    assert (header.judge.name, header.judge.registry_name, header.judge.kind) == ("bm25", "bm25", "local")
+    assert (header.judge.name, header.judge.registry_name, header.judge.kind) == (
+        "bm25",
+        "bm25",
+        "local",
+    )
     assert header.judge.params == {"k1": 1.2}
 
 
 def test_a_local_plugin_judge_is_never_labelled_ai(plugins, config, store):
-    assert judge_label("bm25") == "AI [bm25]"  # before the plugin is installed: an imported tool's name, as ever
-    plugins("hilbot-bm25", {"hilbot.judges": {"bm25": f"{PREFIX}bm25:BM25Judge"}}, {f"{PREFIX}bm25": BM25})
+    assert (
+        judge_label("bm25") == "AI [bm25]"
+    )  # before the plugin is installed: an imported tool's name, as ever
+    plugins(
+        "hilbot-bm25",
+        {"hilbot.judges": {"bm25": f"{PREFIX}bm25:BM25Judge"}},
+        {f"{PREFIX}bm25": BM25},
+    )
     assert registered_kind("bm25") == "local"
-    assert judge_label("bm25") == "bm25"  # a name as an item carries it: the registered judge's kind decides
+    assert (
+        judge_label("bm25") == "bm25"
+    )  # a name as an item carries it: the registered judge's kind decides
     assert judge_label(JudgeInfo(name="bm25", registry_name="bm25", kind="local")) == "bm25"
     assert judge_label(get_judge("bm25", config, store)) == "bm25"
     assert judge_label("anything", kind="local") == "anything"
     cases = load_cases(CASES)
-    run = asyncio.run(execute(store, RunPlan("bm25", "cases", "answer", cases, OutputsTarget(CLAUDE),
-                                             get_judge("bm25", config, store))))
+    run = asyncio.run(
+        execute(
+            store,
+            RunPlan(
+                "bm25",
+                "cases",
+                "answer",
+                cases,
+                OutputsTarget(CLAUDE),
+                get_judge("bm25", config, store),
+            ),
+        )
+    )
     line = quiet_item(run.items[0], 1, len(run.items))
     assert line.endswith(" (bm25)") and "AI" not in line
 
 
 def test_the_console_script_runs_a_plugin_judge(run_process, tmp_path):
-    root = install(tmp_path / "site", "hilbot-bm25", {"hilbot.judges": {"bm25": f"{PREFIX}bm25:BM25Judge"}},
-                   {f"{PREFIX}bm25": BM25})
-    result = run_process("run", "--cases", str(CASES), "--outputs", str(CLAUDE), "--judge", "bm25", "--quiet",
-                         "--run-id", "plugged", env={"PYTHONPATH": str(root), "ANTHROPIC_API_KEY": ""})
+    root = install(
+        tmp_path / "site",
+        "hilbot-bm25",
+        {"hilbot.judges": {"bm25": f"{PREFIX}bm25:BM25Judge"}},
+        {f"{PREFIX}bm25": BM25},
+    )
+    result = run_process(
+        "run",
+        "--cases",
+        str(CASES),
+        "--outputs",
+        str(CLAUDE),
+        "--judge",
+        "bm25",
+        "--quiet",
+        "--run-id",
+        "plugged",
+        env={"PYTHONPATH": str(root), "ANTHROPIC_API_KEY": ""},
+    )
     assert result.returncode == 0, result.stderr
     items = [line for line in result.stdout.splitlines() if line.startswith("[")]
     assert len(items) == 8 and all(line.endswith(" (bm25)") for line in items), items
     assert "AI" not in result.stdout
-    header = json.loads((tmp_path / "results" / "runs" / "plugged.jsonl").read_text("utf-8").splitlines()[0])
+    header = json.loads(
+        (tmp_path / "results" / "runs" / "plugged.jsonl").read_text("utf-8").splitlines()[0]
+    )
     assert header["judge"]["registry_name"] == "bm25" and header["judge"]["kind"] == "local"
 
 
@@ -168,8 +224,14 @@ def test_a_judge_must_declare_its_kind(plugins, config, store):
         judge("remote")(type("Remote", (), {"kind": "remote"}))
     assert "vague" not in JUDGES.names() and "remote" not in JUDGES.names()
 
-    source = "class Vague:\n    name = 'vague'\n\n    def __init__(self, config, store):\n        pass\n"
-    plugins("hilbot-vague", {"hilbot.judges": {"vague": f"{PREFIX}vague:Vague"}}, {f"{PREFIX}vague": source})
+    source = (
+        "class Vague:\n    name = 'vague'\n\n    def __init__(self, config, store):\n        pass\n"
+    )
+    plugins(
+        "hilbot-vague",
+        {"hilbot.judges": {"vague": f"{PREFIX}vague:Vague"}},
+        {f"{PREFIX}vague": source},
+    )
     with pytest.raises(HilbotError, match="declares no kind"):
         get_judge("vague", config, store)
 
@@ -211,7 +273,11 @@ def test_a_judge_that_takes_no_attributes_is_still_recorded(config, store):
         judge("slotted")(Slotted)
         built = get_judge("slotted", config, store)
         info = built.info()
-        assert (info.name, info.registry_name, info.kind) == ("imported-scores", "slotted", "recorded")
+        assert (info.name, info.registry_name, info.kind) == (
+            "imported-scores",
+            "slotted",
+            "recorded",
+        )
         assert built.config is config and built.name == "slotted"
         assert judge_label(info) == "AI [slotted]"
     finally:
@@ -224,20 +290,48 @@ def test_a_judge_that_takes_no_attributes_is_still_recorded(config, store):
 def test_the_run_header_records_registry_name_and_kind(monkeypatch, config, store):
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     cases = load_cases(CASES)
-    asyncio.run(execute(store, RunPlan("lex", "cases", "answer", cases, OutputsTarget(CLAUDE), get_judge("lexical", config, store))))
+    asyncio.run(
+        execute(
+            store,
+            RunPlan(
+                "lex",
+                "cases",
+                "answer",
+                cases,
+                OutputsTarget(CLAUDE),
+                get_judge("lexical", config, store),
+            ),
+        )
+    )
     raw = json.loads((store.root / "runs" / "lex.jsonl").read_text("utf-8").splitlines()[0])
-    assert raw["judge"]["name"] == "lexical" and raw["judge"]["registry_name"] == "lexical" and raw["judge"]["kind"] == "local"
+    assert (
+        raw["judge"]["name"] == "lexical"
+        and raw["judge"]["registry_name"] == "lexical"
+        and raw["judge"]["kind"] == "local"
+    )
     assert judge_label(store.load_run("lex").header.judge) == "lexical"
 
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")  # no call is made: only info() is asked for
-    llm = get_judge("llm", config.model_copy(update={"llm": config.llm.model_copy(update={"model": "m"})}), store)
+    monkeypatch.setenv(
+        "ANTHROPIC_API_KEY", "sk-ant-test"
+    )  # no call is made: only info() is asked for
+    llm = get_judge(
+        "llm",
+        config.model_copy(update={"llm": config.llm.model_copy(update={"model": "m"})}),
+        store,
+    )
     info = llm.info()
     assert (info.name, info.registry_name, info.kind) == ("anthropic/m", "llm", "llm")
     assert judge_label(info) == "AI" and judge_label(llm) == "AI"
 
 
-OLD_LABELS = {None: "AI", "lexical": "lexical", "anthropic/claude-sonnet-4-5": "AI", "recorded": "AI [recorded]",
-              "ragas": "AI [ragas]", "gpt-judge": "AI [gpt-judge]"}
+OLD_LABELS = {
+    None: "AI",
+    "lexical": "lexical",
+    "anthropic/claude-sonnet-4-5": "AI",
+    "recorded": "AI [recorded]",
+    "ragas": "AI [ragas]",
+    "gpt-judge": "AI [gpt-judge]",
+}
 """What ``judge_label`` said before judges had kinds; built-in and imported names must read the same."""
 
 
@@ -251,35 +345,91 @@ def test_labels_of_builtin_and_imported_judges_are_unchanged(name):
 def test_old_run_files_without_a_kind_still_load(store):
     folder = store.root / "runs"
     folder.mkdir(parents=True)
-    expected = {"lexical": "local", "anthropic/claude-sonnet-4-5": "llm", "recorded": "recorded", "ragas": "recorded"}
+    expected = {
+        "lexical": "local",
+        "anthropic/claude-sonnet-4-5": "llm",
+        "recorded": "recorded",
+        "ragas": "recorded",
+    }
     for n, (name, kind) in enumerate(expected.items()):
-        header = {"type": "run_header", "v": 1, "run_id": f"old{n}", "kind": "answer",
-                  "created_at": "2025-01-01T00:00:00Z", "judge": {"name": name, "params": {}}}
-        item = {"type": "query_evaluation", "v": 1, "run_id": f"old{n}",
-                "data": {"id": "a", "query": {"query": "q"}, "answer": "x", "evaluation": {"scores": {"overall": 0.5}, "judge": name}}}
-        (folder / f"old{n}.jsonl").write_text(json.dumps(header) + "\n" + json.dumps(item) + "\n", encoding="utf-8")
+        header = {
+            "type": "run_header",
+            "v": 1,
+            "run_id": f"old{n}",
+            "kind": "answer",
+            "created_at": "2025-01-01T00:00:00Z",
+            "judge": {"name": name, "params": {}},
+        }
+        item = {
+            "type": "query_evaluation",
+            "v": 1,
+            "run_id": f"old{n}",
+            "data": {
+                "id": "a",
+                "query": {"query": "q"},
+                "answer": "x",
+                "evaluation": {"scores": {"overall": 0.5}, "judge": name},
+            },
+        }
+        (folder / f"old{n}.jsonl").write_text(
+            json.dumps(header) + "\n" + json.dumps(item) + "\n", encoding="utf-8"
+        )
         run = store.load_run(f"old{n}")
         assert run.header.judge.kind == kind == legacy_judge_kind(name)
         assert run.header.judge.registry_name is None
-        assert judge_label(run.header.judge) == judge_label(run.items[0].evaluation.judge) == OLD_LABELS[name]
-    assert parse_record({"type": "run_header", "run_id": "x"}).judge.kind == "recorded"  # JudgeInfo(): name "unknown"
+        assert (
+            judge_label(run.header.judge)
+            == judge_label(run.items[0].evaluation.judge)
+            == OLD_LABELS[name]
+        )
+    assert (
+        parse_record({"type": "run_header", "run_id": "x"}).judge.kind == "recorded"
+    )  # JudgeInfo(): name "unknown"
     assert RunHeader(run_id="x", judge=JudgeInfo(name="lexical")).judge.kind == "local"
-    assert parse_record({"type": "run_header", "run_id": "x", "judge": {"name": "x/y", "kind": None}}).judge.kind == "llm"
+    assert (
+        parse_record(
+            {"type": "run_header", "run_id": "x", "judge": {"name": "x/y", "kind": None}}
+        ).judge.kind
+        == "llm"
+    )
 
 
 def _plugin_run(store, kind: str) -> None:
     """A run judged by the ``bm25`` plugin (header kind ``kind``), read back where that plugin is not installed."""
     folder = store.root / "runs"
     folder.mkdir(parents=True)
-    header = {"type": "run_header", "v": 1, "run_id": "plug", "kind": "answer", "created_at": "2025-01-01T00:00:00Z",
-              "judge": {"name": "bm25", "registry_name": "bm25", "kind": kind, "params": {}}}
-    item = {"type": "query_evaluation", "v": 1, "run_id": "plug",
-            "data": {"id": "a", "query": {"query": "q"}, "answer": "x",
-                     "evaluation": {"scores": {"overall": 0.5}, "judge": "bm25", "verdict": "PASS", "rationale": "overlap"}}}
-    (folder / "plug.jsonl").write_text(json.dumps(header) + "\n" + json.dumps(item) + "\n", encoding="utf-8")
+    header = {
+        "type": "run_header",
+        "v": 1,
+        "run_id": "plug",
+        "kind": "answer",
+        "created_at": "2025-01-01T00:00:00Z",
+        "judge": {"name": "bm25", "registry_name": "bm25", "kind": kind, "params": {}},
+    }
+    item = {
+        "type": "query_evaluation",
+        "v": 1,
+        "run_id": "plug",
+        "data": {
+            "id": "a",
+            "query": {"query": "q"},
+            "answer": "x",
+            "evaluation": {
+                "scores": {"overall": 0.5},
+                "judge": "bm25",
+                "verdict": "PASS",
+                "rationale": "overlap",
+            },
+        },
+    }
+    (folder / "plug.jsonl").write_text(
+        json.dumps(header) + "\n" + json.dumps(item) + "\n", encoding="utf-8"
+    )
 
 
-@pytest.mark.parametrize("kind, label", [("local", "bm25"), ("llm", "AI"), ("recorded", "AI [bm25]")])
+@pytest.mark.parametrize(
+    "kind, label", [("local", "bm25"), ("llm", "AI"), ("recorded", "AI [bm25]")]
+)
 def test_labels_come_from_the_kind_the_run_header_records(store, config, kind, label):
     """Once the plugin that judged a run is gone, its name alone says nothing: the header's kind decides."""
     from bot import Action, ReviewEngine
@@ -303,10 +453,16 @@ def test_an_imported_run_records_its_judge_as_recorded_whatever_its_name(store, 
     from evaluation.output import run_lines
 
     rows = tmp_path / "scores.jsonl"
-    rows.write_text(json.dumps({"id": "a", "query": "q", "answer": "x", "score": 0.7, "judge": "lexical"}) + "\n", encoding="utf-8")
+    rows.write_text(
+        json.dumps({"id": "a", "query": "q", "answer": "x", "score": 0.7, "judge": "lexical"})
+        + "\n",
+        encoding="utf-8",
+    )
     run = store.load_run(import_outputs(store, rows, judge="lexical").run_id)
     assert run.header.judge.kind == "recorded" and judge_label(run.header.judge) == "AI [lexical]"
-    assert run_lines(run, "quiet")[0].endswith("(AI [lexical])")  # scores made elsewhere are never a local method's
+    assert run_lines(run, "quiet")[0].endswith(
+        "(AI [lexical])"
+    )  # scores made elsewhere are never a local method's
 
 
 # --------------------------------------------------------------------------- unknown names, broken and clashing plugins
@@ -316,30 +472,52 @@ def test_an_unknown_name_lists_the_known_ones_and_how_to_add_one(config, store):
     with pytest.raises(UnknownName) as caught:
         get_judge("bm25", config, store)
     assert caught.value.what == "unknown judge 'bm25'"
-    assert caught.value.fix.startswith("pass --judge or set [judge] name to one of lexical, llm, or install a plugin")
+    assert caught.value.fix.startswith(
+        "pass --judge or set [judge] name to one of lexical, llm, or install a plugin"
+    )
     assert "entry-point group hilbot.judges" in caught.value.fix
 
     with pytest.raises(UnknownName) as caught:
         get_channel("discord")
-    assert caught.value.what == "unknown channel 'discord'" and "use one of slack, telegram, terminal" in caught.value.fix
+    assert (
+        caught.value.what == "unknown channel 'discord'"
+        and "use one of slack, telegram, terminal" in caught.value.fix
+    )
     assert "hilbot.channels" in caught.value.fix
 
     with pytest.raises(LLMError) as caught:  # still an LLMError, as before
         get_provider(config.llm.model_copy(update={"provider": "openai"}))
     assert isinstance(caught.value, UnknownName)
-    assert "set [llm] provider to one of anthropic" in caught.value.fix and "hilbot.providers" in caught.value.fix
+    assert (
+        "set [llm] provider to one of anthropic" in caught.value.fix
+        and "hilbot.providers" in caught.value.fix
+    )
 
 
 def test_an_unknown_judge_on_the_command_line_is_a_one_line_error(run_cli):
-    result = run_cli("run", "--cases", str(CASES), "--outputs", str(CLAUDE), "--judge", "bm25", env={"ANTHROPIC_API_KEY": ""})
+    result = run_cli(
+        "run",
+        "--cases",
+        str(CASES),
+        "--outputs",
+        str(CLAUDE),
+        "--judge",
+        "bm25",
+        env={"ANTHROPIC_API_KEY": ""},
+    )
     assert result.returncode == 2
     (line,) = result.stderr.strip().splitlines()
-    assert line.startswith("error: unknown judge 'bm25' — pass --judge or set [judge] name to one of lexical, llm")
+    assert line.startswith(
+        "error: unknown judge 'bm25' — pass --judge or set [judge] name to one of lexical, llm"
+    )
 
 
 def test_a_broken_plugin_is_a_one_line_error_naming_it(plugins, config, store):
-    plugins("hilbot-broken", {"hilbot.judges": {"broken": f"{PREFIX}broken:Judge"}},
-            {f"{PREFIX}broken": "import a_module_nobody_installed\n"})
+    plugins(
+        "hilbot-broken",
+        {"hilbot.judges": {"broken": f"{PREFIX}broken:Judge"}},
+        {f"{PREFIX}broken": "import a_module_nobody_installed\n"},
+    )
     assert "broken" in JUDGES.names()
     with pytest.raises(RegistryError) as caught:
         get_judge("broken", config, store)
@@ -350,16 +528,27 @@ def test_a_broken_plugin_is_a_one_line_error_naming_it(plugins, config, store):
 
 
 def test_a_module_that_registers_nothing_under_its_name_is_an_error(plugins, config, store):
-    plugins("hilbot-empty", {"hilbot.judges": {"empty": f"{PREFIX}empty"}}, {f"{PREFIX}empty": "X = 1\n"})
-    with pytest.raises(RegistryError, match=f"plugin module {PREFIX}empty .* registers no judge 'empty'"):
+    plugins(
+        "hilbot-empty",
+        {"hilbot.judges": {"empty": f"{PREFIX}empty"}},
+        {f"{PREFIX}empty": "X = 1\n"},
+    )
+    with pytest.raises(
+        RegistryError, match=f"plugin module {PREFIX}empty .* registers no judge 'empty'"
+    ):
         get_judge("empty", config, store)
 
 
 def test_a_plugin_cannot_take_a_builtin_name(plugins):
-    plugins("hilbot-shadow", {"hilbot.channels": {"terminal": f"{PREFIX}shadow"}},
-            {f"{PREFIX}shadow": "raise RuntimeError('never imported')\n"})
+    plugins(
+        "hilbot-shadow",
+        {"hilbot.channels": {"terminal": f"{PREFIX}shadow"}},
+        {f"{PREFIX}shadow": "raise RuntimeError('never imported')\n"},
+    )
     assert CHANNELS.names() == ["slack", "telegram", "terminal"]
-    assert get_channel("terminal").name == "terminal"  # the built-in; the plugin's module is never imported
+    assert (
+        get_channel("terminal").name == "terminal"
+    )  # the built-in; the plugin's module is never imported
     assert f"{PREFIX}shadow" not in sys.modules
 
     class Mine:
@@ -381,7 +570,9 @@ def test_two_plugins_with_one_name_are_an_error(plugins, config, store):
 
 
 def test_the_generic_registry():
-    things: Registry[object] = Registry("thing", "hilbot.test-things", builtins={"lazy": f"{PREFIX}nowhere"})
+    things: Registry[object] = Registry(
+        "thing", "hilbot.test-things", builtins={"lazy": f"{PREFIX}nowhere"}
+    )
 
     @things.register("a")
     def a():
@@ -390,7 +581,9 @@ def test_the_generic_registry():
     def b():
         return "b"
 
-    assert things.get("a") is a and things.register("a")(a) is a  # registering the same object again is harmless
+    assert (
+        things.get("a") is a and things.register("a")(a) is a
+    )  # registering the same object again is harmless
     with pytest.raises(RegistryError, match=r"thing 'a' is already registered \(.*\.a\)"):
         things.register("a")(b)
     things.register("a", replace=True)(b)
@@ -401,12 +594,15 @@ def test_the_generic_registry():
             things.register(bad)  # type: ignore[arg-type]
     with pytest.raises(UnknownName, match="unknown thing 'zzz'") as caught:
         things.get("zzz")
-    assert caught.value.fix == "use one of a, lazy, or install a plugin that adds one (entry-point group hilbot.test-things)"
+    assert (
+        caught.value.fix
+        == "use one of a, lazy, or install a plugin that adds one (entry-point group hilbot.test-things)"
+    )
 
 
 # --------------------------------------------------------------------------- providers and channels from plugins
 
-ECHO_PROVIDER = '''
+ECHO_PROVIDER = """
 from evaluation.llm import ProviderReply
 
 
@@ -418,9 +614,9 @@ class EchoProvider:
 
     async def complete(self, request, *, system, prompt, max_tokens):
         return ProviderReply(data={"answer": "YES", "reason": f"echo saw {len(prompt)} characters"}, input_tokens=3)
-'''
+"""
 
-ECHO_CHANNEL = '''
+ECHO_CHANNEL = """
 from bot.channels import channel
 
 
@@ -430,13 +626,17 @@ class EchoChannel:
 
     def serve(self, store, config):
         return None
-'''
+"""
 
 
 def test_a_plugin_provider_serves_the_llm_judge(plugins, config, store):
     from evaluation.judges import BinaryVerdict
 
-    plugins("hilbot-echo", {"hilbot.providers": {"echo": f"{PREFIX}echo:EchoProvider"}}, {f"{PREFIX}echo": ECHO_PROVIDER})
+    plugins(
+        "hilbot-echo",
+        {"hilbot.providers": {"echo": f"{PREFIX}echo:EchoProvider"}},
+        {f"{PREFIX}echo": ECHO_PROVIDER},
+    )
     assert PROVIDERS.names() == ["anthropic", "echo", "openai-compatible"]
     settings = config.llm.model_copy(update={"provider": "echo", "model": "echo-1", "cache": False})
     llm = LLM(settings, store)
@@ -444,13 +644,21 @@ def test_a_plugin_provider_serves_the_llm_judge(plugins, config, store):
     assert reply.output.answer == "YES" and llm.label == "echo/echo-1"
     judge_ = get_judge("llm", config.model_copy(update={"llm": settings}), store)
     info = judge_.info()
-    assert (info.name, info.registry_name, info.kind, info.params["provider"]) == ("echo/echo-1", "llm", "llm", "echo")
+    assert (info.name, info.registry_name, info.kind, info.params["provider"]) == (
+        "echo/echo-1",
+        "llm",
+        "llm",
+        "echo",
+    )
     assert judge_label(info) == "AI"
 
 
 def test_a_plugin_channel_is_served_by_name(plugins):
-    plugins("hilbot-echo-channel", {"hilbot.channels": {"echo": f"{PREFIX}echo_channel"}},
-            {f"{PREFIX}echo_channel": ECHO_CHANNEL})
+    plugins(
+        "hilbot-echo-channel",
+        {"hilbot.channels": {"echo": f"{PREFIX}echo_channel"}},
+        {f"{PREFIX}echo_channel": ECHO_CHANNEL},
+    )
     assert CHANNELS.names() == ["echo", "slack", "telegram", "terminal"]
     found = chat_channel("echo")
     assert type(found).__module__ == f"{PREFIX}echo_channel" and found.serve(None, None) is None
@@ -474,9 +682,14 @@ def test_builtin_channels_and_providers_are_still_imported_lazily():
         heavy = sorted({m.split(".")[0] for m in sys.modules} & {"telegram", "slack_bolt", "slack_sdk", "anthropic", "openai"})
         print(names, terminal, labels, heavy, error, sep="\\n")
     """)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    ).stdout
     names, terminal, labels, heavy, error = out.strip().split("\n")
-    assert names == "(['slack', 'telegram', 'terminal'], ['anthropic', 'openai-compatible'], ['lexical', 'llm'])"
+    assert (
+        names
+        == "(['slack', 'telegram', 'terminal'], ['anthropic', 'openai-compatible'], ['lexical', 'llm'])"
+    )
     assert terminal == "terminal" and labels == "('AI [recorded]', 'lexical', 'AI')"
     assert heavy == "[]", f"imported {heavy}"
     assert "use one of slack, telegram, terminal" in error

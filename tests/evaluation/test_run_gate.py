@@ -25,8 +25,10 @@ from tests.fakes.anthropic_api import FakeAnthropic
 
 QUERIES = ROOT / "tests" / "fixtures" / "queries"
 CORE = len(json.loads((QUERIES / "core.json").read_text())["queries"])
-FIRST = ("no earlier complete run of set cases with target {target} and judge {judge} to compare "
-         "with; this run is the baseline")
+FIRST = (
+    "no earlier complete run of set cases with target {target} and judge {judge} to compare "
+    "with; this run is the baseline"
+)
 
 
 @pytest.fixture
@@ -45,8 +47,9 @@ def module(tmp_path):
 
 
 def search_run(run_cli, target: str, *extra: str):
-    return run_cli("run", "--set", "core", "--dir", str(QUERIES), "--target", target, *extra,
-                   env=OFFLINE)
+    return run_cli(
+        "run", "--set", "core", "--dir", str(QUERIES), "--target", target, *extra, env=OFFLINE
+    )
 
 
 def rewritten(tmp_path: Path, source: str, name: str, change) -> str:
@@ -71,26 +74,33 @@ def test_a_search_that_finds_nothing_fails_the_gate(run_cli, tmp_path, module, m
     items = items_of(run_file(tmp_path, "empty"))
     assert all(overall(i) == 0.0 and i["evaluation"]["verdict"] == "FAIL" for i in items.values())
     if mode == "--silent":
-        assert result.stdout.splitlines() == ["📈 Average overall score: 0.00",
-                                              f"❌ {CORE} of {CORE} queries returned no results"]
+        assert result.stdout.splitlines() == [
+            "📈 Average overall score: 0.00",
+            f"❌ {CORE} of {CORE} queries returned no results",
+        ]
 
 
 def test_an_empty_answer_scores_0_and_an_all_empty_run_fails(run_cli, tmp_path):
     blank = rewritten(tmp_path, CLAUDE, "blank.jsonl", lambda row: {**row, "answer": " \n"})
     result = cli_run(run_cli, blank, "--run-id", "blank", "--silent")
     assert result.returncode == 1, (result.stdout, result.stderr)
-    assert result.stdout.splitlines() == ["📈 Average overall score: 0.00",
-                                          "❌ 8 of 8 queries returned an empty answer"]
+    assert result.stdout.splitlines() == [
+        "📈 Average overall score: 0.00",
+        "❌ 8 of 8 queries returned an empty answer",
+    ]
     assert all(overall(item) == 0.0 for item in items_of(run_file(tmp_path, "blank")).values())
 
 
 def test_some_empty_queries_score_0_and_are_named(run_cli, tmp_path, module):
-    name = module("half_empty", """
+    name = module(
+        "half_empty",
+        """
         from examples.docs_search import search as real
 
         def search(query):
             return [] if "ferret" in query else real(query)
-    """)
+    """,
+    )
     result = search_run(run_cli, f"{name}:search", "--run-id", "half", "--silent")
     items = items_of(run_file(tmp_path, "half"))
     empty = [i for i in items.values() if not i["results"]]
@@ -115,8 +125,17 @@ def test_a_run_where_nothing_could_be_measured_is_not_a_pass(run_cli, tmp_path):
     ids = [q["id"] for q in json.loads((QUERIES / "core.json").read_text())["queries"]]
     outputs = tmp_path / "answers.jsonl"
     outputs.write_text("".join(json.dumps({"id": i, "answer": "Some words."}) + "\n" for i in ids))
-    result = run_cli("run", "--set", "core", "--dir", str(QUERIES), "--outputs", str(outputs),
-                     "--silent", env=OFFLINE)
+    result = run_cli(
+        "run",
+        "--set",
+        "core",
+        "--dir",
+        str(QUERIES),
+        "--outputs",
+        str(outputs),
+        "--silent",
+        env=OFFLINE,
+    )
     assert result.returncode == 1
     nothing = f"❌ none of the {CORE} judged items has an overall score: nothing was measured"
     assert result.stdout.splitlines() == ["📈 Average overall score: n/a", nothing]
@@ -196,12 +215,15 @@ def test_the_default_baseline_is_a_run_of_the_same_judge(run_cli, tmp_path):
 
 
 def test_the_default_baseline_is_a_run_of_the_same_target(run_cli, tmp_path, module):
-    name = module("two_targets", """
+    name = module(
+        "two_targets",
+        """
         from examples.docs_search import search as good
 
         def worse(query):
             return good(query)[::-1][:1]
-    """)
+    """,
+    )
     assert search_run(run_cli, f"{name}:good", "--run-id", "good", "--silent").returncode == 0
     worse = search_run(run_cli, f"{name}:worse", "--run-id", "worse", "--quiet")
     assert worse.returncode == 0 and run_file(tmp_path, "worse")[0].get("baseline") is None

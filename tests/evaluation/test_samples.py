@@ -26,20 +26,36 @@ from evaluation.samples import (
 )
 
 
-def _item(item_id: str, category: str | None = None, verdict: str | None = None, **features) -> ItemData:
-    return ItemData(id=item_id, query=Query(query=f"question {item_id}", category=category),
-                    evaluation=Evaluation(scores={"overall": 0.5}, verdict=verdict), features=features)
+def _item(
+    item_id: str, category: str | None = None, verdict: str | None = None, **features
+) -> ItemData:
+    return ItemData(
+        id=item_id,
+        query=Query(query=f"question {item_id}", category=category),
+        evaluation=Evaluation(scores={"overall": 0.5}, verdict=verdict),
+        features=features,
+    )
 
 
-def _run(items: list[ItemData], run_id: str = "base", kind: str = "answer", set_name: str = "core",
-         dimensions: list[str] | None = None) -> Run:
-    header = RunHeader(run_id=run_id, kind=kind, set=set_name, dimensions=dimensions or ["overall", "accuracy"])  # type: ignore[arg-type]
+def _run(
+    items: list[ItemData],
+    run_id: str = "base",
+    kind: str = "answer",
+    set_name: str = "core",
+    dimensions: list[str] | None = None,
+) -> Run:
+    header = RunHeader(
+        run_id=run_id, kind=kind, set=set_name, dimensions=dimensions or ["overall", "accuracy"]
+    )  # type: ignore[arg-type]
     return Run(run_id, header, items)
 
 
 def _save(store: Store, run: Run) -> None:
-    store.create_run(run.header, [QueryEvaluation(run_id=run.run_id, data=i) for i in run.items],
-                     RunSummary(run_id=run.run_id, item_count=len(run.items)))
+    store.create_run(
+        run.header,
+        [QueryEvaluation(run_id=run.run_id, data=i) for i in run.items],
+        RunSummary(run_id=run.run_id, item_count=len(run.items)),
+    )
 
 
 def _three(a: int = 50, b: int = 30, c: int = 20) -> Run:
@@ -47,7 +63,9 @@ def _three(a: int = 50, b: int = 30, c: int = 20) -> Run:
     items = []
     for name, size in (("a", a), ("b", b), ("c", c)):
         items += [_item(f"{name}{k:03d}", category=name) for k in range(size)]
-    items.sort(key=lambda i: int(i.id[1:]))  # interleave the strata so run order differs from stratum order
+    items.sort(
+        key=lambda i: int(i.id[1:])
+    )  # interleave the strata so run order differs from stratum order
     return _run(items)
 
 
@@ -82,11 +100,19 @@ def test_at_least_one_per_stratum_taken_from_the_largest():
 
 def test_equal_allocation_caps_a_small_stratum_and_redistributes():
     assert allocate([50, 30, 20], 9, "equal") == [3, 3, 3]
-    assert allocate([50, 30, 20], 10, "equal") == [4, 3, 3]  # the one left goes to the first stratum
+    assert allocate([50, 30, 20], 10, "equal") == [
+        4,
+        3,
+        3,
+    ]  # the one left goes to the first stratum
     # c has 2: it gives both, and its surplus of 2 is shared between a and b
     assert allocate([50, 30, 2], 12, "equal") == [5, 5, 2]
     assert allocate([50, 3, 2], 12, "equal") == [7, 3, 2]
-    assert _counts(draw_sample(_three(50, 30, 2), 13, "category", "equal")) == {"a": 6, "b": 5, "c": 2}
+    assert _counts(draw_sample(_three(50, 30, 2), 13, "category", "equal")) == {
+        "a": 6,
+        "b": 5,
+        "c": 2,
+    }
 
 
 @settings(max_examples=50, deadline=None)
@@ -104,7 +130,9 @@ def test_allocation_property(sizes, data):
         assert all(c >= 1 for c in counts)
         # the at-least-one rule only ever lowers the largest counts, so no stratum gets more than its rounded-up quota
         assert all(c <= max(1, math.ceil(q)) for c, q in zip(counts, quotas))
-        if all(q >= 1 for q in quotas):  # no stratum needed the rule: plain largest remainder, within 1 of the quota
+        if all(
+            q >= 1 for q in quotas
+        ):  # no stratum needed the rule: plain largest remainder, within 1 of the quota
             assert all(abs(c - q) < 1 for c, q in zip(counts, quotas))
     else:
         assert all(abs(c - q) < 1 for c, q in zip(counts, quotas))
@@ -114,11 +142,19 @@ def test_allocation_property(sizes, data):
 
 
 def test_two_fields_combine_and_missing_values_are_their_own_stratum():
-    items = [_item(f"i{k}", category="x" if k % 2 else "y", verdict=None if k % 3 == 0 else "PASS") for k in range(12)]
+    items = [
+        _item(f"i{k}", category="x" if k % 2 else "y", verdict=None if k % 3 == 0 else "PASS")
+        for k in range(12)
+    ]
     items[0].query.category = None
     sample = draw_sample(_run(items), 12, "category,verdict")
     assert {s.key: s.population for s in sample.strata} == {
-        ("x", "PASS"): 4, ("x", "(none)"): 2, ("y", "PASS"): 4, ("y", "(none)"): 1, ("(none)", "(none)"): 1}
+        ("x", "PASS"): 4,
+        ("x", "(none)"): 2,
+        ("y", "PASS"): 4,
+        ("y", "(none)"): 1,
+        ("(none)", "(none)"): 1,
+    }
     assert [s.key for s in sample.strata][-1] == ("(none)", "(none)")  # (none) sorts last
 
 
@@ -128,7 +164,11 @@ def test_features_and_header_fields_are_strata():
     run = _run(items, kind="scenario", set_name="agents")
     assert known_fields(run) == ["kind", "set", "complexity", "maturity"]
     sample = draw_sample(run, 4, ["maturity", "kind"])
-    assert {s.key: s.population for s in sample.strata} == {("beta", "scenario"): 3, ("ga", "scenario"): 4, ("(none)", "scenario"): 1}
+    assert {s.key: s.population for s in sample.strata} == {
+        ("beta", "scenario"): 3,
+        ("ga", "scenario"): 4,
+        ("(none)", "scenario"): 1,
+    }
     assert {s.key for s in draw_sample(run, 2, "complexity").strata} == {("0",), ("1",)}
 
 
@@ -160,7 +200,9 @@ def test_removing_another_stratum_leaves_a_stratum_draw_unchanged():
     assert _counts(after)["a"] == _counts(before)["a"] == 3
     assert a_ids(after) == a_ids(before)
     # and a larger allocation only adds to a stratum's draw
-    assert set(a_ids(before)) <= set(a_ids(draw_sample(without_c, 12, "category", "equal", seed=11)))
+    assert set(a_ids(before)) <= set(
+        a_ids(draw_sample(without_c, 12, "category", "equal", seed=11))
+    )
 
 
 def test_items_are_copies_in_run_order():
@@ -178,7 +220,10 @@ def test_items_are_copies_in_run_order():
 
 def test_new_run_header_and_items(store):
     run = _three()
-    _save(store, _run(run.items, kind="scenario", set_name="agents", dimensions=["overall", "quality"]))
+    _save(
+        store,
+        _run(run.items, kind="scenario", set_name="agents", dimensions=["overall", "quality"]),
+    )
     sample, new_id = sample_run(store, "base", 10, "category", seed=2)
     assert new_id == "base-sample-10"
     saved = store.load_run(new_id)
@@ -188,12 +233,22 @@ def test_new_run_header_and_items(store):
     assert saved.header.label == "10-item sample of base by category (proportional, seed 2)"
     record = saved.header.sample
     assert record is not None and not saved.header.model_extra  # a typed field, not an extra key
-    assert record["by"] == ["category"] and record["n"] == 10 and record["seed"] == 2 and record["allocation"] == "proportional"
-    assert record["strata"] == [{"stratum": ["a"], "population": 50, "sampled": 5}, {"stratum": ["b"], "population": 30, "sampled": 3},
-                                {"stratum": ["c"], "population": 20, "sampled": 2}]
+    assert (
+        record["by"] == ["category"]
+        and record["n"] == 10
+        and record["seed"] == 2
+        and record["allocation"] == "proportional"
+    )
+    assert record["strata"] == [
+        {"stratum": ["a"], "population": 50, "sampled": 5},
+        {"stratum": ["b"], "population": 30, "sampled": 3},
+        {"stratum": ["c"], "population": 20, "sampled": 2},
+    ]
     original = {i.id: i for i in store.load_run("base").items}
     assert [i.id for i in saved.items] == [i.id for i in sample.items]
-    assert [i.id for i in saved.items] == [i.id for i in store.load_run("base").items if i.id in {s.id for s in saved.items}]
+    assert [i.id for i in saved.items] == [
+        i.id for i in store.load_run("base").items if i.id in {s.id for s in saved.items}
+    ]
     assert all(i == original[i.id] for i in saved.items)
     assert saved.summary is not None and saved.summary.item_count == 10
     # a second sample of the same size gets the next free id
@@ -209,7 +264,9 @@ def test_default_id_stays_valid():
 
 def test_cli_writes_the_sample(store, run_cli):
     _save(store, _three())
-    out = run_cli("sample", "base", "--n", "10", "--by", "category", "--seed", "1", "--run-id", "team-a")
+    out = run_cli(
+        "sample", "base", "--n", "10", "--by", "category", "--seed", "1", "--run-id", "team-a"
+    )
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert lines[1].split() == ["a", "50", "5"] and lines[3].split() == ["c", "20", "2"]
@@ -220,15 +277,27 @@ def test_cli_writes_the_sample(store, run_cli):
     assert len(store.load_run("team-a").items) == 10
 
 
-@pytest.mark.parametrize(("args", "expected"), [
-    (["base", "--n", "5", "--by", "maturity"], "has the field 'maturity' — use one of the fields the items have: kind, set, category, verdict, tier"),
-    (["base", "--n", "101", "--by", "category"], "run 'base' has 100 — use --n 100 or fewer"),
-    (["base", "--n", "0", "--by", "category"], "use --n 1 or more"),
-    (["nope", "--n", "5", "--by", "category"], "no run 'nope'"),
-    (["base", "--n", "5", "--by", "category,category"], "listed twice"),
-    (["base", "--n", "5", "--by", "category", "--seed", "-1"], "--seed -1 is out of range — use a whole number from 0 to 4294967295"),
-    (["base", "--n", "5", "--by", "category", "--seed", str(2**32)], "--seed 4294967296 is out of range"),
-])
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (
+            ["base", "--n", "5", "--by", "maturity"],
+            "has the field 'maturity' — use one of the fields the items have: kind, set, category, verdict, tier",
+        ),
+        (["base", "--n", "101", "--by", "category"], "run 'base' has 100 — use --n 100 or fewer"),
+        (["base", "--n", "0", "--by", "category"], "use --n 1 or more"),
+        (["nope", "--n", "5", "--by", "category"], "no run 'nope'"),
+        (["base", "--n", "5", "--by", "category,category"], "listed twice"),
+        (
+            ["base", "--n", "5", "--by", "category", "--seed", "-1"],
+            "--seed -1 is out of range — use a whole number from 0 to 4294967295",
+        ),
+        (
+            ["base", "--n", "5", "--by", "category", "--seed", str(2**32)],
+            "--seed 4294967296 is out of range",
+        ),
+    ],
+)
 def test_cli_errors_are_one_line(store, run_cli, args, expected):
     run = _three()
     run.items[0].evaluation.verdict = "PASS"
@@ -248,7 +317,9 @@ def test_cli_refuses_a_taken_run_id(store, run_cli):
 
 
 def test_library_error_for_unknown_field_names_known_fields():
-    with pytest.raises(HilbotError, match="use one of the fields the items have: kind, set, category"):
+    with pytest.raises(
+        HilbotError, match="use one of the fields the items have: kind, set, category"
+    ):
         draw_sample(_three(), 5, "maturity")
 
 

@@ -45,23 +45,50 @@ def forms(value: str) -> list[str]:
     """The forms a value takes in transit: raw, in a URL (upper and lower case escapes), in JSON, in another letter case."""
     encoded = quote(value, safe="")
     lower = re.sub(r"%[0-9A-F]{2}", lambda m: m.group().lower(), encoded)
-    return [value, encoded, lower, quote_plus(value, safe=""), quote(value), json.dumps(value)[1:-1],
-            json.dumps(value, ensure_ascii=True)[1:-1], value.lower(), value.upper()]  # libraries capitalise messages
+    return [
+        value,
+        encoded,
+        lower,
+        quote_plus(value, safe=""),
+        quote(value),
+        json.dumps(value)[1:-1],
+        json.dumps(value, ensure_ascii=True)[1:-1],
+        value.lower(),
+        value.upper(),
+    ]  # libraries capitalise messages
 
 
 # --------------------------------------------------------------------------- scrub()
 
 
-@pytest.mark.parametrize("name", ["ANTHROPIC_API_KEY", "TELEGRAM_BOT_TOKEN", "TELEGRAM_WEBHOOK_SECRET", "SLACK_BOT_TOKEN",
-                                  "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET", "OPENAI_API_KEY", "GITHUB_TOKEN",
-                                  "DB_PASSWORD", "HOOK_SECRET"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "ANTHROPIC_API_KEY",
+        "TELEGRAM_BOT_TOKEN",
+        "TELEGRAM_WEBHOOK_SECRET",
+        "SLACK_BOT_TOKEN",
+        "SLACK_APP_TOKEN",
+        "SLACK_SIGNING_SECRET",
+        "OPENAI_API_KEY",
+        "GITHUB_TOKEN",
+        "DB_PASSWORD",
+        "HOOK_SECRET",
+    ],
+)
 def test_every_secret_variable_is_replaced_in_every_form_it_travels_in(monkeypatch, name):
     monkeypatch.setenv(name, VALUE)
     for form in forms(VALUE):
-        text = f"POST https://example.org/bot{form}/getMe failed: {{\"key\": \"{form}\"}}"
+        text = f'POST https://example.org/bot{form}/getMe failed: {{"key": "{form}"}}'
         scrubbed = scrub.scrub(text)
-        assert "sk-ant-api03" not in scrubbed.lower() and "r3al" not in scrubbed.lower(), (form, scrubbed)
-        assert scrubbed == f"POST https://example.org/bot{scrub.MARK}/getMe failed: {{\"key\": \"{scrub.MARK}\"}}"
+        assert "sk-ant-api03" not in scrubbed.lower() and "r3al" not in scrubbed.lower(), (
+            form,
+            scrubbed,
+        )
+        assert (
+            scrubbed
+            == f'POST https://example.org/bot{scrub.MARK}/getMe failed: {{"key": "{scrub.MARK}"}}'
+        )
     assert VALUE in scrub.secrets()
 
 
@@ -77,7 +104,9 @@ def test_values_are_read_from_the_environment_at_the_time_of_the_call(monkeypatc
 
 
 def test_short_values_and_other_variables_are_left_alone(monkeypatch):
-    monkeypatch.setenv("DB_PASSWORD", "hunter2")  # 7 characters: replacing it would corrupt ordinary text
+    monkeypatch.setenv(
+        "DB_PASSWORD", "hunter2"
+    )  # 7 characters: replacing it would corrupt ordinary text
     monkeypatch.setenv("EDITOR", "vim-with-a-long-name")
     text = "hunter2 uses vim-with-a-long-name"
     assert scrub.scrub(text) is text and scrub.secrets() == []
@@ -91,13 +120,19 @@ def test_a_secret_that_contains_another_is_replaced_whole(monkeypatch):
 
 def test_a_password_inside_a_url_variable_is_a_secret(monkeypatch):
     monkeypatch.setenv("HTTPS_PROXY", "http://hilbot:pr0xy-pa55word@proxy.internal:3128")
-    assert scrub.scrub("407 from http://hilbot:pr0xy-pa55word@proxy.internal:3128") == \
-        f"407 from http://hilbot:{scrub.MARK}@proxy.internal:3128"
+    assert (
+        scrub.scrub("407 from http://hilbot:pr0xy-pa55word@proxy.internal:3128")
+        == f"407 from http://hilbot:{scrub.MARK}@proxy.internal:3128"
+    )
 
 
 def test_a_hilbot_error_is_clean_from_the_moment_it_is_built(monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", VALUE)
-    exc = HilbotError(f"server said: bad key {VALUE}", where=f"https://x/{quote(VALUE, safe='')}", fix=f"not {VALUE}")
+    exc = HilbotError(
+        f"server said: bad key {VALUE}",
+        where=f"https://x/{quote(VALUE, safe='')}",
+        fix=f"not {VALUE}",
+    )
     for text in (exc.one_line(), str(exc), exc.what, exc.where, exc.fix):
         assert "R3AL" not in text and scrub.MARK in text
 
@@ -117,9 +152,12 @@ def test_every_encoding_a_secret_can_take_on_its_way_is_replaced(monkeypatch, na
 def test_a_mix_of_escapes_is_still_the_secret(monkeypatch):
     """JSON in a form body with its escapes escaped, HTML escaped twice, a ``\\x`` escape."""
     monkeypatch.setenv("FOO_API_KEY", 'k3y"with<odd>/é')
-    for text in ('k3y%5C%22with%3Codd%3E%2F%C3%A9', 'k3y\\\"with\\u003codd\\u003e\\/\\u00e9',
-                 "k3y&amp;quot;with&amp;lt;odd&amp;gt;/&#233;",
-                 "k3y&#x22;with&#60;odd&#62;/\\xc3\\xa9"):
+    for text in (
+        "k3y%5C%22with%3Codd%3E%2F%C3%A9",
+        'k3y\\"with\\u003codd\\u003e\\/\\u00e9',
+        "k3y&amp;quot;with&amp;lt;odd&amp;gt;/&#233;",
+        "k3y&#x22;with&#60;odd&#62;/\\xc3\\xa9",
+    ):
         assert scrub.scrub(f"<{text}>") == f"<{scrub.MARK}>", text
 
 
@@ -130,8 +168,12 @@ def test_hostile_runs_of_escapes_cost_the_scrubber_no_backtracking(monkeypatch):
 
     monkeypatch.setenv("FOO_API_KEY", 'CANARY-foo/key"\\é')
     monkeypatch.setenv("BAR_TOKEN", '"quoted-secret-value')
-    texts = ["CANARY-foo" + "\\" * 100_000 + "%5C" * 50_000, "quoted-secret" + '\\"' * 100_000,
-             "token" + "\\" * 100_000, ("%22token%22" + "+" * 40) * 5_000]
+    texts = [
+        "CANARY-foo" + "\\" * 100_000 + "%5C" * 50_000,
+        "quoted-secret" + '\\"' * 100_000,
+        "token" + "\\" * 100_000,
+        ("%22token%22" + "+" * 40) * 5_000,
+    ]
     started = time.perf_counter()
     for text in texts:
         scrub.scrub_fields(scrub.scrub(text))
@@ -159,8 +201,13 @@ def test_cuts_scrub_first_and_never_leave_part_of_a_secret(monkeypatch):
 
     monkeypatch.setenv("FOO_API_KEY", "CANARY-0123456789abcdef")
     text = "x" * 70 + " CANARY-0123456789abcdef and more " * 20
-    for cut in (texts.clip(text, 80), _telegram_render.clip(text, 80), _slack_render.fit(text, 80),
-                *_telegram_render.chunks(text * 20), *_slack_render.text_pieces(text * 30)):
+    for cut in (
+        texts.clip(text, 80),
+        _telegram_render.clip(text, 80),
+        _slack_render.fit(text, 80),
+        *_telegram_render.chunks(text * 20),
+        *_slack_render.text_pieces(text * 30),
+    ):
         assert "canary" not in cut.lower(), cut
 
 
@@ -169,8 +216,11 @@ def test_scrub_values_scrubs_every_string_but_the_credentials_a_call_carries(mon
     token = "xoxb-0000-CANARY"
     sent = {"text": token, "blocks": [{"text": {"text": f"a {token} b"}}], "n": 3, "token": token}
     assert scrub.scrub_values(sent, frozenset({"token"})) == {
-        "text": scrub.MARK, "blocks": [{"text": {"text": f"a {scrub.MARK} b"}}], "n": 3,
-        "token": token}
+        "text": scrub.MARK,
+        "blocks": [{"text": {"text": f"a {scrub.MARK} b"}}],
+        "n": 3,
+        "token": token,
+    }
 
 
 # --------------------------------------------------------------------------- streams
@@ -240,11 +290,15 @@ def install(capsys):
         step()
 
 
-def test_every_logger_at_every_level_is_scrubbed_messages_arguments_and_tracebacks(monkeypatch, install):
+def test_every_logger_at_every_level_is_scrubbed_messages_arguments_and_tracebacks(
+    monkeypatch, install
+):
     monkeypatch.setenv("TELEGRAM_BOT_TOKEN", "123456:TEST-TOKEN")
     install, logs = install
     install(logging.DEBUG)
-    logging.getLogger("httpx").debug('HTTP Request: POST %s "HTTP/1.1 200 OK"', "http://127.0.0.1/bot123456:TEST-TOKEN/getMe")
+    logging.getLogger("httpx").debug(
+        'HTTP Request: POST %s "HTTP/1.1 200 OK"', "http://127.0.0.1/bot123456:TEST-TOKEN/getMe"
+    )
     logging.getLogger("vendor.lib").info("quoted: %r", {"token": "123456%3ATEST-TOKEN"})
     logging.getLogger("vendor.lib").warning("the server said: %s", "\x1b]0;pwned\x07\x1b[2J")
     try:
@@ -255,14 +309,22 @@ def test_every_logger_at_every_level_is_scrubbed_messages_arguments_and_tracebac
         warnings.simplefilter("always")
         warnings.warn("deprecated use of 123456:TEST-TOKEN")
     [ours] = [h for h in logging.getLogger().handlers if isinstance(h, scrub.StderrHandler)]
-    ours.handle(logging.LogRecord("vendor.lib", logging.INFO, __file__, 1, "%d items", ("123456:TEST-TOKEN",), None))  # a broken call
+    ours.handle(
+        logging.LogRecord(
+            "vendor.lib", logging.INFO, __file__, 1, "%d items", ("123456:TEST-TOKEN",), None
+        )
+    )  # a broken call
     err = logs.readouterr().err
     assert "TEST-TOKEN" not in err
     assert "HTTP Request: POST http://127.0.0.1/bot[secret]/getMe" in err  # the request was logged
     assert "RuntimeError: Unauthorized for bot[secret]" in err and "Traceback" in err
     assert "deprecated use of [secret]" in err
-    assert "logging failed on a line from vendor.lib" in err  # logging's own error report: scrubbed, one line
-    assert "the server said: ␛]0;pwned␇␛[2J" in err and "\x1b" not in err  # no escape sequence reaches the terminal
+    assert (
+        "logging failed on a line from vendor.lib" in err
+    )  # logging's own error report: scrubbed, one line
+    assert (
+        "the server said: ␛]0;pwned␇␛[2J" in err and "\x1b" not in err
+    )  # no escape sequence reaches the terminal
 
 
 def test_install_logging_twice_keeps_one_handler_and_the_undo_restores_what_was_there(install):
@@ -275,7 +337,9 @@ def test_install_logging_twice_keeps_one_handler_and_the_undo_restores_what_was_
     assert logs.readouterr().err.count("once") == 1
     undo = scrub.install_logging(logging.DEBUG, quiet=["vendor.chatty"])
     undo()
-    assert chatty.level == logging.WARNING and root.level == logging.INFO  # as the earlier install left them
+    assert (
+        chatty.level == logging.WARNING and root.level == logging.INFO
+    )  # as the earlier install left them
 
 
 # --------------------------------------------------------------------------- end to end
@@ -284,15 +348,32 @@ def test_install_logging_twice_keeps_one_handler_and_the_undo_restores_what_was_
 def test_a_messages_api_that_echoes_the_key_leaks_it_nowhere(tmp_path):
     def echo(body):
         if "Eliminator" in body["messages"][0]["content"]:
-            return error(400, "invalid_request_error", message="x" * 160, echo_key=True)  # the key straddles a 200-character cut
+            return error(
+                400, "invalid_request_error", message="x" * 160, echo_key=True
+            )  # the key straddles a 200-character cut
         return schema_responder(body)
 
     (tmp_path / "hilbot.toml").write_text("[llm]\nmax_retries = 0\n")
     with FakeAnthropic(responder=echo) as fake:
         key = fake.env()["ANTHROPIC_API_KEY"]
-        env = {**fake.env(), "HILBOT_DATA_DIR": str(tmp_path / "results"), "HILBOT_CONFIG": str(tmp_path / "hilbot.toml")}
-        result = invoke("run", "--cases", str(CASES), "--outputs", str(CLAUDE), "--run-id", "echo", "--judge", "llm",
-                        env=env, cwd=tmp_path)
+        env = {
+            **fake.env(),
+            "HILBOT_DATA_DIR": str(tmp_path / "results"),
+            "HILBOT_CONFIG": str(tmp_path / "hilbot.toml"),
+        }
+        result = invoke(
+            "run",
+            "--cases",
+            str(CASES),
+            "--outputs",
+            str(CLAUDE),
+            "--run-id",
+            "echo",
+            "--judge",
+            "llm",
+            env=env,
+            cwd=tmp_path,
+        )
         echoed = [r for r in fake.requests if "Eliminator" in r["messages"][0]["content"]]
     assert result.exit_code in (0, 1), result.stderr  # 1: the CI gate counts the unjudged item
     assert echoed and BUG not in result.stderr
@@ -310,19 +391,29 @@ def test_a_logged_token_field_loses_its_value_in_every_form():
     """A platform's payload carries the app's verification token, which no variable of this process holds."""
     from evaluation.scrub import scrub_fields
 
-    for body in ("payload=%7B%22type%22%3A+%22x%22%2C+%22token%22%3A+%22Zx9verificationTOKEN%22",
-                 "payload=%7b%22token%22%3a%22Zx9verificationTOKEN%22",
-                 '{\\"token\\": \\"Zx9verificationTOKEN\\"}',
-                 "&quot;token&quot;: &quot;Zx9verificationTOKEN&quot;",
-                 "%2522token%2522%253A%2520%2522Zx9verificationTOKEN"):
+    for body in (
+        "payload=%7B%22type%22%3A+%22x%22%2C+%22token%22%3A+%22Zx9verificationTOKEN%22",
+        "payload=%7b%22token%22%3a%22Zx9verificationTOKEN%22",
+        '{\\"token\\": \\"Zx9verificationTOKEN\\"}',
+        "&quot;token&quot;: &quot;Zx9verificationTOKEN&quot;",
+        "%2522token%2522%253A%2520%2522Zx9verificationTOKEN",
+    ):
         cleaned = scrub_fields(body)
         assert "Zx9verification" not in cleaned and scrub.MARK in cleaned, body
-    assert scrub_fields('{"payload": {"token": "Zx9verificationTOKEN", "team_id": "T1"}}') == \
-        '{"payload": {"token": "[secret]", "team_id": "T1"}}'
+    assert (
+        scrub_fields('{"payload": {"token": "Zx9verificationTOKEN", "team_id": "T1"}}')
+        == '{"payload": {"token": "[secret]", "team_id": "T1"}}'
+    )
     assert scrub_fields("{'token': 'Zx9verificationTOKEN'}") == "{'token': '[secret]'}"
     assert scrub_fields("token=Zx9verificationTOKEN&user_id=U1") == "token=[secret]&user_id=U1"
-    assert scrub_fields('"verification_token": "Zx9verificationTOKEN"') == '"verification_token": "[secret]"'
-    assert scrub_fields("next_token=abcdefghijk, a token: short") == "next_token=abcdefghijk, a token: short"
+    assert (
+        scrub_fields('"verification_token": "Zx9verificationTOKEN"')
+        == '"verification_token": "[secret]"'
+    )
+    assert (
+        scrub_fields("next_token=abcdefghijk, a token: short")
+        == "next_token=abcdefghijk, a token: short"
+    )
 
 
 # ------------------------------------------------------------------------- a server quoting headers
@@ -366,9 +457,12 @@ def test_triage_reports_print_no_key_a_server_echoed(tmp_path, provider, verbose
     key = CANARIES["ANTHROPIC_API_KEY"] if provider == "anthropic" else OPENAI_KEY
     toml = f'[llm]\nprovider = "{provider}"\nmodel = "m-test"\nmax_retries = 0\n'
     (tmp_path / "hilbot.toml").write_text(toml)
-    with (_echoing_anthropic() if provider == "anthropic" else _echoing_openai()) as fake:
-        env = {**fake.env(), "HILBOT_DATA_DIR": str(tmp_path / "results"),
-               "HILBOT_CONFIG": str(tmp_path / "hilbot.toml")}
+    with _echoing_anthropic() if provider == "anthropic" else _echoing_openai() as fake:
+        env = {
+            **fake.env(),
+            "HILBOT_DATA_DIR": str(tmp_path / "results"),
+            "HILBOT_CONFIG": str(tmp_path / "hilbot.toml"),
+        }
         env["ANTHROPIC_API_KEY" if provider == "anthropic" else "OPENAI_API_KEY"] = key
         sources = _one_change(tmp_path)
         out = invoke("triage", *sources, "--judge", "llm", *verbose, env=env, cwd=tmp_path)
@@ -387,6 +481,9 @@ def test_a_secret_across_a_cards_cut_leaves_no_piece_of_it(monkeypatch):
     key = "sk-ant-cutacrossthecard-0123456789abcdef"
     monkeypatch.setenv("ANTHROPIC_API_KEY", key)
     answer = "x" * (ANSWER_CHARS - 12) + " " + key + " tail"
-    shown = "\n".join(line for _, lines in item_sections(ItemData(id="q", query=Query(query="q"), answer=answer))
-                      for line in lines)
+    shown = "\n".join(
+        line
+        for _, lines in item_sections(ItemData(id="q", query=Query(query="q"), answer=answer))
+        for line in lines
+    )
     assert "cutacross" not in shown and "sk-ant-cut" not in shown

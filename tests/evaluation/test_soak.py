@@ -45,8 +45,12 @@ class Writer:
         self.acked: list[int] = []
         self.closed = False
         self.restored = 0
-        self.proc = subprocess.Popen([sys.executable, str(WRITER), "soak", str(path), name],
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, str(WRITER), "soak", str(path), name],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
 
@@ -72,8 +76,12 @@ class Writer:
 
 
 def _sed_under_lock(path: Path) -> None:
-    subprocess.run(["flock", str(path), "sed", "-i", r"s/\"pad\":\"\"/\"pad\":\"\"/", str(path)], check=True,
-                   capture_output=True, timeout=30)
+    subprocess.run(
+        ["flock", str(path), "sed", "-i", r"s/\"pad\":\"\"/\"pad\":\"\"/", str(path)],
+        check=True,
+        capture_output=True,
+        timeout=30,
+    )
 
 
 def _rename_away_and_back(path: Path) -> None:
@@ -119,8 +127,15 @@ def _editing(path: Path, stop: threading.Event, careless: bool | str, seed: int)
         time.sleep(rng.uniform(0.005, 0.04))
 
 
-def _phase(path: Path, writers: list[Writer], seconds: float, *, careless: bool | str, kills: bool,
-           seed: int) -> None:
+def _phase(
+    path: Path,
+    writers: list[Writer],
+    seconds: float,
+    *,
+    careless: bool | str,
+    kills: bool,
+    seed: int,
+) -> None:
     rng = random.Random(seed)
     stop = threading.Event()
     editor = threading.Thread(target=_editing, args=(path, stop, careless, seed), daemon=True)
@@ -155,7 +170,9 @@ def _records(path: Path) -> Counter:
 
 
 @pytest.mark.slow
-def test_every_acknowledged_record_survives_edits_renames_and_kills_exactly_once(tmp_path: Path) -> None:
+def test_every_acknowledged_record_survives_edits_renames_and_kills_exactly_once(
+    tmp_path: Path,
+) -> None:
     path = tmp_path / "ratings.jsonl"
     _dead.clear()
     writers = [Writer(path, f"w{n}") for n in range(3)]

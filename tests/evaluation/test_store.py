@@ -26,7 +26,15 @@ from evaluation import HilbotError, Store, load_config
 from evaluation.errors import LogError
 from evaluation.imports import import_outputs
 from evaluation.log import EventLog, read_log
-from evaluation.records import ItemData, Note, Query, QueryEvaluation, Reviewer, RunHeader, RunSummary
+from evaluation.records import (
+    ItemData,
+    Note,
+    Query,
+    QueryEvaluation,
+    Reviewer,
+    RunHeader,
+    RunSummary,
+)
 from tests.auxil.cli import BUG, invoke
 from tests.conftest import HILBOT, SEARCH_RUN
 
@@ -34,8 +42,14 @@ TS = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
 
 
 def note(n: int) -> Note:
-    return Note(run_id="r1", item_id=f"q{n}", reviewer=Reviewer(id="alice"), idempotency_key=f"k{n}", text="hi",
-                timestamp=TS)
+    return Note(
+        run_id="r1",
+        item_id=f"q{n}",
+        reviewer=Reviewer(id="alice"),
+        idempotency_key=f"k{n}",
+        text="hi",
+        timestamp=TS,
+    )
 
 
 def keys(path: Path) -> list[str]:
@@ -124,7 +138,12 @@ def test_a_line_another_writer_wrote_and_the_user_deleted_stays_deleted(tmp_path
     theirs.append(note(1))
     theirs.close()
     ours.append(note(2))
-    save_by_rename(path, b"".join(line for line in path.read_bytes().splitlines(keepends=True) if b'"k1"' not in line))
+    save_by_rename(
+        path,
+        b"".join(
+            line for line in path.read_bytes().splitlines(keepends=True) if b'"k1"' not in line
+        ),
+    )
     ours.append(note(3))
     assert keys(path) == ["k2", "k3"]
 
@@ -136,7 +155,9 @@ def copy_in_place(path: Path, content: bytes) -> None:
         handle.write(content)
 
 
-def test_a_lockless_copy_in_place_then_another_writers_appends_loses_nothing(tmp_path: Path) -> None:
+def test_a_lockless_copy_in_place_then_another_writers_appends_loses_nothing(
+    tmp_path: Path,
+) -> None:
     """k2 is dropped by an in-place copy of an older file; the other writer's appends then grow the
     file past k2's end, so size and inode look fine: the record at k2's offset tells it is gone."""
     path = tmp_path / "ratings.jsonl"
@@ -195,16 +216,39 @@ def test_a_rating_made_after_sed_i_on_the_ratings_log_is_in_the_file(demo_store:
 # --------------------------------------------------------------------------- 2. no command writes over a log
 
 
-@pytest.mark.parametrize("target", ["ratings.jsonl", f"runs/{SEARCH_RUN}.jsonl", "llm-calls.jsonl", "runs/new.jsonl",
-                                    "runs", "./runs/../ratings.jsonl"])
-def test_export_refuses_to_write_over_a_store_log(demo_store: Store, tmp_path: Path, target: str) -> None:
+@pytest.mark.parametrize(
+    "target",
+    [
+        "ratings.jsonl",
+        f"runs/{SEARCH_RUN}.jsonl",
+        "llm-calls.jsonl",
+        "runs/new.jsonl",
+        "runs",
+        "./runs/../ratings.jsonl",
+    ],
+)
+def test_export_refuses_to_write_over_a_store_log(
+    demo_store: Store, tmp_path: Path, target: str
+) -> None:
     demo_store.ratings.append(note(1))
     demo_store.llm_calls.path.write_bytes(b"")
     before = {p: p.read_bytes() for p in demo_store.root.rglob("*") if p.is_file()}
-    result = invoke("export", SEARCH_RUN, "--format", "csv", "--out", str(demo_store.root / target),
-                    env={"HILBOT_DATA_DIR": str(demo_store.root)}, cwd=tmp_path)
+    result = invoke(
+        "export",
+        SEARCH_RUN,
+        "--format",
+        "csv",
+        "--out",
+        str(demo_store.root / target),
+        env={"HILBOT_DATA_DIR": str(demo_store.root)},
+        cwd=tmp_path,
+    )
     assert result.exit_code == 2, result.stderr
-    assert result.stderr.startswith("error: ") and len(result.stderr.strip().splitlines()) == 1 and BUG not in result.stderr
+    assert (
+        result.stderr.startswith("error: ")
+        and len(result.stderr.strip().splitlines()) == 1
+        and BUG not in result.stderr
+    )
     assert "hilbot's own" in result.stderr and "--out" in result.stderr
     assert {p: p.read_bytes() for p in demo_store.root.rglob("*") if p.is_file()} == before
 
@@ -214,28 +258,65 @@ def test_export_refuses_a_link_to_a_store_log(demo_store: Store, tmp_path: Path)
     link = tmp_path / "labels.csv"
     link.symlink_to(demo_store.ratings.path)
     before = demo_store.ratings.path.read_bytes()
-    result = invoke("export", SEARCH_RUN, "--format", "csv", "--out", str(link), env={"HILBOT_DATA_DIR": str(demo_store.root)})
+    result = invoke(
+        "export",
+        SEARCH_RUN,
+        "--format",
+        "csv",
+        "--out",
+        str(link),
+        env={"HILBOT_DATA_DIR": str(demo_store.root)},
+    )
     assert result.exit_code == 2 and "hilbot's own" in result.stderr
     assert demo_store.ratings.path.read_bytes() == before and link.is_symlink()
 
 
 def test_export_next_to_the_logs_is_fine(demo_store: Store, tmp_path: Path) -> None:
-    result = invoke("export", SEARCH_RUN, "--format", "csv", "--out", str(demo_store.root / "labels.csv"),
-                    env={"HILBOT_DATA_DIR": str(demo_store.root)})
+    result = invoke(
+        "export",
+        SEARCH_RUN,
+        "--format",
+        "csv",
+        "--out",
+        str(demo_store.root / "labels.csv"),
+        env={"HILBOT_DATA_DIR": str(demo_store.root)},
+    )
     assert result.exit_code == 0, result.stderr
     assert (demo_store.root / "labels.csv").read_text().startswith("scenarioId,")
 
 
-@pytest.mark.parametrize("where, says", [("/proc/hilbot-test.csv", "cannot write"), ("blocker/x.csv", "not a directory"),
-                                         ("adir", "is a directory")])
-def test_out_paths_that_cannot_be_written_are_one_line(demo_store: Store, tmp_path: Path, where: str, says: str) -> None:
+@pytest.mark.parametrize(
+    "where, says",
+    [
+        ("/proc/hilbot-test.csv", "cannot write"),
+        ("blocker/x.csv", "not a directory"),
+        ("adir", "is a directory"),
+    ],
+)
+def test_out_paths_that_cannot_be_written_are_one_line(
+    demo_store: Store, tmp_path: Path, where: str, says: str
+) -> None:
     (tmp_path / "blocker").write_text("a file")
     (tmp_path / "adir").mkdir()
-    result = invoke("export", SEARCH_RUN, "--out", where, env={"HILBOT_DATA_DIR": str(demo_store.root)}, cwd=tmp_path)
+    result = invoke(
+        "export",
+        SEARCH_RUN,
+        "--out",
+        where,
+        env={"HILBOT_DATA_DIR": str(demo_store.root)},
+        cwd=tmp_path,
+    )
     assert result.exit_code == 2, result.stderr
     lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: ") and BUG not in lines[0] and says in lines[0], lines
-    assert (tmp_path / "blocker").read_text() == "a file" and list((tmp_path / "adir").iterdir()) == []
+    assert (
+        len(lines) == 1
+        and lines[0].startswith("error: ")
+        and BUG not in lines[0]
+        and says in lines[0]
+    ), lines
+    assert (tmp_path / "blocker").read_text() == "a file" and list(
+        (tmp_path / "adir").iterdir()
+    ) == []
 
 
 # --------------------------------------------------------------------------- 3. exclusive runs, ids that never collide
@@ -243,8 +324,12 @@ def test_out_paths_that_cannot_be_written_are_one_line(demo_store: Store, tmp_pa
 
 def _rows(tmp_path: Path, count: int = 3, name: str = "rows.jsonl") -> Path:
     path = tmp_path / name
-    path.write_text("".join(json.dumps({"id": f"i{n}", "query": f"query {n}", "answer": "x" * 50}) + "\n"
-                            for n in range(count)))
+    path.write_text(
+        "".join(
+            json.dumps({"id": f"i{n}", "query": f"query {n}", "answer": "x" * 50}) + "\n"
+            for n in range(count)
+        )
+    )
     return path
 
 
@@ -296,8 +381,17 @@ def test_parallel_imports_without_a_run_id_get_distinct_runs(store: Store, tmp_p
 def test_four_import_processes_with_one_run_id_make_one_run(tmp_path: Path) -> None:
     rows = _rows(tmp_path, 200)
     env = {**os.environ, "HILBOT_DATA_DIR": str(tmp_path / "results")}
-    procs = [subprocess.Popen([str(HILBOT), "import", str(rows), "--run-id", "same"], env=env, cwd=tmp_path,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(4)]
+    procs = [
+        subprocess.Popen(
+            [str(HILBOT), "import", str(rows), "--run-id", "same"],
+            env=env,
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(4)
+    ]
     results = [(p.wait(timeout=60), p.stderr.read()) for p in procs]
     assert sorted(code for code, _ in results) == [0, 2, 2, 2], results
     assert all("already exists" in err for code, err in results if code == 2)
@@ -305,7 +399,9 @@ def test_four_import_processes_with_one_run_id_make_one_run(tmp_path: Path) -> N
     assert _headers(store.run_path("same")) == 1 and len(store.load_run("same").items) == 200
 
 
-def test_a_second_run_with_a_taken_id_is_refused_by_the_runner(demo_store: Store, tmp_path: Path) -> None:
+def test_a_second_run_with_a_taken_id_is_refused_by_the_runner(
+    demo_store: Store, tmp_path: Path
+) -> None:
     outputs = tmp_path / "out.jsonl"
     outputs.write_text("")
     before = demo_store.run_path(SEARCH_RUN).read_bytes()
@@ -318,7 +414,9 @@ def test_start_run_with_a_generated_id_moves_past_a_taken_one(store: Store) -> N
     first, first_id = store.start_run(RunHeader(run_id="2026-01-01T00-00-00"), generated=True)
     second, second_id = store.start_run(RunHeader(run_id="2026-01-01T00-00-00"), generated=True)
     assert first_id == "2026-01-01T00-00-00" and second_id == "2026-01-01T00-00-00-2"
-    assert store.run_header(second_id).run_id == second_id and _headers(store.run_path(first_id)) == 1
+    assert (
+        store.run_header(second_id).run_id == second_id and _headers(store.run_path(first_id)) == 1
+    )
 
 
 # --------------------------------------------------------------------------- 4. all or nothing
@@ -331,36 +429,71 @@ def test_an_import_cut_short_by_the_file_size_limit_leaves_no_run(tmp_path: Path
     def limit() -> None:
         resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, resource.RLIM_INFINITY))
 
-    cut = subprocess.run([str(HILBOT), "import", str(rows), "--run-id", "big"], env=env, cwd=tmp_path,
-                         capture_output=True, text=True, preexec_fn=limit, timeout=60)
+    cut = subprocess.run(
+        [str(HILBOT), "import", str(rows), "--run-id", "big"],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        preexec_fn=limit,
+        timeout=60,
+    )
     assert cut.returncode == 2, cut.stderr
-    assert len(cut.stderr.strip().splitlines()) == 1 and "Traceback" not in cut.stderr and BUG not in cut.stderr
+    assert (
+        len(cut.stderr.strip().splitlines()) == 1
+        and "Traceback" not in cut.stderr
+        and BUG not in cut.stderr
+    )
     store = Store(tmp_path / "results")
     assert store.run_ids() == [] and not store.run_exists("big")
-    assert [p.name for p in (tmp_path / "results" / "runs").iterdir()] == []  # nothing left aside either
-    again = subprocess.run([str(HILBOT), "import", str(rows), "--run-id", "big"], env=env, cwd=tmp_path,
-                           capture_output=True, text=True, timeout=60)
+    assert [
+        p.name for p in (tmp_path / "results" / "runs").iterdir()
+    ] == []  # nothing left aside either
+    again = subprocess.run(
+        [str(HILBOT), "import", str(rows), "--run-id", "big"],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert again.returncode == 0, again.stderr
     assert len(store.load_run("big").items) == 2000
 
 
-def _on_a_small_file_system(tmp_path: Path, data: Path, how: str, *command: str) -> subprocess.CompletedProcess:
+def _on_a_small_file_system(
+    tmp_path: Path, data: Path, how: str, *command: str
+) -> subprocess.CompletedProcess:
     """``hilbot COMMAND`` with ``data`` on a file system of its own (tmpfs, in a private mount
     namespace): ``read-only``, or ``no-inodes`` (every inode in use). Its files are copied in first."""
     fill = "i=0; while touch data/.fill$i 2>/dev/null; do i=$((i+1)); done"
-    script = (f"set -e; cp -a data {tmp_path}/.copy; mount -t tmpfs -o size=8m,nr_inodes=256 tmpfs data; "
-              f"cp -a {tmp_path}/.copy/. data/; "
-              + ("mount -o remount,ro data; " if how == "read-only" else f"{fill}; ")
-              + '"$@"')
-    return subprocess.run(["unshare", "-rm", "sh", "-c", script, "sh", str(HILBOT), "--data-dir", "data", *command],
-                          cwd=data.parent, capture_output=True, text=True, timeout=120)
+    script = (
+        f"set -e; cp -a data {tmp_path}/.copy; mount -t tmpfs -o size=8m,nr_inodes=256 tmpfs data; "
+        f"cp -a {tmp_path}/.copy/. data/; "
+        + ("mount -o remount,ro data; " if how == "read-only" else f"{fill}; ")
+        + '"$@"'
+    )
+    return subprocess.run(
+        ["unshare", "-rm", "sh", "-c", script, "sh", str(HILBOT), "--data-dir", "data", *command],
+        cwd=data.parent,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 @pytest.mark.parametrize("how", ["read-only", "no-inodes"])
-@pytest.mark.parametrize("command", [("import", "rows.jsonl"), ("sample", SEARCH_RUN, "--n", "3", "--by", "category"),
-                                     ("triage", "expected", "actual")])
-def test_a_data_dir_that_takes_no_new_file_is_one_line(demo_store: Store, tmp_path: Path, how: str,
-                                                       command: tuple[str, ...]) -> None:
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("import", "rows.jsonl"),
+        ("sample", SEARCH_RUN, "--n", "3", "--by", "category"),
+        ("triage", "expected", "actual"),
+    ],
+)
+def test_a_data_dir_that_takes_no_new_file_is_one_line(
+    demo_store: Store, tmp_path: Path, how: str, command: tuple[str, ...]
+) -> None:
     _rows(tmp_path)
     for side, text in (("expected", "old\n"), ("actual", "new\n")):
         (tmp_path / side).mkdir()
@@ -370,15 +503,22 @@ def test_a_data_dir_that_takes_no_new_file_is_one_line(demo_store: Store, tmp_pa
     before = sorted(p.name for p in (data / "runs").iterdir())
     outcome = _on_a_small_file_system(tmp_path, data, how, *command)
     assert outcome.returncode == 2, outcome.stderr
-    assert len(outcome.stderr.strip().splitlines()) == 1 and "Traceback" not in outcome.stderr, outcome.stderr
+    assert len(outcome.stderr.strip().splitlines()) == 1 and "Traceback" not in outcome.stderr, (
+        outcome.stderr
+    )
     assert BUG not in outcome.stderr and ".partial" not in outcome.stderr, outcome.stderr
     says = "read-only" if how == "read-only" else "no space left"
     assert says in outcome.stderr, outcome.stderr
-    assert sorted(p.name for p in (data / "runs").iterdir()) == before  # the mount went with its namespace
+    assert (
+        sorted(p.name for p in (data / "runs").iterdir()) == before
+    )  # the mount went with its namespace
 
 
 def test_create_run_is_written_aside_and_moved_into_place(store: Store) -> None:
-    items = (QueryEvaluation(run_id="r", data=ItemData(id=f"i{n}", query=Query(query="q"))) for n in range(3))
+    items = (
+        QueryEvaluation(run_id="r", data=ItemData(id=f"i{n}", query=Query(query="q")))
+        for n in range(3)
+    )
     store.create_run(RunHeader(run_id="r"), items, RunSummary(run_id="r", item_count=3))
     assert [p.name for p in store.run_path("r").parent.iterdir()] == ["r.jsonl"]
     assert len(store.load_run("r").items) == 3
@@ -417,8 +557,18 @@ def test_import_onto_a_dangling_link_is_one_line_and_writes_nothing_outside(tmp_
     runs = tmp_path / "results" / "runs"
     runs.mkdir(parents=True)
     (runs / "r.jsonl").symlink_to(outside)
-    result = invoke("import", str(_rows(tmp_path)), "--run-id", "r", env={"HILBOT_DATA_DIR": str(tmp_path / "results")})
-    assert result.exit_code == 2 and BUG not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    result = invoke(
+        "import",
+        str(_rows(tmp_path)),
+        "--run-id",
+        "r",
+        env={"HILBOT_DATA_DIR": str(tmp_path / "results")},
+    )
+    assert (
+        result.exit_code == 2
+        and BUG not in result.stderr
+        and len(result.stderr.strip().splitlines()) == 1
+    )
     assert not outside.exists() and list(outside.parent.iterdir()) == []
 
 
@@ -446,12 +596,16 @@ def test_a_linked_runs_directory_is_refused(tmp_path: Path) -> None:
     assert list(elsewhere.iterdir()) == []
 
 
-def test_runs_listing_shows_what_is_not_a_run_file_and_the_rest(demo_store: Store, tmp_path: Path) -> None:
+def test_runs_listing_shows_what_is_not_a_run_file_and_the_rest(
+    demo_store: Store, tmp_path: Path
+) -> None:
     runs = demo_store.root / "runs"
     (runs / "dangling.jsonl").symlink_to(tmp_path / "nowhere.jsonl")
     (runs / "folder.jsonl").mkdir()
     os.mkfifo(runs / "pipe.jsonl")
-    assert sorted(demo_store.run_ids()) == sorted([SEARCH_RUN, "demo-rag-answers", "folder", "pipe"])
+    assert sorted(demo_store.run_ids()) == sorted(
+        [SEARCH_RUN, "demo-rag-answers", "folder", "pipe"]
+    )
     result = invoke("review", "--list", env={"HILBOT_DATA_DIR": str(demo_store.root)})
     assert result.exit_code == 0 and BUG not in result.stderr, result.stderr
     assert SEARCH_RUN in result.stdout and "demo-rag-answers" in result.stdout

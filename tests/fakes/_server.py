@@ -19,7 +19,9 @@ from aiohttp import web
 class ThreadedApp:
     """Serves ``build()`` on a free port until :meth:`stop`."""
 
-    def __init__(self, build: Callable[[], web.Application], name: str, shutdown_timeout: float = 60.0):
+    def __init__(
+        self, build: Callable[[], web.Application], name: str, shutdown_timeout: float = 60.0
+    ):
         self.build, self.name, self.shutdown_timeout = build, name, shutdown_timeout
         self.port = 0
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -53,7 +55,9 @@ class ThreadedApp:
         self.loop.close()
 
     async def _serve(self) -> None:
-        runner = web.AppRunner(self.build(), access_log=None, shutdown_timeout=self.shutdown_timeout)
+        runner = web.AppRunner(
+            self.build(), access_log=None, shutdown_timeout=self.shutdown_timeout
+        )
         await runner.setup()
         site = web.TCPSite(runner, "127.0.0.1", 0, backlog=1024)
         await site.start()
@@ -66,7 +70,9 @@ class ThreadedApp:
 class Waits:
     """Waiting for a fake's state from a test: in the test's event loop, or blocking."""
 
-    async def until(self, predicate: Callable[[], Any], timeout: float = 5.0, what: str = "condition") -> None:
+    async def until(
+        self, predicate: Callable[[], Any], timeout: float = 5.0, what: str = "condition"
+    ) -> None:
         """Wait (in a test's event loop) until ``predicate()`` is true."""
         deadline = time.monotonic() + timeout
         while not predicate():
@@ -74,7 +80,9 @@ class Waits:
                 raise AssertionError(f"timed out waiting for {what}")
             await asyncio.sleep(0.01)
 
-    def wait(self, predicate: Callable[[], Any], timeout: float = 5.0, what: str = "condition") -> None:
+    def wait(
+        self, predicate: Callable[[], Any], timeout: float = 5.0, what: str = "condition"
+    ) -> None:
         """Wait (blocking) until ``predicate()`` is true."""
         deadline = time.monotonic() + timeout
         while not predicate():
@@ -146,7 +154,6 @@ def example_for(schema: dict[str, Any], defs: dict[str, Any]) -> Any:
     if kind == "boolean":
         return True
     return "Looks right."
-
 
 
 def quoting(value: Any, quoted: str) -> Any:

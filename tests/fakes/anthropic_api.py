@@ -54,10 +54,21 @@ def tool(**fields: Any) -> Reply:
     return Reply(tool_input=fields)
 
 
-def error(status: int, error_type: str = "api_error", retry_after: float | None = None, message: str | None = None,
-          echo_key: bool = False) -> Reply:
+def error(
+    status: int,
+    error_type: str = "api_error",
+    retry_after: float | None = None,
+    message: str | None = None,
+    echo_key: bool = False,
+) -> Reply:
     """An error answer (429 rate_limit_error, 529 overloaded_error, 500 api_error…); ``echo_key``: its message quotes the key."""
-    return Reply(status=status, error_type=error_type, retry_after=retry_after, message=message, echo_key=echo_key)
+    return Reply(
+        status=status,
+        error_type=error_type,
+        retry_after=retry_after,
+        message=message,
+        echo_key=echo_key,
+    )
 
 
 def echoed(reply: Reply, headers: dict[str, str]) -> Reply:
@@ -70,7 +81,11 @@ def echoed(reply: Reply, headers: dict[str, str]) -> Reply:
 
 def schema_responder(body: dict[str, Any]) -> Reply:
     """A valid answer for the request's first tool: enums take their first value, numbers 0.8."""
-    schema = body["tools"][0]["input_schema"] if body.get("tools") else body["output_config"]["format"]["schema"]
+    schema = (
+        body["tools"][0]["input_schema"]
+        if body.get("tools")
+        else body["output_config"]["format"]["schema"]
+    )
     return Reply(tool_input=example_for(schema, schema.get("$defs", {})))
 
 
@@ -109,7 +124,10 @@ class FakeAnthropic:
 
     def env(self) -> dict[str, str]:
         """Environment for a client (or a subprocess) that should talk to this server."""
-        return {"ANTHROPIC_BASE_URL": self.base_url, "ANTHROPIC_API_KEY": "sk-ant-test-not-a-real-key"}
+        return {
+            "ANTHROPIC_BASE_URL": self.base_url,
+            "ANTHROPIC_API_KEY": "sk-ant-test-not-a-real-key",
+        }
 
     def _next(self, body: dict[str, Any]) -> Reply:
         with self._lock:
@@ -130,15 +148,23 @@ class FakeAnthropic:
             await asyncio.sleep(self.latency + reply.delay)
             if reply.echo_headers:
                 reply = echoed(reply, dict(request.headers))
-            return self._response(body, reply, request.headers.get("x-api-key") or request.headers.get("authorization", ""))
+            return self._response(
+                body,
+                reply,
+                request.headers.get("x-api-key") or request.headers.get("authorization", ""),
+            )
         finally:
             with self._lock:
                 self._in_flight -= 1
 
     def _response(self, body: dict[str, Any], reply: Reply, key: str = "") -> web.Response:
         if reply.status != 200:
-            headers = {"retry-after": str(reply.retry_after)} if reply.retry_after is not None else {}
-            headers["x-should-retry"] = "true" if reply.status in (429, 529) or reply.status >= 500 else "false"
+            headers = (
+                {"retry-after": str(reply.retry_after)} if reply.retry_after is not None else {}
+            )
+            headers["x-should-retry"] = (
+                "true" if reply.status in (429, 529) or reply.status >= 500 else "false"
+            )
             message = reply.message if reply.message is not None else f"fake {reply.error_type}"
             if reply.echo_key:
                 message += f" (bad key header: {key})"
@@ -150,10 +176,24 @@ class FakeAnthropic:
             content = [{"type": "text", "text": json.dumps(reply.tool_input or {})}]
         else:
             name = body["tools"][0]["name"] if body.get("tools") else "record_answer"
-            content = [{"type": "tool_use", "id": f"toolu_{next(self._ids):06d}", "name": name, "input": reply.tool_input or {}}]
-        message = {"id": f"msg_{next(self._ids):06d}", "type": "message", "role": "assistant", "model": body.get("model"),
-                   "content": content, "stop_reason": "tool_use" if content[0]["type"] == "tool_use" else "end_turn", "stop_sequence": None,
-                   "usage": {"input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens}}
+            content = [
+                {
+                    "type": "tool_use",
+                    "id": f"toolu_{next(self._ids):06d}",
+                    "name": name,
+                    "input": reply.tool_input or {},
+                }
+            ]
+        message = {
+            "id": f"msg_{next(self._ids):06d}",
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model"),
+            "content": content,
+            "stop_reason": "tool_use" if content[0]["type"] == "tool_use" else "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens},
+        }
         return web.json_response(message)
 
     def _app(self) -> web.Application:

@@ -852,11 +852,15 @@ class FakeLangfuse:
             by_id = [
                 c.get("value")
                 for c in conditions
-                if c.get("column") == "id" and c.get("operator") == "=" and c.get("type") == "string"
+                if c.get("column") == "id"
+                and c.get("operator") == "="
+                and c.get("type") == "string"
             ]
             candidates = (
-                [self._observations[by_id[0]]] if by_id[0] in self._observations else []
-            ) if by_id and isinstance(by_id[0], str) else list(self._observations.values())
+                ([self._observations[by_id[0]]] if by_id[0] in self._observations else [])
+                if by_id and isinstance(by_id[0], str)
+                else list(self._observations.values())
+            )
             rows = [self._observation_json(o) for o in candidates]
             rows = [r for r in rows if all(self._condition(r, c) for c in conditions)]
         else:

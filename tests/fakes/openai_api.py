@@ -73,10 +73,23 @@ def answer(**fields: Any) -> Reply:
     return Reply(answer=fields)
 
 
-def error(status: int, error_type: str = "server_error", retry_after: float | None = None, message: str | None = None,
-          code: str | None = None, echo_key: bool = False) -> Reply:
+def error(
+    status: int,
+    error_type: str = "server_error",
+    retry_after: float | None = None,
+    message: str | None = None,
+    code: str | None = None,
+    echo_key: bool = False,
+) -> Reply:
     """An error answer (429 rate_limit_exceeded, 500 server_error…); ``echo_key``: its message quotes the key."""
-    return Reply(status=status, error_type=error_type, retry_after=retry_after, message=message, code=code, echo_key=echo_key)
+    return Reply(
+        status=status,
+        error_type=error_type,
+        retry_after=retry_after,
+        message=message,
+        code=code,
+        echo_key=echo_key,
+    )
 
 
 def echoed(reply: Reply, headers: dict[str, str]) -> Reply:
@@ -92,7 +105,11 @@ def schema_in(body: dict[str, Any]) -> dict[str, Any] | None:
     fmt = body.get("response_format") or {}
     if fmt.get("type") == "json_schema":
         return fmt["json_schema"]["schema"]
-    system = "\n".join(m["content"] for m in body.get("messages", []) if m.get("role") == "system" and isinstance(m.get("content"), str))
+    system = "\n".join(
+        m["content"]
+        for m in body.get("messages", [])
+        if m.get("role") == "system" and isinstance(m.get("content"), str)
+    )
     decoder = json.JSONDecoder()
     for start, char in enumerate(system):
         if char == "{":
@@ -114,7 +131,9 @@ def schema_responder(body: dict[str, Any]) -> Reply:
 
 
 def _invalid(message: str, param: str | None = None, status: int = 400) -> web.Response:
-    payload = {"error": {"message": message, "type": "invalid_request_error", "param": param, "code": None}}
+    payload = {
+        "error": {"message": message, "type": "invalid_request_error", "param": param, "code": None}
+    }
     return web.json_response(payload, status=status)
 
 
@@ -167,7 +186,10 @@ class FakeOpenAI:
 
     def env(self) -> dict[str, str]:
         """Environment for a client (or a subprocess) that should talk to this server."""
-        return {"OPENAI_BASE_URL": self.base_url, **({"OPENAI_API_KEY": self.api_key} if self.api_key else {})}
+        return {
+            "OPENAI_BASE_URL": self.base_url,
+            **({"OPENAI_API_KEY": self.api_key} if self.api_key else {}),
+        }
 
     def _next(self, body: dict[str, Any]) -> Reply:
         with self._lock:
@@ -197,45 +219,97 @@ class FakeOpenAI:
         auth = request.headers.get("Authorization", "")
         if self.api_key is not None and auth != f"Bearer {self.api_key}":
             shown = auth.removeprefix("Bearer ")
-            shown = f"{shown[:3]}***{shown[-4:]}" if len(shown) > 8 else "***"  # as OpenAI shows a wrong key
-            return web.json_response({"error": {"message": f"Incorrect API key provided: {shown}.", "type": "invalid_request_error",
-                                                "param": None, "code": "invalid_api_key"}}, status=401)
+            shown = (
+                f"{shown[:3]}***{shown[-4:]}" if len(shown) > 8 else "***"
+            )  # as OpenAI shows a wrong key
+            return web.json_response(
+                {
+                    "error": {
+                        "message": f"Incorrect API key provided: {shown}.",
+                        "type": "invalid_request_error",
+                        "param": None,
+                        "code": "invalid_api_key",
+                    }
+                },
+                status=401,
+            )
         if not isinstance(body, dict):
             return _invalid("We could not parse the JSON body of your request.")
         if not isinstance(body.get("model"), str) or not body["model"]:
             return _invalid("you must provide a model parameter", "model")
         messages = body.get("messages")
-        if not isinstance(messages, list) or not messages or not all(
-                isinstance(m, dict) and m.get("role") in ("system", "developer", "user", "assistant") and "content" in m for m in messages):
+        if (
+            not isinstance(messages, list)
+            or not messages
+            or not all(
+                isinstance(m, dict)
+                and m.get("role") in ("system", "developer", "user", "assistant")
+                and "content" in m
+                for m in messages
+            )
+        ):
             return _invalid("Invalid 'messages': each needs a role and content.", "messages")
         fmt = body.get("response_format")
         kind = fmt.get("type") if isinstance(fmt, dict) else None
         if fmt is not None and kind not in ("text", "json_object", "json_schema"):
-            return _invalid(f"Invalid value for 'response_format.type': {kind!r}.", "response_format.type")
-        if (kind == "json_schema" and not self.json_schema) or (kind == "json_object" and not self.json_object):
-            return _invalid(f"response_format type {kind} is not supported by this server", "response_format")
-        if kind == "json_schema" and not isinstance((fmt.get("json_schema") or {}).get("schema"), dict):
-            return _invalid("Missing required parameter: 'response_format.json_schema.schema'.", "response_format.json_schema")
+            return _invalid(
+                f"Invalid value for 'response_format.type': {kind!r}.", "response_format.type"
+            )
+        if (kind == "json_schema" and not self.json_schema) or (
+            kind == "json_object" and not self.json_object
+        ):
+            return _invalid(
+                f"response_format type {kind} is not supported by this server", "response_format"
+            )
+        if kind == "json_schema" and not isinstance(
+            (fmt.get("json_schema") or {}).get("schema"), dict
+        ):
+            return _invalid(
+                "Missing required parameter: 'response_format.json_schema.schema'.",
+                "response_format.json_schema",
+            )
         reply = self._next(body)
         await asyncio.sleep(self.latency + reply.delay)
         if reply.status != 200:
-            headers = {"Retry-After": f"{reply.retry_after:g}"} if reply.retry_after is not None else {}
+            headers = (
+                {"Retry-After": f"{reply.retry_after:g}"} if reply.retry_after is not None else {}
+            )
             message = reply.message if reply.message is not None else f"fake {reply.error_type}"
             if reply.echo_key:
                 message += f" (bad key header: {auth})"
-            payload = {"error": {"message": message, "type": reply.error_type, "param": None, "code": reply.code}}
+            payload = {
+                "error": {
+                    "message": message,
+                    "type": reply.error_type,
+                    "param": None,
+                    "code": reply.code,
+                }
+            }
             return web.json_response(payload, status=reply.status, headers=headers)
         if reply.echo_headers:
             reply = echoed(reply, dict(request.headers))
         content = reply.text if reply.text is not None else json.dumps(reply.answer or {})
         completion: dict[str, Any] = {
-            "id": f"chatcmpl-{next(self._ids):06d}", "object": "chat.completion", "created": int(time.time()), "model": body["model"],
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content, "refusal": None},
-                         "logprobs": None, "finish_reason": reply.finish_reason}],
-            "system_fingerprint": "fp_fake"}
+            "id": f"chatcmpl-{next(self._ids):06d}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body["model"],
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content, "refusal": None},
+                    "logprobs": None,
+                    "finish_reason": reply.finish_reason,
+                }
+            ],
+            "system_fingerprint": "fp_fake",
+        }
         if reply.usage:
-            completion["usage"] = {"prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
-                                   "total_tokens": reply.prompt_tokens + reply.completion_tokens}
+            completion["usage"] = {
+                "prompt_tokens": reply.prompt_tokens,
+                "completion_tokens": reply.completion_tokens,
+                "total_tokens": reply.prompt_tokens + reply.completion_tokens,
+            }
         return web.json_response(completion)
 
     def _app(self) -> web.Application:

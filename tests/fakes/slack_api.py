@@ -71,19 +71,55 @@ APP_TOKEN_METHODS = frozenset({"apps.connections.open"})
 """Methods that take the app-level token (xapp-); every other method takes the bot token (xoxb-)."""
 
 _TEXT_TYPES = ("plain_text", "mrkdwn")
-_INPUT_ELEMENTS = frozenset({
-    "plain_text_input", "number_input", "email_text_input", "url_text_input", "rich_text_input", "file_input",
-    "static_select", "multi_static_select", "external_select", "multi_external_select", "users_select",
-    "multi_users_select", "conversations_select", "multi_conversations_select", "channels_select",
-    "multi_channels_select", "datepicker", "timepicker", "datetimepicker", "checkboxes", "radio_buttons"})
-_ACTION_ELEMENTS = (_INPUT_ELEMENTS - {"plain_text_input", "number_input", "email_text_input", "url_text_input",
-                                       "rich_text_input", "file_input"}) | {"button", "overflow", "workflow_button"}
+_INPUT_ELEMENTS = frozenset(
+    {
+        "plain_text_input",
+        "number_input",
+        "email_text_input",
+        "url_text_input",
+        "rich_text_input",
+        "file_input",
+        "static_select",
+        "multi_static_select",
+        "external_select",
+        "multi_external_select",
+        "users_select",
+        "multi_users_select",
+        "conversations_select",
+        "multi_conversations_select",
+        "channels_select",
+        "multi_channels_select",
+        "datepicker",
+        "timepicker",
+        "datetimepicker",
+        "checkboxes",
+        "radio_buttons",
+    }
+)
+_ACTION_ELEMENTS = (
+    _INPUT_ELEMENTS
+    - {
+        "plain_text_input",
+        "number_input",
+        "email_text_input",
+        "url_text_input",
+        "rich_text_input",
+        "file_input",
+    }
+) | {"button", "overflow", "workflow_button"}
 _ACCESSORIES = _ACTION_ELEMENTS | {"image"}
 _TEXT_INPUTS = frozenset({"plain_text_input", "number_input", "email_text_input", "url_text_input"})
-_PICKED = {"datepicker": "selected_date", "timepicker": "selected_time", "datetimepicker": "selected_date_time",
-           "users_select": "selected_user", "conversations_select": "selected_conversation",
-           "channels_select": "selected_channel", "multi_users_select": "selected_users",
-           "multi_conversations_select": "selected_conversations", "multi_channels_select": "selected_channels"}
+_PICKED = {
+    "datepicker": "selected_date",
+    "timepicker": "selected_time",
+    "datetimepicker": "selected_date_time",
+    "users_select": "selected_user",
+    "conversations_select": "selected_conversation",
+    "channels_select": "selected_channel",
+    "multi_users_select": "selected_users",
+    "multi_conversations_select": "selected_conversations",
+    "multi_channels_select": "selected_channels",
+}
 """Where a picked user, channel, date or time goes in an input's state."""
 
 
@@ -94,9 +130,20 @@ _PICKED = {"datepicker": "selected_date", "timepicker": "selected_time", "dateti
 class ApiError(Exception):
     """An error answer: ``{"ok": false, "error": …}`` with an HTTP status (200 for ordinary API errors)."""
 
-    def __init__(self, error: str, status: int = 200, retry_after: int | None = None, messages: list[str] | None = None):
+    def __init__(
+        self,
+        error: str,
+        status: int = 200,
+        retry_after: int | None = None,
+        messages: list[str] | None = None,
+    ):
         super().__init__(error)
-        self.error, self.status, self.retry_after, self.messages = error, status, retry_after, messages
+        self.error, self.status, self.retry_after, self.messages = (
+            error,
+            status,
+            retry_after,
+            messages,
+        )
 
     def body(self) -> Json:
         """The JSON body Slack sends with this error."""
@@ -131,9 +178,15 @@ class BlockKit:
         self._block_ids: set[str] = set()
         self._action_ids: set[str] = set()
         self._blocks: dict[str, Callable[[Json, str], None]] = {
-            "section": self._section, "actions": self._actions, "context": self._context, "header": self._header,
-            "divider": lambda block, pointer: None, "image": self._image, "input": self._input,
-            "rich_text": self._rich_text}
+            "section": self._section,
+            "actions": self._actions,
+            "context": self._context,
+            "header": self._header,
+            "divider": lambda block, pointer: None,
+            "image": self._image,
+            "input": self._input,
+            "rich_text": self._rich_text,
+        }
 
     def fail(self, pointer: str, reason: str) -> None:
         """Note one problem."""
@@ -157,7 +210,9 @@ class BlockKit:
         else:
             self.string(obj.get("text"), f"{pointer}/text", limit, minimum=1)
 
-    def optional_text(self, parent: Json, key: str, pointer: str, limit: int, plain: bool = True) -> None:
+    def optional_text(
+        self, parent: Json, key: str, pointer: str, limit: int, plain: bool = True
+    ) -> None:
         """A text object that may be absent."""
         if key in parent:
             self.text(parent[key], f"{pointer}/{key}", limit, plain)
@@ -211,11 +266,15 @@ class BlockKit:
             self.element(block["accessory"], f"{pointer}/accessory", _ACCESSORIES)
 
     def _actions(self, block: Json, pointer: str) -> None:
-        for index, element in enumerate(self.array(block.get("elements"), f"{pointer}/elements", ACTIONS_ELEMENTS)):
+        for index, element in enumerate(
+            self.array(block.get("elements"), f"{pointer}/elements", ACTIONS_ELEMENTS)
+        ):
             self.element(element, f"{pointer}/elements/{index}", _ACTION_ELEMENTS)
 
     def _context(self, block: Json, pointer: str) -> None:
-        for index, element in enumerate(self.array(block.get("elements"), f"{pointer}/elements", CONTEXT_ELEMENTS)):
+        for index, element in enumerate(
+            self.array(block.get("elements"), f"{pointer}/elements", CONTEXT_ELEMENTS)
+        ):
             where = f"{pointer}/elements/{index}"
             if isinstance(element, dict) and element.get("type") == "image":
                 self._image_element(element, where)
@@ -278,7 +337,9 @@ class BlockKit:
     def _text_input(self, element: Json, pointer: str) -> None:
         for key, low in (("max_length", 1), ("min_length", 0)):
             value = element.get(key)
-            if value is not None and (not isinstance(value, int) or not low <= value <= INPUT_LENGTH):
+            if value is not None and (
+                not isinstance(value, int) or not low <= value <= INPUT_LENGTH
+            ):
                 self.fail(f"{pointer}/{key}", f"must be between {low} and {INPUT_LENGTH}")
         if "initial_value" in element:
             self.string(element["initial_value"], f"{pointer}/initial_value", INPUT_LENGTH)
@@ -298,7 +359,11 @@ def view_errors(view: Any, surface: str) -> list[str]:
             kit.optional_text(view, key, "/view", VIEW_TITLE)
         if "submit" not in view and _inputs(view):
             kit.fail("/view", "must provide a submit property when using input blocks")
-    for key, limit in (("private_metadata", PRIVATE_METADATA), ("callback_id", ID_LIMIT), ("external_id", ID_LIMIT)):
+    for key, limit in (
+        ("private_metadata", PRIVATE_METADATA),
+        ("callback_id", ID_LIMIT),
+        ("external_id", ID_LIMIT),
+    ):
         if key in view:
             kit.string(view[key], f"/view/{key}", limit)
     return kit.blocks(view.get("blocks"), "/view/blocks")
@@ -307,7 +372,11 @@ def view_errors(view: Any, surface: str) -> list[str]:
 def _inputs(view: Json) -> list[Json]:
     """The input blocks of a view."""
     blocks = view.get("blocks")
-    return [b for b in blocks if isinstance(b, dict) and b.get("type") == "input"] if isinstance(blocks, list) else []
+    return (
+        [b for b in blocks if isinstance(b, dict) and b.get("type") == "input"]
+        if isinstance(blocks, list)
+        else []
+    )
 
 
 def _short_id() -> str:
@@ -320,7 +389,11 @@ def with_ids(blocks: list[Json]) -> list[Json]:
     stored = copy.deepcopy(blocks)
     for block in stored:
         block.setdefault("block_id", _short_id())
-        elements = block.get("elements", []) if block["type"] == "actions" else [block.get("accessory"), block.get("element")]
+        elements = (
+            block.get("elements", [])
+            if block["type"] == "actions"
+            else [block.get("accessory"), block.get("element")]
+        )
         for element in elements:
             if isinstance(element, dict) and element.get("type") != "image":
                 element.setdefault("action_id", _short_id())
@@ -331,14 +404,20 @@ def buttons(blocks: list[Json]) -> list[tuple[Json, Json]]:
     """(block, button) for every button in actions blocks and section accessories."""
     found = []
     for block in blocks:
-        elements = block.get("elements", []) if block.get("type") == "actions" else [block.get("accessory")]
+        elements = (
+            block.get("elements", [])
+            if block.get("type") == "actions"
+            else [block.get("accessory")]
+        )
         found += [(block, e) for e in elements if isinstance(e, dict) and e.get("type") == "button"]
     return found
 
 
 def sign(secret: str, timestamp: str, body: bytes) -> str:
     """Slack's request signature: ``v0=`` + HMAC-SHA256 of ``v0:<timestamp>:<body>``."""
-    digest = hmac.new(secret.encode(), b"v0:" + timestamp.encode() + b":" + body, hashlib.sha256).hexdigest()
+    digest = hmac.new(
+        secret.encode(), b"v0:" + timestamp.encode() + b":" + body, hashlib.sha256
+    ).hexdigest()
     return f"v0={digest}"
 
 
@@ -420,10 +499,16 @@ class Delivery:
     @property
     def ack_seconds(self) -> float | None:
         """Seconds from sending to the ack (Slack wants it within 3)."""
-        return None if self.acked_at is None or self.sent_at is None else self.acked_at - self.sent_at
+        return (
+            None if self.acked_at is None or self.sent_at is None else self.acked_at - self.sent_at
+        )
 
     def _outcome(self) -> str:
-        return f"status {self.status}, body {self.body!r}" if self.error is None else f"error {self.error}"
+        return (
+            f"status {self.status}, body {self.body!r}"
+            if self.error is None
+            else f"error {self.error}"
+        )
 
     async def wait_acked(self, timeout: float = 5.0) -> Delivery:
         """Wait (in a test's event loop) for the ack; AssertionError if it does not come."""
@@ -449,7 +534,9 @@ class Delivery:
     def _checked_ack(self) -> Delivery:
         if not self.acked.is_set():
             answered = f" (answered: {self._outcome()})" if self.answered.is_set() else ""
-            raise AssertionError(f"the {self.kind} delivery {self.envelope_id} was not acked{answered}")
+            raise AssertionError(
+                f"the {self.kind} delivery {self.envelope_id} was not acked{answered}"
+            )
         return self
 
 
@@ -498,8 +585,13 @@ class _View:
 
     def inspected(self) -> Json:
         """The view object plus who it is for, when it was opened and what became of it."""
-        return copy.deepcopy(self.view) | {"user": self.user, "status": self.status, "errors": self.errors,
-                                           "updates": self.updates, "opened_ts": self.opened_ts}
+        return copy.deepcopy(self.view) | {
+            "user": self.user,
+            "status": self.status,
+            "errors": self.errors,
+            "updates": self.updates,
+            "opened_ts": self.opened_ts,
+        }
 
 
 @dataclass(eq=False)
@@ -588,12 +680,19 @@ class FakeSlack(Waits):
         self._turn = itertools.count()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._handlers: dict[str, Callable[[Json], Json]] = {
-            "auth.test": self._auth_test, "apps.connections.open": self._connections_open,
-            "conversations.open": self._conversations_open, "users.info": self._users_info,
-            "chat.postMessage": self._post_message, "chat.update": self._update, "chat.delete": self._delete,
-            "chat.postEphemeral": self._post_ephemeral, "views.open": self._views_open,
-            "views.update": self._views_update, "views.publish": self._views_publish,
-            "files.getUploadURLExternal": self._upload_url, "files.completeUploadExternal": self._complete_upload,
+            "auth.test": self._auth_test,
+            "apps.connections.open": self._connections_open,
+            "conversations.open": self._conversations_open,
+            "users.info": self._users_info,
+            "chat.postMessage": self._post_message,
+            "chat.update": self._update,
+            "chat.delete": self._delete,
+            "chat.postEphemeral": self._post_ephemeral,
+            "views.open": self._views_open,
+            "views.update": self._views_update,
+            "views.publish": self._views_publish,
+            "files.getUploadURLExternal": self._upload_url,
+            "files.completeUploadExternal": self._complete_upload,
         }
 
     # -- addresses -----------------------------------------------------------------------------
@@ -610,8 +709,12 @@ class FakeSlack(Waits):
 
     def env(self) -> dict[str, str]:
         """Environment for an app process that should talk to this server."""
-        return {"SLACK_BOT_TOKEN": self.bot_token, "SLACK_APP_TOKEN": self.app_token,
-                "SLACK_SIGNING_SECRET": self.signing_secret, "SLACK_API_URL": self.api_url}
+        return {
+            "SLACK_BOT_TOKEN": self.bot_token,
+            "SLACK_APP_TOKEN": self.app_token,
+            "SLACK_SIGNING_SECRET": self.signing_secret,
+            "SLACK_API_URL": self.api_url,
+        }
 
     # -- the directory -------------------------------------------------------------------------
 
@@ -622,7 +725,9 @@ class FakeSlack(Waits):
             person = _User(user_id, name or user_id.lower(), reachable, "D" + user_id[1:])
             self._users[user_id] = person
             if person.dm not in self._conversations:
-                self._conversations[person.dm] = _Conversation(person.dm, "directmessage", "im", {user_id}, user=user_id)
+                self._conversations[person.dm] = _Conversation(
+                    person.dm, "directmessage", "im", {user_id}, user=user_id
+                )
             return self._person(user_id)
 
     def dm(self, user_id: str) -> str:
@@ -630,15 +735,21 @@ class FakeSlack(Waits):
         with self._lock:
             return self._known_user(user_id).dm
 
-    def channel(self, channel_id: str, name: str | None = None, members: list[str] | tuple[str, ...] = (),
-                bot_member: bool = True) -> Json:
+    def channel(
+        self,
+        channel_id: str,
+        name: str | None = None,
+        members: list[str] | tuple[str, ...] = (),
+        bot_member: bool = True,
+    ) -> Json:
         """Register a public channel with these members (the bot among them when ``bot_member``)."""
         assert channel_id.startswith(("C", "G")), "channel ids start with C (or G)"
         with self._lock:
             for member in members:
                 self._known_user(member)
-            self._conversations[channel_id] = _Conversation(channel_id, name or channel_id.lower(), "channel",
-                                                            set(members), bot_member)
+            self._conversations[channel_id] = _Conversation(
+                channel_id, name or channel_id.lower(), "channel", set(members), bot_member
+            )
             return {"id": channel_id, "name": name or channel_id.lower()}
 
     def _known_user(self, user_id: str) -> _User:
@@ -647,23 +758,38 @@ class FakeSlack(Waits):
 
     # -- faults --------------------------------------------------------------------------------
 
-    def fail_next(self, method: str, error: str | None = None, status: int = 200, retry_after: int | None = None,
-                  count: int = 1, match: Callable[[Json], bool] | None = None) -> None:
+    def fail_next(
+        self,
+        method: str,
+        error: str | None = None,
+        status: int = 200,
+        retry_after: int | None = None,
+        count: int = 1,
+        match: Callable[[Json], bool] | None = None,
+    ) -> None:
         """The next ``count`` calls to ``method`` (whose params ``match`` accepts) get this error, not carried out.
 
         ``error`` defaults to ``ratelimited`` for a 429 (``Retry-After`` 1 unless given), ``internal_error`` otherwise.
         """
         if status == 429 and retry_after is None:
             retry_after = 1
-        fault = _Fault(error or ("ratelimited" if status == 429 else "internal_error"), status, retry_after, match)
+        fault = _Fault(
+            error or ("ratelimited" if status == 429 else "internal_error"),
+            status,
+            retry_after,
+            match,
+        )
         with self._lock:
             self._faults[method].extend(dataclasses.replace(fault) for _ in range(count))
 
     def outage(self, status: int = 500, error: str | None = None) -> None:
         """From now on every Web API call gets this error (and is not carried out), until :meth:`clear_faults`."""
         with self._lock:
-            self._outage = ApiError(error or ("service_unavailable" if status == 503 else "internal_error"), status,
-                                    retry_after=1 if status == 429 else None)
+            self._outage = ApiError(
+                error or ("service_unavailable" if status == 503 else "internal_error"),
+                status,
+                retry_after=1 if status == 429 else None,
+            )
 
     def clear_faults(self) -> None:
         """End an outage and drop every fault not yet taken."""
@@ -673,22 +799,48 @@ class FakeSlack(Waits):
 
     # -- the users' side -----------------------------------------------------------------------
 
-    def slash(self, user_id: str, text: str, channel_id: str | None = None, command: str = "/hilbot", *,
-              signature: str = "good", stale: bool = False) -> Delivery:
+    def slash(
+        self,
+        user_id: str,
+        text: str,
+        channel_id: str | None = None,
+        command: str = "/hilbot",
+        *,
+        signature: str = "good",
+        stale: bool = False,
+    ) -> Delivery:
         """A user runs ``command text`` in a channel (their DM by default)."""
         with self._lock:
             person = self._known_user(user_id)
             conversation = self._conversations[channel_id or person.dm]
-            payload = {"token": self.verification_token, "team_id": self.team_id, "team_domain": self.team_domain,
-                       "channel_id": conversation.id, "channel_name": conversation.name, "user_id": user_id,
-                       "user_name": person.name, "command": command, "text": text, "api_app_id": self.app_id,
-                       "is_enterprise_install": "false",
-                       "response_url": self._response_url(conversation.id, user_id, None),
-                       "trigger_id": self._trigger(user_id)}
+            payload = {
+                "token": self.verification_token,
+                "team_id": self.team_id,
+                "team_domain": self.team_domain,
+                "channel_id": conversation.id,
+                "channel_name": conversation.name,
+                "user_id": user_id,
+                "user_name": person.name,
+                "command": command,
+                "text": text,
+                "api_app_id": self.app_id,
+                "is_enterprise_install": "false",
+                "response_url": self._response_url(conversation.id, user_id, None),
+                "trigger_id": self._trigger(user_id),
+            }
         return self._deliver("slash_commands", payload, signature, stale)
 
-    def click(self, user_id: str, channel_id: str, ts: str, value: str | None, action_id: str | None = None, *,
-              signature: str = "good", stale: bool = False) -> Delivery:
+    def click(
+        self,
+        user_id: str,
+        channel_id: str,
+        ts: str,
+        value: str | None,
+        action_id: str | None = None,
+        *,
+        signature: str = "good",
+        stale: bool = False,
+    ) -> Delivery:
         """A user clicks the button with this value (and action_id) under a message.
 
         A button the message no longer has can be clicked (as from a stale client) by giving its ``action_id``.
@@ -698,36 +850,83 @@ class FakeSlack(Waits):
             message = self._stored(conversation.id, ts)
             action = self._action(message.get("blocks", []), value, action_id, f"message {ts}")
             payload = self._interaction(user_id, "block_actions") | {
-                "container": {"type": "message", "message_ts": ts, "channel_id": conversation.id, "is_ephemeral": False},
-                "channel": {"id": conversation.id, "name": conversation.name}, "message": copy.deepcopy(message),
-                "state": {"values": {}}, "response_url": self._response_url(conversation.id, user_id, ts),
-                "actions": [action]}
+                "container": {
+                    "type": "message",
+                    "message_ts": ts,
+                    "channel_id": conversation.id,
+                    "is_ephemeral": False,
+                },
+                "channel": {"id": conversation.id, "name": conversation.name},
+                "message": copy.deepcopy(message),
+                "state": {"values": {}},
+                "response_url": self._response_url(conversation.id, user_id, ts),
+                "actions": [action],
+            }
         return self._deliver("interactive", payload, signature, stale)
 
-    def click_button(self, user_id: str, channel_id: str, ts: str, label: str, *, signature: str = "good",
-                     stale: bool = False) -> Delivery:
+    def click_button(
+        self,
+        user_id: str,
+        channel_id: str,
+        ts: str,
+        label: str,
+        *,
+        signature: str = "good",
+        stale: bool = False,
+    ) -> Delivery:
         """A user clicks the button labelled ``label`` (or the first whose label starts with it) under a message."""
         with self._lock:
-            found = buttons(self._stored(self._conversation_of(channel_id).id, ts).get("blocks", []))
+            found = buttons(
+                self._stored(self._conversation_of(channel_id).id, ts).get("blocks", [])
+            )
         labels = [button["text"]["text"] for _, button in found]
         match = next((b for _, b in found if b["text"]["text"] == label), None) or next(
-            (b for _, b in found if b["text"]["text"].startswith(label)), None)
-        assert match is not None, f"no button labelled {label!r} under message {ts}; buttons: {labels}"
-        return self.click(user_id, channel_id, ts, match.get("value"), match["action_id"], signature=signature, stale=stale)
+            (b for _, b in found if b["text"]["text"].startswith(label)), None
+        )
+        assert match is not None, (
+            f"no button labelled {label!r} under message {ts}; buttons: {labels}"
+        )
+        return self.click(
+            user_id,
+            channel_id,
+            ts,
+            match.get("value"),
+            match["action_id"],
+            signature=signature,
+            stale=stale,
+        )
 
-    def click_in_view(self, user_id: str, view_id: str, value: str | None, action_id: str | None = None, *,
-                      signature: str = "good", stale: bool = False) -> Delivery:
+    def click_in_view(
+        self,
+        user_id: str,
+        view_id: str,
+        value: str | None,
+        action_id: str | None = None,
+        *,
+        signature: str = "good",
+        stale: bool = False,
+    ) -> Delivery:
         """A user clicks a button in an open modal (or their Home tab)."""
         with self._lock:
             record = self._open_view(user_id, view_id)
             action = self._action(record.view["blocks"], value, action_id, f"view {view_id}")
             payload = self._interaction(user_id, "block_actions") | {
-                "container": {"type": "view", "view_id": view_id}, "view": copy.deepcopy(record.view),
-                "actions": [action]}
+                "container": {"type": "view", "view_id": view_id},
+                "view": copy.deepcopy(record.view),
+                "actions": [action],
+            }
         return self._deliver("interactive", payload, signature, stale)
 
-    def submit_view(self, user_id: str, view_id: str, text: str | None = None, values: Json | None = None, *,
-                    signature: str = "good", stale: bool = False) -> Delivery:
+    def submit_view(
+        self,
+        user_id: str,
+        view_id: str,
+        text: str | None = None,
+        values: Json | None = None,
+        *,
+        signature: str = "good",
+        stale: bool = False,
+    ) -> Delivery:
         """A user submits a modal: ``text`` fills its first plain_text_input, ``values`` inputs by action or block id.
 
         A value in ``values`` is a string (a text input's value) or the element's whole state dict. Like Slack's
@@ -738,55 +937,98 @@ class FakeSlack(Waits):
             state = self._state_values(record.view, text, values or {})
             record.view["state"] = {"values": state}
             payload = self._interaction(user_id, "view_submission") | {
-                "view": copy.deepcopy(record.view), "response_urls": []}
+                "view": copy.deepcopy(record.view),
+                "response_urls": [],
+            }
         return self._deliver("interactive", payload, signature, stale)
 
-    def close_view(self, user_id: str, view_id: str, *, signature: str = "good", stale: bool = False) -> Delivery | None:
+    def close_view(
+        self, user_id: str, view_id: str, *, signature: str = "good", stale: bool = False
+    ) -> Delivery | None:
         """A user closes a modal; the app hears of it (``view_closed``) only if the view asked to ``notify_on_close``."""
         with self._lock:
             record = self._open_view(user_id, view_id)
             record.status = "closed"
             if not record.view.get("notify_on_close"):
                 return None
-            payload = self._interaction(user_id, "view_closed") | {"view": copy.deepcopy(record.view), "is_cleared": False}
+            payload = self._interaction(user_id, "view_closed") | {
+                "view": copy.deepcopy(record.view),
+                "is_cleared": False,
+            }
             del payload["trigger_id"]
         return self._deliver("interactive", payload, signature, stale)
 
-    def message_im(self, user_id: str, text: str, thread_ts: str | None = None, *, signature: str = "good",
-                   stale: bool = False) -> Delivery:
+    def message_im(
+        self,
+        user_id: str,
+        text: str,
+        thread_ts: str | None = None,
+        *,
+        signature: str = "good",
+        stale: bool = False,
+    ) -> Delivery:
         """A user writes to the app in their DM (a ``message.im`` event)."""
-        return self.message_channel(user_id, self.dm(user_id), text, thread_ts, signature=signature, stale=stale)
+        return self.message_channel(
+            user_id, self.dm(user_id), text, thread_ts, signature=signature, stale=stale
+        )
 
-    def message_channel(self, user_id: str, channel_id: str, text: str, thread_ts: str | None = None, *,
-                        signature: str = "good", stale: bool = False) -> Delivery:
+    def message_channel(
+        self,
+        user_id: str,
+        channel_id: str,
+        text: str,
+        thread_ts: str | None = None,
+        *,
+        signature: str = "good",
+        stale: bool = False,
+    ) -> Delivery:
         """A user writes in a conversation the app is in (a ``message`` event; ``channel_type`` im or channel)."""
         with self._lock:
             self._known_user(user_id)
             conversation = self._conversations[channel_id]
             ts = self._next_ts()
-            message = {"type": "message", "user": user_id, "text": text, "ts": ts, "team": self.team_id,
-                       "client_msg_id": str(uuid.uuid4()), "blocks": _rich_text(text)}
+            message = {
+                "type": "message",
+                "user": user_id,
+                "text": text,
+                "ts": ts,
+                "team": self.team_id,
+                "client_msg_id": str(uuid.uuid4()),
+                "blocks": _rich_text(text),
+            }
             if thread_ts:
                 message["thread_ts"] = thread_ts
             conversation.messages[ts] = message
-            event = copy.deepcopy(message) | {"channel": conversation.id, "event_ts": ts,
-                                              "channel_type": "im" if conversation.kind == "im" else "channel"}
+            event = copy.deepcopy(message) | {
+                "channel": conversation.id,
+                "event_ts": ts,
+                "channel_type": "im" if conversation.kind == "im" else "channel",
+            }
         return self._deliver("events_api", self._event_callback(event), signature, stale)
 
     def open_home(self, user_id: str, *, signature: str = "good", stale: bool = False) -> Delivery:
         """A user opens the app's Home tab (``app_home_opened``, with the published view if there is one)."""
         with self._lock:
-            event: Json = {"type": "app_home_opened", "user": user_id, "channel": self._known_user(user_id).dm,
-                           "tab": "home", "event_ts": self._next_ts()}
+            event: Json = {
+                "type": "app_home_opened",
+                "user": user_id,
+                "channel": self._known_user(user_id).dm,
+                "tab": "home",
+                "event_ts": self._next_ts(),
+            }
             if user_id in self._homes:
                 event["view"] = copy.deepcopy(self._views[self._homes[user_id]].view)
         return self._deliver("events_api", self._event_callback(event), signature, stale)
 
     def redeliver(self, delivery: Delivery) -> Delivery:
         """Send a delivery again as Slack retries one: same payload, ``retry_attempt`` + 1 (HTTP: same body, new signature)."""
-        retry = dataclasses.replace(delivery, envelope_id=str(uuid.uuid4()), payload=copy.deepcopy(delivery.payload),
-                                    retry_attempt=delivery.retry_attempt + 1,
-                                    retry_reason="http_timeout" if delivery.transport == "http" else "timeout")
+        retry = dataclasses.replace(
+            delivery,
+            envelope_id=str(uuid.uuid4()),
+            payload=copy.deepcopy(delivery.payload),
+            retry_attempt=delivery.retry_attempt + 1,
+            retry_reason="http_timeout" if delivery.transport == "http" else "timeout",
+        )
         return self._dispatched(retry)
 
     def refresh_socket(self) -> None:
@@ -797,22 +1039,50 @@ class FakeSlack(Waits):
 
     def _person(self, user_id: str) -> Json:
         person = self._known_user(user_id)
-        return {"id": user_id, "username": person.name, "name": person.name, "team_id": self.team_id}
+        return {
+            "id": user_id,
+            "username": person.name,
+            "name": person.name,
+            "team_id": self.team_id,
+        }
 
     def _interaction(self, user_id: str, kind: str) -> Json:
         """What every interactivity payload starts with."""
-        return {"type": kind, "user": self._person(user_id), "api_app_id": self.app_id, "token": self.verification_token,
-                "trigger_id": self._trigger(user_id), "team": {"id": self.team_id, "domain": self.team_domain},
-                "enterprise": None, "is_enterprise_install": False}
+        return {
+            "type": kind,
+            "user": self._person(user_id),
+            "api_app_id": self.app_id,
+            "token": self.verification_token,
+            "trigger_id": self._trigger(user_id),
+            "team": {"id": self.team_id, "domain": self.team_domain},
+            "enterprise": None,
+            "is_enterprise_install": False,
+        }
 
     def _event_callback(self, event: Json) -> Json:
         """An Events API body around one event."""
         n = next(self._ids)
-        return {"token": self.verification_token, "team_id": self.team_id, "context_team_id": self.team_id,
-                "api_app_id": self.app_id, "event": event, "type": "event_callback", "event_id": f"Ev0{n:08X}",
-                "event_time": int(time.time()), "is_ext_shared_channel": False, "event_context": f"4-fake-{n}",
-                "authorizations": [{"enterprise_id": None, "team_id": self.team_id, "user_id": self.bot_user_id,
-                                    "is_bot": True, "is_enterprise_install": False}]}
+        return {
+            "token": self.verification_token,
+            "team_id": self.team_id,
+            "context_team_id": self.team_id,
+            "api_app_id": self.app_id,
+            "event": event,
+            "type": "event_callback",
+            "event_id": f"Ev0{n:08X}",
+            "event_time": int(time.time()),
+            "is_ext_shared_channel": False,
+            "event_context": f"4-fake-{n}",
+            "authorizations": [
+                {
+                    "enterprise_id": None,
+                    "team_id": self.team_id,
+                    "user_id": self.bot_user_id,
+                    "is_bot": True,
+                    "is_enterprise_install": False,
+                }
+            ],
+        }
 
     def _trigger(self, user_id: str) -> str:
         """A fresh trigger_id for a user's interaction."""
@@ -823,20 +1093,42 @@ class FakeSlack(Waits):
     def _response_url(self, channel: str, user: str, message_ts: str | None) -> str:
         """A response_url on this server for an interaction in ``channel``."""
         key = secrets.token_urlsafe(12)
-        self._response_urls[key] = {"channel": channel, "user": user, "message_ts": message_ts, "uses": 0}
+        self._response_urls[key] = {
+            "channel": channel,
+            "user": user,
+            "message_ts": message_ts,
+            "uses": 0,
+        }
         return f"{self.base_url}/respond/{key}"
 
-    def _action(self, blocks: list[Json], value: str | None, action_id: str | None, where: str) -> Json:
+    def _action(
+        self, blocks: list[Json], value: str | None, action_id: str | None, where: str
+    ) -> Json:
         """The ``actions[0]`` of a click on the button with this value (and action_id)."""
-        found = [(b, e) for b, e in buttons(blocks) if e.get("value") == value and action_id in (None, e["action_id"])]
+        found = [
+            (b, e)
+            for b, e in buttons(blocks)
+            if e.get("value") == value and action_id in (None, e["action_id"])
+        ]
         if not found:
             assert action_id is not None, f"no button with value {value!r} in {where}"
-            block, button = {"block_id": _short_id()}, {"action_id": action_id, "value": value,
-                                                        "text": {"type": "plain_text", "text": "?"}}
+            block, button = (
+                {"block_id": _short_id()},
+                {
+                    "action_id": action_id,
+                    "value": value,
+                    "text": {"type": "plain_text", "text": "?"},
+                },
+            )
         else:
             block, button = found[0]
-        action = {"action_id": button["action_id"], "block_id": block["block_id"], "text": button["text"],
-                  "type": "button", "action_ts": self._next_ts()}
+        action = {
+            "action_id": button["action_id"],
+            "block_id": block["block_id"],
+            "text": button["text"],
+            "type": "button",
+            "action_ts": self._next_ts(),
+        }
         return action | {key: button[key] for key in ("value", "style", "url") if key in button}
 
     def _open_view(self, user_id: str, view_id: str) -> _View:
@@ -867,9 +1159,17 @@ class FakeSlack(Waits):
     def _deliver(self, kind: str, payload: Json, signature: str, stale: bool) -> Delivery:
         """Send one payload to the app by the transport in use now."""
         http = self.http_target is not None
-        delivery = Delivery(kind, payload, str(uuid.uuid4()), "http" if http else "socket",
-                            accepts_response_payload=kind == "slash_commands" or payload.get("type") == "view_submission",
-                            target=self.http_target, signature=signature, stale=stale)
+        delivery = Delivery(
+            kind,
+            payload,
+            str(uuid.uuid4()),
+            "http" if http else "socket",
+            accepts_response_payload=kind == "slash_commands"
+            or payload.get("type") == "view_submission",
+            target=self.http_target,
+            signature=signature,
+            stale=stale,
+        )
         if http:
             delivery.content_type, delivery.request_body = _http_body(kind, payload)
         return self._dispatched(delivery)
@@ -899,8 +1199,12 @@ class FakeSlack(Waits):
         delivery.request_headers = self._signed_headers(delivery)
         delivery.sent_at = time.monotonic()
         try:
-            async with self._client.post(delivery.target, data=delivery.request_body, headers=delivery.request_headers,
-                                         timeout=aiohttp.ClientTimeout(total=self.http_timeout)) as response:
+            async with self._client.post(
+                delivery.target,
+                data=delivery.request_body,
+                headers=delivery.request_headers,
+                timeout=aiohttp.ClientTimeout(total=self.http_timeout),
+            ) as response:
                 delivery.status, delivery.body = response.status, await response.text()
         except asyncio.TimeoutError:
             delivery.error = "http_timeout"
@@ -913,7 +1217,9 @@ class FakeSlack(Waits):
     def _signed_headers(self, delivery: Delivery) -> dict[str, str]:
         """The headers Slack sends with a delivery: signature, timestamp, retry count."""
         timestamp = str(int(time.time()) - (360 if delivery.stale else 0))
-        secret = self.signing_secret if delivery.signature == "good" else self.signing_secret + "-not"
+        secret = (
+            self.signing_secret if delivery.signature == "good" else self.signing_secret + "-not"
+        )
         headers = {"Content-Type": delivery.content_type, "User-Agent": SLACKBOT_AGENT}
         if delivery.signature != "none":
             headers["X-Slack-Request-Timestamp"] = timestamp
@@ -961,13 +1267,19 @@ class FakeSlack(Waits):
             self._new_view(ack["view"], record.user, previous=record.view)
         elif action == "clear":
             for other in self._views.values():
-                if other.user == record.user and other.status == "open" and other.view["type"] == "modal":
+                if (
+                    other.user == record.user
+                    and other.status == "open"
+                    and other.view["type"] == "modal"
+                ):
                     other.status = "closed"
         else:
             record.status = "submitted"
         return None
 
-    def _reply(self, channel: str, user: str, params: Json, message_ts: str | None, source: str) -> str | None:
+    def _reply(
+        self, channel: str, user: str, params: Json, message_ts: str | None, source: str
+    ) -> str | None:
         """A reply through an ack or a response_url: in the channel, replacing the original, or ephemeral.
 
         Returns ``invalid_blocks`` (and shows nothing) when its blocks break Block Kit's rules.
@@ -981,8 +1293,14 @@ class FakeSlack(Waits):
             self._edit(conversation.messages[message_ts], channel, params)
         elif params.get("response_type") == "in_channel":
             blocks = params.get("blocks")
-            self._store(conversation, self._bot_message(params.get("text") or "", with_ids(blocks) if blocks else None,
-                                                        params.get("thread_ts")))
+            self._store(
+                conversation,
+                self._bot_message(
+                    params.get("text") or "",
+                    with_ids(blocks) if blocks else None,
+                    params.get("thread_ts"),
+                ),
+            )
         else:
             self._add_ephemeral(conversation, user, params, source)
         return None
@@ -1000,10 +1318,18 @@ class FakeSlack(Waits):
         ws = web.WebSocketResponse(autoping=True)
         await ws.prepare(request)
         socket = _Socket(ws)
-        await ws.send_json({"type": "hello", "num_connections": self.connections + 1,
-                            "debug_info": {"host": "applink-fake-1", "build_number": 1,
-                                           "approximate_connection_time": 18060},
-                            "connection_info": {"app_id": self.app_id}})
+        await ws.send_json(
+            {
+                "type": "hello",
+                "num_connections": self.connections + 1,
+                "debug_info": {
+                    "host": "applink-fake-1",
+                    "build_number": 1,
+                    "approximate_connection_time": 18060,
+                },
+                "connection_info": {"app_id": self.app_id},
+            }
+        )
         self._sockets.append(socket)
         self.connects += 1
         self._connections_changed()
@@ -1035,7 +1361,11 @@ class FakeSlack(Waits):
             message = data
         with self._lock:
             self.socket_messages.append(message)
-            delivery = self._envelopes.get(message.get("envelope_id", "")) if isinstance(message, dict) else None
+            delivery = (
+                self._envelopes.get(message.get("envelope_id", ""))
+                if isinstance(message, dict)
+                else None
+            )
         if delivery is not None:
             payload = message.get("payload")
             self._acked(delivery, {"text": payload} if isinstance(payload, str) else payload)
@@ -1054,10 +1384,17 @@ class FakeSlack(Waits):
             self._connections_changed()
             return False
         socket = live[next(self._turn) % len(live)]
-        envelope: Json = {"envelope_id": delivery.envelope_id, "payload": delivery.payload, "type": delivery.kind,
-                          "accepts_response_payload": delivery.accepts_response_payload}
+        envelope: Json = {
+            "envelope_id": delivery.envelope_id,
+            "payload": delivery.payload,
+            "type": delivery.kind,
+            "accepts_response_payload": delivery.accepts_response_payload,
+        }
         if delivery.kind == "events_api":
-            envelope |= {"retry_attempt": delivery.retry_attempt, "retry_reason": delivery.retry_reason}
+            envelope |= {
+                "retry_attempt": delivery.retry_attempt,
+                "retry_reason": delivery.retry_reason,
+            }
         delivery.sent_at = time.monotonic()
         try:
             await socket.ws.send_str(json.dumps(envelope))
@@ -1071,8 +1408,13 @@ class FakeSlack(Waits):
         for socket in [socket for socket in self._sockets if socket.live()]:
             socket.draining = True
             try:
-                await socket.ws.send_json({"type": "disconnect", "reason": "refresh_requested",
-                                           "debug_info": {"host": "applink-fake-1"}})
+                await socket.ws.send_json(
+                    {
+                        "type": "disconnect",
+                        "reason": "refresh_requested",
+                        "debug_info": {"host": "applink-fake-1"},
+                    }
+                )
             except (ConnectionError, RuntimeError):
                 socket.dead = True
             self._spawn(self._close_later(socket))
@@ -1096,7 +1438,11 @@ class FakeSlack(Waits):
         """
         with self._lock:
             conversation = self._conversation_of(channel)
-            return [self._inspected(conversation.id, m) for m in conversation.messages.values() if "bot_id" in m]
+            return [
+                self._inspected(conversation.id, m)
+                for m in conversation.messages.values()
+                if "bot_id" in m
+            ]
 
     def message(self, channel: str, ts: str) -> Json:
         """One message (the bot's or a user's) as it is now."""
@@ -1124,7 +1470,11 @@ class FakeSlack(Waits):
 
     def open_views(self, user: str) -> list[Json]:
         """The modals open for a user, oldest first."""
-        return [v for v in self.views if v["user"] == user and v["status"] == "open" and v["type"] == "modal"]
+        return [
+            v
+            for v in self.views
+            if v["user"] == user and v["status"] == "open" and v["type"] == "modal"
+        ]
 
     def home(self, user: str) -> Json | None:
         """The Home tab published for a user, or None."""
@@ -1146,7 +1496,11 @@ class FakeSlack(Waits):
 
     def _inspected(self, channel: str, message: Json) -> Json:
         history = self._history.get((channel, message["ts"]), [])
-        return copy.deepcopy(message) | {"channel": channel, "edits": max(len(history) - 1, 0), "history": list(history)}
+        return copy.deepcopy(message) | {
+            "channel": channel,
+            "edits": max(len(history) - 1, 0),
+            "history": list(history),
+        }
 
     # -- Web API requests ----------------------------------------------------------------------
 
@@ -1160,7 +1514,12 @@ class FakeSlack(Waits):
             result = self._run(method, call, _token(request, call.params))
             call.status, body, headers = 200, {"ok": True} | result, {}
         except ApiError as error:
-            call.status, call.error, body, headers = error.status, error.error, error.body(), error.headers()
+            call.status, call.error, body, headers = (
+                error.status,
+                error.error,
+                error.body(),
+                error.headers(),
+            )
         return web.json_response(body, status=call.status, headers=headers)
 
     def _run(self, method: str, call: Call, token: str | None) -> Json:
@@ -1181,7 +1540,11 @@ class FakeSlack(Waits):
 
     def _authorize(self, method: str, token: str | None) -> None:
         """The bot token for Web API methods, the app-level token for apps.connections.open."""
-        expected, other = (self.app_token, self.bot_token) if method in APP_TOKEN_METHODS else (self.bot_token, self.app_token)
+        expected, other = (
+            (self.app_token, self.bot_token)
+            if method in APP_TOKEN_METHODS
+            else (self.bot_token, self.app_token)
+        )
         if not token:
             raise ApiError("not_authed")
         if token == other:
@@ -1198,10 +1561,15 @@ class FakeSlack(Waits):
         if self.limits is None or method not in RATED_METHODS:
             return
         channel = self._rate_key(call.params.get("channel"))
-        windows = [("channel", channel, self.limits.channel_per_s)] if self.limits.channel_per_s else []
+        windows = (
+            [("channel", channel, self.limits.channel_per_s)] if self.limits.channel_per_s else []
+        )
         if method == "chat.postMessage" and self.limits.workspace_per_s:
             windows.append(("workspace", "", self.limits.workspace_per_s))
-        counted = [(scope, self._windows.setdefault((scope, key), Window.per_second(rate))) for scope, key, rate in windows]
+        counted = [
+            (scope, self._windows.setdefault((scope, key), Window.per_second(rate)))
+            for scope, key, rate in windows
+        ]
         for scope, window in counted:
             if (wait := window.wait(call.at)) > 0:
                 self.ratelimited.append((method, channel, scope))
@@ -1217,9 +1585,15 @@ class FakeSlack(Waits):
     # -- methods: identity ---------------------------------------------------------------------
 
     def _auth_test(self, params: Json) -> Json:
-        return {"url": f"https://{self.team_domain}.slack.com/", "team": "Hilbot Test", "user": "hilbot",
-                "team_id": self.team_id, "user_id": self.bot_user_id, "bot_id": self.bot_id,
-                "is_enterprise_install": False}
+        return {
+            "url": f"https://{self.team_domain}.slack.com/",
+            "team": "Hilbot Test",
+            "user": "hilbot",
+            "team_id": self.team_id,
+            "user_id": self.bot_user_id,
+            "bot_id": self.bot_id,
+            "is_enterprise_install": False,
+        }
 
     def _connections_open(self, params: Json) -> Json:
         ticket = secrets.token_urlsafe(16)
@@ -1230,8 +1604,17 @@ class FakeSlack(Waits):
         user = self._users.get(params.get("user", ""))
         if user is None:
             raise ApiError("user_not_found")
-        return {"user": {"id": user.id, "team_id": self.team_id, "name": user.name, "real_name": user.name,
-                         "deleted": False, "is_bot": False, "profile": {"display_name": user.name, "real_name": user.name}}}
+        return {
+            "user": {
+                "id": user.id,
+                "team_id": self.team_id,
+                "name": user.name,
+                "real_name": user.name,
+                "deleted": False,
+                "is_bot": False,
+                "profile": {"display_name": user.name, "real_name": user.name},
+            }
+        }
 
     def _conversations_open(self, params: Json) -> Json:
         users = params.get("users")
@@ -1251,8 +1634,10 @@ class FakeSlack(Waits):
     def _post_message(self, params: Json) -> Json:
         conversation = self._writable(params.get("channel"))
         text, blocks = self._content(params)
-        message = self._store(conversation, self._bot_message(text, blocks, params.get("thread_ts"),
-                                                              params.get("attachments")))
+        message = self._store(
+            conversation,
+            self._bot_message(text, blocks, params.get("thread_ts"), params.get("attachments")),
+        )
         return {"channel": conversation.id, "ts": message["ts"], "message": copy.deepcopy(message)}
 
     def _own_message(self, params: Json, refusal: str) -> tuple[_Conversation, Json]:
@@ -1271,8 +1656,12 @@ class FakeSlack(Waits):
         conversation, message = self._own_message(params, "cant_update_message")
         self._content(params, partial=True)
         self._edit(message, conversation.id, params)
-        return {"channel": conversation.id, "ts": message["ts"], "text": message["text"],
-                "message": copy.deepcopy(message)}
+        return {
+            "channel": conversation.id,
+            "ts": message["ts"],
+            "text": message["text"],
+            "message": copy.deepcopy(message),
+        }
 
     def _delete(self, params: Json) -> Json:
         conversation, message = self._own_message(params, "cant_delete_message")
@@ -1284,8 +1673,12 @@ class FakeSlack(Waits):
         if params.get("user") not in conversation.members:
             raise ApiError("user_not_in_channel")
         text, blocks = self._content(params)
-        shown = self._add_ephemeral(conversation, params["user"], {"text": text, "blocks": blocks,
-                                                                   "thread_ts": params.get("thread_ts")}, "api")
+        shown = self._add_ephemeral(
+            conversation,
+            params["user"],
+            {"text": text, "blocks": blocks, "thread_ts": params.get("thread_ts")},
+            "api",
+        )
         return {"message_ts": shown["message_ts"]}
 
     def _writable(self, channel: Any) -> _Conversation:
@@ -1294,7 +1687,13 @@ class FakeSlack(Waits):
         if channel in self._users:
             channel = self._users[channel].dm
         conversation = self._conversations.get(channel) or next(
-            (c for c in self._conversations.values() if c.kind == "channel" and c.name == channel.lstrip("#")), None)
+            (
+                c
+                for c in self._conversations.values()
+                if c.kind == "channel" and c.name == channel.lstrip("#")
+            ),
+            None,
+        )
         if conversation is None:
             raise ApiError("channel_not_found")
         if conversation.kind == "im" and not self._users[conversation.user or ""].reachable:
@@ -1312,7 +1711,12 @@ class FakeSlack(Waits):
         if blocks is not None and not isinstance(blocks, list):
             raise ApiError("invalid_blocks_format")
         text = params.get("text")
-        if not text and not blocks and not params.get("attachments") and not (partial and blocks is not None):
+        if (
+            not text
+            and not blocks
+            and not params.get("attachments")
+            and not (partial and blocks is not None)
+        ):
             raise ApiError("no_text")
         if isinstance(text, str) and len(text) > TEXT_LIMIT:
             raise ApiError("msg_too_long")
@@ -1320,14 +1724,27 @@ class FakeSlack(Waits):
             raise ApiError("invalid_blocks", messages=errors)
         return str(text or ""), with_ids(blocks) if blocks else blocks
 
-    def _bot_message(self, text: str, blocks: list[Json] | None, thread_ts: str | None = None,
-                     attachments: Any = None) -> Json:
-        message: Json = {"type": "message", "user": self.bot_user_id, "bot_id": self.bot_id, "app_id": self.app_id,
-                         "text": text, "team": self.team_id}
+    def _bot_message(
+        self,
+        text: str,
+        blocks: list[Json] | None,
+        thread_ts: str | None = None,
+        attachments: Any = None,
+    ) -> Json:
+        message: Json = {
+            "type": "message",
+            "user": self.bot_user_id,
+            "bot_id": self.bot_id,
+            "app_id": self.app_id,
+            "text": text,
+            "team": self.team_id,
+        }
         if blocks:
             message["blocks"] = blocks
         if attachments:
-            message["attachments"] = _json_field({"attachments": attachments}, "attachments", "invalid_attachments")
+            message["attachments"] = _json_field(
+                {"attachments": attachments}, "attachments", "invalid_attachments"
+            )
         if thread_ts:
             message["thread_ts"] = thread_ts
         return message
@@ -1351,10 +1768,18 @@ class FakeSlack(Waits):
         message["edited"] = {"user": self.bot_user_id, "ts": self._next_ts()}
         self._history[channel, message["ts"]].append(message["text"])
 
-    def _add_ephemeral(self, conversation: _Conversation, user: str, params: Json, source: str) -> Json:
-        shown = {"channel": conversation.id, "user": user, "text": params.get("text") or "",
-                 "blocks": params.get("blocks") or None, "thread_ts": params.get("thread_ts"),
-                 "message_ts": self._next_ts(), "source": source}
+    def _add_ephemeral(
+        self, conversation: _Conversation, user: str, params: Json, source: str
+    ) -> Json:
+        shown = {
+            "channel": conversation.id,
+            "user": user,
+            "text": params.get("text") or "",
+            "blocks": params.get("blocks") or None,
+            "thread_ts": params.get("thread_ts"),
+            "message_ts": self._next_ts(),
+            "source": source,
+        }
         conversation.ephemerals.append(shown)
         return shown
 
@@ -1381,8 +1806,13 @@ class FakeSlack(Waits):
 
     def _views_update(self, params: Json) -> Json:
         record = self._views.get(params.get("view_id", "")) or next(
-            (r for r in self._views.values() if params.get("external_id") and r.view.get("external_id") == params["external_id"]),
-            None)
+            (
+                r
+                for r in self._views.values()
+                if params.get("external_id") and r.view.get("external_id") == params["external_id"]
+            ),
+            None,
+        )
         if record is None or record.status != "open":
             raise ApiError("not_found")
         if params.get("hash") and params["hash"] != record.view["hash"]:
@@ -1393,7 +1823,9 @@ class FakeSlack(Waits):
     def _views_publish(self, params: Json) -> Json:
         user = params.get("user_id", "")
         if user not in self._users:
-            raise ApiError("invalid_arguments", messages=["[ERROR] invalid user_id [json-pointer:/user_id]"])
+            raise ApiError(
+                "invalid_arguments", messages=["[ERROR] invalid user_id [json-pointer:/user_id]"]
+            )
         view = self._checked_view(params, "home")
         if user not in self._homes:
             self._homes[user] = self._new_view(view, user).view["id"]
@@ -1414,7 +1846,8 @@ class FakeSlack(Waits):
         view_id = f"V0{next(self._ids):08X}"
         stored = self._view_object(view, view_id) | {
             "previous_view_id": previous["id"] if previous else None,
-            "root_view_id": previous["root_view_id"] if previous else view_id}
+            "root_view_id": previous["root_view_id"] if previous else view_id,
+        }
         self._views[view_id] = _View(stored, user, opened_ts=self._next_ts())
         return self._views[view_id]
 
@@ -1425,9 +1858,20 @@ class FakeSlack(Waits):
 
     def _view_object(self, view: Json, view_id: str) -> Json:
         """A view as Slack returns it: ids filled in, empty state, a fresh hash."""
-        stored = {"id": view_id, "team_id": self.team_id, "private_metadata": "", "callback_id": "",
-                  "external_id": "", "clear_on_close": False, "notify_on_close": False, "close": None, "submit": None,
-                  "app_id": self.app_id, "app_installed_team_id": self.team_id, "bot_id": self.bot_id}
+        stored = {
+            "id": view_id,
+            "team_id": self.team_id,
+            "private_metadata": "",
+            "callback_id": "",
+            "external_id": "",
+            "clear_on_close": False,
+            "notify_on_close": False,
+            "close": None,
+            "submit": None,
+            "app_id": self.app_id,
+            "app_installed_team_id": self.team_id,
+            "bot_id": self.bot_id,
+        }
         stored |= copy.deepcopy(view)
         stored["blocks"] = with_ids(view.get("blocks", []))
         stored["state"] = {"values": {}}
@@ -1448,40 +1892,77 @@ class FakeSlack(Waits):
         files = _json_field(params, "files", "invalid_arguments")
         if not isinstance(files, list) or not files:
             raise ApiError("invalid_arguments")
-        slots = {slot.file_id: slot for slot in self._upload_slots.values() if slot.data is not None and not slot.completed}
+        slots = {
+            slot.file_id: slot
+            for slot in self._upload_slots.values()
+            if slot.data is not None and not slot.completed
+        }
         if any(not isinstance(f, dict) or f.get("id") not in slots for f in files):
             raise ApiError("file_not_found")
-        channels = [c for c in str(params.get("channels") or params.get("channel_id") or "").split(",") if c]
+        channels = [
+            c for c in str(params.get("channels") or params.get("channel_id") or "").split(",") if c
+        ]
         targets = [self._share_target(channel) for channel in channels]
         shared = [(slots[f["id"]], f.get("title") or slots[f["id"]].filename) for f in files]
         for slot, _ in shared:
             slot.completed = True
         for conversation in targets or [None]:
             self._share(conversation, shared, params)
-        return {"files": [{"id": s.file_id, "name": s.filename, "title": title, "size": len(s.data or b"")}
-                          for s, title in shared]}
+        return {
+            "files": [
+                {"id": s.file_id, "name": s.filename, "title": title, "size": len(s.data or b"")}
+                for s, title in shared
+            ]
+        }
 
     def _share_target(self, channel: str) -> _Conversation:
         try:
             return self._writable(channel)
         except ApiError as error:
-            raise ApiError("invalid_channel" if error.error == "channel_not_found" else "posting_to_channel_denied")
+            raise ApiError(
+                "invalid_channel"
+                if error.error == "channel_not_found"
+                else "posting_to_channel_denied"
+            )
 
-    def _share(self, conversation: _Conversation | None, shared: list[tuple[_UploadSlot, str]], params: Json) -> None:
+    def _share(
+        self,
+        conversation: _Conversation | None,
+        shared: list[tuple[_UploadSlot, str]],
+        params: Json,
+    ) -> None:
         """Record the uploads; in a conversation, the files arrive as one bot message with the initial comment."""
         comment, thread_ts = params.get("initial_comment"), params.get("thread_ts")
         for slot, title in shared:
-            self.uploads.append(Upload(conversation.id if conversation else None, slot.filename, slot.data or b"",
-                                       title, comment, slot.file_id, thread_ts))
+            self.uploads.append(
+                Upload(
+                    conversation.id if conversation else None,
+                    slot.filename,
+                    slot.data or b"",
+                    title,
+                    comment,
+                    slot.file_id,
+                    thread_ts,
+                )
+            )
         if conversation is not None:
-            message = self._bot_message(comment or "", None, thread_ts) | {"upload": True, "files": [
-                {"id": slot.file_id, "name": slot.filename, "title": title} for slot, title in shared]}
+            message = self._bot_message(comment or "", None, thread_ts) | {
+                "upload": True,
+                "files": [
+                    {"id": slot.file_id, "name": slot.filename, "title": title}
+                    for slot, title in shared
+                ],
+            }
             self._store(conversation, message)
 
     async def _upload(self, request: web.Request) -> web.Response:
         """The upload URL: takes the file's bytes, raw or as a multipart file field."""
         if request.content_type.startswith("multipart/"):
-            parts = [value for value in (await request.post()).values() if isinstance(value, web.FileField)]
+            parts = [
+                value
+                for value in (await request.post()).values()
+                if isinstance(value, web.FileField)
+            ]
             data = parts[0].file.read() if parts else b""
         else:
             data = await request.read()
@@ -1502,7 +1983,9 @@ class FakeSlack(Waits):
             params = None
         with self._lock:
             status, text = self._respond_with(request.match_info["key"], params)
-            self.responses.append({"key": request.match_info["key"], "params": params, "status": status})
+            self.responses.append(
+                {"key": request.match_info["key"], "params": params, "status": status}
+            )
         return web.Response(status=status, text=text)
 
     def _respond_with(self, key: str, params: Any) -> tuple[int, str]:
@@ -1516,7 +1999,9 @@ class FakeSlack(Waits):
             return 404, "used_url"
         if not (params.get("text") or params.get("blocks") or params.get("delete_original")):
             return 400, "no_text"
-        if error := self._reply(target["channel"], target["user"], params, target["message_ts"], "response_url"):
+        if error := self._reply(
+            target["channel"], target["user"], params, target["message_ts"], "response_url"
+        ):
             return 400, error
         return 200, "ok"
 
@@ -1565,7 +2050,9 @@ def _http_body(kind: str, payload: Json) -> tuple[str, bytes]:
     if kind == "slash_commands":
         return "application/x-www-form-urlencoded", urlencode(payload).encode()
     if kind == "interactive":
-        return "application/x-www-form-urlencoded", urlencode({"payload": json.dumps(payload)}).encode()
+        return "application/x-www-form-urlencoded", urlencode(
+            {"payload": json.dumps(payload)}
+        ).encode()
     return "application/json", json.dumps(payload).encode()
 
 
@@ -1582,8 +2069,15 @@ def _answer_payload(body: str) -> Json | None:
 
 def _rich_text(text: str) -> list[Json]:
     """The rich_text block Slack's client attaches to a message a user types."""
-    return [{"type": "rich_text", "block_id": _short_id(),
-             "elements": [{"type": "rich_text_section", "elements": [{"type": "text", "text": text}]}]}]
+    return [
+        {
+            "type": "rich_text",
+            "block_id": _short_id(),
+            "elements": [
+                {"type": "rich_text_section", "elements": [{"type": "text", "text": text}]}
+            ],
+        }
+    ]
 
 
 def _element_state(element: Json, given: Any) -> Json:
@@ -1603,19 +2097,29 @@ def _element_state(element: Json, given: Any) -> Json:
 
 def _option(element: Json, value: str) -> Json:
     """The option of a select (or radio/checkbox group) with this value."""
-    options = element.get("options") or [o for g in element.get("option_groups", []) for o in g.get("options", [])]
+    options = element.get("options") or [
+        o for g in element.get("option_groups", []) for o in g.get("options", [])
+    ]
     found = next((o for o in options if o.get("value") == value), None)
-    return copy.deepcopy(found) if found else {"text": {"type": "plain_text", "text": value}, "value": value}
+    return (
+        copy.deepcopy(found)
+        if found
+        else {"text": {"type": "plain_text", "text": value}, "value": value}
+    )
 
 
 def _check_input(block: Json, entry: Json) -> None:
     """Slack's client submits only when required inputs are filled and texts fit their length limits."""
     value = entry.get("value")
-    empty = value in (None, "") and not any(v for k, v in entry.items() if k not in ("type", "value"))
+    empty = value in (None, "") and not any(
+        v for k, v in entry.items() if k not in ("type", "value")
+    )
     assert not (empty and not block.get("optional")), f"input {block['block_id']} is required"
     element = block["element"]
     if isinstance(value, str) and value:
-        assert len(value) <= element.get("max_length", INPUT_LENGTH), f"input {block['block_id']} is too long"
+        assert len(value) <= element.get("max_length", INPUT_LENGTH), (
+            f"input {block['block_id']} is too long"
+        )
         assert len(value) >= element.get("min_length", 0), f"input {block['block_id']} is too short"
 
 
@@ -1653,5 +2157,7 @@ async def _read_params(request: web.Request) -> Json:
             params.update(body)
         else:
             form = await request.post()
-            params.update((k, v.file.read() if isinstance(v, web.FileField) else v) for k, v in form.items())
+            params.update(
+                (k, v.file.read() if isinstance(v, web.FileField) else v) for k, v in form.items()
+            )
     return {key: value for key, value in params.items() if value is not None}

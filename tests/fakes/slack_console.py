@@ -53,12 +53,20 @@ class Console:
     def _items(self) -> list[tuple[str, str, list[dict], int]]:
         """(id, kind, blocks or text, edits) of every bot message and modal in your DM, oldest first."""
         shown = [(m["ts"], "message", m, m.get("edits", 0)) for m in self.fake.messages(YOU)]
-        shown += [(v["opened_ts"], "modal", v, v.get("updates", 0)) for v in self.fake.views if v["type"] == "modal"]
+        shown += [
+            (v["opened_ts"], "modal", v, v.get("updates", 0))
+            for v in self.fake.views
+            if v["type"] == "modal"
+        ]
         return sorted(shown, key=lambda row: float(row[0]))
 
     def cards(self) -> list[dict]:
         """Your DM's messages with buttons, oldest first (card 1 is the first)."""
-        return [m for _, kind, m, _ in self._items() if kind == "message" and buttons(m.get("blocks") or [])]
+        return [
+            m
+            for _, kind, m, _ in self._items()
+            if kind == "message" and buttons(m.get("blocks") or [])
+        ]
 
     def refresh(self) -> None:
         """Print what is new or changed since the last look."""
@@ -70,7 +78,7 @@ class Console:
             seen_before = key in self._shown
             self._shown[key] = state
             self._print(kind, raw, cards, edited=seen_before)
-        for said in self.fake.ephemerals(self.fake.dm(YOU), YOU)[self._ephemerals:]:
+        for said in self.fake.ephemerals(self.fake.dm(YOU), YOU)[self._ephemerals :]:
             self._ephemerals += 1
             self.out.write(f"(only you) {unescape(said['text'])}\n")
         self.out.flush()
@@ -79,14 +87,20 @@ class Console:
         blocks = raw.get("blocks") or []
         if kind == "modal":
             head = f"── modal “{raw['title']['text']}” ({raw.get('status')})"
-            hint = "   type: note <your text>" if any(b.get("type") == "input" for b in blocks) else ""
-            self.out.write(f"{head}\n{flatten(blocks)}\n{hint}\n" if hint else f"{head}\n{flatten(blocks)}\n")
+            hint = (
+                "   type: note <your text>" if any(b.get("type") == "input" for b in blocks) else ""
+            )
+            self.out.write(
+                f"{head}\n{flatten(blocks)}\n{hint}\n" if hint else f"{head}\n{flatten(blocks)}\n"
+            )
             return
         number = next((n for n, card in enumerate(cards, 1) if card["ts"] == raw["ts"]), None)
         head = f"── card {number}" if number else "──"
         text = flatten(blocks) if blocks else unescape(raw.get("text", ""))
         labels = "  ".join(f"[{b['text']['text']}]" for _, b in buttons(blocks))
-        self.out.write(f"{head}{' (edited)' if edited else ''}\n{text}\n{labels + chr(10) if labels else ''}")
+        self.out.write(
+            f"{head}{' (edited)' if edited else ''}\n{text}\n{labels + chr(10) if labels else ''}"
+        )
 
     # -- what you do
     def handle(self, line: str) -> bool:
@@ -95,7 +109,7 @@ class Console:
         if line in ("quit", "exit"):
             return False
         if line.startswith("/hilbot"):
-            self.fake.slash(YOU, line[len("/hilbot"):].strip())
+            self.fake.slash(YOU, line[len("/hilbot") :].strip())
         elif line.startswith("note "):
             self._note(line[5:])
         elif line.startswith("home"):
@@ -105,7 +119,11 @@ class Console:
         return True
 
     def _note(self, text: str) -> None:
-        open_ = [v for v in self.fake.open_views(YOU) if any(b.get("type") == "input" for b in v.get("blocks", []))]
+        open_ = [
+            v
+            for v in self.fake.open_views(YOU)
+            if any(b.get("type") == "input" for b in v.get("blocks", []))
+        ]
         if open_:
             self.fake.submit_view(YOU, open_[-1]["id"], text=text)
         else:
@@ -127,9 +145,15 @@ class Console:
     def _click(self, line: str) -> None:
         number, _, label = line.rpartition(":")
         cards = self.cards()
-        chosen = [cards[int(number) - 1]] if number.isdigit() and 0 < int(number) <= len(cards) else cards[::-1]
+        chosen = (
+            [cards[int(number) - 1]]
+            if number.isdigit() and 0 < int(number) <= len(cards)
+            else cards[::-1]
+        )
         for card in chosen:
-            if any(b["text"]["text"].startswith(label) for _, b in buttons(card.get("blocks") or [])):
+            if any(
+                b["text"]["text"].startswith(label) for _, b in buttons(card.get("blocks") or [])
+            ):
                 self.fake.click_button(YOU, self.fake.dm(YOU), card["ts"], label)
                 return
         self.out.write(f"no button {label!r} on {'that card' if number else 'any card'}\n")
@@ -142,11 +166,22 @@ def _config(root: Path, http_port: int | None) -> Path:
     return path
 
 
-def _start_bot(fake: FakeSlack, root: Path, data_dir: str, http_port: int | None) -> subprocess.Popen:
-    env = {**os.environ, **fake.env(), "HILBOT_CONFIG": str(_config(root, http_port)), "HILBOT_DATA_DIR": data_dir}
+def _start_bot(
+    fake: FakeSlack, root: Path, data_dir: str, http_port: int | None
+) -> subprocess.Popen:
+    env = {
+        **os.environ,
+        **fake.env(),
+        "HILBOT_CONFIG": str(_config(root, http_port)),
+        "HILBOT_DATA_DIR": data_dir,
+    }
     log = open(root / "bot.log", "w")
-    proc = subprocess.Popen([str(Path(sys.executable).parent / "hilbot"), "serve", "slack"], env=env, stdout=log,
-                            stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).parent / "hilbot"), "serve", "slack"],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     ready = (lambda: _accepts(http_port)) if http_port else (lambda: fake.connections >= 1)
     fake.wait(lambda: ready() or proc.poll() is not None, timeout=30, what="the bot to start")
     if proc.poll() is not None:
@@ -163,15 +198,20 @@ def _accepts(port: int) -> bool:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--http", action="store_true", help="HTTP mode (signed requests) instead of Socket Mode")
+    parser.add_argument(
+        "--http", action="store_true", help="HTTP mode (signed requests) instead of Socket Mode"
+    )
     parser.add_argument("--data-dir", default=os.environ.get("HILBOT_DATA_DIR", "results"))
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp, FakeSlack() as fake:
         fake.user(YOU, "you")
         proc = _start_bot(fake, Path(tmp), args.data_dir, _free_port() if args.http else None)
         console = Console(fake)
-        print(f"hilbot serve slack is running ({'HTTP' if args.http else 'Socket Mode'}); you are {YOU}. "
-              "Try: /hilbot review demo-docs-search", flush=True)
+        print(
+            f"hilbot serve slack is running ({'HTTP' if args.http else 'Socket Mode'}); you are {YOU}. "
+            "Try: /hilbot review demo-docs-search",
+            flush=True,
+        )
         stop = threading.Event()
         watcher = threading.Thread(target=_watch, args=(console, stop), daemon=True)
         watcher.start()
@@ -183,7 +223,9 @@ def main(argv: list[str] | None = None) -> None:
             stop.set()
             proc.terminate()
             proc.wait(timeout=30)
-            print(f"bot stopped (exit {proc.returncode}); every click is in {args.data_dir}/ratings.jsonl")
+            print(
+                f"bot stopped (exit {proc.returncode}); every click is in {args.data_dir}/ratings.jsonl"
+            )
 
 
 def _watch(console: Console, stop: threading.Event) -> None:

@@ -34,11 +34,15 @@ from aiohttp import web
 from ._server import Call, ThreadedApp, Waits, Window, take_fault
 
 TOKEN = "123456:TEST-TOKEN"
-MESSAGE_METHODS = frozenset({"sendmessage", "sendphoto", "editmessagetext", "editmessagereplymarkup", "editmessagecaption"})
+MESSAGE_METHODS = frozenset(
+    {"sendmessage", "sendphoto", "editmessagetext", "editmessagereplymarkup", "editmessagecaption"}
+)
 """Methods that count against flood control (lower case: Telegram method names ignore case)."""
 TOO_OLD = "query is too old and response timeout expired or query ID is invalid"
-NOT_MODIFIED = ("message is not modified: specified new message content and reply markup are exactly "
-                "the same as a current content and reply markup of the message")
+NOT_MODIFIED = (
+    "message is not modified: specified new message content and reply markup are exactly "
+    "the same as a current content and reply markup of the message"
+)
 TEXT_LIMIT, CAPTION_LIMIT, CALLBACK_DATA_LIMIT, ANSWER_TEXT_LIMIT = 4096, 1024, 64, 200
 
 Json = dict[str, Any]
@@ -55,12 +59,28 @@ def _chat_id(value: str) -> int | str:
 
 
 _FIELDS: dict[str, Callable[[str], Any]] = {
-    "chat_id": _chat_id, "message_id": int, "reply_to_message_id": int, "offset": int, "limit": int,
-    "timeout": float, "cache_time": int, "max_connections": int, "show_alert": _bool,
-    "disable_notification": _bool, "protect_content": _bool, "drop_pending_updates": _bool,
-    "allow_sending_without_reply": _bool, "has_spoiler": _bool, "show_caption_above_media": _bool,
-    "reply_markup": json.loads, "reply_parameters": json.loads, "link_preview_options": json.loads,
-    "entities": json.loads, "caption_entities": json.loads, "commands": json.loads, "scope": json.loads,
+    "chat_id": _chat_id,
+    "message_id": int,
+    "reply_to_message_id": int,
+    "offset": int,
+    "limit": int,
+    "timeout": float,
+    "cache_time": int,
+    "max_connections": int,
+    "show_alert": _bool,
+    "disable_notification": _bool,
+    "protect_content": _bool,
+    "drop_pending_updates": _bool,
+    "allow_sending_without_reply": _bool,
+    "has_spoiler": _bool,
+    "show_caption_above_media": _bool,
+    "reply_markup": json.loads,
+    "reply_parameters": json.loads,
+    "link_preview_options": json.loads,
+    "entities": json.loads,
+    "caption_entities": json.loads,
+    "commands": json.loads,
+    "scope": json.loads,
     "allowed_updates": json.loads,
 }
 """How to decode each form field PTB sends as text; fields not listed stay strings."""
@@ -99,12 +119,28 @@ def utf16_len(text: str) -> int:
 # ---------------------------------------------------------------------------------------------
 # HTML parse mode
 
-_HTML_TOKEN = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9-]*)(\s[^<>]*)?>|&(#[0-9]+|#x[0-9a-fA-F]+|lt|gt|amp|quot);|[<&]|[^<&]+")
+_HTML_TOKEN = re.compile(
+    r"<(/?)([a-zA-Z][a-zA-Z0-9-]*)(\s[^<>]*)?>|&(#[0-9]+|#x[0-9a-fA-F]+|lt|gt|amp|quot);|[<&]|[^<&]+"
+)
 _ATTRIBUTE = re.compile(r"""([a-zA-Z-]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"']+)))?""")
 _NAMED_ENTITIES = {"lt": "<", "gt": ">", "amp": "&", "quot": '"'}
-_ENTITY_TYPES = {"b": "bold", "strong": "bold", "i": "italic", "em": "italic", "u": "underline", "ins": "underline",
-                 "s": "strikethrough", "strike": "strikethrough", "del": "strikethrough", "code": "code", "pre": "pre",
-                 "a": "text_link", "tg-spoiler": "spoiler", "span": "spoiler", "blockquote": "blockquote"}
+_ENTITY_TYPES = {
+    "b": "bold",
+    "strong": "bold",
+    "i": "italic",
+    "em": "italic",
+    "u": "underline",
+    "ins": "underline",
+    "s": "strikethrough",
+    "strike": "strikethrough",
+    "del": "strikethrough",
+    "code": "code",
+    "pre": "pre",
+    "a": "text_link",
+    "tg-spoiler": "spoiler",
+    "span": "spoiler",
+    "blockquote": "blockquote",
+}
 
 
 @dataclass
@@ -136,7 +172,7 @@ class _HtmlParser:
 
     def at(self, token: re.Match[str]) -> str:
         """Where a token starts, as Telegram reports it (a UTF-8 byte offset)."""
-        return f"byte offset {len(self.source[:token.start()].encode())}"
+        return f"byte offset {len(self.source[: token.start()].encode())}"
 
     def _token(self, token: re.Match[str]) -> None:
         closing, name, attributes, entity = token.group(1, 2, 3, 4)
@@ -165,9 +201,15 @@ class _HtmlParser:
         self.offset += utf16_len(text)
 
     def _start(self, name: str, raw: str, token: re.Match[str]) -> None:
-        attributes = {m.group(1).lower(): html.unescape(next((v for v in m.group(2, 3, 4) if v is not None), ""))
-                      for m in _ATTRIBUTE.finditer(raw)}
-        if name not in _ENTITY_TYPES or (name == "span" and attributes.get("class") != "tg-spoiler"):
+        attributes = {
+            m.group(1).lower(): html.unescape(
+                next((v for v in m.group(2, 3, 4) if v is not None), "")
+            )
+            for m in _ATTRIBUTE.finditer(raw)
+        }
+        if name not in _ENTITY_TYPES or (
+            name == "span" and attributes.get("class") != "tg-spoiler"
+        ):
             self.fail(f'Unsupported start tag "{name}" at {self.at(token)}')
         self.open.append(_OpenTag(name, attributes, self.offset))
 
@@ -176,14 +218,25 @@ class _HtmlParser:
             self.fail(f"Unexpected end tag at {self.at(token)}")
         tag = self.open.pop()
         if tag.name != name:
-            self.fail(f'Unmatched end tag at {self.at(token)}, expected "</{tag.name}>", found "</{name}>"')
+            self.fail(
+                f'Unmatched end tag at {self.at(token)}, expected "</{tag.name}>", found "</{name}>"'
+            )
         if self.offset > tag.offset:
             self._entity(tag)
 
     def _entity(self, tag: _OpenTag) -> None:
-        entity: Json = {"type": _ENTITY_TYPES[tag.name], "offset": tag.offset, "length": self.offset - tag.offset}
+        entity: Json = {
+            "type": _ENTITY_TYPES[tag.name],
+            "offset": tag.offset,
+            "length": self.offset - tag.offset,
+        }
         language = tag.attributes.get("class", "")
-        if tag.name == "code" and self.open and self.open[-1].name == "pre" and language.startswith("language-"):
+        if (
+            tag.name == "code"
+            and self.open
+            and self.open[-1].name == "pre"
+            and language.startswith("language-")
+        ):
             self.open[-1].attributes["language"] = language.removeprefix("language-")
             return
         if tag.name == "pre" and "language" in tag.attributes:
@@ -308,7 +361,11 @@ class FakeTelegram(Waits):
         self._messages: dict[int, dict[int, Json]] = defaultdict(dict)
         self._history: dict[tuple[int, int], list[str]] = defaultdict(list)
         self._message_ids: dict[int, itertools.count[int]] = defaultdict(lambda: itertools.count(1))
-        self._update_ids, self._callback_ids, self._file_ids = itertools.count(1), itertools.count(1), itertools.count(1)
+        self._update_ids, self._callback_ids, self._file_ids = (
+            itertools.count(1),
+            itertools.count(1),
+            itertools.count(1),
+        )
         self._updates: dict[int, Json] = {}
         self._sent_order: list[tuple[str, int]] = []
         self._pending: list[Json] = []
@@ -320,14 +377,26 @@ class FakeTelegram(Waits):
         self._epoch = 0
         """Counts :meth:`restart_ids`: a long poll from before one answers nothing (it was made to the old server)."""
         self._windows: dict[tuple[str, int | str], Window] = {}
-        self._handlers: dict[str, Callable[[Json], Any]] = {name.lower(): handler for name, handler in {
-            "getMe": self._get_me, "logOut": self._true, "close": self._true, "setWebhook": self._set_webhook,
-            "deleteWebhook": self._delete_webhook, "getWebhookInfo": self._webhook_info,
-            "sendMessage": self._send_message, "sendPhoto": self._send_photo, "editMessageText": self._edit_text,
-            "editMessageCaption": self._edit_caption, "editMessageReplyMarkup": self._edit_markup,
-            "answerCallbackQuery": self._answer, "setMyCommands": self._set_commands,
-            "getMyCommands": lambda params: self.commands, "sendChatAction": self._chat_action,
-        }.items()}
+        self._handlers: dict[str, Callable[[Json], Any]] = {
+            name.lower(): handler
+            for name, handler in {
+                "getMe": self._get_me,
+                "logOut": self._true,
+                "close": self._true,
+                "setWebhook": self._set_webhook,
+                "deleteWebhook": self._delete_webhook,
+                "getWebhookInfo": self._webhook_info,
+                "sendMessage": self._send_message,
+                "sendPhoto": self._send_photo,
+                "editMessageText": self._edit_text,
+                "editMessageCaption": self._edit_caption,
+                "editMessageReplyMarkup": self._edit_markup,
+                "answerCallbackQuery": self._answer,
+                "setMyCommands": self._set_commands,
+                "getMyCommands": lambda params: self.commands,
+                "sendChatAction": self._chat_action,
+            }.items()
+        }
 
     # -- addresses -----------------------------------------------------------------------------
 
@@ -343,7 +412,12 @@ class FakeTelegram(Waits):
     @property
     def bot(self) -> Json:
         """The bot's User object."""
-        return {"id": int(self.token.split(":")[0]), "is_bot": True, "first_name": "Hilbot Test", "username": self.bot_username}
+        return {
+            "id": int(self.token.split(":")[0]),
+            "is_bot": True,
+            "first_name": "Hilbot Test",
+            "username": self.bot_username,
+        }
 
     def env(self) -> dict[str, str]:
         """Environment for a bot process that should talk to this server."""
@@ -351,8 +425,15 @@ class FakeTelegram(Waits):
 
     # -- faults --------------------------------------------------------------------------------
 
-    def fail_next(self, method: str, status: int = 429, retry_after: int = 1, count: int = 1, description: str | None = None,
-                  match: Callable[[Json], bool] | None = None) -> None:
+    def fail_next(
+        self,
+        method: str,
+        status: int = 429,
+        retry_after: int = 1,
+        count: int = 1,
+        description: str | None = None,
+        match: Callable[[Json], bool] | None = None,
+    ) -> None:
         """The next ``count`` calls to ``method`` get this error (and are not carried out).
 
         ``match``: only calls whose (decoded) params it accepts count, e.g. a sendMessage with a keyboard.
@@ -386,12 +467,19 @@ class FakeTelegram(Waits):
             self._epoch += 1
         self._wake()
 
-    def garble_next(self, method: str, body: bytes = b"<html><body>502 Bad Gateway</body></html>", status: int = 200,
-                    count: int = 1) -> None:
+    def garble_next(
+        self,
+        method: str,
+        body: bytes = b"<html><body>502 Bad Gateway</body></html>",
+        status: int = 200,
+        count: int = 1,
+    ) -> None:
         """The next ``count`` calls to ``method`` get ``body`` (not JSON, as a proxy's error page) with ``status``."""
         self._add_faults(method, count, _Fault(status, body=body))
 
-    def stall_next(self, method: str, seconds: float, process: bool = False, count: int = 1) -> None:
+    def stall_next(
+        self, method: str, seconds: float, process: bool = False, count: int = 1
+    ) -> None:
         """The next calls to ``method`` answer ``seconds`` late; ``process=False``: never carried out (502)."""
         self._add_faults(method, count, _Fault(None, delay=seconds, process=process))
 
@@ -413,13 +501,23 @@ class FakeTelegram(Waits):
 
     # -- the users' side -----------------------------------------------------------------------
 
-    def user(self, id: int, first_name: str = "Reviewer", username: str | None = None, blocked: bool = False) -> Json:
+    def user(
+        self,
+        id: int,
+        first_name: str = "Reviewer",
+        username: str | None = None,
+        blocked: bool = False,
+    ) -> Json:
         """Register a user (and their private chat, whose id is theirs); ``blocked``: they blocked the bot."""
         assert id > 0, "user ids are positive"
-        person = {"id": id, "is_bot": False, "first_name": first_name} | ({"username": username} if username else {})
+        person = {"id": id, "is_bot": False, "first_name": first_name} | (
+            {"username": username} if username else {}
+        )
         with self._lock:
             self._users[id] = person
-            self._chats[id] = {"id": id, "type": "private", "first_name": first_name} | ({"username": username} if username else {})
+            self._chats[id] = {"id": id, "type": "private", "first_name": first_name} | (
+                {"username": username} if username else {}
+            )
             if blocked:
                 self._blocked.add(id)
             else:
@@ -429,18 +527,26 @@ class FakeTelegram(Waits):
     def group(self, chat_id: int, title: str = "Reviewers") -> Json:
         """Register a group chat (negative id; -100… is a supergroup)."""
         assert chat_id < 0, "group chat ids are negative"
-        chat = {"id": chat_id, "type": "supergroup" if chat_id <= -10**12 else "group", "title": title}
+        chat = {
+            "id": chat_id,
+            "type": "supergroup" if chat_id <= -(10**12) else "group",
+            "title": title,
+        }
         with self._lock:
             self._chats[chat_id] = chat
         return dict(chat)
 
-    def send_text(self, user_id: int, text: str, chat_id: int | None = None, reply_to: int | None = None) -> int:
+    def send_text(
+        self, user_id: int, text: str, chat_id: int | None = None, reply_to: int | None = None
+    ) -> int:
         """A user writes ``text`` (a ``/command`` gets its entity); returns the update_id."""
         with self._lock:
             sender, chat = self._users[self._known_user(user_id)], chat_id or user_id
             content: Json = {"text": text}
             if text.startswith("/"):
-                content["entities"] = [{"type": "bot_command", "offset": 0, "length": utf16_len(text.split()[0])}]
+                content["entities"] = [
+                    {"type": "bot_command", "offset": 0, "length": utf16_len(text.split()[0])}
+                ]
             if reply_to is not None:
                 content["reply_to_message"] = self._reply_target(chat, reply_to)
             message = self._new_message(chat, sender, content)
@@ -449,19 +555,35 @@ class FakeTelegram(Waits):
     def tap(self, user_id: int, chat_id: int, message_id: int, data: str) -> str:
         """A user taps a button carrying ``data`` under a message; returns the callback_query id."""
         with self._lock:
-            sender, message = self._users[self._known_user(user_id)], self._stored(chat_id, message_id)
+            sender, message = (
+                self._users[self._known_user(user_id)],
+                self._stored(chat_id, message_id),
+            )
             query_id = str(4_000_000_000_000 + next(self._callback_ids))
-            query = {"id": query_id, "from": sender, "message": copy.deepcopy(message),
-                     "chat_instance": str(abs(chat_id) * 7 + 1), "data": data}
+            query = {
+                "id": query_id,
+                "from": sender,
+                "message": copy.deepcopy(message),
+                "chat_instance": str(abs(chat_id) * 7 + 1),
+                "data": data,
+            }
             self.tapped_at[query_id] = time.monotonic()
             self._push({"callback_query": query})
             return query_id
 
     def tap_button(self, user_id: int, chat_id: int, message_id: int, label_startswith: str) -> str:
         """Tap the button whose label starts with ``label_startswith``; returns the callback_query id."""
-        buttons = [b for row in (self.message(chat_id, message_id).get("reply_markup") or {}).get("inline_keyboard", []) for b in row]
+        buttons = [
+            b
+            for row in (self.message(chat_id, message_id).get("reply_markup") or {}).get(
+                "inline_keyboard", []
+            )
+            for b in row
+        ]
         match = next((b for b in buttons if b["text"].startswith(label_startswith)), None)
-        assert match is not None, f"no button starting {label_startswith!r}; buttons: {[b['text'] for b in buttons]}"
+        assert match is not None, (
+            f"no button starting {label_startswith!r}; buttons: {[b['text'] for b in buttons]}"
+        )
         assert "callback_data" in match, f"button {match['text']!r} has no callback_data"
         return self.tap(user_id, chat_id, message_id, match["callback_data"])
 
@@ -495,7 +617,9 @@ class FakeTelegram(Waits):
     def messages(self, chat_id: int) -> list[Json]:
         """The bot's messages in a chat as they are now, oldest first, with ``edits`` and ``history``."""
         with self._lock:
-            return [self._inspected(m) for m in self._messages[chat_id].values() if m["from"]["is_bot"]]
+            return [
+                self._inspected(m) for m in self._messages[chat_id].values() if m["from"]["is_bot"]
+            ]
 
     def message(self, chat_id: int, message_id: int) -> Json:
         """One message in a chat as it is now (the bot's, with ``edits`` and ``history``, or a user's)."""
@@ -505,7 +629,11 @@ class FakeTelegram(Waits):
     def card_ids(self, chat_id: int) -> list[int]:
         """Ids of the bot's messages with an inline keyboard in a chat (cheap: nothing is copied)."""
         with self._lock:
-            return [i for i, m in self._messages[chat_id].items() if m["from"]["is_bot"] and m.get("reply_markup")]
+            return [
+                i
+                for i, m in self._messages[chat_id].items()
+                if m["from"]["is_bot"] and m.get("reply_markup")
+            ]
 
     def last_message(self, chat_id: int) -> Json | None:
         """The bot's latest message in a chat, or None."""
@@ -514,7 +642,10 @@ class FakeTelegram(Waits):
 
     def _inspected(self, message: Json) -> Json:
         history = self._history[message["chat"]["id"], message["message_id"]]
-        return copy.deepcopy(message) | {"edits": max(len(history) - 1, 0), "history": list(history)}
+        return copy.deepcopy(message) | {
+            "edits": max(len(history) - 1, 0),
+            "history": list(history),
+        }
 
     # -- requests ------------------------------------------------------------------------------
 
@@ -588,7 +719,10 @@ class FakeTelegram(Waits):
             keys.append(("chat", chat_id, limits.chat, limits.chat_period))
         elif isinstance(chat_id, int) and chat_id < 0:
             keys.append(("group", chat_id, limits.group, limits.group_period))
-        return [(reason, self._windows.setdefault((reason, key), Window(limit, period))) for reason, key, limit, period in keys]
+        return [
+            (reason, self._windows.setdefault((reason, key), Window(limit, period)))
+            for reason, key, limit, period in keys
+        ]
 
     # -- updates -------------------------------------------------------------------------------
 
@@ -601,7 +735,10 @@ class FakeTelegram(Waits):
                 if self._epoch != epoch:
                     return []  # a poll made to the server before its ids started again: its offset means nothing now
                 if self.webhook_url:
-                    raise ApiError(409, "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first")
+                    raise ApiError(
+                        409,
+                        "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first",
+                    )
                 batch, arrived = self._take_updates(params), self._new_updates
             remaining = deadline - time.monotonic()
             if batch or remaining <= 0 or self._closing:
@@ -616,7 +753,11 @@ class FakeTelegram(Waits):
         if params.get("allowed_updates") is not None:
             self._allowed_updates = params["allowed_updates"]
         offset, limit = params.get("offset"), min(max(params.get("limit", 100), 1), 100)
-        self._pending = [u for u in self._pending if (offset is None or u["update_id"] >= offset) and self._allowed(u)]
+        self._pending = [
+            u
+            for u in self._pending
+            if (offset is None or u["update_id"] >= offset) and self._allowed(u)
+        ]
         batch = (self._redeliveries + self._pending)[:limit]
         del self._redeliveries[:limit]
         return copy.deepcopy(batch)
@@ -631,8 +772,13 @@ class FakeTelegram(Waits):
         return True
 
     def _get_me(self, params: Json) -> Json:
-        return self.bot | {"can_join_groups": True, "can_read_all_group_messages": False, "supports_inline_queries": False,
-                           "can_connect_to_business": False, "has_main_web_app": False}
+        return self.bot | {
+            "can_join_groups": True,
+            "can_read_all_group_messages": False,
+            "supports_inline_queries": False,
+            "can_connect_to_business": False,
+            "has_main_web_app": False,
+        }
 
     def _set_webhook(self, params: Json) -> bool:
         self.webhook_url = params.get("url", "")
@@ -645,7 +791,11 @@ class FakeTelegram(Waits):
         return True
 
     def _webhook_info(self, params: Json) -> Json:
-        return {"url": self.webhook_url, "has_custom_certificate": False, "pending_update_count": len(self._pending)}
+        return {
+            "url": self.webhook_url,
+            "has_custom_certificate": False,
+            "pending_update_count": len(self._pending),
+        }
 
     def _set_commands(self, params: Json) -> bool:
         self.commands = params.get("commands", [])
@@ -657,7 +807,9 @@ class FakeTelegram(Waits):
 
     def _send_message(self, params: Json) -> Json:
         chat_id = self._writable_chat(params)
-        text, entities = parse_text(params.get("text", ""), params.get("parse_mode"), TEXT_LIMIT, "message")
+        text, entities = parse_text(
+            params.get("text", ""), params.get("parse_mode"), TEXT_LIMIT, "message"
+        )
         content: Json = {"text": text} | ({"entities": entities} if entities else {})
         if "link_preview_options" in params:
             content["link_preview_options"] = params["link_preview_options"]
@@ -669,7 +821,13 @@ class FakeTelegram(Waits):
         caption, entities = self._caption(params)
         file_id = f"AgAC{next(self._file_ids):08d}"
         width, height = image_size(data)
-        photo = {"file_id": file_id, "file_unique_id": f"AQAD{file_id[4:]}", "width": width, "height": height, "file_size": len(data)}
+        photo = {
+            "file_id": file_id,
+            "file_unique_id": f"AQAD{file_id[4:]}",
+            "width": width,
+            "height": height,
+            "file_size": len(data),
+        }
         message = self._send(chat_id, params, {"photo": [photo]} | caption | entities)
         self._files[file_id] = data
         self.photos.append((chat_id, data, params.get("caption")))
@@ -687,16 +845,24 @@ class FakeTelegram(Waits):
         """The caption and caption_entities fields of a message (empty when there is no caption)."""
         if not params.get("caption"):
             return {}, {}
-        caption, entities = parse_text(params["caption"], params.get("parse_mode"), CAPTION_LIMIT, "message caption")
+        caption, entities = parse_text(
+            params["caption"], params.get("parse_mode"), CAPTION_LIMIT, "message caption"
+        )
         return {"caption": caption}, ({"caption_entities": entities} if entities else {})
 
     def _send(self, chat_id: int, params: Json, content: Json) -> Json:
         """Store and return a new bot message with its keyboard and the message it replies to."""
         markup = inline_markup(params.get("reply_markup"))
-        reply = params.get("reply_parameters") or ({"message_id": params["reply_to_message_id"]} if "reply_to_message_id" in params else None)
+        reply = params.get("reply_parameters") or (
+            {"message_id": params["reply_to_message_id"]}
+            if "reply_to_message_id" in params
+            else None
+        )
         if reply:
             content = content | self._reply_to(chat_id, reply)
-        return self._new_message(chat_id, self.bot, content | ({"reply_markup": markup} if markup else {}))
+        return self._new_message(
+            chat_id, self.bot, content | ({"reply_markup": markup} if markup else {})
+        )
 
     def _reply_to(self, chat_id: int, reply: Json) -> Json:
         if reply["message_id"] in self._messages[chat_id]:
@@ -706,12 +872,20 @@ class FakeTelegram(Waits):
         raise bad_request("message to be replied not found")
 
     def _edit_text(self, params: Json) -> Json:
-        text, entities = parse_text(params.get("text", ""), params.get("parse_mode"), TEXT_LIMIT, "message")
+        text, entities = parse_text(
+            params.get("text", ""), params.get("parse_mode"), TEXT_LIMIT, "message"
+        )
         return self._edit(params, {"text": text, "entities": entities})
 
     def _edit_caption(self, params: Json) -> Json:
         caption, entities = self._caption(params)
-        return self._edit(params, {"caption": caption.get("caption"), "caption_entities": entities.get("caption_entities")})
+        return self._edit(
+            params,
+            {
+                "caption": caption.get("caption"),
+                "caption_entities": entities.get("caption_entities"),
+            },
+        )
 
     def _edit_markup(self, params: Json) -> Json:
         return self._edit(params, {})
@@ -721,20 +895,31 @@ class FakeTelegram(Waits):
         message = self._messages[params.get("chat_id", 0)].get(params.get("message_id", 0))
         if message is None or not message["from"]["is_bot"]:
             raise bad_request("message to edit not found")
-        changes = {key: value or None for key, value in (content | {"reply_markup": inline_markup(params.get("reply_markup"))}).items()}
+        changes = {
+            key: value or None
+            for key, value in (
+                content | {"reply_markup": inline_markup(params.get("reply_markup"))}
+            ).items()
+        }
         if all(message.get(key) == value for key, value in changes.items()):
             raise bad_request(NOT_MODIFIED)
         message.update((key, value) for key, value in changes.items() if value is not None)
         for key in [key for key, value in changes.items() if value is None]:
             message.pop(key, None)
         message["edit_date"] = int(time.time())
-        self._history[message["chat"]["id"], message["message_id"]].append(message.get("text", message.get("caption", "")))
+        self._history[message["chat"]["id"], message["message_id"]].append(
+            message.get("text", message.get("caption", ""))
+        )
         return message
 
     def _answer(self, params: Json) -> bool:
         query_id = params.get("callback_query_id", "")
         tapped = self.tapped_at.get(query_id)
-        if tapped is None or query_id in self.answers or time.monotonic() - tapped > self.callback_ttl:
+        if (
+            tapped is None
+            or query_id in self.answers
+            or time.monotonic() - tapped > self.callback_ttl
+        ):
             raise bad_request(TOO_OLD)
         if utf16_len(params.get("text", "")) > ANSWER_TEXT_LIMIT:
             raise bad_request("MESSAGE_TOO_LONG")
@@ -765,11 +950,18 @@ class FakeTelegram(Waits):
 
     def _new_message(self, chat_id: int, sender: Json, content: Json) -> Json:
         assert chat_id in self._chats, f"unknown chat {chat_id}: register it with user() or group()"
-        message = {"message_id": next(self._message_ids[chat_id]), "date": int(time.time()),
-                   "chat": self._chats[chat_id], "from": sender, **content}
+        message = {
+            "message_id": next(self._message_ids[chat_id]),
+            "date": int(time.time()),
+            "chat": self._chats[chat_id],
+            "from": sender,
+            **content,
+        }
         self._messages[chat_id][message["message_id"]] = message
         if sender["is_bot"]:
-            self._history[chat_id, message["message_id"]].append(content.get("text", content.get("caption", "")))
+            self._history[chat_id, message["message_id"]].append(
+                content.get("text", content.get("caption", ""))
+            )
         return message
 
     # -- lifecycle -----------------------------------------------------------------------------
@@ -793,7 +985,11 @@ def _fault_error(fault: _Fault) -> ApiError:
     """The error an injected failure answers with."""
     assert fault.status is not None
     if fault.status == 429:
-        return ApiError(429, fault.description or f"Too Many Requests: retry after {fault.retry_after}", fault.retry_after)
+        return ApiError(
+            429,
+            fault.description or f"Too Many Requests: retry after {fault.retry_after}",
+            fault.retry_after,
+        )
     return ApiError(fault.status, fault.description or HTTPStatus(fault.status).phrase)
 
 
@@ -803,7 +999,13 @@ async def _read_params(request: web.Request) -> Json:
         if request.content_type == "application/json":
             raw = await request.json()
         else:
-            raw = {name: value.file.read() if isinstance(value, web.FileField) else value for name, value in (await request.post()).items()}
-        return {name: _FIELDS[name](value) if name in _FIELDS and isinstance(value, str) else value for name, value in raw.items()}
+            raw = {
+                name: value.file.read() if isinstance(value, web.FileField) else value
+                for name, value in (await request.post()).items()
+            }
+        return {
+            name: _FIELDS[name](value) if name in _FIELDS and isinstance(value, str) else value
+            for name, value in raw.items()
+        }
     except ValueError as error:
         raise bad_request(f"can't parse parameters: {error}") from error

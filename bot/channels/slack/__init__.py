@@ -42,8 +42,10 @@ from .port import Delivered, SlackPort, conversation, metadata
 from .start import Secrets, api_url, check, close_client, refusal, secrets, web_client
 
 _log = logging.getLogger("hilbot.slack")
-NOT_IN_CHANNEL = ("Invite the bot to this channel first (/invite @hilbot), or use {command} in "
-                  "your direct messages with it.")
+NOT_IN_CHANNEL = (
+    "Invite the bot to this channel first (/invite @hilbot), or use {command} in "
+    "your direct messages with it."
+)
 
 
 def unescape(text: str) -> str:
@@ -60,19 +62,34 @@ class SlackBot:
     """hilbot's Slack bot over one data directory: start it, and it serves every reviewer until
     stopped."""
 
-    def __init__(self, store: Store, config: HilbotConfig, *, secrets: Secrets, api_url: str,
-                 issues: list[LogIssue] | None = None):
+    def __init__(
+        self,
+        store: Store,
+        config: HilbotConfig,
+        *,
+        secrets: Secrets,
+        api_url: str,
+        issues: list[LogIssue] | None = None,
+    ):
         self.settings = settings = config.slack
         self.secrets, self.api_url = secrets, api_url
         hold(secrets.app_token, secrets.signing_secret)  # secrets from now on, however they came
-        self.client = web_client(secrets.bot_token, api_url, timeout=settings.read_timeout_s,
-                                 retries=settings.limits.max_retries)
+        self.client = web_client(
+            secrets.bot_token,
+            api_url,
+            timeout=settings.read_timeout_s,
+            retries=settings.limits.max_retries,
+        )
         self.port = SlackPort(self.client, settings.limits, settings.command)
         self.engine = ReviewEngine(store, config, issues if issues is not None else [])
         access = Access(frozenset(settings.reviewers), frozenset(settings.admins))
         self.flow = ChatFlow(self.engine, self.port, access, on_error=self.report)
-        self.scheduler = Scheduler(self.flow, refresh_s=settings.refresh_s, digest=settings.digest,
-                                   chats=[conversation(c) for c in settings.digest.chats])
+        self.scheduler = Scheduler(
+            self.flow,
+            refresh_s=settings.refresh_s,
+            digest=settings.digest,
+            chats=[conversation(c) for c in settings.digest.chats],
+        )
         self.app = self._app()
         self._socket: Any = None
         self._runner: Any = None
@@ -81,9 +98,13 @@ class SlackBot:
         http = self.settings.mode == "http"
         logging.getLogger("hilbot.slack.bolt").addFilter(_no_token_warning)
         signing_secret = self.secrets.signing_secret if http else "socket-mode"
-        app = AsyncApp(client=self.client, signing_secret=signing_secret,
-                       request_verification_enabled=http, process_before_response=True,
-                       logger=logging.getLogger("hilbot.slack.bolt"))
+        app = AsyncApp(
+            client=self.client,
+            signing_secret=signing_secret,
+            request_verification_enabled=http,
+            process_before_response=True,
+            logger=logging.getLogger("hilbot.slack.bolt"),
+        )
         app.middleware(self._learn_token)
         app.command(self.settings.command)(self._on_command)
         app.action(re.compile(rf"^{render.ACTION}:"))(self._on_click)
@@ -119,8 +140,13 @@ class SlackBot:
         from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 
         settings = self.settings
-        opener = web_client(None, self.api_url, timeout=settings.read_timeout_s,
-                            retries=settings.limits.max_retries, connections=2)
+        opener = web_client(
+            None,
+            self.api_url,
+            timeout=settings.read_timeout_s,
+            retries=settings.limits.max_retries,
+            connections=2,
+        )
         assert self.secrets.app_token is not None  # socket mode's secrets carry it
         # the app token checked once, here: the Socket Mode client itself retries a refusal for ever
         try:
@@ -128,26 +154,31 @@ class SlackBot:
         except Exception as exc:  # noqa: BLE001 — every failure to connect becomes the one line
             await close_client(opener)
             raise refusal(exc, "apps.connections.open", self.api_url) from None
-        self._socket = AsyncSocketModeHandler(self.app, self.secrets.app_token, web_client=opener,
-                                              proxy=opener.proxy,
-                                              logger=logging.getLogger("hilbot.slack.socket"))
+        self._socket = AsyncSocketModeHandler(
+            self.app,
+            self.secrets.app_token,
+            web_client=opener,
+            proxy=opener.proxy,
+            logger=logging.getLogger("hilbot.slack.socket"),
+        )
         await self._socket.connect_async()
 
     async def _listen(self) -> None:
         from aiohttp import web
 
         settings = self.settings
-        self._runner = web.AppRunner(self.app.web_app(path=settings.path, port=settings.port),
-                                     access_log=None)
+        self._runner = web.AppRunner(
+            self.app.web_app(path=settings.path, port=settings.port), access_log=None
+        )
         await self._runner.setup()
         try:
             await web.TCPSite(self._runner, settings.listen, settings.port).start()
         except OSError as exc:
             address = f"{settings.listen}:{settings.port}"
-            raise HilbotError(f"cannot listen for Slack requests on {address} "
-                              f"({exc.strerror or exc})",
-                              fix="set [slack] listen and port to a free address, or stop what is "
-                                  "using it") from None
+            raise HilbotError(
+                f"cannot listen for Slack requests on {address} ({exc.strerror or exc})",
+                fix="set [slack] listen and port to a free address, or stop what is using it",
+            ) from None
 
     async def stop(self) -> None:
         """Stop receiving, let work under way finish, close the connections (each step only if it
@@ -166,8 +197,10 @@ class SlackBot:
     async def _on_command(self, ack: Any, command: dict[str, Any], respond: Any) -> None:
         """``/hilbot <subcommand> …``: acknowledged at once, handled in the background."""
         await ack()
-        self.flow.spawn(self._command(command, respond),
-                        f"{self.settings.command} from {command.get('user_id')}")
+        self.flow.spawn(
+            self._command(command, respond),
+            f"{self.settings.command} from {command.get('user_id')}",
+        )
 
     async def _command(self, body: dict[str, Any], respond: Any) -> None:
         words = str(body.get("text") or "").split()
@@ -202,8 +235,16 @@ class SlackBot:
         chat = conversation(channel_id)
         # the same in a retried delivery
         click = f"{user.id}:{action.get('action_ts') or body.get('trigger_id')}"
-        await self.flow.on_tap(Tap(user, chat, str(ts), str(action.get("value") or ""), click,
-                                   handle=Delivered(ack, body.get("trigger_id"))))
+        await self.flow.on_tap(
+            Tap(
+                user,
+                chat,
+                str(ts),
+                str(action.get("value") or ""),
+                click,
+                handle=Delivered(ack, body.get("trigger_id")),
+            )
+        )
 
     async def _on_home_click(self, ack: Any, body: dict[str, Any], action: dict[str, Any]) -> None:
         """Start or Resume on the App Home: ``/hilbot review <run> <dimension>`` in the user's
@@ -225,23 +266,42 @@ class SlackBot:
         if where.get("chat"):
             text = render.note_text(view.get("state") or {})
             chat = Chat(str(where["chat"]), bool(where.get("group")))
-            await self.flow.on_text(Text(_user(body.get("user") or {}), chat, str(view.get("id")),
-                                         text, reply_to=str(view.get("id")), handle=body))
+            await self.flow.on_text(
+                Text(
+                    _user(body.get("user") or {}),
+                    chat,
+                    str(view.get("id")),
+                    text,
+                    reply_to=str(view.get("id")),
+                    handle=body,
+                )
+            )
         await ack()
 
     async def _on_message(self, event: dict[str, Any]) -> None:
         """A direct message: a note when it answers a note prompt (a thread reply, or the open
         prompt)."""
-        if (event.get("subtype") or event.get("bot_id") or event.get("channel_type") != "im"
-                or not event.get("user")):
+        if (
+            event.get("subtype")
+            or event.get("bot_id")
+            or event.get("channel_type") != "im"
+            or not event.get("user")
+        ):
             return
         channel_id, user = str(event["channel"]), User(str(event["user"]))
         self.port.knows_dm(user.id, channel_id)
         thread = event.get("thread_ts")
         reply_to = str(thread) if thread and thread != event.get("ts") else None
-        await self.flow.on_text(Text(user, Chat(channel_id), str(event.get("ts")),
-                                     unescape(str(event.get("text") or "")), reply_to=reply_to,
-                                     handle=event))
+        await self.flow.on_text(
+            Text(
+                user,
+                Chat(channel_id),
+                str(event.get("ts")),
+                unescape(str(event.get("text") or "")),
+                reply_to=reply_to,
+                handle=event,
+            )
+        )
 
     async def _on_home(self, event: dict[str, Any]) -> None:
         """The App Home tab: the reviewer's runs with their progress, each with a Start or Resume
@@ -264,8 +324,11 @@ class SlackBot:
         token)."""
         trace = "".join(traceback.format_exception(type(error), error, error.__traceback__))
         context = getattr(context, "handle", context)
-        _log.error("%s\nwhile handling %s", trace,
-                   _summary(context) if isinstance(context, dict) else context)
+        _log.error(
+            "%s\nwhile handling %s",
+            trace,
+            _summary(context) if isinstance(context, dict) else context,
+        )
 
 
 def _no_token_warning(record: logging.LogRecord) -> bool:
@@ -307,5 +370,12 @@ class SlackChannel:
 
 channel("slack")(SlackChannel)
 
-__all__ = ["SlackBot", "SlackChannel", "SlackPort", "check_digest_target", "post_digest",
-           "post_digest_now", "unescape"]
+__all__ = [
+    "SlackBot",
+    "SlackChannel",
+    "SlackPort",
+    "check_digest_target",
+    "post_digest",
+    "post_digest_now",
+    "unescape",
+]

@@ -17,16 +17,22 @@ async def post_digest_now(config: HilbotConfig, digest: Any) -> list[str]:
     """Post a built digest to ``[slack.digest] chats`` once (``hilbot digest --post slack``)."""
     chats = _digest_chats(config)
     url = api_url(config)
-    client = web_client(bot_token(), url, timeout=config.slack.read_timeout_s,
-                        retries=config.slack.limits.max_retries)
+    client = web_client(
+        bot_token(),
+        url,
+        timeout=config.slack.read_timeout_s,
+        retries=config.slack.limits.max_retries,
+    )
     try:
         await check(client, url)
         port = SlackPort(client, config.slack.limits, config.slack.command)
         await send_digest(port, [conversation(c) for c in chats], digest)
     except PortError as exc:
-        raise HilbotError(f"Slack refused the digest ({exc})",
-                          fix="invite the bot to each channel in [slack.digest] chats (/invite "
-                              "@hilbot) and check its scopes (chat:write, files:write)") from None
+        raise HilbotError(
+            f"Slack refused the digest ({exc})",
+            fix="invite the bot to each channel in [slack.digest] chats (/invite "
+            "@hilbot) and check its scopes (chat:write, files:write)",
+        ) from None
     finally:
         await close_client(client)
     return chats
@@ -34,8 +40,10 @@ async def post_digest_now(config: HilbotConfig, digest: Any) -> list[str]:
 
 def _digest_chats(config: HilbotConfig) -> list[str]:
     if not config.slack.digest.chats:
-        raise HilbotError("no channels to post the digest to",
-                          fix="set [slack.digest] chats = [\"C…\"] in hilbot.toml")
+        raise HilbotError(
+            "no channels to post the digest to",
+            fix='set [slack.digest] chats = ["C…"] in hilbot.toml',
+        )
     return config.slack.digest.chats
 
 

@@ -32,13 +32,33 @@ from ...chat.port import PortErrorKind
 from ..common import Slots
 from . import render
 
-_CONTENT = frozenset({"invalid_blocks", "invalid_blocks_format", "msg_too_long", "no_text",
-                      "too_many_attachments", "invalid_attachments", "markdown_text_conflict",
-                      "invalid_arguments"})
+_CONTENT = frozenset(
+    {
+        "invalid_blocks",
+        "invalid_blocks_format",
+        "msg_too_long",
+        "no_text",
+        "too_many_attachments",
+        "invalid_attachments",
+        "markdown_text_conflict",
+        "invalid_arguments",
+    }
+)
 """Errors that mean Slack refuses the message itself (sending it again fails again)."""
-_CHAT = frozenset({"channel_not_found", "not_in_channel", "is_archived", "messages_tab_disabled",
-                   "user_not_found", "user_not_in_channel", "cannot_dm_bot", "user_disabled",
-                   "restricted_action", "is_inactive"})
+_CHAT = frozenset(
+    {
+        "channel_not_found",
+        "not_in_channel",
+        "is_archived",
+        "messages_tab_disabled",
+        "user_not_found",
+        "user_not_in_channel",
+        "cannot_dm_bot",
+        "user_disabled",
+        "restricted_action",
+        "is_inactive",
+    }
+)
 """Errors that mean the conversation cannot be reached."""
 EPHEMERAL_WAIT_S = 1.0
 """The longest an acknowledgement waits for its ephemeral answer (Slack wants the ack within
@@ -73,8 +93,9 @@ async def _translated() -> AsyncIterator[None]:
         yield
     except SlackApiError as exc:
         code = error_code(exc)
-        kind: PortErrorKind = ("content" if code in _CONTENT else "chat" if code in _CHAT
-                               else "transient")
+        kind: PortErrorKind = (
+            "content" if code in _CONTENT else "chat" if code in _CHAT else "transient"
+        )
         raise PortError(code, kind=kind) from exc
     except (SlackClientError, OSError, asyncio.TimeoutError) as exc:
         raise PortError(f"{type(exc).__name__}: {exc}", kind="transient") from exc
@@ -87,8 +108,9 @@ class SlackPort:
     platform = "slack"
     title = "Slack"
 
-    def __init__(self, client: AsyncWebClient, limits: SlackLimits | None = None,
-                 command: str = "/hilbot"):
+    def __init__(
+        self, client: AsyncWebClient, limits: SlackLimits | None = None, command: str = "/hilbot"
+    ):
         limits = limits or SlackLimits()
         self.client = client
         self.prefix = f"{command} "
@@ -100,8 +122,9 @@ class SlackPort:
 
     # ------------------------------------------------------------------ calls
 
-    async def _call(self, method: str, pace: str | None, *, new: bool = False,
-                    **params: Any) -> Any:
+    async def _call(
+        self, method: str, pace: str | None, *, new: bool = False, **params: Any
+    ) -> Any:
         """One Web API call, paced: to the rate of the conversation ``pace``, and for a ``new``
         message to the workspace's."""
         slots = []
@@ -124,26 +147,44 @@ class SlackPort:
     async def send_card(self, chat: Chat, card: Card, keyboard: Keyboard) -> str:
         """The card as Block Kit with its buttons; returns the message's ``ts``."""
         text, blocks = render.card_blocks(card, keyboard)
-        answer = await self._call("chat.postMessage", chat.id, new=True, channel=chat.id, text=text,
-                                  blocks=blocks, unfurl_links=False, unfurl_media=False)
+        answer = await self._call(
+            "chat.postMessage",
+            chat.id,
+            new=True,
+            channel=chat.id,
+            text=text,
+            blocks=blocks,
+            unfurl_links=False,
+            unfurl_media=False,
+        )
         return str(answer["ts"])
 
-    async def edit_card(self, chat: Chat, message_id: str, card: Card, keyboard: Keyboard, *,
-                        final: bool) -> None:
+    async def edit_card(
+        self, chat: Chat, message_id: str, card: Card, keyboard: Keyboard, *, final: bool
+    ) -> None:
         """chat.update: the card's message shows its new state."""
         text, blocks = render.card_blocks(card, keyboard, final=final)
-        await self._call("chat.update", chat.id, channel=chat.id, ts=message_id, text=text,
-                         blocks=blocks)
+        await self._call(
+            "chat.update", chat.id, channel=chat.id, ts=message_id, text=text, blocks=blocks
+        )
 
-    async def send_text(self, chat: Chat, text: str, *, reply_to: str | None = None,
-                        ask: bool = False, code: bool = False) -> str:
+    async def send_text(
+        self,
+        chat: Chat,
+        text: str,
+        *,
+        reply_to: str | None = None,
+        ask: bool = False,
+        code: bool = False,
+    ) -> str:
         """Plain text, escaped and split to fit (in the thread of ``reply_to``); returns the first
         message's ``ts``."""
         first = None
         for piece in render.text_pieces(text, code=code):
             params: dict[str, Any] = {"thread_ts": reply_to} if reply_to else {}
-            answer = await self._call("chat.postMessage", chat.id, new=True, channel=chat.id,
-                                      text=piece, **params)
+            answer = await self._call(
+                "chat.postMessage", chat.id, new=True, channel=chat.id, text=piece, **params
+            )
             first = first or str(answer["ts"])
         return first or ""
 
@@ -163,20 +204,27 @@ class SlackPort:
         text = render.fit(text, render.EPHEMERAL)
         with contextlib.suppress(PortError):
             try:
-                await self._call("chat.postEphemeral", tap.chat.id, channel=tap.chat.id,
-                                 user=tap.user.id, text=text)
+                await self._call(
+                    "chat.postEphemeral",
+                    tap.chat.id,
+                    channel=tap.chat.id,
+                    user=tap.user.id,
+                    text=text,
+                )
             except PortError as exc:
                 if exc.kind != "chat":
                     raise
                 dm = await self.private_chat(tap.user.id)
-                await self._call("chat.postEphemeral", dm.id, channel=dm.id, user=tap.user.id,
-                                 text=text)
+                await self._call(
+                    "chat.postEphemeral", dm.id, channel=dm.id, user=tap.user.id, text=text
+                )
 
     async def send_file(self, chat: Chat, data: bytes, name: str, caption: str) -> None:
         """files_upload_v2: the upload URL, the bytes, then the file shared in the channel."""
         async with _translated():
-            await self.client.files_upload_v2(channel=chat.id, file=data, filename=name,
-                                              title=render.fit(caption, 250))
+            await self.client.files_upload_v2(
+                channel=chat.id, file=data, filename=name, title=render.fit(caption, 250)
+            )
 
     async def private_chat(self, user_id: str) -> Chat:
         """The user's DM with the app (conversations.open, remembered)."""

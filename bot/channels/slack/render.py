@@ -117,7 +117,7 @@ def _split(line: str, limit: int) -> list[str]:
     if len(line) <= limit:
         return [line or " "]
     line = scrub(line)
-    return [line[i:i + limit] for i in range(0, len(line), limit)]
+    return [line[i : i + limit] for i in range(0, len(line), limit)]
 
 
 def _body_lines(card: Card) -> list[str]:
@@ -154,12 +154,19 @@ def buttons(keyboard: Keyboard, action: str = ACTION) -> list[Block]:
     for row in keyboard:
         elements = []
         for choice in row[:25]:
-            elements.append({"type": "button", "text": _plain(choice.label, LABEL),
-                             "value": choice.data, "action_id": f"{action}:{n}"})
+            elements.append(
+                {
+                    "type": "button",
+                    "text": _plain(choice.label, LABEL),
+                    "value": choice.data,
+                    "action_id": f"{action}:{n}",
+                }
+            )
             n += 1
         if elements:
-            blocks.append({"type": "actions", "block_id": f"row{len(blocks)}",
-                           "elements": elements})
+            blocks.append(
+                {"type": "actions", "block_id": f"row{len(blocks)}", "elements": elements}
+            )
     return blocks
 
 
@@ -171,7 +178,7 @@ def card_blocks(card: Card, keyboard: Keyboard, *, final: bool = False) -> tuple
     room = MESSAGE_BLOCKS - len(head) - len(foot) - len(rows) - 2  # a divider, and the cut notice
     body = _sections(_body_lines(card))
     if len(body) > room:
-        body = body[:max(room, 0)] + [_section(CUT)]
+        body = body[: max(room, 0)] + [_section(CUT)]
     blocks = head + body + [{"type": "divider"}] + foot + rows
     return fit(card.title, 300), blocks
 
@@ -201,13 +208,26 @@ def note_modal(about: str, metadata: dict[str, Any]) -> dict[str, Any]:
     """The note modal: what it is about, one multi-line input; ``metadata`` comes back on
     submission."""
     return {
-        "type": "modal", "callback_id": NOTE_VIEW, "title": _plain("Add a note", TITLE),
-        "submit": _plain("Save note", TITLE), "close": _plain("Cancel", TITLE),
+        "type": "modal",
+        "callback_id": NOTE_VIEW,
+        "title": _plain("Add a note", TITLE),
+        "submit": _plain("Save note", TITLE),
+        "close": _plain("Cancel", TITLE),
         "private_metadata": json.dumps(metadata),
-        "blocks": [_section(f"✍️ Note on “{fit(about, 200)}”"),
-                   {"type": "input", "block_id": NOTE_BLOCK, "label": _plain("Your note", 2000),
-                    "element": {"type": "plain_text_input", "action_id": NOTE_INPUT,
-                                "multiline": True, "max_length": 3000}}],
+        "blocks": [
+            _section(f"✍️ Note on “{fit(about, 200)}”"),
+            {
+                "type": "input",
+                "block_id": NOTE_BLOCK,
+                "label": _plain("Your note", 2000),
+                "element": {
+                    "type": "plain_text_input",
+                    "action_id": NOTE_INPUT,
+                    "multiline": True,
+                    "max_length": 3000,
+                },
+            },
+        ],
     }
 
 
@@ -215,21 +235,36 @@ def full_modal(title: str, text: str) -> dict[str, Any]:
     """A read-only modal with the whole text (cut, and saying so, past 100 sections)."""
     blocks = _sections([escape(line) for line in text.splitlines()])
     if len(blocks) > VIEW_BLOCKS:
-        left = sum(len(b["text"]["text"]) for b in blocks[VIEW_BLOCKS - 1:])
-        blocks = blocks[:VIEW_BLOCKS - 1] + [_section(f"_… {left:,} more characters not shown_")]
-    return {"type": "modal", "callback_id": FULL_VIEW, "title": _plain(title, TITLE),
-            "close": _plain("Close", TITLE), "blocks": blocks or [_section(" ")]}
+        left = sum(len(b["text"]["text"]) for b in blocks[VIEW_BLOCKS - 1 :])
+        blocks = blocks[: VIEW_BLOCKS - 1] + [_section(f"_… {left:,} more characters not shown_")]
+    return {
+        "type": "modal",
+        "callback_id": FULL_VIEW,
+        "title": _plain(title, TITLE),
+        "close": _plain("Close", TITLE),
+        "blocks": blocks or [_section(" ")],
+    }
 
 
 def home_view(rows: list[tuple[str, str, str]], intro: str) -> dict[str, Any]:
     """The App Home: ``intro``, then each run's progress line with a Start or Resume button (value
     ``run|dimension``)."""
-    blocks: list[Block] = [{"type": "header", "text": _plain("Your reviews", HEADER)},
-                           _section(escape(intro))]
-    for n, (line, label, value) in enumerate(rows[:(VIEW_BLOCKS - 2)]):
-        blocks.append({**_section(fit(line, SECTION)), "accessory": {
-            "type": "button", "text": _plain(label, LABEL), "value": value,
-            "action_id": f"{HOME_ACTION}:{n}"}})
+    blocks: list[Block] = [
+        {"type": "header", "text": _plain("Your reviews", HEADER)},
+        _section(escape(intro)),
+    ]
+    for n, (line, label, value) in enumerate(rows[: (VIEW_BLOCKS - 2)]):
+        blocks.append(
+            {
+                **_section(fit(line, SECTION)),
+                "accessory": {
+                    "type": "button",
+                    "text": _plain(label, LABEL),
+                    "value": value,
+                    "action_id": f"{HOME_ACTION}:{n}",
+                },
+            }
+        )
     return {"type": "home", "blocks": blocks}
 
 
@@ -239,5 +274,18 @@ def note_text(state: dict[str, Any]) -> str:
     return str(value.get("value") or "")
 
 
-__all__ = ["ACTION", "FULL_VIEW", "HOME_ACTION", "NOTE_VIEW", "buttons", "card_blocks", "escape",
-           "fit", "full_modal", "home_view", "note_modal", "note_text", "text_pieces"]
+__all__ = [
+    "ACTION",
+    "FULL_VIEW",
+    "HOME_ACTION",
+    "NOTE_VIEW",
+    "buttons",
+    "card_blocks",
+    "escape",
+    "fit",
+    "full_modal",
+    "home_view",
+    "note_modal",
+    "note_text",
+    "text_pieces",
+]

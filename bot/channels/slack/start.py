@@ -33,11 +33,11 @@ SCOPES = ("chat:write", "commands", "im:write", "im:history", "files:write")
 """The bot token scopes the app needs (see the app manifest in docs/slack.md)."""
 _TOKEN_FIX = {
     "SLACK_BOT_TOKEN": "export SLACK_BOT_TOKEN=<the Bot User OAuth Token (xoxb-…) from your app's "
-                       "OAuth & Permissions page>",
+    "OAuth & Permissions page>",
     "SLACK_APP_TOKEN": "export SLACK_APP_TOKEN=<an app-level token (xapp-…) with "
-                       "connections:write, from Basic Information>",
+    "connections:write, from Basic Information>",
     "SLACK_SIGNING_SECRET": "export SLACK_SIGNING_SECRET=<the Signing Secret from your app's Basic "
-                            "Information page>",
+    "Information page>",
 }
 _PREFIX = {"SLACK_BOT_TOKEN": "xoxb-", "SLACK_APP_TOKEN": "xapp-"}
 
@@ -61,8 +61,10 @@ def _env(name: str) -> str:
     prefix = _PREFIX.get(name)
     if prefix and not value.startswith(prefix):
         kind = "a bot" if prefix == "xoxb-" else "an app-level"
-        raise HilbotError(f"{name} does not look like {kind} token "
-                          f"(it should start with {prefix})", fix=_TOKEN_FIX[name])
+        raise HilbotError(
+            f"{name} does not look like {kind} token (it should start with {prefix})",
+            fix=_TOKEN_FIX[name],
+        )
     return value
 
 
@@ -108,26 +110,50 @@ class ScrubbingWebClient(AsyncWebClient):
     every message, modal, App Home and file title the bot sends passes.
     """
 
-    async def api_call(self, api_method: str, *, http_verb: str = "POST", files: dict | None = None,
-                       data: Any = None, params: dict | None = None, json: dict | None = None,
-                       headers: dict | None = None, auth: dict | None = None) -> Any:
+    async def api_call(
+        self,
+        api_method: str,
+        *,
+        http_verb: str = "POST",
+        files: dict | None = None,
+        data: Any = None,
+        params: dict | None = None,
+        json: dict | None = None,
+        headers: dict | None = None,
+        auth: dict | None = None,
+    ) -> Any:
         return await super().api_call(
-            api_method, http_verb=http_verb, files=files, headers=headers, auth=auth,
-            data=scrub_values(data, CREDENTIALS), params=scrub_values(params, CREDENTIALS),
-            json=scrub_values(json, CREDENTIALS))
+            api_method,
+            http_verb=http_verb,
+            files=files,
+            headers=headers,
+            auth=auth,
+            data=scrub_values(data, CREDENTIALS),
+            params=scrub_values(params, CREDENTIALS),
+            json=scrub_values(json, CREDENTIALS),
+        )
 
 
-def web_client(token: str | None, url: str, *, timeout: float, retries: int,
-               connections: int = 100) -> AsyncWebClient:
+def web_client(
+    token: str | None, url: str, *, timeout: float, retries: int, connections: int = 100
+) -> AsyncWebClient:
     """A :class:`ScrubbingWebClient` on one pooled aiohttp session; 429s and dropped connections
     retried by slack_sdk. Its token is a secret from now on, however it came."""
     hold(token)
-    session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=connections),
-                                    trust_env=False)
-    retry = [AsyncRateLimitErrorRetryHandler(max_retry_count=retries),
-             AsyncConnectionErrorRetryHandler(max_retry_count=2)]
-    client = ScrubbingWebClient(token=token, base_url=url, timeout=int(max(1, timeout)),
-                                session=session, retry_handlers=retry)
+    session = aiohttp.ClientSession(
+        connector=aiohttp.TCPConnector(limit=connections), trust_env=False
+    )
+    retry = [
+        AsyncRateLimitErrorRetryHandler(max_retry_count=retries),
+        AsyncConnectionErrorRetryHandler(max_retry_count=2),
+    ]
+    client = ScrubbingWebClient(
+        token=token,
+        base_url=url,
+        timeout=int(max(1, timeout)),
+        session=session,
+        retry_handlers=retry,
+    )
     client.proxy = _proxy(url)
     return client
 
@@ -150,21 +176,35 @@ def refusal(exc: BaseException, what: str, url: str) -> HilbotError:
     where = shown(url)
     if isinstance(exc, SlackApiError):
         code = visible(scrub(error_code(exc)), newlines=False)[:100]
-        if code in ("invalid_auth", "not_authed", "account_inactive", "token_revoked",
-                    "token_expired"):
+        if code in (
+            "invalid_auth",
+            "not_authed",
+            "account_inactive",
+            "token_revoked",
+            "token_expired",
+        ):
             name = "SLACK_APP_TOKEN" if what == "apps.connections.open" else "SLACK_BOT_TOKEN"
-            return HilbotError(f"Slack rejected {name} ({what}: {code})", where=where,
-                               fix=_TOKEN_FIX[name])
+            return HilbotError(
+                f"Slack rejected {name} ({what}: {code})", where=where, fix=_TOKEN_FIX[name]
+            )
         if code == "not_allowed_token_type":
-            return HilbotError(f"Slack refused {what}: the token is of the wrong type", where=where,
-                               fix="SLACK_APP_TOKEN must be an app-level token (xapp-…) with "
-                                   "connections:write")
-        return HilbotError(f"Slack refused {what} ({code})", where=where,
-                           fix="check the app's set-up (scopes, Socket Mode) against docs/slack.md, "
-                               "and SLACK_API_URL")
+            return HilbotError(
+                f"Slack refused {what}: the token is of the wrong type",
+                where=where,
+                fix="SLACK_APP_TOKEN must be an app-level token (xapp-…) with connections:write",
+            )
+        return HilbotError(
+            f"Slack refused {what} ({code})",
+            where=where,
+            fix="check the app's set-up (scopes, Socket Mode) against docs/slack.md, "
+            "and SLACK_API_URL",
+        )
     said = visible(scrub(f"{type(exc).__name__}: {exc}"), newlines=False)[:200]
-    return HilbotError(f"cannot reach the Slack Web API ({said})", where=where,
-                       fix="check the network, and SLACK_API_URL or [slack] api_url")
+    return HilbotError(
+        f"cannot reach the Slack Web API ({said})",
+        where=where,
+        fix="check the network, and SLACK_API_URL or [slack] api_url",
+    )
 
 
 async def check(client: AsyncWebClient, url: str) -> dict[str, Any]:
@@ -176,5 +216,16 @@ async def check(client: AsyncWebClient, url: str) -> dict[str, Any]:
     return dict(answer.data) if isinstance(answer.data, dict) else {}
 
 
-__all__ = ["SCOPES", "ScrubbingWebClient", "Secrets", "api_url", "bot_token", "check",
-           "close_client", "refusal", "secrets", "shown", "web_client"]
+__all__ = [
+    "SCOPES",
+    "ScrubbingWebClient",
+    "Secrets",
+    "api_url",
+    "bot_token",
+    "check",
+    "close_client",
+    "refusal",
+    "secrets",
+    "shown",
+    "web_client",
+]

@@ -84,8 +84,15 @@ class TelegramBot:
     """hilbot's Telegram bot over one data directory: start it, and it serves every reviewer until
     stopped."""
 
-    def __init__(self, store: Store, config: HilbotConfig, *, token: str, api_url: str,
-                 issues: list[LogIssue] | None = None):
+    def __init__(
+        self,
+        store: Store,
+        config: HilbotConfig,
+        *,
+        token: str,
+        api_url: str,
+        issues: list[LogIssue] | None = None,
+    ):
         self.settings = settings = config.telegram
         self.limiter = FloodLimiter(**settings.limits.model_dump())
         self.app = self._application(token, api_url)
@@ -94,20 +101,28 @@ class TelegramBot:
         access = Access(frozenset(settings.reviewers), frozenset(settings.admins))
         self.flow = ChatFlow(self.engine, self.port, access, on_error=self.report)
         chats = [Chat(c, c.startswith("-")) for c in settings.digest.chats]
-        self.scheduler = Scheduler(self.flow, refresh_s=settings.refresh_s, digest=settings.digest,
-                                   chats=chats)
+        self.scheduler = Scheduler(
+            self.flow, refresh_s=settings.refresh_s, digest=settings.digest, chats=chats
+        )
 
     def _application(self, token: str, api_url: str) -> Application:
         hold(token)  # however the token came, it is a secret from now on
         timeout = self.settings.read_timeout_s
         no_previews = LinkPreviewOptions(is_disabled=True)
-        app = (Application.builder().token(token).base_url(f"{api_url}/bot")
-               .base_file_url(f"{api_url}/file/bot")
-               .defaults(Defaults(parse_mode=ParseMode.HTML, link_preview_options=no_previews))
-               .request(AiohttpRequest(CONNECTIONS, read_timeout=timeout))
-               .get_updates_request(PollRequest(1, read_timeout=self.settings.poll_timeout_s
-                                                + timeout))
-               .rate_limiter(self.limiter).concurrent_updates(CONCURRENT_UPDATES).build())
+        app = (
+            Application.builder()
+            .token(token)
+            .base_url(f"{api_url}/bot")
+            .base_file_url(f"{api_url}/file/bot")
+            .defaults(Defaults(parse_mode=ParseMode.HTML, link_preview_options=no_previews))
+            .request(AiohttpRequest(CONNECTIONS, read_timeout=timeout))
+            .get_updates_request(
+                PollRequest(1, read_timeout=self.settings.poll_timeout_s + timeout)
+            )
+            .rate_limiter(self.limiter)
+            .concurrent_updates(CONCURRENT_UPDATES)
+            .build()
+        )
         app.add_handler(CommandHandler([name for name, _, _ in COMMANDS], self._on_command))
         app.add_handler(CallbackQueryHandler(self._on_tap))
         app.add_handler(MessageHandler(filters.TEXT & ~filters.COMMAND, self._on_text))
@@ -126,9 +141,11 @@ class TelegramBot:
             await self._webhook()
         else:
             assert self.app.updater is not None  # the builder makes one
-            await self.app.updater.start_polling(poll_interval=self.settings.poll_interval_s,
-                                                 timeout=self.settings.poll_timeout_s,
-                                                 allowed_updates=Update.ALL_TYPES)
+            await self.app.updater.start_polling(
+                poll_interval=self.settings.poll_interval_s,
+                timeout=self.settings.poll_timeout_s,
+                allowed_updates=Update.ALL_TYPES,
+            )
         await self.app.start()
         self.scheduler.start()
 
@@ -139,11 +156,13 @@ class TelegramBot:
         assert self.app.updater is not None  # the builder makes one
         assert settings.webhook_url is not None  # required in webhook mode (config validation)
         await self.app.updater.start_webhook(
-            listen=settings.listen, port=settings.port,
+            listen=settings.listen,
+            port=settings.port,
             url_path=urlparse(settings.webhook_url).path.lstrip("/"),
             webhook_url=settings.webhook_url,
             secret_token=os.environ.get("TELEGRAM_WEBHOOK_SECRET"),
-            allowed_updates=Update.ALL_TYPES)
+            allowed_updates=Update.ALL_TYPES,
+        )
 
     async def stop(self) -> None:
         """Stop receiving updates, let work under way finish, and shut down (each step only if it
@@ -162,9 +181,16 @@ class TelegramBot:
         message = update.effective_message
         assert message is not None  # a command handler's update carries its message
         name = (message.text or "").split()[0].lstrip("/").split("@")[0].lower()
-        await self.flow.on_command(Command(_user(update), _chat(message.chat), name,
-                                           tuple(context.args or ()), str(message.message_id),
-                                           handle=update))
+        await self.flow.on_command(
+            Command(
+                _user(update),
+                _chat(message.chat),
+                name,
+                tuple(context.args or ()),
+                str(message.message_id),
+                handle=update,
+            )
+        )
 
     async def _on_tap(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         query = update.callback_query
@@ -174,17 +200,24 @@ class TelegramBot:
             await query.answer()
             return
         chat, message_id = tapped
-        await self.flow.on_tap(Tap(_user(update), chat, message_id, query.data or "", query.id,
-                                   handle=update))
+        await self.flow.on_tap(
+            Tap(_user(update), chat, message_id, query.data or "", query.id, handle=update)
+        )
 
     async def _on_text(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         message = update.effective_message
         assert message is not None  # a message handler's update carries its message
         reply_to = message.reply_to_message.message_id if message.reply_to_message else None
-        await self.flow.on_text(Text(_user(update), _chat(message.chat), str(message.message_id),
-                                     message.text or "",
-                                     str(reply_to) if reply_to is not None else None,
-                                     handle=update))
+        await self.flow.on_text(
+            Text(
+                _user(update),
+                _chat(message.chat),
+                str(message.message_id),
+                message.text or "",
+                str(reply_to) if reply_to is not None else None,
+                handle=update,
+            )
+        )
 
     # ------------------------------------------------------------------ the one error handler
 
@@ -199,8 +232,9 @@ class TelegramBot:
         update = getattr(context, "handle", context)
         if isinstance(update, Update):
             return _log.error("%s\nwhile handling update %s", trace, update.to_dict())
-        _log.error("%s\nwhile %s", trace,
-                   context if isinstance(context, str) else f"handling {context}")
+        _log.error(
+            "%s\nwhile %s", trace, context if isinstance(context, str) else f"handling {context}"
+        )
 
 
 class TelegramChannel:
@@ -232,13 +266,21 @@ class TelegramChannel:
             if settings.mode != "webhook" or not cannot_listen(exc):
                 raise
             address = f"{settings.listen}:{settings.port}"
-            raise HilbotError(f"cannot listen for webhook updates on {address} "
-                              f"({exc.strerror or exc})",
-                              fix="set [telegram] listen and port to a free address, or stop what "
-                                  "is using it") from None
+            raise HilbotError(
+                f"cannot listen for webhook updates on {address} ({exc.strerror or exc})",
+                fix="set [telegram] listen and port to a free address, or stop what is using it",
+            ) from None
 
 
 channel("telegram")(TelegramChannel)
 
-__all__ = ["TelegramBot", "TelegramChannel", "TelegramPort", "check_digest_target", "post_digest",
-           "post_digest_now", "refusal", "tapped_on"]
+__all__ = [
+    "TelegramBot",
+    "TelegramChannel",
+    "TelegramPort",
+    "check_digest_target",
+    "post_digest",
+    "post_digest_now",
+    "refusal",
+    "tapped_on",
+]

@@ -29,8 +29,13 @@ _log = logging.getLogger("hilbot.telegram")
 class FloodLimiter(BaseRateLimiter[int]):
     """Paces chat calls to Telegram's limits and retries after 429s and timeouts."""
 
-    def __init__(self, overall_per_s: float = 30, chat_per_s: float = 1, group_per_min: float = 20,
-                 max_retries: int = 8):
+    def __init__(
+        self,
+        overall_per_s: float = 30,
+        chat_per_s: float = 1,
+        group_per_min: float = 20,
+        max_retries: int = 8,
+    ):
         self._overall = _Slots.per_second(overall_per_s)
         self._chat = (1, 1 / chat_per_s)
         per_group = max(1, int(group_per_min))
@@ -60,9 +65,15 @@ class FloodLimiter(BaseRateLimiter[int]):
             self._chats[chat_id] = _Slots(*(self._group if group else self._chat))
         return [self._chats[chat_id], self._overall]
 
-    async def process_request(self, callback: Callable[..., Coroutine[Any, Any, Any]], args: Any,
-                              kwargs: dict[str, Any], endpoint: str, data: dict[str, Any],
-                              rate_limit_args: int | None) -> Any:
+    async def process_request(
+        self,
+        callback: Callable[..., Coroutine[Any, Any, Any]],
+        args: Any,
+        kwargs: dict[str, Any],
+        endpoint: str,
+        data: dict[str, Any],
+        rate_limit_args: int | None,
+    ) -> Any:
         """Take the call's slots, make it; after a 429 or a timeout wait and make it again."""
         slots = self._slots(data)
         for attempt in range(self.max_retries + 1):

@@ -26,11 +26,24 @@ from ...chat import Chat, Keyboard, PortError, Tap
 from ...chat.port import PortErrorKind
 from . import render
 
-_CONTENT = ("too long", "can't parse", "text must be non-empty", "message_too_long", "entities",
-            "button_data_invalid", "reply markup is too long", "caption is too long")
+_CONTENT = (
+    "too long",
+    "can't parse",
+    "text must be non-empty",
+    "message_too_long",
+    "entities",
+    "button_data_invalid",
+    "reply markup is too long",
+    "caption is too long",
+)
 """Words of a 400 that mean Telegram refuses the message itself (sending it again fails again)."""
-_CHAT = ("chat not found", "user not found", "peer_id_invalid", "have no rights",
-         "not enough rights")
+_CHAT = (
+    "chat not found",
+    "user not found",
+    "peer_id_invalid",
+    "have no rights",
+    "not enough rights",
+)
 """Words of a 400 that mean the chat cannot be reached."""
 _UNCHANGED = "message is not modified"
 HTML = ParseMode.HTML
@@ -42,8 +55,9 @@ each answer then waits for all the others and the first tap is answered with the
 
 def markup(keyboard: Keyboard) -> InlineKeyboardMarkup:
     """An inline keyboard from rows of choices."""
-    return InlineKeyboardMarkup([[InlineKeyboardButton(c.label, callback_data=c.data) for c in row]
-                                 for row in keyboard])
+    return InlineKeyboardMarkup(
+        [[InlineKeyboardButton(c.label, callback_data=c.data) for c in row] for row in keyboard]
+    )
 
 
 @contextlib.asynccontextmanager
@@ -55,8 +69,13 @@ async def _translated() -> AsyncIterator[None]:
         raise PortError(str(exc), kind="chat") from exc
     except BadRequest as exc:
         said = str(exc).lower()
-        kind: PortErrorKind = ("content" if any(w in said for w in _CONTENT)
-                               else "chat" if any(w in said for w in _CHAT) else "transient")
+        kind: PortErrorKind = (
+            "content"
+            if any(w in said for w in _CONTENT)
+            else "chat"
+            if any(w in said for w in _CHAT)
+            else "transient"
+        )
         raise PortError(str(exc), kind=kind) from exc
     except TelegramError as exc:
         raise PortError(str(exc), kind="transient") from exc
@@ -78,32 +97,47 @@ class TelegramPort:
         """The card as HTML within the limit, with its keyboard."""
         text, _ = render.card_html(card)
         async with _translated():
-            message = await self.bot.send_message(int(chat.id), text, parse_mode=HTML,
-                                                  reply_markup=markup(keyboard))
+            message = await self.bot.send_message(
+                int(chat.id), text, parse_mode=HTML, reply_markup=markup(keyboard)
+            )
         return str(message.message_id)
 
-    async def edit_card(self, chat: Chat, message_id: str, card: Card, keyboard: Keyboard, *,
-                        final: bool) -> None:
+    async def edit_card(
+        self, chat: Chat, message_id: str, card: Card, keyboard: Keyboard, *, final: bool
+    ) -> None:
         """The card's message, edited to its new state (an unchanged message is fine)."""
         text, _ = render.card_html(card, final=final)
         try:
             async with _translated():
-                await self.bot.edit_message_text(text, int(chat.id), int(message_id),
-                                                 parse_mode=HTML, reply_markup=markup(keyboard))
+                await self.bot.edit_message_text(
+                    text,
+                    int(chat.id),
+                    int(message_id),
+                    parse_mode=HTML,
+                    reply_markup=markup(keyboard),
+                )
         except PortError as exc:
             if _UNCHANGED not in str(exc).lower():
                 raise
 
-    async def send_text(self, chat: Chat, text: str, *, reply_to: str | None = None,
-                        ask: bool = False, code: bool = False) -> str:
+    async def send_text(
+        self,
+        chat: Chat,
+        text: str,
+        *,
+        reply_to: str | None = None,
+        ask: bool = False,
+        code: bool = False,
+    ) -> str:
         """Plain text, escaped, split into messages that fit; returns the first message's id."""
         pieces = render.chunks(text, limit=render.LIMIT - 200) or [""]
         first = None
         for n, piece in enumerate(pieces):
             kw: dict[str, Any] = {}
             if reply_to is not None and n == 0:
-                kw["reply_parameters"] = ReplyParameters(int(reply_to),
-                                                         allow_sending_without_reply=True)
+                kw["reply_parameters"] = ReplyParameters(
+                    int(reply_to), allow_sending_without_reply=True
+                )
             if ask:
                 kw["reply_markup"] = ForceReply(input_field_placeholder="Your note")
             async with _translated():
@@ -117,14 +151,16 @@ class TelegramPort:
         """answerCallbackQuery: a toast, or an alert only the tapper sees (within 200
         characters)."""
         async with self._answering, _translated():
-            await self.bot.answer_callback_query(tap.event_id, text=render.clip(text),
-                                                 show_alert=alert)
+            await self.bot.answer_callback_query(
+                tap.event_id, text=render.clip(text), show_alert=alert
+            )
 
     async def send_file(self, chat: Chat, data: bytes, name: str, caption: str) -> None:
         """A photo (the digest's chart)."""
         async with _translated():
-            await self.bot.send_photo(int(chat.id), data, caption=render.escape(caption),
-                                      parse_mode=HTML)
+            await self.bot.send_photo(
+                int(chat.id), data, caption=render.escape(caption), parse_mode=HTML
+            )
 
     async def private_chat(self, user_id: str) -> Chat:
         """On Telegram a user's private chat with the bot has the user's id."""
@@ -136,9 +172,12 @@ class TelegramPort:
 
     async def ask_note(self, tap: Tap, about: str) -> str:
         """A message asking for a reply (force_reply) under the card; the reply is the note."""
-        return await self.send_text(tap.chat,
-                                    f"✍️ Note on “{about}”: reply to this message with your note.",
-                                    reply_to=tap.message_id, ask=True)
+        return await self.send_text(
+            tap.chat,
+            f"✍️ Note on “{about}”: reply to this message with your note.",
+            reply_to=tap.message_id,
+            ask=True,
+        )
 
 
 __all__ = ["TelegramPort", "markup"]

@@ -111,8 +111,9 @@ def _split_long(line: str, limit: int) -> list[str]:
         return [line]
     # outside the BMP a character is two units
     width = limit if units(line) == len(line) else limit // 2
-    return textwrap.wrap(line, width, replace_whitespace=False, drop_whitespace=False,
-                         break_on_hyphens=False)
+    return textwrap.wrap(
+        line, width, replace_whitespace=False, drop_whitespace=False, break_on_hyphens=False
+    )
 
 
 def clip(text: str, limit: int = ANSWER_LIMIT) -> str:

@@ -48,8 +48,9 @@ class AiohttpRequest(BaseRequest):
 
     __slots__ = ("_connect_s", "_connections", "_proxies", "_read_s", "_session")
 
-    def __init__(self, connections: int = 64, read_timeout: float = 15.0,
-                 connect_timeout: float = CONNECT_S):
+    def __init__(
+        self, connections: int = 64, read_timeout: float = 15.0, connect_timeout: float = CONNECT_S
+    ):
         self._connections = connections
         self._read_s = read_timeout
         self._connect_s = connect_timeout
@@ -62,7 +63,7 @@ class AiohttpRequest(BaseRequest):
         (aiohttp's ``trust_env`` reads it, and ``~/.netrc``, in a thread at every call: that was
         most of a call's cost.)
         """
-        origin = url[:url.find("/", url.find("//") + 2)]
+        origin = url[: url.find("/", url.find("//") + 2)]
         if origin not in self._proxies:
             self._proxies[origin] = _proxy_for(url)
         return self._proxies[origin]
@@ -75,8 +76,9 @@ class AiohttpRequest(BaseRequest):
     async def initialize(self) -> None:
         """Open the session (in the running event loop)."""
         if self._session is None or self._session.closed:
-            connector = aiohttp.TCPConnector(limit=self._connections,
-                                             limit_per_host=self._connections)
+            connector = aiohttp.TCPConnector(
+                limit=self._connections, limit_per_host=self._connections
+            )
             self._session = aiohttp.ClientSession(connector=connector, trust_env=False)
 
     async def shutdown(self) -> None:
@@ -84,22 +86,35 @@ class AiohttpRequest(BaseRequest):
         if self._session is not None and not self._session.closed:
             await self._session.close()
 
-    async def do_request(self, url: str, method: str, request_data: RequestData | None = None,
-                         read_timeout: Any = BaseRequest.DEFAULT_NONE,
-                         write_timeout: Any = BaseRequest.DEFAULT_NONE,
-                         connect_timeout: Any = BaseRequest.DEFAULT_NONE,
-                         pool_timeout: Any = BaseRequest.DEFAULT_NONE) -> tuple[int, bytes]:
+    async def do_request(
+        self,
+        url: str,
+        method: str,
+        request_data: RequestData | None = None,
+        read_timeout: Any = BaseRequest.DEFAULT_NONE,
+        write_timeout: Any = BaseRequest.DEFAULT_NONE,
+        connect_timeout: Any = BaseRequest.DEFAULT_NONE,
+        pool_timeout: Any = BaseRequest.DEFAULT_NONE,
+    ) -> tuple[int, bytes]:
         """Make the call; a timeout is :class:`TimedOut`, any other failure :class:`NetworkError`
         (no token in it)."""
         if self._session is None or self._session.closed:
             raise RuntimeError("This AiohttpRequest is not initialized")
-        timeout = aiohttp.ClientTimeout(total=None, sock_read=_given(read_timeout, self._read_s),
-                                        connect=_given(pool_timeout, self._connect_s),
-                                        sock_connect=_given(connect_timeout, self._connect_s))
+        timeout = aiohttp.ClientTimeout(
+            total=None,
+            sock_read=_given(read_timeout, self._read_s),
+            connect=_given(pool_timeout, self._connect_s),
+            sock_connect=_given(connect_timeout, self._connect_s),
+        )
         try:
-            async with self._session.request(method, url, data=_body(request_data), timeout=timeout,
-                                             proxy=self._proxy(url),
-                                             headers={"User-Agent": self.USER_AGENT}) as response:
+            async with self._session.request(
+                method,
+                url,
+                data=_body(request_data),
+                timeout=timeout,
+                proxy=self._proxy(url),
+                headers={"User-Agent": self.USER_AGENT},
+            ) as response:
                 body = await response.read()
         except asyncio.TimeoutError as exc:
             raise TimedOut(f"the Bot API did not answer in time ({type(exc).__name__})") from exc
@@ -122,8 +137,14 @@ class PollRequest(AiohttpRequest):
 
     __slots__ = ()
 
-    async def do_request(self, url: str, method: str, request_data: RequestData | None = None,
-                         *args: Any, **kwargs: Any) -> tuple[int, bytes]:
+    async def do_request(
+        self,
+        url: str,
+        method: str,
+        request_data: RequestData | None = None,
+        *args: Any,
+        **kwargs: Any,
+    ) -> tuple[int, bytes]:
         status, body = await super().do_request(url, method, request_data, *args, **kwargs)
         if status != 200 or not url.endswith("/getUpdates"):
             return status, body
@@ -144,13 +165,19 @@ def slim_updates(body: bytes) -> bytes:
         for update in answer["result"]:
             query = update.get("callback_query")
             message = query.get("message") if isinstance(query, dict) else None
-            if (isinstance(message, dict) and isinstance(message.get("message_id"), int)
-                    and isinstance(message.get("chat"), dict)):
+            if (
+                isinstance(message, dict)
+                and isinstance(message.get("message_id"), int)
+                and isinstance(message.get("chat"), dict)
+            ):
                 chat = message["chat"]
                 if isinstance(chat.get("id"), int) and isinstance(chat.get("type"), str):
                     del query["message"]
-                    query[TAPPED_ON] = {"message_id": message["message_id"], "chat_id": chat["id"],
-                                        "chat_type": chat["type"]}
+                    query[TAPPED_ON] = {
+                        "message_id": message["message_id"],
+                        "chat_id": chat["id"],
+                        "chat_type": chat["type"],
+                    }
                     changed = True
     except (ValueError, KeyError, TypeError, AttributeError):
         return body

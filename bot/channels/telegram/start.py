@@ -35,8 +35,10 @@ def token() -> str:
     """The bot token, from ``TELEGRAM_BOT_TOKEN`` only."""
     value = os.environ.get("TELEGRAM_BOT_TOKEN", "").strip()
     if not value:
-        raise HilbotError("TELEGRAM_BOT_TOKEN is not set",
-                          fix="export TELEGRAM_BOT_TOKEN=<the token @BotFather gave you>")
+        raise HilbotError(
+            "TELEGRAM_BOT_TOKEN is not set",
+            fix="export TELEGRAM_BOT_TOKEN=<the token @BotFather gave you>",
+        )
     return value
 
 
@@ -64,8 +66,11 @@ async def check(token: str, url: str, timeout: float | None = None) -> None:
     from telegram import Bot
 
     hold(token)
-    request = (AiohttpRequest(1, read_timeout=timeout, connect_timeout=timeout) if timeout
-               else AiohttpRequest(1, 5.0))
+    request = (
+        AiohttpRequest(1, read_timeout=timeout, connect_timeout=timeout)
+        if timeout
+        else AiohttpRequest(1, 5.0)
+    )
     try:
         async with Bot(token, base_url=f"{url}/bot", request=request) as bot:
             await bot.get_me()
@@ -73,8 +78,13 @@ async def check(token: str, url: str, timeout: float | None = None) -> None:
         raise refusal(exc, "getMe", url, timeout) from None
 
 
-_CALLS = {"get_me": "getMe", "set_my_commands": "setMyCommands", "delete_webhook": "deleteWebhook",
-          "set_webhook": "setWebhook", "get_updates": "getUpdates"}
+_CALLS = {
+    "get_me": "getMe",
+    "set_my_commands": "setMyCommands",
+    "delete_webhook": "deleteWebhook",
+    "set_webhook": "setWebhook",
+    "get_updates": "getUpdates",
+}
 """The Bot API calls a bot makes as it starts, by the name of python-telegram-bot's method."""
 
 
@@ -90,41 +100,65 @@ def refusal(exc: TelegramError, call: str, url: str, timeout: float | None = Non
     said = visible(scrub(str(exc)), newlines=False)[:200]
     where = _shown(url)
     if isinstance(exc, InvalidToken):
-        return HilbotError("the Bot API rejected TELEGRAM_BOT_TOKEN", where=where,
-                           fix="check the token with @BotFather")
+        return HilbotError(
+            "the Bot API rejected TELEGRAM_BOT_TOKEN",
+            where=where,
+            fix="check the token with @BotFather",
+        )
     if isinstance(exc, Conflict):
-        return HilbotError(f"another program is using this bot token ({call}: 409: {said})",
-                           where=where,
-                           fix="stop the other bot process, or delete its webhook (deleteWebhook); "
-                               "one token serves one bot")
+        return HilbotError(
+            f"another program is using this bot token ({call}: 409: {said})",
+            where=where,
+            fix="stop the other bot process, or delete its webhook (deleteWebhook); "
+            "one token serves one bot",
+        )
     if isinstance(exc, Forbidden):
-        return HilbotError(f"the Bot API refused {call} (403: {said})", where=where,
-                           fix="the bot may be deactivated or its token revoked: check it with "
-                               "@BotFather, and any proxy in TELEGRAM_API_URL")
+        return HilbotError(
+            f"the Bot API refused {call} (403: {said})",
+            where=where,
+            fix="the bot may be deactivated or its token revoked: check it with "
+            "@BotFather, and any proxy in TELEGRAM_API_URL",
+        )
     if isinstance(exc, RetryAfter):
-        return HilbotError(f"the Bot API is rate-limiting this bot ({call}: {said})", where=where,
-                           fix="wait that long, then start again")
+        return HilbotError(
+            f"the Bot API is rate-limiting this bot ({call}: {said})",
+            where=where,
+            fix="wait that long, then start again",
+        )
     if isinstance(exc, TimedOut):
         within = f" within {timeout:g} s" if timeout else " in time"
-        return HilbotError(f"the Bot API did not answer {call}{within}", where=where,
-                           fix="check the network and TELEGRAM_API_URL or [telegram] api_url, or "
-                               "raise [telegram] read_timeout_s")
+        return HilbotError(
+            f"the Bot API did not answer {call}{within}",
+            where=where,
+            fix="check the network and TELEGRAM_API_URL or [telegram] api_url, or "
+            "raise [telegram] read_timeout_s",
+        )
     if isinstance(exc, BadRequest):
-        fix = ("set [telegram] webhook_url to a public https URL on port 443, 80, 88 or 8443"
-               if call == "setWebhook" else
-               "check TELEGRAM_API_URL or [telegram] api_url points at a Bot API server, and start "
-               "again")
+        fix = (
+            "set [telegram] webhook_url to a public https URL on port 443, 80, 88 or 8443"
+            if call == "setWebhook"
+            else "check TELEGRAM_API_URL or [telegram] api_url points at a Bot API server, and start "
+            "again"
+        )
         return HilbotError(f"the Bot API refused {call} (400: {said})", where=where, fix=fix)
     if isinstance(exc, NetworkError) and not isinstance(exc.__cause__, (TelegramError, type(None))):
-        return HilbotError(f"cannot reach the Bot API ({said})", where=where,
-                           fix="check TELEGRAM_API_URL or [telegram] api_url, and the network")
+        return HilbotError(
+            f"cannot reach the Bot API ({said})",
+            where=where,
+            fix="check TELEGRAM_API_URL or [telegram] api_url, and the network",
+        )
     if isinstance(exc, NetworkError):
-        return HilbotError(f"the Bot API failed on {call} ({said})", where=where,
-                           fix="the server had a problem: wait and start again; if it persists, "
-                               "check TELEGRAM_API_URL or [telegram] api_url")
-    return HilbotError(f"{call}: the answer is not the Bot API's ({said})", where=where,
-                       fix="check TELEGRAM_API_URL or [telegram] api_url points at a Bot API "
-                           "server")
+        return HilbotError(
+            f"the Bot API failed on {call} ({said})",
+            where=where,
+            fix="the server had a problem: wait and start again; if it persists, "
+            "check TELEGRAM_API_URL or [telegram] api_url",
+        )
+    return HilbotError(
+        f"{call}: the answer is not the Bot API's ({said})",
+        where=where,
+        fix="check TELEGRAM_API_URL or [telegram] api_url points at a Bot API server",
+    )
 
 
 class QuietStart(logging.Filter):
@@ -142,8 +176,10 @@ class QuietStart(logging.Filter):
         if self.app.running or record.levelno < logging.ERROR:
             return True
         first = str(record.args[0]) if isinstance(record.args, tuple) and record.args else ""
-        return not (first.startswith("Network Retry Loop (Bootstrap")
-                    or str(record.msg).startswith("Can not load invalid JSON"))
+        return not (
+            first.startswith("Network Retry Loop (Bootstrap")
+            or str(record.msg).startswith("Can not load invalid JSON")
+        )
 
     def __enter__(self) -> None:
         for name in self.LOGGERS:

@@ -45,8 +45,13 @@ class TerminalChannel:
             except KeyboardInterrupt:
                 step = session.act(Action("quit"))
         if step.state == State.DONE:
-            self.view.console.print(printable("\nAll items in this run are reviewed for this "
-                                              "dimension. 🎉", "green", newlines=True))
+            self.view.console.print(
+                printable(
+                    "\nAll items in this run are reviewed for this dimension. 🎉",
+                    "green",
+                    newlines=True,
+                )
+            )
             step = session.act(Action("quit"))
         assert step.summary is not None  # the quit that ends the session carries its summary
         self.view.summary(step.summary)
@@ -94,10 +99,16 @@ class TerminalChannel:
 channel("terminal")(TerminalChannel)
 
 
-def review_run(store: Store, config: HilbotConfig, run_id: str, *, dimension: str | None = None,
-               reviewer: str = "reviewer",
-               on_issues: Callable[[list[LogIssue]], None] | None = None,
-               stdin: IO[str] | None = None) -> ReviewSummary:
+def review_run(
+    store: Store,
+    config: HilbotConfig,
+    run_id: str,
+    *,
+    dimension: str | None = None,
+    reviewer: str = "reviewer",
+    on_issues: Callable[[list[LogIssue]], None] | None = None,
+    stdin: IO[str] | None = None,
+) -> ReviewSummary:
     """Review ``run_id`` in this terminal as ``reviewer``; returns the session summary."""
     issues: list[LogIssue] = []
     engine = ReviewEngine(store, config, issues)

@@ -39,11 +39,20 @@ class TerminalAdjudicator:
 
     def run(self, session: AdjudicationSession) -> AdjudicationSummary:
         """Until quit, done, EOF or Ctrl-C; every decision is on disk before the next card."""
-        self.console.print(printable(f"Adjudicating run {session.run_id} · dimension "
-                                     f"{session.dimension} · {len(session.queue())} disputed "
-                                     f"items, largest disagreement first", "bold"))
-        self.console.print(printable("Not blind: every reviewer's label, tags and notes and the "
-                                     "AI's verdict are shown.", "dim"))
+        self.console.print(
+            printable(
+                f"Adjudicating run {session.run_id} · dimension "
+                f"{session.dimension} · {len(session.queue())} disputed "
+                f"items, largest disagreement first",
+                "bold",
+            )
+        )
+        self.console.print(
+            printable(
+                "Not blind: every reviewer's label, tags and notes and the AI's verdict are shown.",
+                "dim",
+            )
+        )
         turn, redraw = session.start(), True
         with self.keys.raw():
             try:
@@ -59,9 +68,14 @@ class TerminalAdjudicator:
             self.console.print(printable("No disputed items left on this dimension.", "green"))
         summary = AdjudicationSummary(self._counts["consensus"], self._counts["exclude"], left)
         self.console.print()
-        self.console.print(printable(f"Adjudicated {summary.consensus + summary.excluded}: "
-                                     f"{summary.consensus} consensus, {summary.excluded} excluded; "
-                                     f"{summary.remaining} disputed items remain.", "bold"))
+        self.console.print(
+            printable(
+                f"Adjudicated {summary.consensus + summary.excluded}: "
+                f"{summary.consensus} consensus, {summary.excluded} excluded; "
+                f"{summary.remaining} disputed items remain.",
+                "bold",
+            )
+        )
         return summary
 
     def _turn(self, session: AdjudicationSession, turn: Turn) -> tuple[Turn, bool]:
@@ -81,8 +95,11 @@ class TerminalAdjudicator:
     def _after(self, turn: Turn) -> Turn:
         if turn.decided is not None and turn.stored:
             self._counts[turn.decided.decision] += 1
-            what = (turn.decided.judgment if turn.decided.decision == "consensus"
-                    else f"excluded ({turn.decided.reason})")
+            what = (
+                turn.decided.judgment
+                if turn.decided.decision == "consensus"
+                else f"excluded ({turn.decided.reason})"
+            )
             self.console.print(printable(f"  ✓ recorded: {what}", "green"))
         if turn.alert:
             self.console.print(printable(f"  {turn.alert}", "red"))
@@ -116,15 +133,25 @@ class TerminalAdjudicator:
                 out.print(printable("  " + "  ".join(parts), "yellow"))
 
 
-def adjudicate_run(store: Store, config: HilbotConfig, run_id: str, *,
-                   dimension: str | None = None, adjudicator: str = "adjudicator",
-                   on_issues: Callable[[list[LogIssue]], None] | None = None,
-                   stdin: IO[str] | None = None) -> AdjudicationSummary:
+def adjudicate_run(
+    store: Store,
+    config: HilbotConfig,
+    run_id: str,
+    *,
+    dimension: str | None = None,
+    adjudicator: str = "adjudicator",
+    on_issues: Callable[[list[LogIssue]], None] | None = None,
+    stdin: IO[str] | None = None,
+) -> AdjudicationSummary:
     """Adjudicate ``run_id``'s disputed items in this terminal as ``adjudicator``."""
     issues: list[LogIssue] = []
     engine = ReviewEngine(store, config, issues)
-    session = AdjudicationSession(engine, validate_run_id(run_id), dimension,
-                                  Reviewer(platform="terminal", id=adjudicator, name=adjudicator))
+    session = AdjudicationSession(
+        engine,
+        validate_run_id(run_id),
+        dimension,
+        Reviewer(platform="terminal", id=adjudicator, name=adjudicator),
+    )
     if on_issues:
         on_issues(issues)
     return TerminalAdjudicator(stdin).run(session)

@@ -51,12 +51,15 @@ class TerminalView:
         score = f", overall={overall:.2f}" if overall is not None else ""
         title = f"Reviewing run: {run.run_id} ({len(run.items)} queries{score})"
         self.console.print(printable(title, "bold"))
-        blind = ("the triage's recommendation is shown, except on audit cards"
-                 if run.header.kind == "change"
-                 else "AI scores stay hidden until you rate (blind review)")
+        blind = (
+            "the triage's recommendation is shown, except on audit cards"
+            if run.header.kind == "change"
+            else "AI scores stay hidden until you rate (blind review)"
+        )
         who = session.reviewer.name or session.reviewer.id
-        self.console.print(printable(f"dimension: {session.dimension} · reviewer: {who} · {blind}",
-                                     "dim"))
+        self.console.print(
+            printable(f"dimension: {session.dimension} · reviewer: {who} · {blind}", "dim")
+        )
 
     def card(self, card: Card, state: State) -> None:
         out = self.console
@@ -67,8 +70,11 @@ class TerminalView:
             return
         if state != State.RATING:  # rated: how sure, a follow-up's question, or the concern tags
             self.recorded(card)
-            out.print(printable(f"  {card.prompt or 'Concerns? press a key to toggle'}", "bold",
-                                newlines=True))
+            out.print(
+                printable(
+                    f"  {card.prompt or 'Concerns? press a key to toggle'}", "bold", newlines=True
+                )
+            )
             self.keys(card, state)
             return
         self.body(card)
@@ -115,21 +121,26 @@ class TerminalView:
             r = card.reveal
             scores = " ".join(f"{k}={_fmt_score(v)}" for k, v in r.scores.items())
             conf = f" (confidence {_fmt_score(r.confidence)})" if r.confidence is not None else ""
-            self.console.print(printable(f"  {r.label}: {r.verdict or '-'} {scores}{conf}",
-                                         "magenta"))
+            self.console.print(
+                printable(f"  {r.label}: {r.verdict or '-'} {scores}{conf}", "magenta")
+            )
             if r.rationale:
-                self.console.print(printable(f"     \"{r.rationale}\"", "magenta", newlines=True),
-                                   soft_wrap=True)
+                self.console.print(
+                    printable(f'     "{r.rationale}"', "magenta", newlines=True), soft_wrap=True
+                )
 
     def summary(self, summary: ReviewSummary) -> None:
         human = f"{summary.humanAverageScore:.2f}" if summary.humanAverageScore is not None else "-"
         delta = signed(summary.aiVsHumanDelta, "-")
         self.console.print(printable("\nSession summary", "bold", newlines=True))
-        self.console.print(printable(f"  reviewed {summary.queriesReviewed} · skipped "
-                                     f"{summary.queriesSkipped} · flagged "
-                                     f"{summary.queriesFlagged} · human average {human} · "
-                                     f"human − AI {delta}"))
-
+        self.console.print(
+            printable(
+                f"  reviewed {summary.queriesReviewed} · skipped "
+                f"{summary.queriesSkipped} · flagged "
+                f"{summary.queriesFlagged} · human average {human} · "
+                f"human − AI {delta}"
+            )
+        )
 
 
 __all__ = ["TerminalView", "button_text", "printable"]

@@ -83,16 +83,24 @@ def pull(settings: InspectSource, env: Env) -> Pulled:
     header = _logs.read_header(path)
     epochs = _epochs(header)
     if settings.epoch is not None and settings.epoch > epochs:
-        raise ConnectorError(f"the log has {epochs} epoch(s), not epoch {settings.epoch}",
-                             where=str(path), fix=f"give --epoch 1…{epochs}, or leave it out")
+        raise ConnectorError(
+            f"the log has {epochs} epoch(s), not epoch {settings.epoch}",
+            where=str(path),
+            fix=f"give --epoch 1…{epochs}, or leave it out",
+        )
     items: list[ItemData] = []
     judge: str | None = None
     for n, sample in enumerate(_samples(path, header, settings, epochs)):
         if n == 0:
             judge = _judge(settings.scorer, header, sample, path)
         items.append(_item(path, header, sample, epochs, judge))
-    return Pulled(kind="answer", source=f"inspect_ai log {path}", set_name=_task(header, path),
-                  items=_unique(items), judge=judge)
+    return Pulled(
+        kind="answer",
+        source=f"inspect_ai log {path}",
+        set_name=_task(header, path),
+        items=_unique(items),
+        judge=judge,
+    )
 
 
 def _epochs(header: Any) -> int:
@@ -126,7 +134,7 @@ def _wanted(header: Any, settings: InspectSource, epochs: int) -> list[tuple[Any
         return None
     chosen = [settings.epoch] if settings.epoch is not None else range(1, epochs + 1)
     wanted = [(sample_id, epoch) for sample_id in ids for epoch in chosen]
-    return wanted[:settings.limit] if settings.limit is not None else wanted
+    return wanted[: settings.limit] if settings.limit is not None else wanted
 
 
 def _judge(wanted: str | None, header: Any, sample: Any, path: Path) -> str | None:
@@ -135,8 +143,9 @@ def _judge(wanted: str | None, header: Any, sample: Any, path: Path) -> str | No
     if wanted is not None:
         if wanted not in names:
             known = ", ".join(names) or "(none: it was not scored)"
-            raise ConnectorError(f"the log has no scorer {wanted!r}", where=str(path),
-                                 fix=f"use one of {known}")
+            raise ConnectorError(
+                f"the log has no scorer {wanted!r}", where=str(path), fix=f"use one of {known}"
+            )
         return wanted
     headline = getattr(getattr(header, "results", None), "headline", None)
     for name in (getattr(headline, "score", None), getattr(headline, "scorer", None)):
@@ -150,8 +159,13 @@ def _item(path: Path, header: Any, sample: Any, epochs: int, judge: str | None) 
     epoch = int(getattr(sample, "epoch", 1) or 1)
     item_id = _items.item_id(sample.id, epoch, epochs)
     info = getattr(header, "eval", None)
-    extra: dict[str, Any] = {"log": str(path), "epoch": epoch, "sample_id": sample.id,
-                             "task": _task(header, path), "eval_id": getattr(info, "eval_id", None)}
+    extra: dict[str, Any] = {
+        "log": str(path),
+        "epoch": epoch,
+        "sample_id": sample.id,
+        "task": _task(header, path),
+        "eval_id": getattr(info, "eval_id", None),
+    }
     if getattr(sample, "uuid", None):
         extra["sample_uuid"] = str(sample.uuid)
     origin = Origin(tool=TOOL, kind="sample", id=item_id, extra=extra)
@@ -177,8 +191,10 @@ def _unique(items: list[ItemData]) -> list[ItemData]:
 def make(settings: InspectSinkSettings, env: Env) -> InspectSink:
     """The sink (``env`` is unused: a log file needs no key)."""
     if settings.in_place and settings.out:
-        raise ConnectorError("in_place and out both say where to write the labels",
-                             fix="give one: in_place = true (the original log) or out = PATH")
+        raise ConnectorError(
+            "in_place and out both say where to write the labels",
+            fix="give one: in_place = true (the original log) or out = PATH",
+        )
     _logs.sdk()
     return InspectSink(settings)
 
@@ -193,7 +209,15 @@ class _SinkSpec(SinkSpec):
 
 
 source(_SourceSpec(name=TOOL, extra=EXTRA, settings=InspectSource, pull=pull))
-sink(_SinkSpec(name=TOOL, extra=EXTRA, settings=InspectSinkSettings, make=make,
-               rate_per_s=1000.0, batch=500))
+sink(
+    _SinkSpec(
+        name=TOOL,
+        extra=EXTRA,
+        settings=InspectSinkSettings,
+        make=make,
+        rate_per_s=1000.0,
+        batch=500,
+    )
+)
 
 __all__ = ["InspectSink", "InspectSinkSettings", "InspectSource", "make", "pull"]

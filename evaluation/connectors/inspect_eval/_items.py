@@ -21,8 +21,16 @@ TOOL = "inspect_ai"
 LETTERS = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
 """inspect_ai's letter grades (CORRECT, INCORRECT, PARTIAL, NOANSWER) as scores."""
 
-WORDS = {"yes": 1.0, "true": 1.0, "correct": 1.0, "pass": 1.0,
-         "no": 0.0, "false": 0.0, "incorrect": 0.0, "fail": 0.0}
+WORDS = {
+    "yes": 1.0,
+    "true": 1.0,
+    "correct": 1.0,
+    "pass": 1.0,
+    "no": 0.0,
+    "false": 0.0,
+    "incorrect": 0.0,
+    "fail": 0.0,
+}
 """Yes/no words a scorer may return, as scores."""
 
 RESERVED = ("origin", "scorer_answers", "messages")
@@ -80,8 +88,11 @@ def score_values(scores: dict[str, Any]) -> tuple[dict[str, float], dict[str, An
     raw: dict[str, Any] = {}
     for name, score in scores.items():
         value = getattr(score, "value", None)
-        parts = [(_part_name(name, str(k), scores, mapped, raw), v) for k, v in value.items()] \
-            if isinstance(value, dict) else [(name, value)]
+        parts = (
+            [(_part_name(name, str(k), scores, mapped, raw), v) for k, v in value.items()]
+            if isinstance(value, dict)
+            else [(name, value)]
+        )
         for key, part in parts:
             number = fraction(part)
             if number is None:
@@ -186,8 +197,11 @@ def features(sample: Any, origin: Origin) -> dict[str, Any]:
     for key, value in (getattr(sample, "metadata", None) or {}).items():
         key = str(key)
         out[f"sample_{key}" if key in RESERVED else key] = _plain(value)
-    answers = {name: s.answer for name, s in (getattr(sample, "scores", None) or {}).items()
-               if isinstance(getattr(s, "answer", None), str)}
+    answers = {
+        name: s.answer
+        for name, s in (getattr(sample, "scores", None) or {}).items()
+        if isinstance(getattr(s, "answer", None), str)
+    }
     if answers:
         out["scorer_answers"] = answers
     messages = chat(sample)
@@ -205,21 +219,36 @@ def evaluation(sample: Any, judge: str | None) -> Evaluation:
     overall, value = judge_value(scores, judge)
     if overall is not None:
         mapped["overall"] = overall
-    reasons = {name: s.explanation for name, s in scores.items()
-               if isinstance(getattr(s, "explanation", None), str) and s.explanation}
+    reasons = {
+        name: s.explanation
+        for name, s in scores.items()
+        if isinstance(getattr(s, "explanation", None), str) and s.explanation
+    }
     rationale = reasons.get(judge) if judge else None
     if judge and rationale is None:
-        rationale = next((reasons[n] for n, s in scores.items()
-                          if isinstance(s.value, dict) and judge in s.value and n in reasons), None)
-    fields: dict[str, Any] = {"scores": mapped, "verdict": verdict(value), "rationale": rationale,
-                              "judge": judge, "reasons": reasons}
+        rationale = next(
+            (
+                reasons[n]
+                for n, s in scores.items()
+                if isinstance(s.value, dict) and judge in s.value and n in reasons
+            ),
+            None,
+        )
+    fields: dict[str, Any] = {
+        "scores": mapped,
+        "verdict": verdict(value),
+        "rationale": rationale,
+        "judge": judge,
+        "reasons": reasons,
+    }
     if raw:
         fields["inspect_values"] = raw
     return Evaluation.model_validate(fields)
 
 
-def item(sample: Any, *, item_id: str, origin: Origin, judge: str | None,
-         model: str | None) -> ItemData:
+def item(
+    sample: Any, *, item_id: str, origin: Origin, judge: str | None, model: str | None
+) -> ItemData:
     """One sample as a hilbot item."""
     metadata = getattr(sample, "metadata", None) or {}
     expected = targets(sample)
@@ -229,13 +258,19 @@ def item(sample: Any, *, item_id: str, origin: Origin, judge: str | None,
     error = getattr(sample, "error", None)
     seconds = getattr(sample, "total_time", None)
     return ItemData(
-        id=item_id, query=Query(query=question(sample), category=category,
-                                expected_answer="\n".join(expected) or None),
-        answer=answer if isinstance(answer, str) else None, ground_truth=expected,
-        evaluation=evaluation(sample, judge), features=features(sample, origin),
+        id=item_id,
+        query=Query(
+            query=question(sample), category=category, expected_answer="\n".join(expected) or None
+        ),
+        answer=answer if isinstance(answer, str) else None,
+        ground_truth=expected,
+        evaluation=evaluation(sample, judge),
+        features=features(sample, origin),
         latency_ms=float(seconds) * 1000 if isinstance(seconds, (int, float)) else None,
-        usage=usage(sample), error=str(getattr(error, "message", error)) if error else None,
-        model=str(model or getattr(output, "model", None) or "") or None)
+        usage=usage(sample),
+        error=str(getattr(error, "message", error)) if error else None,
+        model=str(model or getattr(output, "model", None) or "") or None,
+    )
 
 
 def item_id(sample_id: Any, epoch: int, epochs: int) -> str:

@@ -60,16 +60,25 @@ def checked_path(given: str | Path, what: str = "log") -> Path:
     """An existing log file's absolute path, or the error that says what is wrong with it."""
     path = Path(os.path.expanduser(str(given))).absolute()
     if path.suffix.lower() not in SUFFIXES:
-        raise ConnectorError(f"not an inspect_ai log (a {what} ends in .eval or .json)",
-                             where=str(path), fix="give the .eval (or .json) file inspect_ai "
-                                                  "wrote, e.g. logs/<time>_<task>_<id>.eval")
+        raise ConnectorError(
+            f"not an inspect_ai log (a {what} ends in .eval or .json)",
+            where=str(path),
+            fix="give the .eval (or .json) file inspect_ai "
+            "wrote, e.g. logs/<time>_<task>_<id>.eval",
+        )
     if path.is_dir():
-        raise ConnectorError("is a directory, not a log file", where=str(path),
-                             fix="give one .eval (or .json) log file of that directory")
+        raise ConnectorError(
+            "is a directory, not a log file",
+            where=str(path),
+            fix="give one .eval (or .json) log file of that directory",
+        )
     if not path.exists():
-        raise ConnectorError("no such inspect_ai log", where=str(path),
-                             fix="check the path; a log moved or deleted since the pull must be "
-                                 "restored there, or the run pulled again from where it is now")
+        raise ConnectorError(
+            "no such inspect_ai log",
+            where=str(path),
+            fix="check the path; a log moved or deleted since the pull must be "
+            "restored there, or the run pulled again from where it is now",
+        )
     return path
 
 
@@ -78,18 +87,30 @@ def reading_error(path: Path, exc: Exception) -> ConnectorError:
     if isinstance(exc, ConnectorError):
         return exc
     if isinstance(exc, FileNotFoundError):
-        return ConnectorError("no such inspect_ai log", where=str(path),
-                              fix="restore the log there, or pull the run again from its new place")
+        return ConnectorError(
+            "no such inspect_ai log",
+            where=str(path),
+            fix="restore the log there, or pull the run again from its new place",
+        )
     if isinstance(exc, IndexError):
-        return ConnectorError("a sample the log lists is not in it", where=str(path),
-                              fix="pull a finished log written with its samples (not one from "
-                                  "--no-log-samples or a run still going)")
+        return ConnectorError(
+            "a sample the log lists is not in it",
+            where=str(path),
+            fix="pull a finished log written with its samples (not one from "
+            "--no-log-samples or a run still going)",
+        )
     if isinstance(exc, PermissionError):
-        return ConnectorError("permission denied reading the log", where=str(path),
-                              fix="give the user running hilbot read access to it")
-    return ConnectorError(f"cannot read it as an inspect_ai log ({_brief(exc)})", where=str(path),
-                          fix="check it is a complete log inspect_ai wrote (`inspect log dump "
-                              "FILE` reads one); a truncated or corrupt file cannot be used")
+        return ConnectorError(
+            "permission denied reading the log",
+            where=str(path),
+            fix="give the user running hilbot read access to it",
+        )
+    return ConnectorError(
+        f"cannot read it as an inspect_ai log ({_brief(exc)})",
+        where=str(path),
+        fix="check it is a complete log inspect_ai wrote (`inspect log dump "
+        "FILE` reads one); a truncated or corrupt file cannot be used",
+    )
 
 
 def writing_error(path: Path, exc: Exception) -> ConnectorError:
@@ -97,9 +118,12 @@ def writing_error(path: Path, exc: Exception) -> ConnectorError:
     if isinstance(exc, ConnectorError):
         return exc
     transient = isinstance(exc, OSError) and exc.errno in TRANSIENT
-    return ConnectorError(f"cannot write the log ({_brief(exc)})", where=str(path),
-                          transient=transient,
-                          fix="check the directory exists, is writable and has free space")
+    return ConnectorError(
+        f"cannot write the log ({_brief(exc)})",
+        where=str(path),
+        transient=transient,
+        fix="check the directory exists, is writable and has free space",
+    )
 
 
 def _brief(exc: Exception) -> str:
@@ -128,9 +152,12 @@ def read_samples(path: Path, header: Any, wanted: list[tuple[Any, int]] | None) 
     if wanted is not None and path.suffix.lower() == ".eval":
         try:
             for start in range(0, len(wanted), 100):
-                chunk = wanted[start:start + 100]
-                for sample in off_loop(lambda: log.read_eval_log_samples_by_id(
-                        str(path), chunk, exclude_fields=LIGHT, resolve_attachments="core")):
+                chunk = wanted[start : start + 100]
+                for sample in off_loop(
+                    lambda: log.read_eval_log_samples_by_id(
+                        str(path), chunk, exclude_fields=LIGHT, resolve_attachments="core"
+                    )
+                ):
                     seen.add((str(sample.id), sample.epoch))
                     yield sample
             return
@@ -139,8 +166,9 @@ def read_samples(path: Path, header: Any, wanted: list[tuple[Any, int]] | None) 
         except Exception as exc:  # noqa: BLE001 - any failure of the SDK is one line naming the file
             raise reading_error(path, exc) from None
     try:
-        whole = off_loop(lambda: log.read_eval_log(str(path), exclude_fields=LIGHT,
-                                                   resolve_attachments="core"))
+        whole = off_loop(
+            lambda: log.read_eval_log(str(path), exclude_fields=LIGHT, resolve_attachments="core")
+        )
     except Exception as exc:  # noqa: BLE001
         raise reading_error(path, exc) from None
     for sample in sorted(whole.samples or [], key=_dataset_order(header)):

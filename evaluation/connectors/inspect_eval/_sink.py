@@ -86,13 +86,24 @@ def _explanation(records: list[dict[str, Any]]) -> str | None:
 
 def record(label: Label) -> dict[str, Any]:
     """What the score's metadata keeps of a label."""
-    return {"version": label.version, "run_id": label.run_id, "item_id": label.item_id,
-            "dimension": label.dimension, "reviewer": label.reviewer,
-            "reviewer_name": label.reviewer_name, "judgment": label.judgment,
-            "score": label.score, "number": label.number, "options": list(label.options),
-            "note": label.note, "correction": label.correction, "gold": label.gold,
-            "complete": label.complete, "timestamp": label.timestamp.isoformat(),
-            "value": label_value(label)}
+    return {
+        "version": label.version,
+        "run_id": label.run_id,
+        "item_id": label.item_id,
+        "dimension": label.dimension,
+        "reviewer": label.reviewer,
+        "reviewer_name": label.reviewer_name,
+        "judgment": label.judgment,
+        "score": label.score,
+        "number": label.number,
+        "options": list(label.options),
+        "note": label.note,
+        "correction": label.correction,
+        "gold": label.gold,
+        "complete": label.complete,
+        "timestamp": label.timestamp.isoformat(),
+        "value": label_value(label),
+    }
 
 
 def labels_of(score: Any) -> dict[str, dict[str, Any]]:
@@ -171,13 +182,17 @@ class InspectSink:
         out = self.output_of(source)
         held = self.outputs.get(out)
         if held is not None and held != source:
-            raise ConnectorError(f"out is one file but the labels come from two logs "
-                                 f"({held.name}, {source.name})", where=str(out),
-                                 fix="set out to a directory, or push each log's run on its own")
+            raise ConnectorError(
+                f"out is one file but the labels come from two logs ({held.name}, {source.name})",
+                where=str(out),
+                fix="set out to a directory, or push each log's run on its own",
+            )
         if not out.parent.is_dir():
-            raise ConnectorError("the directory to write the labelled log to does not exist",
-                                 where=str(out.parent),
-                                 fix="create it, or set out to an existing directory")
+            raise ConnectorError(
+                "the directory to write the labelled log to does not exist",
+                where=str(out.parent),
+                fix="create it, or set out to an existing directory",
+            )
         with _logs.locked(out.parent):
             base = out if out.exists() else _logs.checked_path(source)
             log = _logs.read_whole(base)
@@ -207,9 +222,11 @@ class InspectSink:
         if missing and not sent:
             origin = missing[0].origin
             epoch = origin.extra.get("epoch", 1)
-            raise ConnectorError(f"sample {origin.id!r} (epoch {epoch}) is not in the log",
-                                 where=str(base),
-                                 fix="push to the log the run was pulled from, or pull again")
+            raise ConnectorError(
+                f"sample {origin.id!r} (epoch {epoch}) is not in the log",
+                where=str(base),
+                fix="push to the log the run was pulled from, or pull again",
+            )
         return sent, changed
 
     def _edit(self, log: Any, sample: Any, label: Label) -> bool:
@@ -228,9 +245,13 @@ class InspectSink:
         records = list(held.values())
         meta = dict(getattr(score, "metadata", None) or {})
         meta[HILBOT] = {"labels": held, "dimension": label.dimension, "gold": label.gold}
-        edit = ScoreEdit(value=combined(records), answer=_answer(records),
-                         explanation=_explanation(records), metadata=meta,
-                         provenance=_provenance(log_api, label))
+        edit = ScoreEdit(
+            value=combined(records),
+            answer=_answer(records),
+            explanation=_explanation(records),
+            metadata=meta,
+            provenance=_provenance(log_api, label),
+        )
         log_api.edit_score(log, sample.id, name, edit, recompute_metrics=False, epoch=sample.epoch)
         return True
 
@@ -248,8 +269,11 @@ class InspectSink:
                     raise
             except Exception as exc:  # noqa: BLE001
                 raise _logs.reading_error(path, exc) from None
-        return [s.remote_id for s in sent
-                if s.remote_id in found and found[s.remote_id] == (s.version, True)]
+        return [
+            s.remote_id
+            for s in sent
+            if s.remote_id in found and found[s.remote_id] == (s.version, True)
+        ]
 
     def _candidates(self, sent: list[Sent]) -> list[Path]:
         """The logs to read back: those this sink wrote the labels to, else the ``out`` log (or the
@@ -269,9 +293,11 @@ def _source_of(label: Label) -> Path:
     origin = label.origin
     given = origin.extra.get("log")
     if origin.tool != TOOL or not isinstance(given, str) or not given:
-        raise ConnectorError(f"label of {label.item_id!r} did not come from an inspect_ai log "
-                             f"(its origin is {origin.tool} {origin.kind})",
-                             fix="push it to the tool it came from (hilbot push RUN --to TOOL)")
+        raise ConnectorError(
+            f"label of {label.item_id!r} did not come from an inspect_ai log "
+            f"(its origin is {origin.tool} {origin.kind})",
+            fix="push it to the tool it came from (hilbot push RUN --to TOOL)",
+        )
     return Path(given).expanduser().absolute()
 
 
@@ -293,19 +319,31 @@ def _same_eval(log: Any, labels: Iterable[Label], path: Path) -> None:
     wanted = {label.origin.extra.get("eval_id") for label in labels} - {None}
     have = getattr(getattr(log, "eval", None), "eval_id", None)
     if wanted and have and have not in wanted:
-        raise ConnectorError("this log holds another eval than the one the run was pulled from",
-                             where=str(path), fix="move the file away (or set out elsewhere) and "
-                                                  "push again, or pull the run again")
+        raise ConnectorError(
+            "this log holds another eval than the one the run was pulled from",
+            where=str(path),
+            fix="move the file away (or set out elsewhere) and push again, or pull the run again",
+        )
 
 
 def _provenance(log_api: Any, label: Label) -> Any:
     """Who gave the label, when and why (the note), as inspect_ai records an edit's provenance."""
     author = f"{label.reviewer_name} ({label.reviewer})" if label.reviewer_name else label.reviewer
     return log_api.ProvenanceData(
-        timestamp=label.timestamp, author=author, reason=label.note,
-        metadata={"tool": "hilbot", "remote_id": label.remote_id, "version": label.version,
-                  "run_id": label.run_id, "item_id": label.item_id, "dimension": label.dimension,
-                  "reviewer": label.reviewer, "gold": label.gold})
+        timestamp=label.timestamp,
+        author=author,
+        reason=label.note,
+        metadata={
+            "tool": "hilbot",
+            "remote_id": label.remote_id,
+            "version": label.version,
+            "run_id": label.run_id,
+            "item_id": label.item_id,
+            "dimension": label.dimension,
+            "reviewer": label.reviewer,
+            "gold": label.gold,
+        },
+    )
 
 
 def _recompute(log: Any) -> None:

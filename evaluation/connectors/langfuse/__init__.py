@@ -106,18 +106,24 @@ class LangfuseSource(BaseModel):
         filtered = bool(self.name or self.tags or self.score_below or self.to_time)
         others = self.dataset or self.dataset_run or filtered or self.from_time
         if self.queue is not None and others:
-            raise ValueError("queue takes no other mode's settings: give a queue, a dataset and "
-                             "dataset_run, or a trace filter (name, tags, from_time, to_time, "
-                             "score_below)")
+            raise ValueError(
+                "queue takes no other mode's settings: give a queue, a dataset and "
+                "dataset_run, or a trace filter (name, tags, from_time, to_time, "
+                "score_below)"
+            )
         if (self.dataset is None) != (self.dataset_run is None):
-            raise ValueError("dataset and dataset_run go together: the run (experiment) of a "
-                             "dataset to pull")
+            raise ValueError(
+                "dataset and dataset_run go together: the run (experiment) of a dataset to pull"
+            )
         if self.dataset is not None and filtered:
-            raise ValueError("a dataset run takes no trace filter (only from_time, to bound the "
-                             "runs searched)")
+            raise ValueError(
+                "a dataset run takes no trace filter (only from_time, to bound the runs searched)"
+            )
         if self.queue is None and self.dataset is None and not (filtered or self.from_time):
-            raise ValueError("say what to pull: a queue, a dataset and dataset_run, or a trace "
-                             "filter (name, tags, from_time, to_time, score_below)")
+            raise ValueError(
+                "say what to pull: a queue, a dataset and dataset_run, or a trace "
+                "filter (name, tags, from_time, to_time, score_below)"
+            )
         if self.from_time and self.to_time and self.from_time >= self.to_time:
             raise ValueError("from_time must come before to_time")
         return self
@@ -181,7 +187,15 @@ class _SinkSpec(SinkSpec):
 
 
 source(_SourceSpec(name="langfuse", extra="langfuse", settings=LangfuseSource, pull=pull))
-sink(_SinkSpec(name="langfuse", extra="langfuse", settings=LangfuseSink, make=make,
-               rate_per_s=RATE_PER_S, batch=BATCH))
+sink(
+    _SinkSpec(
+        name="langfuse",
+        extra="langfuse",
+        settings=LangfuseSink,
+        make=make,
+        rate_per_s=RATE_PER_S,
+        batch=BATCH,
+    )
+)
 
 __all__ = ["BATCH", "RATE_PER_S", "LangfuseSink", "LangfuseSource", "ScoreBelow", "make", "pull"]

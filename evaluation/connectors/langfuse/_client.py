@@ -57,14 +57,20 @@ RETRIES_429 = 5
 """How many 429s in a row one read waits out before the error."""
 MAX_PAGES = 10_000
 """A guard on paging: no listing is followed further than this many pages."""
-KEYS_FIX = ("export LANGFUSE_PUBLIC_KEY=pk-lf-… and LANGFUSE_SECRET_KEY=sk-lf-… of the project "
-            "(Langfuse → Settings → API Keys), and LANGFUSE_BASE_URL to the host it lives on")
-HOST_FIX = ("check LANGFUSE_BASE_URL (or LANGFUSE_HOST): the Langfuse host, "
-            "e.g. https://cloud.langfuse.com")
-VERSION_FIX = ("check the id and LANGFUSE_BASE_URL; hilbot reads through the v2 observations and "
-               "v3 scores APIs of Langfuse v4.59 or later (Langfuse Cloud, or a self-hosted v4)")
-FORBIDDEN_FIX = ("use the key pair of the project that holds it, with access to scores and "
-                 "annotation queues")
+KEYS_FIX = (
+    "export LANGFUSE_PUBLIC_KEY=pk-lf-… and LANGFUSE_SECRET_KEY=sk-lf-… of the project "
+    "(Langfuse → Settings → API Keys), and LANGFUSE_BASE_URL to the host it lives on"
+)
+HOST_FIX = (
+    "check LANGFUSE_BASE_URL (or LANGFUSE_HOST): the Langfuse host, e.g. https://cloud.langfuse.com"
+)
+VERSION_FIX = (
+    "check the id and LANGFUSE_BASE_URL; hilbot reads through the v2 observations and "
+    "v3 scores APIs of Langfuse v4.59 or later (Langfuse Cloud, or a self-hosted v4)"
+)
+FORBIDDEN_FIX = (
+    "use the key pair of the project that holds it, with access to scores and annotation queues"
+)
 
 
 def host_of(env: Env) -> str:
@@ -83,11 +89,15 @@ def timeout_of(env: Env) -> float:
     try:
         seconds = float(raw) if raw else DEFAULT_TIMEOUT_S
     except ValueError:
-        raise ConnectorError(f"LANGFUSE_TIMEOUT is not a number of seconds: {raw[:50]!r}",
-                             fix="export LANGFUSE_TIMEOUT=10 (or unset it)") from None
+        raise ConnectorError(
+            f"LANGFUSE_TIMEOUT is not a number of seconds: {raw[:50]!r}",
+            fix="export LANGFUSE_TIMEOUT=10 (or unset it)",
+        ) from None
     if not math.isfinite(seconds) or seconds <= 0:
-        raise ConnectorError(f"LANGFUSE_TIMEOUT must be a positive number, not {raw[:50]!r}",
-                             fix="export LANGFUSE_TIMEOUT=10 (or unset it)")
+        raise ConnectorError(
+            f"LANGFUSE_TIMEOUT must be a positive number, not {raw[:50]!r}",
+            fix="export LANGFUSE_TIMEOUT=10 (or unset it)",
+        )
     return seconds
 
 
@@ -117,8 +127,15 @@ class Connection:
     _last: float = field(default=-math.inf, repr=False)
     """When the last paced read was sent (``time.monotonic``)."""
 
-    def get_json(self, what: str, path: str, params: dict[str, Any], *,
-                 missing: str | None = None, missing_fix: str | None = None) -> dict[str, Any]:
+    def get_json(
+        self,
+        what: str,
+        path: str,
+        params: dict[str, Any],
+        *,
+        missing: str | None = None,
+        missing_fix: str | None = None,
+    ) -> dict[str, Any]:
         """``GET {host}/api/public/{path}`` as the SDK sends it (``None`` parameters left out,
         datetimes as the SDK writes them); the answer's JSON object. Every failure is a
         ConnectorError, as :meth:`call` makes them; an answer that is not a JSON object is the
@@ -132,13 +149,19 @@ class Connection:
             self._pace()
             answer = self.http.get(url, params=query, headers=self.headers, auth=self.auth)
             if answer.status_code >= 300:
-                raise ApiError(status_code=answer.status_code, headers=dict(answer.headers),
-                               body=_json_or_text(answer))
+                raise ApiError(
+                    status_code=answer.status_code,
+                    headers=dict(answer.headers),
+                    body=_json_or_text(answer),
+                )
             try:
                 return answer.json()
             except ValueError:
-                raise ApiError(status_code=answer.status_code, headers=dict(answer.headers),
-                               body=answer.text[:500]) from None
+                raise ApiError(
+                    status_code=answer.status_code,
+                    headers=dict(answer.headers),
+                    body=answer.text[:500],
+                ) from None
 
         for attempt in range(RETRIES_429 + 1):
             try:
@@ -146,8 +169,12 @@ class Connection:
                 break
             except ConnectorError as exc:
                 wait = exc.retry_after
-                if (not self.retry_429 or wait is None or attempt >= RETRIES_429
-                        or wait > MAX_RETRY_AFTER_S):
+                if (
+                    not self.retry_429
+                    or wait is None
+                    or attempt >= RETRIES_429
+                    or wait > MAX_RETRY_AFTER_S
+                ):
                     raise
                 time.sleep(wait)
         if not isinstance(body, dict):
@@ -159,25 +186,42 @@ class Connection:
         for data in self.walk_pages_json(what, path, params):
             yield from data
 
-    def walk_pages_json(self, what: str, path: str, params: dict[str, Any], *,
-                        ahead: bool = False, upto: int | None = None) -> Iterator[list[Any]]:
+    def walk_pages_json(
+        self,
+        what: str,
+        path: str,
+        params: dict[str, Any],
+        *,
+        ahead: bool = False,
+        upto: int | None = None,
+    ) -> Iterator[list[Any]]:
         """The pages (``data`` lists) of a cursor-paged listing read with :meth:`get_json`
         (``meta.cursor`` until it is absent, or repeats).
 
         ``ahead``: each page is asked for as soon as the one before it came (:meth:`ahead`), until
         ``upto`` objects came; the rest, if the caller wants them, page by page as it asks."""
-        state: dict[str, Any] = {"cursor": None, "seen": set(), "pages": 0, "items": 0,
-                                 "done": False}
+        state: dict[str, Any] = {
+            "cursor": None,
+            "seen": set(),
+            "pages": 0,
+            "items": 0,
+            "done": False,
+        }
 
         def step() -> list[Any]:
-            page = _Page(self, what, self.get_json(what, path,
-                                                   {**params, "cursor": state["cursor"]}))
+            page = _Page(
+                self, what, self.get_json(what, path, {**params, "cursor": state["cursor"]})
+            )
             data = list(page.data or [])
             cursor = page.meta.get("cursor")
             state["pages"] += 1
             state["items"] += len(data)
-            if (not isinstance(cursor, str) or not cursor or cursor in state["seen"]
-                    or state["pages"] >= MAX_PAGES):
+            if (
+                not isinstance(cursor, str)
+                or not cursor
+                or cursor in state["seen"]
+                or state["pages"] >= MAX_PAGES
+            ):
                 state["done"] = True
             else:
                 state["seen"].add(cursor)
@@ -235,18 +279,33 @@ class Connection:
                     pass
             worker.join()
 
-    def pages_json(self, what: str, path: str, params: dict[str, Any], *,
-                   missing: str | None = None,
-                   missing_fix: str | None = None) -> Iterator[dict[str, Any]]:
+    def pages_json(
+        self,
+        what: str,
+        path: str,
+        params: dict[str, Any],
+        *,
+        missing: str | None = None,
+        missing_fix: str | None = None,
+    ) -> Iterator[dict[str, Any]]:
         """Every object of a page-numbered listing read with :meth:`get_json`."""
-        return pages(lambda page: _Page(self, what, self.get_json(
-            what, path, {**params, "page": page}, missing=missing, missing_fix=missing_fix)),
-            plain=True)
+        return pages(
+            lambda page: _Page(
+                self,
+                what,
+                self.get_json(
+                    what, path, {**params, "page": page}, missing=missing, missing_fix=missing_fix
+                ),
+            ),
+            plain=True,
+        )
 
     def shape(self, what: str, problem: str) -> ConnectorError:
         """The error of an answer of an unexpected shape (as a model the SDK cannot build)."""
-        return ConnectorError(f"Langfuse at {self.host} answered {what} with an unexpected "
-                              f"shape: {problem}"[:500], fix=VERSION_FIX)
+        return ConnectorError(
+            f"Langfuse at {self.host} answered {what} with an unexpected shape: {problem}"[:500],
+            fix=VERSION_FIX,
+        )
 
     def _pace(self) -> None:
         """Wait until the next read is due (``rate_per_s``)."""
@@ -265,8 +324,11 @@ class Connection:
         def request(options: dict[str, Any]) -> Any:
             answer = self.http.post(f"{self.host}/api/public/{path}", json=body, auth=self.auth)
             if answer.status_code >= 300:
-                raise ApiError(status_code=answer.status_code, headers=dict(answer.headers),
-                               body=_json_or_text(answer))
+                raise ApiError(
+                    status_code=answer.status_code,
+                    headers=dict(answer.headers),
+                    body=_json_or_text(answer),
+                )
             return answer.json()
 
         return self.call(what, request)
@@ -281,28 +343,55 @@ class Connection:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def fetch(self, what: str, method: Callable[..., T], *args: Any, missing: str | None = None,
-              missing_fix: str | None = None, **params: Any) -> T:
+    def fetch(
+        self,
+        what: str,
+        method: Callable[..., T],
+        *args: Any,
+        missing: str | None = None,
+        missing_fix: str | None = None,
+        **params: Any,
+    ) -> T:
         """``method(*args, **params)`` of the SDK, without its retries; a failure is an error.
 
         ``what`` says what was asked (in the error); ``missing`` is the message of a 404 (the
         queue, dataset or run asked for does not exist), ``missing_fix`` its fix.
         """
-        return self.call(what, lambda o: method(*args, **params, request_options=o),
-                         missing=missing, missing_fix=missing_fix)
+        return self.call(
+            what,
+            lambda o: method(*args, **params, request_options=o),
+            missing=missing,
+            missing_fix=missing_fix,
+        )
 
     def walk(self, what: str, method: Callable[..., Any], **params: Any) -> Iterator[Any]:
         """Every item of a cursor-paged listing (``meta.cursor`` until absent, or repeated)."""
         return cursor_pages(lambda cursor: self.fetch(what, method, cursor=cursor, **params))
 
-    def pages(self, what: str, method: Callable[..., Any], *args: Any, missing: str | None = None,
-              missing_fix: str | None = None, **params: Any) -> Iterator[Any]:
+    def pages(
+        self,
+        what: str,
+        method: Callable[..., Any],
+        *args: Any,
+        missing: str | None = None,
+        missing_fix: str | None = None,
+        **params: Any,
+    ) -> Iterator[Any]:
         """Every item of a page-numbered listing (``page`` from 1 to ``meta.totalPages``)."""
-        return pages(lambda page: self.fetch(what, method, *args, page=page, missing=missing,
-                                             missing_fix=missing_fix, **params))
+        return pages(
+            lambda page: self.fetch(
+                what, method, *args, page=page, missing=missing, missing_fix=missing_fix, **params
+            )
+        )
 
-    def call(self, what: str, request: Callable[[dict[str, Any]], T], *,
-             missing: str | None = None, missing_fix: str | None = None) -> T:
+    def call(
+        self,
+        what: str,
+        request: Callable[[dict[str, Any]], T],
+        *,
+        missing: str | None = None,
+        missing_fix: str | None = None,
+    ) -> T:
         """One SDK call (``request(options)``); every failure becomes a ConnectorError."""
         import httpx
         from langfuse.api.core.api_error import ApiError
@@ -315,22 +404,31 @@ class Connection:
         except httpx.TimeoutException:
             raise ConnectorError(
                 f"Langfuse at {self.host} did not answer within {self.timeout:g} s ({what})",
-                fix="try again later, or raise LANGFUSE_TIMEOUT", transient=True) from None
+                fix="try again later, or raise LANGFUSE_TIMEOUT",
+                transient=True,
+            ) from None
         except httpx.HTTPError as exc:
             raise ConnectorError(
                 f"cannot reach Langfuse at {self.host} ({what}): {type(exc).__name__}",
-                fix=HOST_FIX, transient=True) from None
+                fix=HOST_FIX,
+                transient=True,
+            ) from None
         except ValidationError as exc:
             raise ConnectorError(
                 f"Langfuse at {self.host} answered {what} with an unexpected shape: "
-                f"{_first_problem(exc)}", fix=VERSION_FIX) from None
+                f"{_first_problem(exc)}",
+                fix=VERSION_FIX,
+            ) from None
         except Exception as exc:  # the SDK's own surprises never escape as tracebacks
             raise ConnectorError(
                 f"talking to Langfuse at {self.host} failed ({what}): "
-                f"{type(exc).__name__}: {str(exc)[:300]}", fix=HOST_FIX) from None
+                f"{type(exc).__name__}: {str(exc)[:300]}",
+                fix=HOST_FIX,
+            ) from None
 
-    def refused(self, exc: Any, what: str, missing: str | None,
-                missing_fix: str | None) -> ConnectorError:
+    def refused(
+        self, exc: Any, what: str, missing: str | None, missing_fix: str | None
+    ) -> ConnectorError:
         """The ConnectorError for an error answer (``langfuse.api.core.ApiError``)."""
         status, said, at = exc.status_code, _message(exc.body), f"Langfuse at {self.host}"
         if status == 401:
@@ -338,20 +436,26 @@ class Connection:
         if status == 403:
             return ConnectorError(f"{at} forbade {what} (403){said}", fix=FORBIDDEN_FIX)
         if status == 404:
-            return ConnectorError(missing or f"{at} has nothing at {what} (404){said}",
-                                  fix=missing_fix or VERSION_FIX)
+            return ConnectorError(
+                missing or f"{at} has nothing at {what} (404){said}", fix=missing_fix or VERSION_FIX
+            )
         if status == 429:
             wait = retry_after(exc.headers)
-            return ConnectorError(f"{at} is rate limiting {what} (429); retry in {wait:g} s",
-                                  fix="wait; the limits are per organisation and plan",
-                                  retry_after=wait)
+            return ConnectorError(
+                f"{at} is rate limiting {what} (429); retry in {wait:g} s",
+                fix="wait; the limits are per organisation and plan",
+                retry_after=wait,
+            )
         if status is None or status >= 500 or status == 408:
-            return ConnectorError(f"{at} failed {what} ({status or 'no status'}){said}",
-                                  fix="try again later (https://status.langfuse.com)",
-                                  transient=True)
+            return ConnectorError(
+                f"{at} failed {what} ({status or 'no status'}){said}",
+                fix="try again later (https://status.langfuse.com)",
+                transient=True,
+            )
         if 200 <= status < 300:
-            return ConnectorError(f"{at} answered {what} with something that is not JSON",
-                                  fix=HOST_FIX)
+            return ConnectorError(
+                f"{at} answered {what} with something that is not JSON", fix=HOST_FIX
+            )
         refusal = ConnectorError(f"{at} refused {what} ({status}){said}", fix=VERSION_FIX)
         refusal.status = status  # type: ignore[attr-defined]
         return refusal
@@ -368,13 +472,24 @@ def connect(env: Env) -> Connection:
     from langfuse.api import LangfuseAPI
 
     http = httpx.Client(timeout=httpx.Timeout(timeout), follow_redirects=True)
-    api = LangfuseAPI(base_url=host, username=public, password=secret,
-                      x_langfuse_sdk_name="python", x_langfuse_sdk_version=__version__,
-                      x_langfuse_public_key=public, httpx_client=http, timeout=timeout)
-    headers = {"X-Langfuse-Sdk-Name": "python", "X-Langfuse-Sdk-Version": __version__,
-               "X-Langfuse-Public-Key": public}
-    return Connection(host, timeout, api, http, {"max_retries": 0}, (public, secret), headers,
-                      rate_of(env))
+    api = LangfuseAPI(
+        base_url=host,
+        username=public,
+        password=secret,
+        x_langfuse_sdk_name="python",
+        x_langfuse_sdk_version=__version__,
+        x_langfuse_public_key=public,
+        httpx_client=http,
+        timeout=timeout,
+    )
+    headers = {
+        "X-Langfuse-Sdk-Name": "python",
+        "X-Langfuse-Sdk-Version": __version__,
+        "X-Langfuse-Public-Key": public,
+    }
+    return Connection(
+        host, timeout, api, http, {"max_retries": 0}, (public, secret), headers, rate_of(env)
+    )
 
 
 def rate_of(env: Env) -> float | None:
@@ -387,8 +502,10 @@ def rate_of(env: Env) -> float | None:
     except ValueError:
         rate = math.nan
     if not math.isfinite(rate) or rate <= 0:
-        raise ConnectorError(f"LANGFUSE_RATE_PER_S must be a positive number, not {raw[:50]!r}",
-                             fix="export LANGFUSE_RATE_PER_S=0.5 (Hobby: 30 a minute), or unset it")
+        raise ConnectorError(
+            f"LANGFUSE_RATE_PER_S must be a positive number, not {raw[:50]!r}",
+            fix="export LANGFUSE_RATE_PER_S=0.5 (Hobby: 30 a minute), or unset it",
+        )
     return rate
 
 
@@ -413,8 +530,12 @@ class _Page:
     def data(self) -> list[Any]:
         data = self.body.get("data")
         if not isinstance(data, list):
-            raise self.conn.shape(self.what, "data: Input should be a valid list"
-                                  if "data" in self.body else "data: Field required")
+            raise self.conn.shape(
+                self.what,
+                "data: Input should be a valid list"
+                if "data" in self.body
+                else "data: Field required",
+            )
         return data
 
     @property
@@ -516,7 +637,7 @@ def _first_problem(exc: Any) -> str:
 def chunks(items: list[T], size: int) -> Iterator[list[T]]:
     """``items`` in runs of at most ``size``."""
     for start in range(0, len(items), max(1, size)):
-        yield items[start:start + size]
+        yield items[start : start + size]
 
 
 def iso(value: Any) -> str:

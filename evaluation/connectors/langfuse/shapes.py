@@ -35,24 +35,94 @@ MAX_TEXT = 200_000
 MAX_DEPTH = 8
 """How deep into nested inputs the search for a query or an answer goes."""
 
-QUERY_KEYS = ("query", "question", "input", "prompt", "user_input", "userInput", "text", "content",
-              "message")
+QUERY_KEYS = (
+    "query",
+    "question",
+    "input",
+    "prompt",
+    "user_input",
+    "userInput",
+    "text",
+    "content",
+    "message",
+)
 """Where a query hides in a dict, in order."""
-ANSWER_KEYS = ("answer", "output", "response", "completion", "result", "text", "content", "message",
-               "generation")
+ANSWER_KEYS = (
+    "answer",
+    "output",
+    "response",
+    "completion",
+    "result",
+    "text",
+    "content",
+    "message",
+    "generation",
+)
 """Where an answer hides in a dict, in order."""
-DOCUMENT_KEYS = ("page_content", "pageContent", "content", "text", "document", "chunk", "snippet",
-                 "body")
+DOCUMENT_KEYS = (
+    "page_content",
+    "pageContent",
+    "content",
+    "text",
+    "document",
+    "chunk",
+    "snippet",
+    "body",
+)
 """A retrieved document's text, in order."""
-DOCUMENT_LISTS = ("documents", "docs", "contexts", "context", "results", "chunks", "nodes",
-                  "matches", "output", "retrieved", "sources")
+DOCUMENT_LISTS = (
+    "documents",
+    "docs",
+    "contexts",
+    "context",
+    "results",
+    "chunks",
+    "nodes",
+    "matches",
+    "output",
+    "retrieved",
+    "sources",
+)
 """Where a retrieval's output keeps its list of documents."""
-PASSING = {"pass", "passed", "correct", "yes", "true", "good", "relevant", "grounded", "faithful",
-           "accurate", "helpful", "supported", "safe", "compliant", "ok", "success"}
+PASSING = {
+    "pass",
+    "passed",
+    "correct",
+    "yes",
+    "true",
+    "good",
+    "relevant",
+    "grounded",
+    "faithful",
+    "accurate",
+    "helpful",
+    "supported",
+    "safe",
+    "compliant",
+    "ok",
+    "success",
+}
 """Categories read as a score of 1."""
-FAILING = {"fail", "failed", "incorrect", "wrong", "no", "false", "bad", "irrelevant", "ungrounded",
-           "unfaithful", "inaccurate", "unhelpful", "unsupported", "hallucination", "hallucinated",
-           "unsafe", "toxic", "error"}
+FAILING = {
+    "fail",
+    "failed",
+    "incorrect",
+    "wrong",
+    "no",
+    "false",
+    "bad",
+    "irrelevant",
+    "ungrounded",
+    "unfaithful",
+    "inaccurate",
+    "unhelpful",
+    "unsupported",
+    "hallucination",
+    "hallucinated",
+    "unsafe",
+    "toxic",
+    "error",
+}
 """Categories read as a score of 0."""
 HILBOT_MARK = "hilbot_version"
 """A score's metadata key that says hilbot wrote it (a human label sent back, not an AI judge's)."""
@@ -126,8 +196,9 @@ def _content(value: Any) -> str | None:
     if isinstance(value, str):
         return value
     if isinstance(value, list):
-        parts = [p if isinstance(p, str) else p.get("text")
-                 for p in value if isinstance(p, (str, dict))]
+        parts = [
+            p if isinstance(p, str) else p.get("text") for p in value if isinstance(p, (str, dict))
+        ]
         texts = [p for p in parts if isinstance(p, str)]
         return "\n".join(texts) if texts else None
     return None
@@ -144,8 +215,11 @@ def _last_message(messages: list[Any], roles: tuple[str, ...]) -> str | None:
 
 
 def _is_chat(value: Any) -> bool:
-    return (isinstance(value, list) and bool(value)
-            and all(isinstance(m, dict) and "role" in m for m in value))
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and all(isinstance(m, dict) and "role" in m for m in value)
+    )
 
 
 def _pick(value: Any, keys: tuple[str, ...], roles: tuple[str, ...], depth: int = 0) -> str | None:

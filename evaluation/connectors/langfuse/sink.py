@@ -53,16 +53,41 @@ MAX_BODY = 900_000
 """The largest body of one ``POST /scores`` (bytes); a larger batch is split."""
 READ_IDS = 100
 """Score ids in one ``GET /v3/scores`` (a comma-separated ``id``; a page holds up to 100)."""
-CONFIG_FIX = ("fix or unarchive the score config in Langfuse (Project settings → Scores), or "
-              "send the dimension under another name: [sinks.NAME] names = {dimension = \"x\"}")
+CONFIG_FIX = (
+    "fix or unarchive the score config in Langfuse (Project settings → Scores), or "
+    'send the dimension under another name: [sinks.NAME] names = {dimension = "x"}'
+)
 NO_CONFIGS = "the project has no score configs endpoint"
 """What a 404 on listing the score configs says (a host without them: no config to check)."""
 GONE = "the annotation queue item is gone"
 """What a 404 on completing a queue item says (the item was deleted: nothing to complete)."""
-TRUE_WORDS = {"yes", "true", "correct", "pass", "passed", "good", "1", "y", "ok", "right",
-              "relevant", "accept"}
-FALSE_WORDS = {"no", "false", "incorrect", "fail", "failed", "bad", "0", "n", "wrong",
-               "irrelevant", "reject"}
+TRUE_WORDS = {
+    "yes",
+    "true",
+    "correct",
+    "pass",
+    "passed",
+    "good",
+    "1",
+    "y",
+    "ok",
+    "right",
+    "relevant",
+    "accept",
+}
+FALSE_WORDS = {
+    "no",
+    "false",
+    "incorrect",
+    "fail",
+    "failed",
+    "bad",
+    "0",
+    "n",
+    "wrong",
+    "irrelevant",
+    "reject",
+}
 
 
 @dataclass
@@ -151,9 +176,16 @@ class ScoreSink:
             data_type, value = _by_config(config, label, name)
         else:
             data_type, value = _by_scale(label, self.settings.data_type)
-        body: dict[str, Any] = {"id": label.remote_id, "name": name, "value": value,
-                                "data_type": data_type, "timestamp": label.timestamp,
-                                "metadata": _metadata(label), "source": "API", **target}
+        body: dict[str, Any] = {
+            "id": label.remote_id,
+            "name": name,
+            "value": value,
+            "data_type": data_type,
+            "timestamp": label.timestamp,
+            "metadata": _metadata(label),
+            "source": "API",
+            **target,
+        }
         if config is not None:
             body.update(config_id=config.id, source="ANNOTATION")
         if label.note:
@@ -167,8 +199,12 @@ class ScoreSink:
         """The project's score configs by name (read once; an active one wins over an archived)."""
         if self._configs is None:
             configs: dict[str, Any] = {}
-            listing = self.conn.pages("reading the score configs", self.conn.api.score_configs.get,
-                                      missing=NO_CONFIGS, limit=100)
+            listing = self.conn.pages(
+                "reading the score configs",
+                self.conn.api.score_configs.get,
+                missing=NO_CONFIGS,
+                limit=100,
+            )
             for config in _unless_missing(listing):
                 held = configs.get(config.name)
                 if held is None or (held.is_archived and not config.is_archived):
@@ -210,8 +246,9 @@ class ScoreSink:
             return {s.id for s in batch if self._post_one(s)}
         request = [CreateScoreRequest(**s.body) for s in batch]
         try:
-            answer = self.conn.fetch(f"writing {len(batch)} score(s)", self.conn.api.scores.create,
-                                     request=request)
+            answer = self.conn.fetch(
+                f"writing {len(batch)} score(s)", self.conn.api.scores.create, request=request
+            )
         except ConnectorError as exc:
             if getattr(exc, "status", None) not in (400, 422):
                 raise
@@ -225,7 +262,8 @@ class ScoreSink:
             raise ConnectorError(
                 f"Langfuse at {self.conn.host} refused score {score.body['name']!r} "
                 f"({score.value!r}) of {score.label.item_id}: {reasons}",
-                fix="check the score's name, value and target in Langfuse")
+                fix="check the score's name, value and target in Langfuse",
+            )
         accepted: set[str] = set()
         for score in batch:
             try:
@@ -240,8 +278,12 @@ class ScoreSink:
         in a batch leaves it out (True: accepted), alone it is the error."""
         from langfuse.api.scores.types import CreateScoreRequest
 
-        body = CreateScoreRequest(**score.body).model_dump(mode="json", by_alias=True, exclude_none=True)
-        self.conn.post_json(f"writing score {score.body['name']!r} of {score.label.item_id}", "scores", body)
+        body = CreateScoreRequest(**score.body).model_dump(
+            mode="json", by_alias=True, exclude_none=True
+        )
+        self.conn.post_json(
+            f"writing score {score.body['name']!r} of {score.label.item_id}", "scores", body
+        )
         return True
 
     def _complete(self, done: list[Score]) -> None:
@@ -250,14 +292,22 @@ class ScoreSink:
             return
         from langfuse.api.annotation_queues.types import AnnotationQueueStatus
 
-        items = {(s.label.origin.extra.get("queue_id"), s.label.origin.extra.get("queue_item_id"))
-                 for s in done if s.label.complete}
+        items = {
+            (s.label.origin.extra.get("queue_id"), s.label.origin.extra.get("queue_item_id"))
+            for s in done
+            if s.label.complete
+        }
         named = sorted((q, i) for q, i in items if isinstance(q, str) and isinstance(i, str))
         for queue, item in named:
             try:
-                self.conn.fetch(f"completing item {item!r} of annotation queue {queue!r}",
-                                self.conn.api.annotation_queues.update_queue_item, queue, item,
-                                missing=GONE, status=AnnotationQueueStatus.COMPLETED)
+                self.conn.fetch(
+                    f"completing item {item!r} of annotation queue {queue!r}",
+                    self.conn.api.annotation_queues.update_queue_item,
+                    queue,
+                    item,
+                    missing=GONE,
+                    status=AnnotationQueueStatus.COMPLETED,
+                )
             except ConnectorError as exc:
                 if exc.what != GONE:
                     raise
@@ -267,8 +317,9 @@ class ScoreSink:
     def confirm(self, sent: list[Sent]) -> list[str]:
         """The remote ids of ``sent`` read back as sent (a score not readable yet is not)."""
         held = self._read([s.remote_id for s in sent], "details")
-        return [s.remote_id for s in sent
-                if s.remote_id in held and self._same(s, held[s.remote_id])]
+        return [
+            s.remote_id for s in sent if s.remote_id in held and self._same(s, held[s.remote_id])
+        ]
 
     def _same(self, sent: Sent, score: Any) -> bool:
         """Whether a score read back carries the version (and, when known here, the value) sent."""
@@ -287,15 +338,20 @@ class ScoreSink:
         found: dict[str, dict[str, Any]] = {}
         for chunk in chunks(list(dict.fromkeys(ids)), READ_IDS):
             what = f"reading back {len(chunk)} score(s)"
-            answer = self.conn.get_json(what, "v3/scores",
-                                        {"limit": 100, "fields": fields, "id": ",".join(chunk)})
+            answer = self.conn.get_json(
+                what, "v3/scores", {"limit": 100, "fields": fields, "id": ",".join(chunk)}
+            )
             data = answer.get("data")
             if not isinstance(data, list):
                 raise self.conn.shape(what, "data: Field required")
             wanted = set(chunk)
-            found.update({s["id"]: s for s in data
-                          if isinstance(s, dict) and isinstance(s.get("id"), str)
-                          and s["id"] in wanted})
+            found.update(
+                {
+                    s["id"]: s
+                    for s in data
+                    if isinstance(s, dict) and isinstance(s.get("id"), str) and s["id"] in wanted
+                }
+            )
         return found
 
 
@@ -306,17 +362,18 @@ def _target(label: Label) -> dict[str, Any]:
     """Where the score goes: the trace, or the observation and its trace."""
     origin = label.origin
     if origin.tool != "langfuse":
-        raise ConnectorError(f"{label.item_id} came from {origin.tool}, not Langfuse",
-                             fix="push it to its own tool")
+        raise ConnectorError(
+            f"{label.item_id} came from {origin.tool}, not Langfuse", fix="push it to its own tool"
+        )
     if origin.kind == "trace":
         return {"trace_id": origin.id}
     trace_id = origin.extra.get("trace_id")
     if origin.kind == "observation" and isinstance(trace_id, str) and trace_id:
         return {"trace_id": trace_id, "observation_id": origin.id}
-    raise ConnectorError(f"{label.item_id}: a Langfuse {origin.kind} without a trace takes no "
-                         "score",
-                         fix="pull the item again (hilbot pull langfuse …) so its origin names "
-                             "its trace")
+    raise ConnectorError(
+        f"{label.item_id}: a Langfuse {origin.kind} without a trace takes no score",
+        fix="pull the item again (hilbot pull langfuse …) so its origin names its trace",
+    )
 
 
 def _by_config(config: Any, label: Label, name: str) -> tuple[str, float | str]:
@@ -324,15 +381,18 @@ def _by_config(config: Any, label: Label, name: str) -> tuple[str, float | str]:
     kind = str(getattr(config.data_type, "value", config.data_type)).upper()
     said = f"score config {name!r} ({config.id})"
     if config.is_archived:
-        raise ConnectorError(f"{said} is archived; Langfuse would drop {label.judgment!r} of "
-                             f"{label.item_id}", fix=CONFIG_FIX)
+        raise ConnectorError(
+            f"{said} is archived; Langfuse would drop {label.judgment!r} of {label.item_id}",
+            fix=CONFIG_FIX,
+        )
     if kind == "CATEGORICAL":
         return "CATEGORICAL", _category(config, label, said)
     if kind == "BOOLEAN":
         truth = _truth(label)
         if truth is None:
-            raise ConnectorError(f"{label.judgment!r} is neither true nor false for boolean {said}",
-                                 fix=CONFIG_FIX)
+            raise ConnectorError(
+                f"{label.judgment!r} is neither true nor false for boolean {said}", fix=CONFIG_FIX
+            )
         return "BOOLEAN", 1.0 if truth else 0.0
     if kind == "NUMERIC":
         value = _numeric(label, config.min_value, config.max_value)
@@ -340,8 +400,9 @@ def _by_config(config: Any, label: Label, name: str) -> tuple[str, float | str]:
         high = math.inf if config.max_value is None else config.max_value
         if value is None or not low <= value <= high:
             shown = "no number" if value is None else f"{value:g}"
-            raise ConnectorError(f"{label.judgment!r} ({shown}) is outside {said}, "
-                                 f"{_range(config)}", fix=CONFIG_FIX)
+            raise ConnectorError(
+                f"{label.judgment!r} ({shown}) is outside {said}, {_range(config)}", fix=CONFIG_FIX
+            )
         return "NUMERIC", value
     if kind == "TEXT":
         return "TEXT", _cut(label.judgment, 500) or "-"
@@ -353,10 +414,14 @@ def _category(config: Any, label: Label, said: str) -> str:
     labels = [c.label for c in config.categories or []]
     loose = label.judgment.strip().lower()
     match = next((c for c in labels if c == label.judgment), None) or next(
-        (c for c in labels if c.strip().lower() == loose), None)
+        (c for c in labels if c.strip().lower() == loose), None
+    )
     if match is None:
-        raise ConnectorError(f"{label.judgment!r} is not a category of {said} (categories: "
-                             f"{', '.join(labels) or 'none'})", fix=CONFIG_FIX)
+        raise ConnectorError(
+            f"{label.judgment!r} is not a category of {said} (categories: "
+            f"{', '.join(labels) or 'none'})",
+            fix=CONFIG_FIX,
+        )
     return match
 
 
@@ -374,14 +439,18 @@ def _by_scale(label: Label, data_type: str) -> tuple[str, float | str]:
     if data_type == "BOOLEAN":
         truth = _truth(label)
         if truth is None:
-            raise ConnectorError(f"{label.judgment!r} of {label.item_id} is neither true nor false",
-                                 fix="send it with data_type = \"CATEGORICAL\" or \"NUMERIC\"")
+            raise ConnectorError(
+                f"{label.judgment!r} of {label.item_id} is neither true nor false",
+                fix='send it with data_type = "CATEGORICAL" or "NUMERIC"',
+            )
         return "BOOLEAN", 1.0 if truth else 0.0
     if data_type == "NUMERIC":
         value = label.number if label.number is not None else label.score
         if value is None or not math.isfinite(value):
-            raise ConnectorError(f"{label.judgment!r} of {label.item_id} has no number",
-                                 fix="send it with data_type = \"CATEGORICAL\"")
+            raise ConnectorError(
+                f"{label.judgment!r} of {label.item_id} has no number",
+                fix='send it with data_type = "CATEGORICAL"',
+            )
         return "NUMERIC", float(value)
     return "CATEGORICAL", _cut(label.judgment, 500)
 
@@ -418,10 +487,15 @@ def _range(config: Any) -> str:
 
 def _metadata(label: Label) -> dict[str, str]:
     """Who rated it and what, as flat text (Langfuse keeps score metadata as a map of strings)."""
-    data = {"hilbot_run": label.run_id, "hilbot_item": label.item_id,
-            "hilbot_dimension": label.dimension, "hilbot_reviewer": label.reviewer,
-            "hilbot_judgment": label.judgment, "hilbot_version": label.version,
-            "hilbot_gold": "true" if label.gold else "false"}
+    data = {
+        "hilbot_run": label.run_id,
+        "hilbot_item": label.item_id,
+        "hilbot_dimension": label.dimension,
+        "hilbot_reviewer": label.reviewer,
+        "hilbot_judgment": label.judgment,
+        "hilbot_version": label.version,
+        "hilbot_gold": "true" if label.gold else "false",
+    }
     if label.reviewer_name:
         data["hilbot_reviewer_name"] = label.reviewer_name
     if label.score is not None:
@@ -436,8 +510,12 @@ def _equal(sent: float | str, read: Any, data_type: str) -> bool:
     if data_type == "BOOLEAN":
         return isinstance(read, (bool, int, float)) and bool(read) == bool(sent)
     if data_type == "NUMERIC":
-        return (isinstance(read, (int, float)) and not isinstance(read, bool)
-                and isinstance(sent, float) and math.isclose(read, sent, abs_tol=1e-9))
+        return (
+            isinstance(read, (int, float))
+            and not isinstance(read, bool)
+            and isinstance(sent, float)
+            and math.isclose(read, sent, abs_tol=1e-9)
+        )
     return isinstance(read, str) and read == sent
 
 
@@ -445,7 +523,7 @@ def _cut(text: str, limit: int) -> str:
     """``text``, at most ``limit`` characters (cut with a mark)."""
     if len(text) <= limit:
         return text
-    return text[:limit - 40] + f" … [cut by hilbot: {len(text)} characters]"
+    return text[: limit - 40] + f" … [cut by hilbot: {len(text)} characters]"
 
 
 def _unless_missing(listing: Iterator[Any]) -> Iterator[Any]:

@@ -51,8 +51,10 @@ OBSERVATION_PAGE = 1000
 TRACES_A_QUERY = 100
 """Trace ids in one scores query (a comma-separated ``traceId``): a page of scores holds 100, so
 with one score a trace a query is one page."""
-QUEUE_FIX = ("give the queue's id (Langfuse → Annotation Queues → the queue; the id is in its "
-             "URL), and keys of the project that holds it")
+QUEUE_FIX = (
+    "give the queue's id (Langfuse → Annotation Queues → the queue; the id is in its "
+    "URL), and keys of the project that holds it"
+)
 
 
 @dataclass
@@ -105,12 +107,21 @@ class Reader:
         """An annotation queue's pending items."""
         api = self.conn.api.annotation_queues
         missing = f"no annotation queue {queue_id!r} at Langfuse {self.conn.host}"
-        queue = self.conn.fetch(f"reading annotation queue {queue_id!r}", api.get_queue, queue_id,
-                                missing=missing, missing_fix=QUEUE_FIX)
+        queue = self.conn.fetch(
+            f"reading annotation queue {queue_id!r}",
+            api.get_queue,
+            queue_id,
+            missing=missing,
+            missing_fix=QUEUE_FIX,
+        )
         what = f"listing the items of annotation queue {queue_id!r}"
-        listing = self.conn.pages_json(what, f"annotation-queues/{queue_id}/items",
-                                       {"status": "PENDING", "limit": PAGE}, missing=missing,
-                                       missing_fix=QUEUE_FIX)
+        listing = self.conn.pages_json(
+            what,
+            f"annotation-queues/{queue_id}/items",
+            {"status": "PENDING", "limit": PAGE},
+            missing=missing,
+            missing_fix=QUEUE_FIX,
+        )
         found: list[Found] = []
         seen: set[str] = set()
         for entry in listing:
@@ -130,16 +141,27 @@ class Reader:
 
     def dataset_run(self, dataset: str, run: str) -> Pulled:
         """The items of one run (experiment) of a dataset, with their scores."""
-        ds = self.conn.fetch(f"reading dataset {dataset!r}", self.conn.api.datasets.get, dataset,
-                             missing=f"no dataset {dataset!r} at Langfuse {self.conn.host}",
-                             missing_fix="check the dataset's name (Langfuse → Datasets)")
+        ds = self.conn.fetch(
+            f"reading dataset {dataset!r}",
+            self.conn.api.datasets.get,
+            dataset,
+            missing=f"no dataset {dataset!r} at Langfuse {self.conn.host}",
+            missing_fix="check the dataset's name (Langfuse → Datasets)",
+        )
         since = self.settings.from_time or ds.created_at
         experiment = self._experiment(ds.id, dataset, run, since)
-        listing = self.conn.walk(f"listing the items of run {run!r} of dataset {dataset!r}",
-                                 self.conn.api.experiments.list_items, from_start_time=since,
-                                 experiment_id=experiment.id, fields="core,io,scores", limit=PAGE)
-        found = [self._run_item(entry, dataset, run, experiment.id)
-                 for entry in _first(listing, self.settings.limit)]
+        listing = self.conn.walk(
+            f"listing the items of run {run!r} of dataset {dataset!r}",
+            self.conn.api.experiments.list_items,
+            from_start_time=since,
+            experiment_id=experiment.id,
+            fields="core,io,scores",
+            limit=PAGE,
+        )
+        found = [
+            self._run_item(entry, dataset, run, experiment.id)
+            for entry in _first(listing, self.settings.limit)
+        ]
         where = f"langfuse dataset {dataset!r} run {run!r} at {self.conn.host}"
         return self._pulled([self._item(entry) for entry in found], where, dataset)
 
@@ -187,27 +209,39 @@ class Reader:
     def _run_item(self, entry: Any, dataset: str, run: str, experiment_id: str) -> Found:
         """A dataset run's item (an ExperimentItem) as what was found."""
         rows = self._rows(entry.trace_id) if self.settings.contexts else []
-        subject = Row(id=entry.id, trace_id=entry.trace_id, input=entry.input, output=entry.output,
-                      start=iso(entry.start_time))
-        extra = {"trace_id": entry.trace_id, "dataset": dataset, "dataset_run": run,
-                 "experiment_id": experiment_id, "dataset_item_id": entry.experiment_item_id}
+        subject = Row(
+            id=entry.id,
+            trace_id=entry.trace_id,
+            input=entry.input,
+            output=entry.output,
+            start=iso(entry.start_time),
+        )
+        extra = {
+            "trace_id": entry.trace_id,
+            "dataset": dataset,
+            "dataset_run": run,
+            "experiment_id": experiment_id,
+            "dataset_item_id": entry.experiment_item_id,
+        }
         scores = [_sdk_judge_score(s) for s in entry.scores or []]
         return Found(subject, "trace", rows, extra, scores, expected=entry.expected_output)
 
     def _rows(self, trace_id: str) -> list[Row]:
         """A trace's observations."""
-        listing = self.conn.walk_json(f"reading trace {trace_id!r}", "v2/observations",
-                                      {"fields": FIELDS, "limit": OBSERVATION_PAGE,
-                                       "traceId": trace_id})
+        listing = self.conn.walk_json(
+            f"reading trace {trace_id!r}",
+            "v2/observations",
+            {"fields": FIELDS, "limit": OBSERVATION_PAGE, "traceId": trace_id},
+        )
         return [row for row in map(_row, listing) if row is not None]
 
     def _observation(self, observation_id: str) -> Row | None:
         """One observation, by id."""
         condition = [{"type": "string", "column": "id", "operator": "=", "value": observation_id}]
         what = f"reading observation {observation_id!r}"
-        answer = self.conn.get_json(what, "v2/observations",
-                                    {"fields": FIELDS, "limit": 1,
-                                     "filter": json.dumps(condition)})
+        answer = self.conn.get_json(
+            what, "v2/observations", {"fields": FIELDS, "limit": 1, "filter": json.dumps(condition)}
+        )
         data = answer.get("data")
         if not isinstance(data, list):
             raise self.conn.shape(what, "data: Field required")
@@ -218,13 +252,19 @@ class Reader:
         """The root observations of the traces the filter matches, newest first (one a trace)."""
         settings = self.settings
         # without contexts nothing else is read meanwhile: the next page is asked for at once
-        pages = self.conn.walk_pages_json("listing traces", "v2/observations",
-                                          {"fields": FIELDS,
-                                           "limit": min(settings.limit, OBSERVATION_PAGE),
-                                           "fromStartTime": settings.from_time,
-                                           "toStartTime": settings.to_time,
-                                           "filter": json.dumps(_conditions(settings))},
-                                          ahead=not settings.contexts, upto=settings.limit)
+        pages = self.conn.walk_pages_json(
+            "listing traces",
+            "v2/observations",
+            {
+                "fields": FIELDS,
+                "limit": min(settings.limit, OBSERVATION_PAGE),
+                "fromStartTime": settings.from_time,
+                "toStartTime": settings.to_time,
+                "filter": json.dumps(_conditions(settings)),
+            },
+            ahead=not settings.contexts,
+            upto=settings.limit,
+        )
         seen: set[str] = set()
         for page in pages:
             for observation in page:
@@ -237,9 +277,16 @@ class Reader:
         """Traces with a score of the name below the threshold (newest scores first)."""
         below = self.settings.score_below
         assert below is not None
-        listing = self.conn.walk_json(f"listing scores named {below.name!r}", "v3/scores",
-                                      {"limit": PAGE, "fields": "subject", "name": below.name,
-                                       "fromTimestamp": self.settings.from_time})
+        listing = self.conn.walk_json(
+            f"listing scores named {below.name!r}",
+            "v3/scores",
+            {
+                "limit": PAGE,
+                "fields": "subject",
+                "name": below.name,
+                "fromTimestamp": self.settings.from_time,
+            },
+        )
         seen: set[str] = set()
         for score in listing:
             if not isinstance(score, dict):
@@ -251,9 +298,14 @@ class Reader:
 
     def _experiment(self, dataset_id: str, dataset: str, run: str, since: datetime) -> Any:
         """The run (experiment) of the dataset with this name."""
-        listing = self.conn.walk(f"finding run {run!r} of dataset {dataset!r}",
-                                 self.conn.api.experiments.list, from_start_time=since,
-                                 dataset_id=dataset_id, name=run, limit=PAGE)
+        listing = self.conn.walk(
+            f"finding run {run!r} of dataset {dataset!r}",
+            self.conn.api.experiments.list,
+            from_start_time=since,
+            dataset_id=dataset_id,
+            name=run,
+            limit=PAGE,
+        )
         for experiment in listing:
             if experiment.name == run:
                 return experiment
@@ -261,7 +313,8 @@ class Reader:
             f"dataset {dataset!r} has no run {run!r} since {since.isoformat()} at Langfuse "
             f"{self.conn.host}",
             fix="check the run's name (Langfuse → Datasets → the dataset → Runs); for an older "
-                "run give --from-time before it started")
+            "run give --from-time before it started",
+        )
 
     def _add_scores(self, found: list[Found]) -> list[ItemData]:
         """Each item's scores already in Langfuse (on its trace, or on its observation); the
@@ -277,9 +330,11 @@ class Reader:
 
         def pages() -> Iterator[tuple[list[str], list[Any] | None]]:
             for chunk in chunks(trace_ids, TRACES_A_QUERY):
-                for data in self.conn.walk_pages_json("reading the traces' scores", "v3/scores",
-                                                      {"limit": PAGE, "fields": SCORE_FIELDS,
-                                                       "traceId": ",".join(chunk)}):
+                for data in self.conn.walk_pages_json(
+                    "reading the traces' scores",
+                    "v3/scores",
+                    {"limit": PAGE, "fields": SCORE_FIELDS, "traceId": ",".join(chunk)},
+                ):
                     yield chunk, data
                 yield chunk, None  # the chunk's scores are all read
 
@@ -321,8 +376,13 @@ class Reader:
             left = ", ".join(f"{n} {why}" for why, n in self.skipped.items())
             where += f" (left out: {left})"
         judged = any(item.evaluation.judge for item in items)
-        return Pulled(kind="answer", source=where, set_name=set_name, items=items,
-                      judge="langfuse" if judged else None)
+        return Pulled(
+            kind="answer",
+            source=where,
+            set_name=set_name,
+            items=items,
+            judge="langfuse" if judged else None,
+        )
 
     def _item(self, entry: Found) -> ItemData:
         subject = entry.subject
@@ -335,12 +395,15 @@ class Reader:
         query = shapes.query_text(subject.input) or subject.trace_name or subject.name or ""
         expected = shapes.answer_text(entry.expected) if entry.expected is not None else None
         under = None if entry.kind == "trace" else subject.id
-        return ItemData(id=entry.id, query=Query(query=query, expected_answer=expected),
-                        answer=shapes.answer_text(subject.output),
-                        contexts=shapes.contexts(entry.rows, under),
-                        ground_truth=[expected] if expected else [],
-                        evaluation=shapes.evaluation(entry.scores, self.settings.overall),
-                        features=features)
+        return ItemData(
+            id=entry.id,
+            query=Query(query=query, expected_answer=expected),
+            answer=shapes.answer_text(subject.output),
+            contexts=shapes.contexts(entry.rows, under),
+            ground_truth=[expected] if expected else [],
+            evaluation=shapes.evaluation(entry.scores, self.settings.overall),
+            features=features,
+        )
 
     def _matches(self, row: Row) -> bool:
         """Whether a trace's root passes the filter (what the score_below mode checks itself)."""
@@ -356,12 +419,13 @@ class Reader:
 
     def _described(self) -> str:
         s = self.settings
-        parts = [f"named {s.name!r}" if s.name else "",
-                 f"tagged {','.join(s.tags)}" if s.tags else "",
-                 f"from {s.from_time.isoformat()}" if s.from_time else "",
-                 f"to {s.to_time.isoformat()}" if s.to_time else "",
-                 f"with {s.score_below.name} < {s.score_below.threshold:g}"
-                 if s.score_below else ""]
+        parts = [
+            f"named {s.name!r}" if s.name else "",
+            f"tagged {','.join(s.tags)}" if s.tags else "",
+            f"from {s.from_time.isoformat()}" if s.from_time else "",
+            f"to {s.to_time.isoformat()}" if s.to_time else "",
+            f"with {s.score_below.name} < {s.score_below.threshold:g}" if s.score_below else "",
+        ]
         return " ".join(p for p in parts if p) or "(all)"
 
     def _skip(self, why: str) -> None:
@@ -374,19 +438,34 @@ class Reader:
 def _conditions(settings: "LangfuseSource") -> list[dict[str, Any]]:
     """The v2 ``filter`` of the trace filter (it takes precedence over the query's own filters)."""
     conditions: list[dict[str, Any]] = [
-        {"type": "boolean", "column": "isRootObservation", "operator": "=", "value": True}]
+        {"type": "boolean", "column": "isRootObservation", "operator": "=", "value": True}
+    ]
     if settings.name:
-        conditions.append({"type": "string", "column": "traceName", "operator": "=",
-                           "value": settings.name})
+        conditions.append(
+            {"type": "string", "column": "traceName", "operator": "=", "value": settings.name}
+        )
     if settings.tags:
-        conditions.append({"type": "arrayOptions", "column": "tags", "operator": "all of",
-                           "value": settings.tags})
+        conditions.append(
+            {"type": "arrayOptions", "column": "tags", "operator": "all of", "value": settings.tags}
+        )
     if settings.from_time:
-        conditions.append({"type": "datetime", "column": "startTime", "operator": ">=",
-                           "value": settings.from_time.isoformat()})
+        conditions.append(
+            {
+                "type": "datetime",
+                "column": "startTime",
+                "operator": ">=",
+                "value": settings.from_time.isoformat(),
+            }
+        )
     if settings.to_time:
-        conditions.append({"type": "datetime", "column": "startTime", "operator": "<",
-                           "value": settings.to_time.isoformat()})
+        conditions.append(
+            {
+                "type": "datetime",
+                "column": "startTime",
+                "operator": "<",
+                "value": settings.to_time.isoformat(),
+            }
+        )
     return conditions
 
 
@@ -407,31 +486,47 @@ def _row(observation: Any) -> Row | None:
     start = get("startTime")
     parsed = parse_time(start)
     root = get("isRootObservation")
-    return Row(id=observation_id, trace_id=_text(get("traceId")) or "",
-               type=str(get("type") or ""), name=_text(get("name")),
-               parent_id=_text(get("parentObservationId")),
-               is_root=root if isinstance(root, bool) else None,
-               start=parsed.isoformat() if parsed is not None else iso(start),
-               input=get("input"), output=get("output"), trace_name=_text(get("traceName")),
-               tags=[t for t in get("tags") or [] if isinstance(t, str)]
-               if isinstance(get("tags") or [], list) else [])
+    return Row(
+        id=observation_id,
+        trace_id=_text(get("traceId")) or "",
+        type=str(get("type") or ""),
+        name=_text(get("name")),
+        parent_id=_text(get("parentObservationId")),
+        is_root=root if isinstance(root, bool) else None,
+        start=parsed.isoformat() if parsed is not None else iso(start),
+        input=get("input"),
+        output=get("output"),
+        trace_name=_text(get("traceName")),
+        tags=[t for t in get("tags") or [] if isinstance(t, str)]
+        if isinstance(get("tags") or [], list)
+        else [],
+    )
 
 
 def _judge_score(score: dict[str, Any]) -> JudgeScore:
     """A ScoreV3 (its JSON) as a :class:`~.shapes.JudgeScore`."""
     metadata = score.get("metadata")
-    return JudgeScore(name=str(score.get("name") or ""), value=score.get("value"),
-                      data_type=str(score.get("dataType") or ""),
-                      source=str(score.get("source") or ""), comment=_text(score.get("comment")),
-                      metadata=metadata if isinstance(metadata, dict) else None)
+    return JudgeScore(
+        name=str(score.get("name") or ""),
+        value=score.get("value"),
+        data_type=str(score.get("dataType") or ""),
+        source=str(score.get("source") or ""),
+        comment=_text(score.get("comment")),
+        metadata=metadata if isinstance(metadata, dict) else None,
+    )
 
 
 def _sdk_judge_score(score: Any) -> JudgeScore:
     """A score of the SDK's models (a dataset run's item's) as a :class:`~.shapes.JudgeScore`."""
     source = score.source.value if hasattr(score.source, "value") else score.source
-    return JudgeScore(name=score.name, value=score.value,
-                      data_type=str(getattr(score, "data_type", "") or ""), source=str(source),
-                      comment=score.comment, metadata=score.metadata)
+    return JudgeScore(
+        name=score.name,
+        value=score.value,
+        data_type=str(getattr(score, "data_type", "") or ""),
+        source=str(source),
+        comment=score.comment,
+        metadata=score.metadata,
+    )
 
 
 def _queue_item(entry: Any, conn: Connection, what: str) -> tuple[str, str, str]:
@@ -464,8 +559,11 @@ def _subject_key(subject: Any, trace_ids: list[str]) -> tuple[str, str] | None:
     if not isinstance(subject, dict):
         return None
     kind, subject_id = subject.get("kind"), subject.get("id")
-    return (kind, subject_id) if kind in ("trace", "observation") and isinstance(subject_id, str) \
+    return (
+        (kind, subject_id)
+        if kind in ("trace", "observation") and isinstance(subject_id, str)
         else None
+    )
 
 
 def _number(value: Any) -> float | None:

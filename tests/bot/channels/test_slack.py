@@ -42,7 +42,10 @@ def slack_http(tmp_path):
 
 def one_item_run(store: Store, query: str, answer: str = "42", run_id: str = "one") -> None:
     item = ItemData(id="q1", query=Query(query=query), answer=answer)
-    store.create_run(RunHeader(run_id=run_id, kind="answer", dimensions=["answer"]), [QueryEvaluation(run_id=run_id, data=item)])
+    store.create_run(
+        RunHeader(run_id=run_id, kind="answer", dimensions=["answer"]),
+        [QueryEvaluation(run_id=run_id, data=item)],
+    )
 
 
 def ratings(store: Store) -> list[dict]:
@@ -54,7 +57,9 @@ def ratings(store: Store) -> list[dict]:
 # ---------------------------------------------------------------------------------------------- HTTP mode
 
 
-async def test_http_mode_refuses_bad_or_stale_signatures_with_401_and_writes_nothing(slack_http, demo_store):
+async def test_http_mode_refuses_bad_or_stale_signatures_with_401_and_writes_nothing(
+    slack_http, demo_store
+):
     fake = slack_http.fake
     async with slack_http.bot(demo_store):
         _, card = await slack_http.command(ALICE, "review", SEARCH_RUN, replies=2)
@@ -95,25 +100,42 @@ async def test_user_text_is_escaped_for_mrkdwn_and_cannot_mention_or_link(slack,
         raw = slack.fake.message(slack.fake.dm(IDS[ALICE]), card.id)
         sections = [b["text"]["text"] for b in raw["blocks"] if b["type"] == "section"]
         assert not any("<!channel>" in t or "<https://" in t for t in sections)
-        assert any("&lt;!channel&gt; &amp; &lt;https://evil.example|click me&gt;" in t for t in sections)
+        assert any(
+            "&lt;!channel&gt; &amp; &lt;https://evil.example|click me&gt;" in t for t in sections
+        )
         assert HOSTILE in card.text  # as the reviewer reads it
 
 
-async def test_a_card_keeps_within_slacks_limits_and_view_full_opens_the_whole_item_in_a_modal(slack, store):
-    answer = "\n".join(f"line {n}: " + "lorem ipsum & <tag> " * 30 for n in range(200))  # about 120,000 characters
+async def test_a_card_keeps_within_slacks_limits_and_view_full_opens_the_whole_item_in_a_modal(
+    slack, store
+):
+    answer = "\n".join(
+        f"line {n}: " + "lorem ipsum & <tag> " * 30 for n in range(200)
+    )  # about 120,000 characters
     one_item_run(store, "a long answer", answer=answer)
     async with slack.bot(store):
         _, card = await slack.command(ALICE, "review", "one", replies=2)
         raw = slack.fake.message(slack.fake.dm(IDS[ALICE]), card.id)
-        assert len(raw["blocks"]) <= 50 and all(len(b["text"]["text"]) <= 3000 for b in raw["blocks"] if b["type"] == "section")
-        assert "View full" in card.labels and len(card.text) < 10_000  # an excerpt; the rest is a click away
+        assert len(raw["blocks"]) <= 50 and all(
+            len(b["text"]["text"]) <= 3000 for b in raw["blocks"] if b["type"] == "section"
+        )
+        assert (
+            "View full" in card.labels and len(card.text) < 10_000
+        )  # an excerpt; the rest is a click away
         await slack.tap(ALICE, card, "View full")
-        await slack.until(lambda: [v for v in slack.fake.views if v.get("callback_id") == "hilbot_full"], what="the modal")
+        await slack.until(
+            lambda: [v for v in slack.fake.views if v.get("callback_id") == "hilbot_full"],
+            what="the modal",
+        )
         [modal] = [v for v in slack.fake.views if v.get("callback_id") == "hilbot_full"]
-        assert len(modal["blocks"]) <= 100 and all(len(b["text"]["text"]) <= 3000 for b in modal["blocks"])
+        assert len(modal["blocks"]) <= 100 and all(
+            len(b["text"]["text"]) <= 3000 for b in modal["blocks"]
+        )
         shown = flatten(modal["blocks"])
         assert "line 0: lorem ipsum & <tag>" in shown and "line 100:" in shown
-        assert ratings(store) == [] and len(slack.fake.messages(IDS[ALICE])) == 2  # nothing stored, nothing posted
+        assert (
+            ratings(store) == [] and len(slack.fake.messages(IDS[ALICE])) == 2
+        )  # nothing stored, nothing posted
 
 
 async def test_add_note_opens_a_modal_whose_submission_is_the_note(slack, demo_store):
@@ -125,8 +147,12 @@ async def test_add_note_opens_a_modal_whose_submission_is_the_note(slack, demo_s
         await click.wait_acked()
         await slack.until(lambda: slack.fake.open_views(IDS[ALICE]), what="the note modal")
         [modal] = slack.fake.open_views(IDS[ALICE])
-        assert modal["callback_id"] == "hilbot_note" and any(b["type"] == "input" for b in modal["blocks"])
-        submitted = slack.fake.submit_view(IDS[ALICE], modal["id"], text="Misses <errors.md> & more")
+        assert modal["callback_id"] == "hilbot_note" and any(
+            b["type"] == "input" for b in modal["blocks"]
+        )
+        submitted = slack.fake.submit_view(
+            IDS[ALICE], modal["id"], text="Misses <errors.md> & more"
+        )
         await submitted.wait_acked()
         assert slack.fake.view(modal["id"])["status"] == "submitted"
         [note] = [r for r in slack.records() if r["type"] == "note"]
@@ -140,10 +166,14 @@ async def test_a_direct_message_note_is_unescaped_as_typed(slack, demo_store):
         await slack.until(lambda: slack.fake.open_views(IDS[ALICE]), what="the note modal")
         [modal] = slack.fake.open_views(IDS[ALICE])
         slack.fake.close_view(IDS[ALICE], modal["id"])
-        event = slack.fake.message_im(IDS[ALICE], "a < b & c > d")  # Slack escapes these three in events
+        event = slack.fake.message_im(
+            IDS[ALICE], "a < b & c > d"
+        )  # Slack escapes these three in events
         await event.wait_acked()
         await slack.until(lambda: slack.records("note"), what="the note")
-        assert slack.records("note")[0]["text"] == "a < b & c > d" and unescape("&amp;lt;") == "&lt;"
+        assert (
+            slack.records("note")[0]["text"] == "a < b & c > d" and unescape("&amp;lt;") == "&lt;"
+        )
 
 
 def test_card_blocks_cut_a_body_past_fifty_blocks_and_say_so():
@@ -152,24 +182,41 @@ def test_card_blocks_cut_a_body_past_fifty_blocks_and_say_so():
     from bot.chat import Choice
 
     sections = tuple(Section(f"part {n}", ("x" * 2990, "é" * 3500)) for n in range(40))
-    card = Card(run_id="r", item_id="i", dimension="d", title="[1/1] " + "t" * 400, sections=sections, question="Q?",
-                buttons=())
+    card = Card(
+        run_id="r",
+        item_id="i",
+        dimension="d",
+        title="[1/1] " + "t" * 400,
+        sections=sections,
+        question="Q?",
+        buttons=(),
+    )
     keyboard = [[Choice(f"button {n} " + "b" * 90, f"d{n}") for n in range(4)] for _ in range(4)]
     text, blocks = card_blocks(card, keyboard)
-    assert len(blocks) == 50 and blocks[0]["type"] == "header" and len(blocks[0]["text"]["text"]) <= 150
+    assert (
+        len(blocks) == 50
+        and blocks[0]["type"] == "header"
+        and len(blocks[0]["text"]["text"]) <= 150
+    )
     assert all(len(b["text"]["text"]) <= 3000 for b in blocks if b["type"] == "section")
-    assert any("more under View full" in b["text"]["text"] for b in blocks if b["type"] == "section")
+    assert any(
+        "more under View full" in b["text"]["text"] for b in blocks if b["type"] == "section"
+    )
     buttons = [e for b in blocks if b["type"] == "actions" for e in b["elements"]]
     assert len(buttons) == 16 and all(len(e["text"]["text"]) <= 75 for e in buttons)
     assert len({e["action_id"] for e in buttons}) == 16 and len(text) <= 300
 
 
-async def test_a_command_in_a_channel_without_the_bot_is_told_privately_how_to_invite_it(slack, demo_store):
+async def test_a_command_in_a_channel_without_the_bot_is_told_privately_how_to_invite_it(
+    slack, demo_store
+):
     slack.fake.channel("C0OTHER", "elsewhere", members=[IDS[ALICE]], bot_member=False)
     async with slack.bot(demo_store):
         command = slack.fake.slash(IDS[ALICE], f"review {SEARCH_RUN}", channel_id="C0OTHER")
         await command.wait_acked()
-        await slack.until(lambda: slack.fake.ephemerals("C0OTHER", IDS[ALICE]), what="the private answer")
+        await slack.until(
+            lambda: slack.fake.ephemerals("C0OTHER", IDS[ALICE]), what="the private answer"
+        )
         [said] = slack.fake.ephemerals("C0OTHER", IDS[ALICE])
         assert "/invite @hilbot" in said["text"] and slack.fake.messages("C0OTHER") == []
 
@@ -185,8 +232,11 @@ async def test_app_home_lists_runs_with_progress_and_start_deals_a_card(slack, d
         home = slack.fake.home(IDS[ALICE])
         text = flatten(home["blocks"])
         assert SEARCH_RUN in text and "0 rated" in text
-        start = next(b["accessory"] for b in home["blocks"] if SEARCH_RUN in b.get("text", {}).get("text", "")
-                     and "accessory" in b)
+        start = next(
+            b["accessory"]
+            for b in home["blocks"]
+            if SEARCH_RUN in b.get("text", {}).get("text", "") and "accessory" in b
+        )
         assert start["text"]["text"] == "Start"
         click = slack.fake.click_in_view(IDS[ALICE], home["id"], start["value"])
         await click.wait_acked()
@@ -194,7 +244,10 @@ async def test_app_home_lists_runs_with_progress_and_start_deals_a_card(slack, d
         await slack.tap(ALICE, slack.cards(ALICE)[0], "good")
         again = slack.fake.open_home(IDS[ALICE])
         await again.wait_acked()
-        await slack.until(lambda: "1 rated" in flatten(slack.fake.home(IDS[ALICE])["blocks"]), what="the new progress")
+        await slack.until(
+            lambda: "1 rated" in flatten(slack.fake.home(IDS[ALICE])["blocks"]),
+            what="the new progress",
+        )
         assert "Resume" in json.dumps(slack.fake.home(IDS[ALICE])["blocks"])
 
 
@@ -203,16 +256,26 @@ async def test_a_strangers_home_says_how_to_be_added_and_lists_nothing(slack, de
         await slack.fake.open_home(IDS[ALICE]).wait_acked()
         await slack.until(lambda: slack.fake.home(IDS[ALICE]), what="the Home tab")
         text = flatten(slack.fake.home(IDS[ALICE])["blocks"])
-        assert "not on this bot's reviewer list" in text and IDS[ALICE] in text and SEARCH_RUN not in text
+        assert (
+            "not on this bot's reviewer list" in text
+            and IDS[ALICE] in text
+            and SEARCH_RUN not in text
+        )
 
 
 # ---------------------------------------------------------------------------------------------- limits
 
 
-async def test_posting_keeps_to_one_message_a_second_per_channel_without_a_429(tmp_path, demo_store):
+async def test_posting_keeps_to_one_message_a_second_per_channel_without_a_429(
+    tmp_path, demo_store
+):
     with SlackDriver(tmp_path, FakeSlack(limits=SlackLimits(channel_per_s=1.0))) as slack:
-        async with slack.bot(demo_store, "[review]\nwindow = 3\n[slack.limits]\nchannel_per_s = 1\n"):
-            await slack.command(ALICE, "review", SEARCH_RUN, replies=4)  # progress + 3 cards in one DM
+        async with slack.bot(
+            demo_store, "[review]\nwindow = 3\n[slack.limits]\nchannel_per_s = 1\n"
+        ):
+            await slack.command(
+                ALICE, "review", SEARCH_RUN, replies=4
+            )  # progress + 3 cards in one DM
             posts = [c for c in slack.fake.calls_to("chat.postMessage") if c.status == 200]
             gaps = [b.at - a.at for a, b in zip(posts, posts[1:])]
             assert len(posts) == 4 and min(gaps) >= 0.9, gaps
@@ -221,8 +284,12 @@ async def test_posting_keeps_to_one_message_a_second_per_channel_without_a_429(t
 
 async def test_a_429_is_waited_out_and_the_card_arrives_once(slack, demo_store):
     async with slack.bot(demo_store):
-        slack.fake.fail_next("chat.postMessage", status=429, retry_after=1,
-                             match=lambda params: "actions" in json.dumps(params.get("blocks") or ""))
+        slack.fake.fail_next(
+            "chat.postMessage",
+            status=429,
+            retry_after=1,
+            match=lambda params: "actions" in json.dumps(params.get("blocks") or ""),
+        )
         await slack.command(ALICE, "review", SEARCH_RUN, replies=2)
         await slack.settle()
         refused = [c for c in slack.fake.calls_to("chat.postMessage") if c.status == 429]
@@ -242,27 +309,44 @@ async def test_a_click_is_acknowledged_well_inside_three_seconds(slack, demo_sto
 
 
 def _env(fake: FakeSlack, tmp_path: Path, **over: str | None) -> dict[str, str | None]:
-    env = {**fake.env(), "HILBOT_DATA_DIR": str(tmp_path / "results"), "HILBOT_CONFIG": str(tmp_path / "hilbot.toml")}
+    env = {
+        **fake.env(),
+        "HILBOT_DATA_DIR": str(tmp_path / "results"),
+        "HILBOT_CONFIG": str(tmp_path / "hilbot.toml"),
+    }
     return {**env, **over}
 
 
-@pytest.mark.parametrize("over, said", [
-    ({"SLACK_BOT_TOKEN": None}, "SLACK_BOT_TOKEN is not set"),
-    ({"SLACK_BOT_TOKEN": "not-a-token-at-all"}, "does not look like a bot token"),
-    ({"SLACK_APP_TOKEN": None}, "SLACK_APP_TOKEN is not set"),
-    ({"SLACK_BOT_TOKEN": "xoxb-rejected-by-slack-0000"}, "Slack rejected SLACK_BOT_TOKEN (auth.test: invalid_auth)"),
-    ({"SLACK_APP_TOKEN": "xapp-rejected-by-slack-0000"}, "Slack rejected SLACK_APP_TOKEN"),
-    ({"SLACK_API_URL": "http://127.0.0.1:9/api/"}, "cannot reach the Slack Web API"),
-])
+@pytest.mark.parametrize(
+    "over, said",
+    [
+        ({"SLACK_BOT_TOKEN": None}, "SLACK_BOT_TOKEN is not set"),
+        ({"SLACK_BOT_TOKEN": "not-a-token-at-all"}, "does not look like a bot token"),
+        ({"SLACK_APP_TOKEN": None}, "SLACK_APP_TOKEN is not set"),
+        (
+            {"SLACK_BOT_TOKEN": "xoxb-rejected-by-slack-0000"},
+            "Slack rejected SLACK_BOT_TOKEN (auth.test: invalid_auth)",
+        ),
+        ({"SLACK_APP_TOKEN": "xapp-rejected-by-slack-0000"}, "Slack rejected SLACK_APP_TOKEN"),
+        ({"SLACK_API_URL": "http://127.0.0.1:9/api/"}, "cannot reach the Slack Web API"),
+    ],
+)
 def test_serve_slack_refusals_are_one_line_with_the_fix_and_exit_2(tmp_path, over, said):
     (tmp_path / "hilbot.toml").write_text('[slack]\nreviewers = ["U0ALICE"]\n')
     with FakeSlack() as fake:
         out = invoke("serve", "slack", env=_env(fake, tmp_path, **over))
-        secrets = [fake.bot_token, fake.app_token, fake.signing_secret, *(v for v in over.values() if v)]
+        secrets = [
+            fake.bot_token,
+            fake.app_token,
+            fake.signing_secret,
+            *(v for v in over.values() if v),
+        ]
     assert out.exit_code == 2, out
     [line] = out.stderr.strip().splitlines()
     assert line.startswith("error: ") and said in line and " — " in line, line  # what, then the fix
-    assert BUG not in out.stderr and not any(s in out.stderr + out.stdout for s in secrets if "127.0.0.1" not in s)
+    assert BUG not in out.stderr and not any(
+        s in out.stderr + out.stdout for s in secrets if "127.0.0.1" not in s
+    )
 
 
 def test_http_mode_needs_the_signing_secret(tmp_path):
@@ -276,7 +360,11 @@ def test_a_bad_slack_config_is_one_line(tmp_path):
     (tmp_path / "hilbot.toml").write_text('[slack]\nmode = "webhooks"\n')
     with FakeSlack() as fake:
         out = invoke("serve", "slack", env=_env(fake, tmp_path))
-    assert out.exit_code == 2 and "slack.mode" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+    assert (
+        out.exit_code == 2
+        and "slack.mode" in out.stderr
+        and len(out.stderr.strip().splitlines()) == 1
+    )
 
 
 def test_digest_posts_text_and_chart_to_a_slack_channel(tmp_path, demo_store):
@@ -286,7 +374,12 @@ def test_digest_posts_text_and_chart_to_a_slack_channel(tmp_path, demo_store):
     (tmp_path / "hilbot.toml").write_text('[slack.digest]\nchats = ["C0GROUP"]\n')
     with FakeSlack() as fake:
         fake.channel("C0GROUP", "reviewers")
-        out = invoke("digest", "--post", "slack", env=_env(fake, tmp_path, HILBOT_DATA_DIR=str(demo_store.root)))
+        out = invoke(
+            "digest",
+            "--post",
+            "slack",
+            env=_env(fake, tmp_path, HILBOT_DATA_DIR=str(demo_store.root)),
+        )
         assert out.exit_code == 0 and "Posted the digest to 1 Slack channel(s)." in out.stdout, out
         [text] = [m for m in fake.messages("C0GROUP") if not m.get("files")]
         assert "hilbot digest" in unescape(text["text"])
@@ -297,7 +390,12 @@ def test_digest_posts_text_and_chart_to_a_slack_channel(tmp_path, demo_store):
 def test_digest_to_slack_without_channels_says_where_to_set_them(tmp_path, demo_store):
     (tmp_path / "hilbot.toml").write_text("")
     with FakeSlack() as fake:
-        out = invoke("digest", "--post", "slack", env=_env(fake, tmp_path, HILBOT_DATA_DIR=str(demo_store.root)))
+        out = invoke(
+            "digest",
+            "--post",
+            "slack",
+            env=_env(fake, tmp_path, HILBOT_DATA_DIR=str(demo_store.root)),
+        )
     assert out.exit_code == 2 and "[slack.digest] chats" in out.stderr
 
 
@@ -307,21 +405,40 @@ def test_serve_slack_as_a_user_runs_it_reviews_and_logs_no_secret(tmp_path, demo
     with FakeSlack() as fake:
         fake.user("U0ALICE", "alice")
         env = {**os.environ, **_env(fake, tmp_path, HILBOT_DATA_DIR=str(demo_store.root))}
-        proc = subprocess.Popen([str(HILBOT), "serve", "slack", "-v"], env=env, cwd=tmp_path, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, text=True)
+        proc = subprocess.Popen(
+            [str(HILBOT), "serve", "slack", "-v"],
+            env=env,
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         try:
             fake.slash("U0ALICE", f"review {SEARCH_RUN}").wait_acked_sync(30)
-            fake.wait(lambda: [m for m in fake.messages("U0ALICE") if m.get("blocks")], timeout=15, what="the card")
+            fake.wait(
+                lambda: [m for m in fake.messages("U0ALICE") if m.get("blocks")],
+                timeout=15,
+                what="the card",
+            )
             card = [m for m in fake.messages("U0ALICE") if m.get("blocks")][0]
             fake.click_button("U0ALICE", fake.dm("U0ALICE"), card["ts"], "good").wait_acked_sync(10)
-            fake.wait(lambda: len([m for m in fake.messages("U0ALICE") if m.get("blocks")]) == 2, timeout=10, what="card 2")
+            fake.wait(
+                lambda: len([m for m in fake.messages("U0ALICE") if m.get("blocks")]) == 2,
+                timeout=10,
+                what="card 2",
+            )
         finally:
             proc.send_signal(signal.SIGTERM)
             out, _ = proc.communicate(timeout=30)
         assert proc.returncode == 0, out[-2000:]
         assert [r["judgment"] for r in ratings(demo_store)] == ["good"]
         assert "DEBUG" in out and "chat.postMessage" in out  # -v logs every call...
-        for secret in (fake.bot_token, fake.app_token, fake.signing_secret, fake.verification_token):
+        for secret in (
+            fake.bot_token,
+            fake.app_token,
+            fake.signing_secret,
+            fake.verification_token,
+        ):
             assert secret not in out  # ...and no token or secret, at any level
         assert re.search(r"\[secret\]", out)
 
@@ -336,8 +453,13 @@ def test_the_console_runs_serve_slack_against_the_fake_and_every_click_is_logged
 
     import pexpect
 
-    child = pexpect.spawn(sys.executable, ["-m", "tests.fakes.slack_console", "--data-dir", str(demo_store.root), *mode],
-                          cwd=str(Path(__file__).resolve().parents[3]), encoding="utf-8", timeout=30)
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "tests.fakes.slack_console", "--data-dir", str(demo_store.root), *mode],
+        cwd=str(Path(__file__).resolve().parents[3]),
+        encoding="utf-8",
+        timeout=30,
+    )
     try:
         child.expect("is running")
         child.sendline(f"/hilbot review {SEARCH_RUN}")
@@ -358,11 +480,17 @@ def test_the_console_runs_serve_slack_against_the_fake_and_every_click_is_logged
         child.close(force=True)
     judged = [(r["judgment"], r["concerns"]) for r in ratings(demo_store)]
     assert judged == [("okay", []), ("okay", ["bad_ranking"]), ("good", [])]
-    [note] = [json.loads(line) for line in demo_store.ratings.path.read_text().splitlines() if '"type":"note"' in line]
+    [note] = [
+        json.loads(line)
+        for line in demo_store.ratings.path.read_text().splitlines()
+        if '"type":"note"' in line
+    ]
     assert note["text"] == "Ranks the <changelog> first & misses errors.md"
 
 
-async def test_a_change_card_shows_its_diff_as_code_and_ai_review_opens_in_a_modal(slack, store, tmp_path):
+async def test_a_change_card_shows_its_diff_as_code_and_ai_review_opens_in_a_modal(
+    slack, store, tmp_path
+):
     from tests.bot.chat.test_chat import triage_run
 
     run_id = triage_run(store, tmp_path / "snapshots")
@@ -372,7 +500,10 @@ async def test_a_change_card_shows_its_diff_as_code_and_ai_review_opens_in_a_mod
         body = flatten(raw["blocks"])
         assert "`+answer: Lyon`" in body and "`-answer: Paris`" in body and "` score: 0.85`" in body
         await slack.tap(ALICE, card, "AI review")
-        await slack.until(lambda: [v for v in slack.fake.views if v.get("callback_id") == "hilbot_full"], what="the modal")
+        await slack.until(
+            lambda: [v for v in slack.fake.views if v.get("callback_id") == "hilbot_full"],
+            what="the modal",
+        )
         [modal] = [v for v in slack.fake.views if v.get("callback_id") == "hilbot_full"]
         assert "Category: UNSURE" in flatten(modal["blocks"]) and ratings(store) == []
 
@@ -381,10 +512,15 @@ async def test_the_guide_button_opens_what_each_option_means(slack, demo_store):
     async with slack.bot(demo_store):
         _, card = await slack.command(ALICE, "review", SEARCH_RUN, replies=2)
         await slack.tap(ALICE, card, "Guide")
-        await slack.until(lambda: [v for v in slack.fake.views if v.get("callback_id") == "hilbot_full"], what="the modal")
+        await slack.until(
+            lambda: [v for v in slack.fake.views if v.get("callback_id") == "hilbot_full"],
+            what="the modal",
+        )
         [modal] = [v for v in slack.fake.views if v.get("callback_id") == "hilbot_full"]
         shown = unescape(flatten(modal["blocks"]))
-        assert "good — Results nail it - exactly what I'd want" in shown and ratings(demo_store) == []
+        assert (
+            "good — Results nail it - exactly what I'd want" in shown and ratings(demo_store) == []
+        )
 
 
 def test_serve_slack_v_logs_no_token_of_a_request_whose_signature_fails(tmp_path, demo_store):
@@ -399,8 +535,14 @@ def test_serve_slack_v_logs_no_token_of_a_request_whose_signature_fails(tmp_path
     with FakeSlack() as fake:
         fake.user("U0ALICE", "alice")
         env = {**os.environ, **_env(fake, tmp_path, HILBOT_DATA_DIR=str(demo_store.root))}
-        proc = subprocess.Popen([str(HILBOT), "serve", "slack", "-v"], env=env, cwd=tmp_path,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        proc = subprocess.Popen(
+            [str(HILBOT), "serve", "slack", "-v"],
+            env=env,
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         try:
             fake.http_target = f"http://127.0.0.1:{port}/slack/events"
             fake.wait(lambda: _listening(port), timeout=30, what="the bot's port")
@@ -408,9 +550,11 @@ def test_serve_slack_v_logs_no_token_of_a_request_whose_signature_fails(tmp_path
             fake.wait(lambda: _cards(fake), timeout=15, what="the card")
             ts = _cards(fake)[0]["ts"]
             dm = fake.dm("U0ALICE")
-            refused = [fake.click_button("U0ALICE", dm, ts, "good", signature="bad"),
-                       fake.slash("U0ALICE", "status", signature="bad"),
-                       fake.open_home("U0ALICE", signature="bad")]
+            refused = [
+                fake.click_button("U0ALICE", dm, ts, "good", signature="bad"),
+                fake.slash("U0ALICE", "status", signature="bad"),
+                fake.open_home("U0ALICE", signature="bad"),
+            ]
             for delivery in refused:
                 assert delivery.answered.wait(10) and delivery.status == 401
         finally:

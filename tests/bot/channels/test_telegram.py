@@ -33,7 +33,17 @@ async def test_start_registers_the_command_list(driver, demo_store):
     async with driver.bot(demo_store):
         await driver.until(lambda: driver.fake.commands, what="setMyCommands")
         names = [c["command"] for c in driver.fake.commands]
-        assert names == ["start", "help", "runs", "review", "next", "status", "push", "digest", "adjudicate"]
+        assert names == [
+            "start",
+            "help",
+            "runs",
+            "review",
+            "next",
+            "status",
+            "push",
+            "digest",
+            "adjudicate",
+        ]
 
 
 async def test_view_full_sends_everything_the_card_cut(driver, store):
@@ -59,27 +69,43 @@ async def test_a_429_and_a_timeout_on_send_lose_no_card_and_send_none_twice(driv
     tg = driver.fake
     async with driver.bot(demo_store, "read_timeout_s = 0.5"):
         tg.fail_next("sendMessage", status=429, retry_after=1, count=1)
-        await driver.command(ALICE, "review", SEARCH_RUN, replies=1)  # the progress line, retried after 1 s
+        await driver.command(
+            ALICE, "review", SEARCH_RUN, replies=1
+        )  # the progress line, retried after 1 s
         await driver.until(lambda: len(driver.messages(ALICE)) == 2, timeout=6, what="the card")
         tg.stall_next("sendMessage", 1.5, process=False)
         await driver.tap(ALICE, driver.messages(ALICE)[1], "good")
-        await driver.until(lambda: len(driver.messages(ALICE)) == 3, timeout=8, what="the next card after a timeout")
+        await driver.until(
+            lambda: len(driver.messages(ALICE)) == 3,
+            timeout=8,
+            what="the next card after a timeout",
+        )
         cards = driver.cards(ALICE)
         assert len(cards) == 2 and cards[0].text != cards[1].text
-        await driver.until(lambda: len([d for d in driver.records("delivery") if d["kind"] == "card"]) == 2,
-                           what="both deliveries logged")
+        await driver.until(
+            lambda: len([d for d in driver.records("delivery") if d["kind"] == "card"]) == 2,
+            what="both deliveries logged",
+        )
 
 
 async def test_errors_reach_the_one_error_handler_traceback_first(driver, demo_store, caplog):
     async with driver.bot(demo_store):
         _, card = await driver.command(ALICE, "review", SEARCH_RUN, replies=2)
-        driver.fake.fail_next("editMessageText", status=400, description="Bad Request: something unexpected")
+        driver.fake.fail_next(
+            "editMessageText", status=400, description="Bad Request: something unexpected"
+        )
         with caplog.at_level(logging.ERROR, logger="hilbot.telegram"):
             await driver.tap(ALICE, card, "good")
-            await driver.until(lambda: any(r.levelno == logging.ERROR for r in caplog.records), what="the error log")
+            await driver.until(
+                lambda: any(r.levelno == logging.ERROR for r in caplog.records),
+                what="the error log",
+            )
         [record] = [r for r in caplog.records if r.levelno == logging.ERROR]
         assert record.getMessage().startswith("Traceback (most recent call last)")
-        assert "Something unexpected" in record.getMessage() and "while handling update" in record.getMessage()
+        assert (
+            "Something unexpected" in record.getMessage()
+            and "while handling update" in record.getMessage()
+        )
         assert len(driver.records("rating")) == 1  # the tap was stored before the edit failed
 
 
@@ -89,28 +115,42 @@ async def test_errors_reach_the_one_error_handler_traceback_first(driver, demo_s
 async def test_poll_interval_s_spaces_the_long_polls(driver, demo_store):
     """§3.8: there was no poll-interval setting next to the long-poll timeout."""
     async with driver.bot(demo_store, "poll_interval_s = 0.3\npoll_timeout_s = 0"):
-        await driver.until(lambda: len(driver.fake.calls_to("getUpdates")) >= 5, what="five long polls")
+        await driver.until(
+            lambda: len(driver.fake.calls_to("getUpdates")) >= 5, what="five long polls"
+        )
         arrivals = [call.at for call in driver.fake.calls_to("getUpdates")][:5]
         gaps = [b - a for a, b in zip(arrivals, arrivals[1:])]
-        assert all(0.25 <= gap < 1.0 for gap in gaps[1:]), gaps  # timeout 0: each poll answers at once, then the wait
+        assert all(0.25 <= gap < 1.0 for gap in gaps[1:]), (
+            gaps
+        )  # timeout 0: each poll answers at once, then the wait
         [runs] = await driver.command(ALICE, "runs")  # and the bot still answers
         assert SEARCH_RUN in runs.text
 
 
-async def test_a_change_card_shows_its_diff_monospaced_and_ai_review_answers_below(driver, store, tmp_path):
+async def test_a_change_card_shows_its_diff_monospaced_and_ai_review_answers_below(
+    driver, store, tmp_path
+):
     from tests.bot.chat.test_chat import triage_run
 
     run_id = triage_run(store, tmp_path / "snapshots")
     async with driver.bot(store):
         _, card = await driver.command(ALICE, "review", run_id, replies=2)
         raw = driver.fake.message(IDS[ALICE], int(card.id))
-        code = [raw["text"][e["offset"]:e["offset"] + e["length"]] for e in raw.get("entities", []) if e["type"] == "code"]
+        code = [
+            raw["text"][e["offset"] : e["offset"] + e["length"]]
+            for e in raw.get("entities", [])
+            if e["type"] == "code"
+        ]
         assert "+answer: Lyon" in code and "-answer: Paris" in code and " score: 0.85" in code
         before = len(driver.messages(ALICE))
         await driver.tap(ALICE, card, "AI review")
         await driver.until(lambda: len(driver.messages(ALICE)) > before, what="the AI review")
         review = "".join(m.text for m in driver.messages(ALICE)[before:])
-        assert "AI review (confidence: 0.00, by local)" in review and "Category: UNSURE" in review and "local rules only" in review
+        assert (
+            "AI review (confidence: 0.00, by local)" in review
+            and "Category: UNSURE" in review
+            and "local rules only" in review
+        )
         assert driver.records("rating") == []  # asking for a review decides nothing
 
 

@@ -33,16 +33,31 @@ ALICE, ADMIN = 101, 900
 
 def write_config(tmp_path: Path, extra: str = "", reviewers: list[int] | None = None) -> Path:
     path = tmp_path / "hilbot.toml"
-    path.write_text(f"[telegram]\nreviewers = {reviewers or [ALICE]}\nadmins = [{ADMIN}]\npoll_timeout_s = 1\n{extra}\n")
+    path.write_text(
+        f"[telegram]\nreviewers = {reviewers or [ALICE]}\nadmins = [{ADMIN}]\npoll_timeout_s = 1\n{extra}\n"
+    )
     return path
 
 
-def serve(fake: FakeTelegram, tmp_path: Path, env: dict | None = None, args: tuple[str, ...] = ()) -> subprocess.Popen:
+def serve(
+    fake: FakeTelegram, tmp_path: Path, env: dict | None = None, args: tuple[str, ...] = ()
+) -> subprocess.Popen:
     """Start the bot (``args``: more options, such as ``-v``); wait until it has registered its commands."""
-    full = {**os.environ, **fake.env(), "HILBOT_DATA_DIR": str(tmp_path / "results"),
-            "HILBOT_CONFIG": str(tmp_path / "hilbot.toml"), **(env or {})}
-    proc = subprocess.Popen([str(HILBOT), "serve", "telegram", *args], env=full, cwd=tmp_path,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    full = {
+        **os.environ,
+        **fake.env(),
+        "HILBOT_DATA_DIR": str(tmp_path / "results"),
+        "HILBOT_CONFIG": str(tmp_path / "hilbot.toml"),
+        **(env or {}),
+    }
+    proc = subprocess.Popen(
+        [str(HILBOT), "serve", "telegram", *args],
+        env=full,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     fake.wait(lambda: fake.commands or proc.poll() is not None, timeout=30, what="the bot to start")
     assert proc.poll() is None, proc.stdout.read()
     return proc
@@ -71,35 +86,80 @@ def test_startup_problems_are_one_line_with_the_fix_and_exit_2(case, run_cli, tm
         result = run_cli("serve", "telegram", env=env)
     lines = result.stderr.strip().splitlines()
     assert result.returncode == 2 and len(lines) == 1 and "Traceback" not in result.stderr
-    expected = {"no token": "TELEGRAM_BOT_TOKEN is not set", "rejected token": "rejected TELEGRAM_BOT_TOKEN",
-                "unreachable": "cannot reach the Bot API", "bad config": "hilbot.toml:5"}[case]
+    expected = {
+        "no token": "TELEGRAM_BOT_TOKEN is not set",
+        "rejected token": "rejected TELEGRAM_BOT_TOKEN",
+        "unreachable": "cannot reach the Bot API",
+        "bad config": "hilbot.toml:5",
+    }[case]
     assert expected in lines[0] and " — " in lines[0]
     assert "123:abc" not in result.stderr  # the token is never printed
 
 
 def _deactivated(fake: FakeTelegram) -> None:
-    fake.fail_next("getMe", 403, description=f"Forbidden: bot{fake.token} was deactivated")  # echoes the token
+    fake.fail_next(
+        "getMe", 403, description=f"Forbidden: bot{fake.token} was deactivated"
+    )  # echoes the token
 
 
 REFUSALS = {
     "getMe 403": (_deactivated, "", "the Bot API refused getMe (403"),
-    "getMe 409": (lambda f: f.fail_next("getMe", 409, description="Conflict: terminated by other getUpdates request"),
-                  "", "another program is using this bot token"),
-    "getMe 500": (lambda f: f.fail_next("getMe", 500), "", "the Bot API failed on getMe (Internal Server Error"),
-    "getMe 429": (lambda f: f.fail_next("getMe", 429, retry_after=30), "", "rate-limiting this bot"),
-    "getMe not JSON": (lambda f: f.garble_next("getMe"), "", "getMe: the answer is not the Bot API's"),
-    "getMe error page": (lambda f: f.garble_next("getMe", b"<h1>\x1b[2J" + f.token.encode() + b"</h1>\n" * 5000, status=502), "",
-                         "the Bot API failed on getMe (Bad Gateway"),
-    "getMe timeout": (lambda f: f.stall_next("getMe", 0.9), "", "the Bot API did not answer getMe within 0.5 s"),
-    "setMyCommands 400": (lambda f: f.fail_next("setMyCommands", 400, description="Bad Request: BOT_COMMAND_INVALID"), "",
-                          "the Bot API refused setMyCommands (400: Bot_command_invalid)"),
-    "deleteWebhook 403": (lambda f: f.fail_next("deleteWebhook", 403, description=f"Forbidden: {f.token}"), "",
-                          "the Bot API refused deleteWebhook (403"),
-    "deleteWebhook 409": (lambda f: f.fail_next("deleteWebhook", 409, description="Conflict: busy"), "",
-                          "another program is using this bot token"),
-    "setWebhook 400": (lambda f: f.fail_next("setWebhook", 400, description="Bad Request: bad webhook: An HTTPS URL must be provided"),
-                       'mode = "webhook"\nwebhook_url = "http://127.0.0.1:{port}/hook"\nport = {port}',
-                       "the Bot API refused setWebhook (400: Bad webhook: an https url must be provided"),
+    "getMe 409": (
+        lambda f: f.fail_next(
+            "getMe", 409, description="Conflict: terminated by other getUpdates request"
+        ),
+        "",
+        "another program is using this bot token",
+    ),
+    "getMe 500": (
+        lambda f: f.fail_next("getMe", 500),
+        "",
+        "the Bot API failed on getMe (Internal Server Error",
+    ),
+    "getMe 429": (
+        lambda f: f.fail_next("getMe", 429, retry_after=30),
+        "",
+        "rate-limiting this bot",
+    ),
+    "getMe not JSON": (
+        lambda f: f.garble_next("getMe"),
+        "",
+        "getMe: the answer is not the Bot API's",
+    ),
+    "getMe error page": (
+        lambda f: f.garble_next(
+            "getMe", b"<h1>\x1b[2J" + f.token.encode() + b"</h1>\n" * 5000, status=502
+        ),
+        "",
+        "the Bot API failed on getMe (Bad Gateway",
+    ),
+    "getMe timeout": (
+        lambda f: f.stall_next("getMe", 0.9),
+        "",
+        "the Bot API did not answer getMe within 0.5 s",
+    ),
+    "setMyCommands 400": (
+        lambda f: f.fail_next("setMyCommands", 400, description="Bad Request: BOT_COMMAND_INVALID"),
+        "",
+        "the Bot API refused setMyCommands (400: Bot_command_invalid)",
+    ),
+    "deleteWebhook 403": (
+        lambda f: f.fail_next("deleteWebhook", 403, description=f"Forbidden: {f.token}"),
+        "",
+        "the Bot API refused deleteWebhook (403",
+    ),
+    "deleteWebhook 409": (
+        lambda f: f.fail_next("deleteWebhook", 409, description="Conflict: busy"),
+        "",
+        "another program is using this bot token",
+    ),
+    "setWebhook 400": (
+        lambda f: f.fail_next(
+            "setWebhook", 400, description="Bad Request: bad webhook: An HTTPS URL must be provided"
+        ),
+        'mode = "webhook"\nwebhook_url = "http://127.0.0.1:{port}/hook"\nport = {port}',
+        "the Bot API refused setWebhook (400: Bad webhook: an https url must be provided",
+    ),
 }
 
 
@@ -109,25 +169,49 @@ def test_a_bot_api_that_refuses_the_start_is_one_line_with_the_fix(case, tmp_pat
     write_config(tmp_path, "read_timeout_s = 0.5\n" + extra.format(port=_free_port()))
     with FakeTelegram() as fake:
         fault(fake)
-        env = {**fake.env(), "HILBOT_DATA_DIR": str(tmp_path / "results"), "HILBOT_CONFIG": str(tmp_path / "hilbot.toml")}
+        env = {
+            **fake.env(),
+            "HILBOT_DATA_DIR": str(tmp_path / "results"),
+            "HILBOT_CONFIG": str(tmp_path / "hilbot.toml"),
+        }
         result = invoke("serve", "telegram", env=env, cwd=tmp_path)
     lines = result.stderr.strip().splitlines()
-    assert result.exit_code == 2 and len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    assert result.exit_code == 2 and len(lines) == 1 and lines[0].startswith("error: "), (
+        result.stderr
+    )
     assert "Traceback" not in result.stderr and BUG not in result.stderr
     assert expected in lines[0] and " — " in lines[0], lines[0]
-    assert fake.token not in result.stderr + result.stdout and fake.token.split(":")[1] not in result.stderr
+    assert (
+        fake.token not in result.stderr + result.stdout
+        and fake.token.split(":")[1] not in result.stderr
+    )
     assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f]", result.stderr) and len(lines[0]) < 600
 
 
-@pytest.mark.parametrize("url", ["http://hilbot:pr0xy-pa55word@127.0.0.1:9", "http://127.0.0.1:9/\x1b[2J", "http://[::1"])
+@pytest.mark.parametrize(
+    "url", ["http://hilbot:pr0xy-pa55word@127.0.0.1:9", "http://127.0.0.1:9/\x1b[2J", "http://[::1"]
+)
 def test_a_bad_api_url_is_one_visible_line_without_its_password(url, tmp_path):
     write_config(tmp_path, "read_timeout_s = 0.5")
-    env = {"TELEGRAM_BOT_TOKEN": "123456:TEST-TOKEN", "TELEGRAM_API_URL": url, "HILBOT_DATA_DIR": str(tmp_path / "results"),
-           "HILBOT_CONFIG": str(tmp_path / "hilbot.toml")}
+    env = {
+        "TELEGRAM_BOT_TOKEN": "123456:TEST-TOKEN",
+        "TELEGRAM_API_URL": url,
+        "HILBOT_DATA_DIR": str(tmp_path / "results"),
+        "HILBOT_CONFIG": str(tmp_path / "hilbot.toml"),
+    }
     result = invoke("serve", "telegram", env=env, cwd=tmp_path)
     lines = result.stderr.strip().splitlines()
-    assert result.exit_code == 2 and len(lines) == 1 and "cannot reach the Bot API" in lines[0] and BUG not in lines[0]
-    assert "pr0xy-pa55word" not in result.stderr and "\x1b" not in result.stderr and "TEST-TOKEN" not in result.stderr
+    assert (
+        result.exit_code == 2
+        and len(lines) == 1
+        and "cannot reach the Bot API" in lines[0]
+        and BUG not in lines[0]
+    )
+    assert (
+        "pr0xy-pa55word" not in result.stderr
+        and "\x1b" not in result.stderr
+        and "TEST-TOKEN" not in result.stderr
+    )
 
 
 def test_a_busy_webhook_port_is_one_line(tmp_path):
@@ -135,22 +219,38 @@ def test_a_busy_webhook_port_is_one_line(tmp_path):
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        write_config(tmp_path, f'mode = "webhook"\nwebhook_url = "http://127.0.0.1:{port}/hook"\nport = {port}')
+        write_config(
+            tmp_path,
+            f'mode = "webhook"\nwebhook_url = "http://127.0.0.1:{port}/hook"\nport = {port}',
+        )
         with FakeTelegram() as fake:
-            env = {**fake.env(), "HILBOT_DATA_DIR": str(tmp_path / "results"), "HILBOT_CONFIG": str(tmp_path / "hilbot.toml")}
+            env = {
+                **fake.env(),
+                "HILBOT_DATA_DIR": str(tmp_path / "results"),
+                "HILBOT_CONFIG": str(tmp_path / "hilbot.toml"),
+            }
             result = invoke("serve", "telegram", env=env, cwd=tmp_path)
     lines = result.stderr.strip().splitlines()
     assert result.exit_code == 2 and len(lines) == 1 and BUG not in lines[0], result.stderr
-    assert f"cannot listen for webhook updates on 127.0.0.1:{port}" in lines[0] and " — " in lines[0]
+    assert (
+        f"cannot listen for webhook updates on 127.0.0.1:{port}" in lines[0] and " — " in lines[0]
+    )
 
 
 @pytest.mark.parametrize("mode", ["polling", "webhook"])
 def test_verbose_output_logs_every_request_and_never_a_secret(mode, demo_store, tmp_path):
     port = _free_port()
-    write_config(tmp_path, f'mode = "webhook"\nwebhook_url = "http://127.0.0.1:{port}/hook"\nport = {port}' if mode == "webhook" else "")
+    write_config(
+        tmp_path,
+        f'mode = "webhook"\nwebhook_url = "http://127.0.0.1:{port}/hook"\nport = {port}'
+        if mode == "webhook"
+        else "",
+    )
     with FakeTelegram() as fake:
         fake.user(ALICE, first_name="Alice")
-        proc = serve(fake, tmp_path, env={"TELEGRAM_WEBHOOK_SECRET": "s3cret-webhook-value"}, args=("-v",))
+        proc = serve(
+            fake, tmp_path, env={"TELEGRAM_WEBHOOK_SECRET": "s3cret-webhook-value"}, args=("-v",)
+        )
         try:
             if mode == "polling":
                 fake.send_text(ALICE, "/start")
@@ -159,8 +259,15 @@ def test_verbose_output_logs_every_request_and_never_a_secret(mode, demo_store, 
                 fake.wait(lambda: fake.calls_to("setWebhook"), timeout=10, what="setWebhook")
         finally:
             out = stop(proc)
-    assert re.search(r"DEBUG .*getMe", out) and "HTTP Request: POST" in out  # every request is logged...
-    for secret in (fake.token, quote(fake.token, safe=""), fake.token.split(":")[1], "s3cret-webhook-value"):
+    assert (
+        re.search(r"DEBUG .*getMe", out) and "HTTP Request: POST" in out
+    )  # every request is logged...
+    for secret in (
+        fake.token,
+        quote(fake.token, safe=""),
+        fake.token.split(":")[1],
+        "s3cret-webhook-value",
+    ):
         assert secret not in out, secret  # ...without a secret
     assert "[secret]" in out
     # -v is DEBUG for every library: python-telegram-bot's own DEBUG lines, which name the URL with the token, are there, scrubbed
@@ -173,14 +280,22 @@ def test_a_secret_in_a_traceback_logged_by_the_error_handler_is_scrubbed(demo_st
         fake.user(ALICE, first_name="Alice")
         proc = serve(fake, tmp_path)
         try:
-            fake.fail_next("sendMessage", 400, description=f"Bad Request: chat not found for bot{fake.token}")
+            fake.fail_next(
+                "sendMessage", 400, description=f"Bad Request: chat not found for bot{fake.token}"
+            )
             fake.send_text(ALICE, "/start")
-            fake.wait(lambda: any(c.status == 400 for c in fake.calls_to("sendMessage")), timeout=10, what="the refused reply")
+            fake.wait(
+                lambda: any(c.status == 400 for c in fake.calls_to("sendMessage")),
+                timeout=10,
+                what="the refused reply",
+            )
             fake.send_text(ALICE, "/help")
             fake.wait(lambda: fake.messages(ALICE), timeout=10, what="the reply to /help")
         finally:
             out = stop(proc)
-    assert "Traceback" in out and "telegram.error.BadRequest: Chat not found for bot[secret]" in out  # the error was logged...
+    assert (
+        "Traceback" in out and "telegram.error.BadRequest: Chat not found for bot[secret]" in out
+    )  # the error was logged...
     assert fake.token not in out and fake.token.split(":")[1] not in out  # ...without the token
 
 
@@ -194,17 +309,28 @@ def test_a_reviewer_taps_through_a_run_and_every_tap_is_in_the_log(demo_store, t
         try:
             fake.send_text(ALICE, f"/review {RAG_RUN}")
             for n in range(12):
-                fake.wait(lambda: len(cards(fake, ALICE)) == n + 1, timeout=10, what=f"card {n + 1}")
+                fake.wait(
+                    lambda: len(cards(fake, ALICE)) == n + 1, timeout=10, what=f"card {n + 1}"
+                )
                 card = cards(fake, ALICE)[-1]
                 fake.tap_button(ALICE, ALICE, card["message_id"], ["⭐", "✓ Good"][n % 2])
-            fake.wait(lambda: "All done" in fake.messages(ALICE)[-1]["text"], timeout=10, what="the end of the run")
+            fake.wait(
+                lambda: "All done" in fake.messages(ALICE)[-1]["text"],
+                timeout=10,
+                what="the end of the run",
+            )
         finally:
             out = stop(proc)
-    records = [json.loads(line) for line in (tmp_path / "results" / "ratings.jsonl").read_text().splitlines()]
+    records = [
+        json.loads(line)
+        for line in (tmp_path / "results" / "ratings.jsonl").read_text().splitlines()
+    ]
     ratings = [r for r in records if r["type"] == "rating"]
     assert len(ratings) == 12 and len({r["item_id"] for r in ratings}) == 12
     assert [r["judgment"] for r in ratings] == ["excellent", "good"] * 6
-    synthesis, summary = [r for r in records if r["type"] == "review_summary"]  # the run's synthesis, then the session's
+    synthesis, summary = [
+        r for r in records if r["type"] == "review_summary"
+    ]  # the run's synthesis, then the session's
     assert synthesis.get("reviewer") is None and summary["synthesis"] == synthesis["synthesis"]
     assert summary["queriesReviewed"] == 12 and "12 rated" in fake.messages(ALICE)[-1]["text"]
     assert fake.rejected == [] and fake.token not in out
@@ -213,7 +339,12 @@ def test_a_reviewer_taps_through_a_run_and_every_tap_is_in_the_log(demo_store, t
 def test_flood_limits_hold_with_no_429_when_pushing_to_many(store, tmp_path):
     reviewers = list(range(1001, 1046))
     write_config(tmp_path, reviewers=reviewers)
-    items = [QueryEvaluation(run_id="many", data=ItemData(id=f"q{n}", query=Query(query=f"query {n}"), answer="a")) for n in range(60)]
+    items = [
+        QueryEvaluation(
+            run_id="many", data=ItemData(id=f"q{n}", query=Query(query=f"query {n}"), answer="a")
+        )
+        for n in range(60)
+    ]
     store.create_run(RunHeader(run_id="many", kind="answer", dimensions=["answer"]), items)
     with FakeTelegram(limits=Limits()) as fake:
         fake.user(ADMIN, first_name="Admin")
@@ -223,8 +354,16 @@ def test_flood_limits_hold_with_no_429_when_pushing_to_many(store, tmp_path):
         try:
             start = time.monotonic()
             fake.send_text(ADMIN, "/push many")
-            fake.wait(lambda: all(cards(fake, r) for r in reviewers), timeout=20, what="a card per reviewer")
-            fake.wait(lambda: "Pushed" in fake.messages(ADMIN)[-1]["text"], timeout=10, what="the push report")
+            fake.wait(
+                lambda: all(cards(fake, r) for r in reviewers),
+                timeout=20,
+                what="a card per reviewer",
+            )
+            fake.wait(
+                lambda: "Pushed" in fake.messages(ADMIN)[-1]["text"],
+                timeout=10,
+                what="the push report",
+            )
             elapsed = time.monotonic() - start
         finally:
             stop(proc)
@@ -242,21 +381,38 @@ def _free_port() -> int:
 
 def test_webhook_mode_checks_the_secret_token(demo_store, tmp_path):
     port = _free_port()
-    write_config(tmp_path, f'mode = "webhook"\nwebhook_url = "http://127.0.0.1:{port}/hook"\nport = {port}')
+    write_config(
+        tmp_path, f'mode = "webhook"\nwebhook_url = "http://127.0.0.1:{port}/hook"\nport = {port}'
+    )
     with FakeTelegram() as fake:
         fake.user(ALICE, first_name="Alice")
         proc = serve(fake, tmp_path, env={"TELEGRAM_WEBHOOK_SECRET": "s3cret-token"})
         try:
             fake.wait(lambda: fake.calls_to("setWebhook"), timeout=10, what="setWebhook")
-            fake.wait(lambda: _accepting(port), timeout=10, what="the webhook server")  # it starts after setWebhook
+            fake.wait(
+                lambda: _accepting(port), timeout=10, what="the webhook server"
+            )  # it starts after setWebhook
             params = fake.calls_to("setWebhook")[-1].params
-            assert params["url"] == f"http://127.0.0.1:{port}/hook" and params["secret_token"] == "s3cret-token"
-            update = {"update_id": 1, "message": {"message_id": 1, "date": int(time.time()), "text": "/start",
-                      "chat": {"id": ALICE, "type": "private"}, "from": {"id": ALICE, "is_bot": False, "first_name": "Alice"},
-                      "entities": [{"type": "bot_command", "offset": 0, "length": 6}]}}
+            assert (
+                params["url"] == f"http://127.0.0.1:{port}/hook"
+                and params["secret_token"] == "s3cret-token"
+            )
+            update = {
+                "update_id": 1,
+                "message": {
+                    "message_id": 1,
+                    "date": int(time.time()),
+                    "text": "/start",
+                    "chat": {"id": ALICE, "type": "private"},
+                    "from": {"id": ALICE, "is_bot": False, "first_name": "Alice"},
+                    "entities": [{"type": "bot_command", "offset": 0, "length": 6}],
+                },
+            }
             assert _post(f"http://127.0.0.1:{port}/hook", update, "wrong") == 403
             assert _post(f"http://127.0.0.1:{port}/hook", update, "s3cret-token") == 200
-            fake.wait(lambda: fake.messages(ALICE), timeout=10, what="the reply to a webhook update")
+            fake.wait(
+                lambda: fake.messages(ALICE), timeout=10, what="the reply to a webhook update"
+            )
             assert "Welcome" in fake.messages(ALICE)[0]["text"]
         finally:
             out = stop(proc)
@@ -269,8 +425,12 @@ def _accepting(port: int) -> bool:
 
 
 def _post(url: str, body: dict, secret: str) -> int:
-    request = urllib.request.Request(url, json.dumps(body).encode(), method="POST",
-                                     headers={"Content-Type": "application/json", "X-Telegram-Bot-Api-Secret-Token": secret})
+    request = urllib.request.Request(
+        url,
+        json.dumps(body).encode(),
+        method="POST",
+        headers={"Content-Type": "application/json", "X-Telegram-Bot-Api-Secret-Token": secret},
+    )
     try:
         with urllib.request.urlopen(request, timeout=10) as response:
             return response.status
@@ -297,9 +457,22 @@ def _interrupted(tmp_path: Path, sig: signal.Signals, at_call: int) -> tuple[int
                 time.sleep(0.2)
 
         fake.on_call = interrupt
-        env = {**os.environ, **fake.env(), "HILBOT_DATA_DIR": str(tmp_path / "results"), "HILBOT_CONFIG": str(tmp_path / "hilbot.toml")}
-        proc.append(subprocess.Popen([str(HILBOT), "serve", "telegram"], env=env, cwd=tmp_path,
-                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+        env = {
+            **os.environ,
+            **fake.env(),
+            "HILBOT_DATA_DIR": str(tmp_path / "results"),
+            "HILBOT_CONFIG": str(tmp_path / "hilbot.toml"),
+        }
+        proc.append(
+            subprocess.Popen(
+                [str(HILBOT), "serve", "telegram"],
+                env=env,
+                cwd=tmp_path,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
+        )
         try:
             out, _ = proc[0].communicate(timeout=30)
         finally:
@@ -312,7 +485,14 @@ def test_a_signal_at_any_moment_of_the_start_stops_cleanly_with_exit_0(tmp_path)
 
     The signal lands while the bot waits on each of its first calls (check, initialise, commands, webhook, first polls).
     """
-    cases = [(1, signal.SIGTERM), (2, signal.SIGINT), (3, signal.SIGTERM), (4, signal.SIGINT), (5, signal.SIGTERM), (6, signal.SIGINT)]
+    cases = [
+        (1, signal.SIGTERM),
+        (2, signal.SIGINT),
+        (3, signal.SIGTERM),
+        (4, signal.SIGINT),
+        (5, signal.SIGTERM),
+        (6, signal.SIGINT),
+    ]
     results: dict[tuple[int, signal.Signals], tuple[int, str, str]] = {}
 
     def run(case: tuple[int, signal.Signals]) -> None:
@@ -326,12 +506,15 @@ def test_a_signal_at_any_moment_of_the_start_stops_cleanly_with_exit_0(tmp_path)
     for n, thread in enumerate(threads):  # three at a time: each start is mostly CPU
         thread.start()
         if n % 3 == 2:
-            for started in threads[n - 2:n + 1]:
+            for started in threads[n - 2 : n + 1]:
                 started.join()
     for thread in threads:
         thread.join()
-    unclean = [f"{sig.name} during call {at_call} ({method}): exit {code}: {out.strip().splitlines()[-1:]}"
-               for (at_call, sig), (code, out, method) in sorted(results.items()) if code != 0 or "Traceback" in out]
+    unclean = [
+        f"{sig.name} during call {at_call} ({method}): exit {code}: {out.strip().splitlines()[-1:]}"
+        for (at_call, sig), (code, out, method) in sorted(results.items())
+        if code != 0 or "Traceback" in out
+    ]
     assert len(results) == len(cases) and not unclean, "\n".join(unclean)
 
 
@@ -341,15 +524,36 @@ def test_digest_post_without_chats_fails_at_once(tmp_path):
     reviewers = [Reviewer(platform="telegram", id=str(n)) for n in (1, 2, 3)]
     ratings = []
     for r in range(60):
-        items = [QueryEvaluation(run_id=f"run{r}", data=ItemData(id=f"q{n}", query=Query(query=f"query {n}"), answer="a")) for n in range(50)]
+        items = [
+            QueryEvaluation(
+                run_id=f"run{r}",
+                data=ItemData(id=f"q{n}", query=Query(query=f"query {n}"), answer="a"),
+            )
+            for n in range(50)
+        ]
         store.create_run(RunHeader(run_id=f"run{r}", kind="answer", dimensions=["answer"]), items)
-        ratings += [Rating(run_id=f"run{r}", item_id=f"q{n}", dimension="answer", reviewer=who, channel="telegram",
-                           idempotency_key=f"telegram:{r}:{n}:{who.id}", judgment="good", score=0.75)
-                    for n in range(50) for who in reviewers]
+        ratings += [
+            Rating(
+                run_id=f"run{r}",
+                item_id=f"q{n}",
+                dimension="answer",
+                reviewer=who,
+                channel="telegram",
+                idempotency_key=f"telegram:{r}:{n}:{who.id}",
+                judgment="good",
+                score=0.75,
+            )
+            for n in range(50)
+            for who in reviewers
+        ]
     store.ratings.append_many(ratings)
     write_config(tmp_path)
-    env = {"HILBOT_DATA_DIR": str(tmp_path / "results"), "HILBOT_CONFIG": str(tmp_path / "hilbot.toml"),
-           "TELEGRAM_BOT_TOKEN": "123456:TEST-TOKEN", "TELEGRAM_API_URL": "http://127.0.0.1:9"}
+    env = {
+        "HILBOT_DATA_DIR": str(tmp_path / "results"),
+        "HILBOT_CONFIG": str(tmp_path / "hilbot.toml"),
+        "TELEGRAM_BOT_TOKEN": "123456:TEST-TOKEN",
+        "TELEGRAM_API_URL": "http://127.0.0.1:9",
+    }
     start = time.monotonic()
     result = invoke("digest", "--post", "telegram", env=env, cwd=tmp_path)
     elapsed = time.monotonic() - start

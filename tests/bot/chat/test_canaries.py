@@ -65,8 +65,10 @@ def _answering_with_canaries(body: dict[str, Any]) -> Any:
     logging.getLogger("vendor.sdk").warning("answering with %s", everything())
     reply = schema_responder(body)
     quoted = " | ".join(map(one_line, secret_values()))
-    fields = {name: quoted if isinstance(value, str) else value
-              for name, value in (reply.tool_input or {}).items()}
+    fields = {
+        name: quoted if isinstance(value, str) else value
+        for name, value in (reply.tool_input or {}).items()
+    }
     return replace(reply, tool_input=fields, echo_headers=True)
 
 
@@ -80,8 +82,11 @@ def _trees(root: Path) -> list[str]:
 def test_a_commands_stdout_stderr_log_lines_and_files_carry_no_canary(tmp_path):
     (tmp_path / "hilbot.toml").write_text('[llm]\nmodel = "m-test"\nmax_retries = 0\n')
     with FakeAnthropic(responder=_answering_with_canaries) as fake:
-        env = {"ANTHROPIC_BASE_URL": fake.base_url, "HILBOT_DATA_DIR": str(tmp_path / "results"),
-               "HILBOT_CONFIG": str(tmp_path / "hilbot.toml")}
+        env = {
+            "ANTHROPIC_BASE_URL": fake.base_url,
+            "HILBOT_DATA_DIR": str(tmp_path / "results"),
+            "HILBOT_CONFIG": str(tmp_path / "hilbot.toml"),
+        }
         report = invoke("triage", *_trees(tmp_path), "--judge", "llm", "-v", env=env, cwd=tmp_path)
         failing = invoke("triage", one_line(CANARIES["FOO_API_KEY"]), "out", env=env, cwd=tmp_path)
         assert len(fake.requests) == 1
@@ -104,10 +109,17 @@ def canary_run(store: Store) -> None:
     values = secret_values()
     answer = "\n".join(map(one_line, values))
     for run_id in ("leak", "leak-group"):
-        items = [ItemData(id=f"q{n}", query=Query(query=one_line(value)), answer=answer,
-                          evaluation=Evaluation(verdict="okay", scores={"overall": 0.7},
-                                                rationale=one_line(value)))
-                 for n, value in enumerate(values)]
+        items = [
+            ItemData(
+                id=f"q{n}",
+                query=Query(query=one_line(value)),
+                answer=answer,
+                evaluation=Evaluation(
+                    verdict="okay", scores={"overall": 0.7}, rationale=one_line(value)
+                ),
+            )
+            for n, value in enumerate(values)
+        ]
         evaluations = [QueryEvaluation(run_id=run_id, data=item) for item in items]
         store.create_run(RunHeader(run_id=run_id, kind="search"), evaluations)
 
@@ -157,8 +169,11 @@ async def test_a_slack_bot_sends_no_canary(tmp_path, store, logs):
     from tests.fakes.slack_api import FakeSlack
 
     canary_run(store)
-    fake = FakeSlack(bot_token=CANARIES["SLACK_BOT_TOKEN"], limits=None,
-                     signing_secret=CANARIES["SLACK_SIGNING_SECRET"])
+    fake = FakeSlack(
+        bot_token=CANARIES["SLACK_BOT_TOKEN"],
+        limits=None,
+        signing_secret=CANARIES["SLACK_SIGNING_SECRET"],
+    )
     with SlackDriver(tmp_path, fake, mode="http") as driver:
         async with driver.bot(store):
             await review_with_canaries(driver)

@@ -72,7 +72,9 @@ async def test_a_stranger_is_refused_and_nothing_is_written(driver, demo_store):
         [reply] = await driver.command(EVE, "review", SEARCH_RUN)
         assert "not on" in reply.text
         _, card = await driver.command(ALICE, "review", SEARCH_RUN, replies=2)
-        answer = await driver.tap(EVE, card, "good")  # a stranger tapping Alice's card (e.g. a forwarded message)
+        answer = await driver.tap(
+            EVE, card, "good"
+        )  # a stranger tapping Alice's card (e.g. a forwarded message)
         assert answer.alert and "not on" in answer.text
         assert driver.records("rating") == []
 
@@ -99,7 +101,9 @@ async def test_status_shows_progress_per_run(driver, demo_store):
 
 async def test_a_tap_is_on_disk_before_it_is_answered(driver, demo_store):
     seen: list[int] = []
-    driver.on_answer(lambda: seen.append(len(driver.records("rating"))))  # the moment the answer reaches the platform
+    driver.on_answer(
+        lambda: seen.append(len(driver.records("rating")))
+    )  # the moment the answer reaches the platform
     async with driver.bot(demo_store):
         progress, card = await driver.command(ALICE, "review", SEARCH_RUN, replies=2)
         assert "Reviewing" in progress.text and "0 rated" in progress.text
@@ -108,7 +112,9 @@ async def test_a_tap_is_on_disk_before_it_is_answered(driver, demo_store):
         assert seen == [1]
         [rating] = driver.records("rating")
         assert rating["judgment"] == "good" and rating["reviewer"]["id"] == driver.user_id(ALICE)
-        assert rating["channel"] == driver.platform and rating["idempotency_key"].startswith(f"{driver.platform}:")
+        assert rating["channel"] == driver.platform and rating["idempotency_key"].startswith(
+            f"{driver.platform}:"
+        )
 
 
 async def test_the_card_is_blind_until_rated_then_shows_the_ai_verdict(driver, demo_store):
@@ -124,7 +130,11 @@ async def test_the_card_is_blind_until_rated_then_shows_the_ai_verdict(driver, d
         assert all(len(data.encode()) <= driver.data_limit for data in card.datas)
         await driver.tap(ALICE, card, "good")
         edited = await driver.shows(card, "✓ Recorded: good")
-        assert "✓ Recorded: good" in edited.text and "🤖" in edited.text and item.evaluation.verdict in edited.text
+        assert (
+            "✓ Recorded: good" in edited.text
+            and "🤖" in edited.text
+            and item.evaluation.verdict in edited.text
+        )
         assert edited.labels == SCALE  # change the rating; no tags after good
 
 
@@ -143,7 +153,12 @@ async def test_okay_offers_concern_tags_that_toggle_and_the_next_card_comes(driv
         await driver.tap(ALICE, await driver.labelled(card, "✓ weak_snippet"), "✓ bad_ranking")
         await driver.labelled(card, "bad_ranking")
         ratings = driver.records("rating")
-        assert [r["concerns"] for r in ratings] == [[], ["bad_ranking"], ["bad_ranking", "weak_snippet"], ["weak_snippet"]]
+        assert [r["concerns"] for r in ratings] == [
+            [],
+            ["bad_ranking"],
+            ["bad_ranking", "weak_snippet"],
+            ["weak_snippet"],
+        ]
         assert len(driver.messages(ALICE)) == 3  # toggles deal nothing new
         await driver.tap(ALICE, driver.now(card), "✓ Done")
         await driver.until(lambda: driver.labels(card) == SCALE, what="the final card")
@@ -174,10 +189,15 @@ async def test_add_note_asks_for_a_reply_and_stores_it(driver, demo_store):
         await _note_prompt_open(driver)
         prompt = driver.messages(ALICE)[-1]
         assert driver.asks_for_reply(prompt) and "Note on" in prompt.text
-        [saved] = await driver.say(ALICE, "Ranks the <script> page & misses errors.md", reply_to=prompt)
+        [saved] = await driver.say(
+            ALICE, "Ranks the <script> page & misses errors.md", reply_to=prompt
+        )
         assert saved.text == "📝 Note saved."
         [note] = driver.records("note")
-        assert note["text"] == "Ranks the <script> page & misses errors.md" and note["item_id"] == driver.records("rating")[0]["item_id"]
+        assert (
+            note["text"] == "Ranks the <script> page & misses errors.md"
+            and note["item_id"] == driver.records("rating")[0]["item_id"]
+        )
         [reply] = await driver.say(ALICE, "just chatting")
         assert "Tap a card" in reply.text and len(driver.records("note")) == 1
 
@@ -187,9 +207,14 @@ async def test_note_only_before_rating_skips_with_the_note(driver, demo_store):
         _, card = await driver.command(ALICE, "review", SEARCH_RUN, replies=2)
         await driver.tap(ALICE, card, "Note only")
         await driver.until(lambda: len(driver.messages(ALICE)) == 3, what="the note prompt")
-        await driver.say(ALICE, "Can't judge without the source", replies=2)  # no reply_to: the open prompt takes it
+        await driver.say(
+            ALICE, "Can't judge without the source", replies=2
+        )  # no reply_to: the open prompt takes it
         [skip] = driver.records("skip")
-        assert skip["skip_reason"] == "note only" and driver.records("note")[0]["text"] == "Can't judge without the source"
+        assert (
+            skip["skip_reason"] == "note only"
+            and driver.records("note")[0]["text"] == "Can't judge without the source"
+        )
         await driver.shows(card, "Skipped")
 
 
@@ -210,7 +235,9 @@ async def test_taps_answered_after_sed_i_on_the_log_are_in_the_file(driver, demo
         _, card = await driver.command(ALICE, "review", SEARCH_RUN, replies=2)
         await driver.tap(ALICE, card, "good")
         await driver.until(lambda: len(driver.messages(ALICE)) == 3, what="the next card")
-        subprocess.run(["sed", "-i", "s/x/x/", str(demo_store.ratings.path)], check=True)  # an edit that saves by rename
+        subprocess.run(
+            ["sed", "-i", "s/x/x/", str(demo_store.ratings.path)], check=True
+        )  # an edit that saves by rename
         for n in range(3):
             card = driver.messages(ALICE)[-1]
             await driver.tap(ALICE, card, "poor")
@@ -237,8 +264,13 @@ async def test_forged_and_stale_button_data_is_refused_and_logged(driver, demo_s
         _, card = await driver.command(ALICE, "review", SEARCH_RUN, replies=2)
         good = card.datas[0]
         op, key, index, dim = good.split("|")
-        forged = ["garbage", f"{op}|{key}|999|{dim}", f"r9|{key}|{index}|{dim}", f"{op}|deadbeef|{index}|{dim}",
-                  f"{op}|{key}|{int(index) + 1}|{dim}"]  # the last: a real item, never dealt to Alice
+        forged = [
+            "garbage",
+            f"{op}|{key}|999|{dim}",
+            f"r9|{key}|{index}|{dim}",
+            f"{op}|deadbeef|{index}|{dim}",
+            f"{op}|{key}|{int(index) + 1}|{dim}",
+        ]  # the last: a real item, never dealt to Alice
         with caplog.at_level(logging.WARNING, logger="hilbot"):
             for data in forged:
                 answer = await driver.tap_data(ALICE, card, data)
@@ -265,7 +297,9 @@ async def test_a_restart_finds_open_sessions_and_old_buttons_still_work(driver, 
     async with driver.bot(demo_store):
         card = await _note_prompt_open(driver)
         await driver.restart()  # a new process: everything from the log
-        await driver.tap(ALICE, driver.now(card), "bad_ranking")  # a button on a message from before
+        await driver.tap(
+            ALICE, driver.now(card), "bad_ranking"
+        )  # a button on a message from before
         assert driver.records("rating")[-1]["concerns"] == ["bad_ranking"]
         await driver.say(ALICE, "Second page is stale", replies=1)  # the open prompt survived too
         assert driver.records("note")[0]["text"] == "Second page is stale"
@@ -274,9 +308,13 @@ async def test_a_restart_finds_open_sessions_and_old_buttons_still_work(driver, 
         assert again.text == open_card.text and again.labels[0] == "good"
         await driver.tap(ALICE, open_card, "good")  # the open card from before the restart
         assert [r["judgment"] for r in driver.records("rating")][-1] == "good"
-        await driver.until(lambda: len(driver.cards(ALICE)) == 4, what="the re-shown card + one new")
+        await driver.until(
+            lambda: len(driver.cards(ALICE)) == 4, what="the re-shown card + one new"
+        )
         # 2 cards + the prompt before; the re-shown card + the new one after
-        await driver.until(lambda: len(shown(driver, "card", "note_prompt")) == 5, what="every delivery logged")
+        await driver.until(
+            lambda: len(shown(driver, "card", "note_prompt")) == 5, what="every delivery logged"
+        )
 
 
 async def test_in_a_group_the_tapper_counts_and_the_card_stays_blind(driver, demo_store):
@@ -302,7 +340,9 @@ async def test_push_deals_first_cards_to_every_reviewer_admins_only(driver, demo
         await driver.command(ADMIN, "push", SEARCH_RUN, replies=2)
         assert "Pushed demo-docs-search: 2 cards to 2 reviewers" in driver.messages(ADMIN)[-1].text
         alice, bob = driver.cards(ALICE), driver.messages(BOB)
-        assert len(alice) == len(bob) == 1 and alice[0].text != bob[0].text  # k = 1: different items
+        assert (
+            len(alice) == len(bob) == 1 and alice[0].text != bob[0].text
+        )  # k = 1: different items
 
 
 async def test_push_reports_reviewers_it_cannot_reach(driver, demo_store):
@@ -318,14 +358,20 @@ async def test_digest_posts_text_and_a_chart(driver, demo_store):
         await driver.tap(ALICE, card, "poor")
         await driver.tap(ALICE, await driver.labelled(card, "bad_ranking"), "bad_ranking")
         [digest] = await driver.command(ADMIN, "digest")
-        assert "hilbot digest" in digest.text and SEARCH_RUN in digest.text and "bad_ranking 1" in digest.text
+        assert (
+            "hilbot digest" in digest.text
+            and SEARCH_RUN in digest.text
+            and "bad_ranking 1" in digest.text
+        )
         await driver.until(lambda: driver.uploads(), what="the chart")
         chat, png = driver.uploads()[0]
         assert chat == ADMIN and png.startswith(b"\x89PNG")
 
 
 async def test_scheduled_digest_is_registered_and_posts_to_its_chats(driver, demo_store):
-    async with driver.bot(demo_store, driver.digest_config([GROUP], time="09:30", timezone="Europe/Berlin")):
+    async with driver.bot(
+        demo_store, driver.digest_config([GROUP], time="09:30", timezone="Europe/Berlin")
+    ):
         fire = driver.next_digest(datetime.now(timezone.utc))
         assert fire is not None
         fire = fire.astimezone(ZoneInfo("Europe/Berlin"))
@@ -344,8 +390,11 @@ def _posted(driver, store: Store, minutes_ago: float) -> None:
     from evaluation.records import DigestPosted
 
     at = datetime.now(timezone.utc) - timedelta(minutes=minutes_ago)
-    store.ratings.append(DigestPosted(channel=driver.platform, chats=["c"], since=at - timedelta(hours=1),
-                                      timestamp=at))
+    store.ratings.append(
+        DigestPosted(
+            channel=driver.platform, chats=["c"], since=at - timedelta(hours=1), timestamp=at
+        )
+    )
 
 
 async def test_a_scheduled_digest_is_recorded_in_the_log(driver, demo_store):
@@ -356,9 +405,13 @@ async def test_a_scheduled_digest_is_recorded_in_the_log(driver, demo_store):
 
 
 async def test_a_digest_missed_while_the_bot_was_down_is_posted_when_it_starts(driver, demo_store):
-    _posted(driver, demo_store, minutes_ago=150)  # hourly: two were due while it was down, one is posted
+    _posted(
+        driver, demo_store, minutes_ago=150
+    )  # hourly: two were due while it was down, one is posted
     async with driver.bot(demo_store, driver.digest_config([GROUP], every_minutes=60)):
-        await driver.until(lambda: driver.messages(GROUP), what="the digest missed while the bot was down")
+        await driver.until(
+            lambda: driver.messages(GROUP), what="the digest missed while the bot was down"
+        )
         assert "hilbot digest" in driver.messages(GROUP)[0].text
         await driver.until(lambda: len(driver.records("digest_posted")) == 2, what="its record")
     assert len(driver.messages(GROUP)) == 1
@@ -372,7 +425,10 @@ async def test_a_digest_posted_before_a_restart_is_not_posted_again(driver, demo
         await asyncio.sleep(0.5)
         assert driver.messages(GROUP) == [] and len(driver.records("digest_posted")) == 1
         fire = driver.next_digest(datetime.now(timezone.utc))
-        assert fire is not None and 45 * 60 < (fire - datetime.now(timezone.utc)).total_seconds() <= 50 * 60
+        assert (
+            fire is not None
+            and 45 * 60 < (fire - datetime.now(timezone.utc)).total_seconds() <= 50 * 60
+        )
 
 
 async def test_items_of_a_run_still_being_evaluated_are_dealt_as_they_come(driver, store):
@@ -381,7 +437,10 @@ async def test_items_of_a_run_still_being_evaluated_are_dealt_as_they_come(drive
         await driver.command(ALICE, "review", "live", replies=2)
         assert "Nothing left" in driver.messages(ALICE)[-1].text
         add_item(store, "live", "q1", "fresh item")
-        await driver.until(lambda: any("fresh item" in m.text for m in driver.messages(ALICE)), what="the new item's card")
+        await driver.until(
+            lambda: any("fresh item" in m.text for m in driver.messages(ALICE)),
+            what="the new item's card",
+        )
 
 
 # ---------------------------------------------------------------------------------------------- flaws (issue 11)
@@ -395,8 +454,10 @@ async def test_items_of_a_growing_run_are_dealt_after_a_restart_without_a_comman
         assert "Nothing left" in driver.messages(ALICE)[-1].text
         await driver.restart()
         add_item(store, "live", "q1", "fresh item")
-        await driver.until(lambda: any("fresh item" in m.text for m in driver.messages(ALICE)),
-                           what="the new item's card after a restart")
+        await driver.until(
+            lambda: any("fresh item" in m.text for m in driver.messages(ALICE)),
+            what="the new item's card after a restart",
+        )
 
 
 async def test_a_new_tap_is_stored_when_the_platforms_event_ids_start_again(driver, demo_store):
@@ -407,7 +468,9 @@ async def test_a_new_tap_is_stored_when_the_platforms_event_ids_start_again(driv
         await driver.until(lambda: len(driver.cards(ALICE)) == 2, what="the second card")
         second = driver.cards(ALICE)[1]
         await driver.restart(fresh_ids=True)
-        await driver.command(ALICE, "status")  # the same events as before the restart: a command, then a tap
+        await driver.command(
+            ALICE, "status"
+        )  # the same events as before the restart: a command, then a tap
         answer = await driver.tap(ALICE, second, "poor")
         assert answer.text != "Already recorded."
         dealt = [d["item_id"] for d in shown(driver)]
@@ -424,8 +487,12 @@ async def test_a_tap_stored_before_a_crash_is_finished_by_tapping_again(driver, 
     async with driver.bot(demo_store):
         _, card = await driver.command(ALICE, "review", SEARCH_RUN, replies=2)
         await driver.tap_and_crash(ALICE, card, label)
-        assert [r["judgment"] for r in driver.records("rating")] == [label]  # stored before the crash...
-        assert "✓ Recorded" not in driver.now(card).text and len(driver.cards(ALICE)) == 1  # ...and nothing after it
+        assert [r["judgment"] for r in driver.records("rating")] == [
+            label
+        ]  # stored before the crash...
+        assert (
+            "✓ Recorded" not in driver.now(card).text and len(driver.cards(ALICE)) == 1
+        )  # ...and nothing after it
         await driver.tap(ALICE, card, label)
         shown = await driver.shows(card, f"✓ Recorded: {label}")
         assert "🤖" in shown.text  # revealed
@@ -433,7 +500,9 @@ async def test_a_tap_stored_before_a_crash_is_finished_by_tapping_again(driver, 
             await driver.labelled(card, "bad_ranking")  # the concern tags offered
         await driver.until(lambda: len(driver.cards(ALICE)) == 2, what="the next card")
         await driver.settle()
-        assert len(driver.records("rating")) == 1 and len(driver.cards(ALICE)) == 2  # nothing written or dealt twice
+        assert (
+            len(driver.records("rating")) == 1 and len(driver.cards(ALICE)) == 2
+        )  # nothing written or dealt twice
 
 
 async def test_a_card_keeps_its_number_when_it_is_edited(driver, demo_store):
@@ -464,7 +533,9 @@ async def test_no_two_open_cards_show_the_same_number(driver, demo_store):
 async def test_a_second_reviewers_card_numbers_agree_with_their_progress(driver, demo_store):
     """§3.4: Bob's first card said [1/18] while his progress said "15 left of 15"."""
     async with driver.bot(demo_store, "[review]\nwindow = 3"):
-        await driver.command(ALICE, "review", SEARCH_RUN, replies=4)  # Alice holds three items (k = 1)
+        await driver.command(
+            ALICE, "review", SEARCH_RUN, replies=4
+        )  # Alice holds three items (k = 1)
         progress, *cards = await driver.command(BOB, "review", SEARCH_RUN, replies=4)
         total = int(re.search(r"left of (\d+)", progress.text)[1])
         assert [title_number(card) for card in cards] == [(1, total), (2, total), (3, total)]
@@ -494,17 +565,28 @@ async def test_help_names_each_command_once(driver, demo_store):
     async with driver.bot(demo_store):
         for user in (ALICE, ADMIN):
             [reply] = await driver.command(user, "help")
-            named = {name: len(re.findall(re.escape(driver.command_text(name)) + r"(?![\w-])", reply.text))
-                     for name in ("start", "help", "runs", "review", "next", "status", "push", "digest")}
-            assert all(n <= 1 for n in named.values()) and all(named[n] == 1 for n in ("runs", "review", "next", "status")), named
+            named = {
+                name: len(
+                    re.findall(re.escape(driver.command_text(name)) + r"(?![\w-])", reply.text)
+                )
+                for name in ("start", "help", "runs", "review", "next", "status", "push", "digest")
+            }
+            assert all(n <= 1 for n in named.values()) and all(
+                named[n] == 1 for n in ("runs", "review", "next", "status")
+            ), named
 
 
 async def test_a_strangers_help_is_their_id_and_how_to_be_added(driver, demo_store):
     """§3.5: a stranger's /help got the full help."""
     async with driver.bot(demo_store):
         [reply] = await driver.command(EVE, "help")
-        assert driver.user_id(EVE) in reply.text and "not on" in reply.text and "admin" in reply.text, reply.text
-        assert driver.command_text("review") not in reply.text and driver.command_text("next") not in reply.text
+        assert (
+            driver.user_id(EVE) in reply.text and "not on" in reply.text and "admin" in reply.text
+        ), reply.text
+        assert (
+            driver.command_text("review") not in reply.text
+            and driver.command_text("next") not in reply.text
+        )
 
 
 @pytest.mark.parametrize("user, name", [(ALICE, "review"), (ADMIN, "push")])
@@ -519,7 +601,10 @@ async def test_a_chat_error_never_names_a_terminal_command(driver, demo_store, u
 async def test_a_huge_query_gets_a_card_within_the_limit_and_the_review_goes_on(driver, store):
     """§3.7: a 5,000-character (or 3,000-emoji) query made a card the platform refused; the review ended."""
     queries = {"long": "word " * 1000, "emoji": "😀" * 3000, "short": "a short query"}
-    items = [QueryEvaluation(run_id="huge", data=ItemData(id=item_id, query=Query(query=q), answer="42")) for item_id, q in queries.items()]
+    items = [
+        QueryEvaluation(run_id="huge", data=ItemData(id=item_id, query=Query(query=q), answer="42"))
+        for item_id, q in queries.items()
+    ]
     store.create_run(RunHeader(run_id="huge", kind="answer", dimensions=["answer"]), items)
     async with driver.bot(store):
         await driver.command(ALICE, "review", "huge", replies=2)
@@ -528,11 +613,15 @@ async def test_a_huge_query_gets_a_card_within_the_limit_and_the_review_goes_on(
             card = driver.cards(ALICE)[-1]
             assert any(q[:20].strip() in card.text for q in queries.values()), card.text[:200]
             await driver.tap(ALICE, card, card.labels[0])
-        await driver.until(lambda: "All done" in driver.messages(ALICE)[-1].text, what="the end of the run")
+        await driver.until(
+            lambda: "All done" in driver.messages(ALICE)[-1].text, what="the end of the run"
+        )
         assert len(driver.records("rating")) == 3
 
 
-async def test_a_card_the_platform_refuses_is_reported_in_one_line_and_the_next_is_dealt(driver, demo_store, caplog):
+async def test_a_card_the_platform_refuses_is_reported_in_one_line_and_the_next_is_dealt(
+    driver, demo_store, caplog
+):
     """§3.7: one refused card ended the review with "Nothing left for you in this run." while items were left."""
     async with driver.bot(demo_store):
         driver.refuse_next_card()
@@ -541,8 +630,14 @@ async def test_a_card_the_platform_refuses_is_reported_in_one_line_and_the_next_
             await driver.until(lambda: driver.cards(ALICE), what="the next item's card")
             await driver.settle()
         reports = [m for m in driver.messages(ALICE)[1:] if not m.buttons]
-        assert len(reports) == 1 and "\n" not in reports[0].text.strip() and "Nothing left" not in reports[0].text, reports
-        assert any(r.levelno >= logging.WARNING and r.name.startswith("hilbot") for r in caplog.records)
+        assert (
+            len(reports) == 1
+            and "\n" not in reports[0].text.strip()
+            and "Nothing left" not in reports[0].text
+        ), reports
+        assert any(
+            r.levelno >= logging.WARNING and r.name.startswith("hilbot") for r in caplog.records
+        )
         [card] = driver.cards(ALICE)
         await driver.tap(ALICE, card, "good")
         await driver.until(lambda: len(driver.cards(ALICE)) == 2, what="the card after that")
@@ -565,28 +660,55 @@ def triage_run(store: Store, root) -> str:
     from evaluation import load_config
     from evaluation.triage_run import run_triage
 
-    for side, text in (("books", "answer: Paris\nscore: 0.85\n"), ("out", "answer: Lyon\nscore: 0.85\n")):
+    for side, text in (
+        ("books", "answer: Paris\nscore: 0.85\n"),
+        ("out", "answer: Lyon\nscore: 0.85\n"),
+    ):
         (root / side / "test").mkdir(parents=True)
         (root / side / "test" / "capital.md").write_text(text)
-    with ThreadPoolExecutor(1) as pool:  # the triage runs its own event loop; the tests are inside one
-        return pool.submit(run_triage, store, load_config(None), [str(root / "books"), str(root / "out")]).result().run_id
+    with ThreadPoolExecutor(
+        1
+    ) as pool:  # the triage runs its own event loop; the tests are inside one
+        return (
+            pool.submit(
+                run_triage, store, load_config(None), [str(root / "books"), str(root / "out")]
+            )
+            .result()
+            .run_id
+        )
 
 
-async def test_a_change_card_shows_its_diff_and_a_human_accepts_it_into_the_snapshot(driver, store, tmp_path):
+async def test_a_change_card_shows_its_diff_and_a_human_accepts_it_into_the_snapshot(
+    driver, store, tmp_path
+):
     from evaluation.triage_run import apply_accepted
 
     run_id = triage_run(store, tmp_path / "snapshots")
     async with driver.bot(store):
         _, card = await driver.command(ALICE, "review", run_id, replies=2)
-        assert "test/capital.md" in card.text and "AI recommends" in card.text and "UNSURE" in card.text
+        assert (
+            "test/capital.md" in card.text
+            and "AI recommends" in card.text
+            and "UNSURE" in card.text
+        )
         assert "-answer: Paris" in card.text and "+answer: Lyon" in card.text
-        assert card.labels[:2] == ["✓ Accept", "✗ Reject"] and "AI review" in card.labels and "View full" in card.labels
+        assert (
+            card.labels[:2] == ["✓ Accept", "✗ Reject"]
+            and "AI review" in card.labels
+            and "View full" in card.labels
+        )
         await driver.tap(ALICE, card, "✓ Accept")
         await driver.until(lambda: driver.records("rating"), what="the decision in the log")
         [rating] = driver.records("rating")
-        assert (rating["run_id"], rating["dimension"], rating["judgment"]) == (run_id, "change", "accept")
+        assert (rating["run_id"], rating["dimension"], rating["judgment"]) == (
+            run_id,
+            "change",
+            "accept",
+        )
     assert apply_accepted(store, run_id).written == ["test/capital.md"]
-    assert (tmp_path / "snapshots" / "books" / "test" / "capital.md").read_text() == "answer: Lyon\nscore: 0.85\n"
+    assert (
+        tmp_path / "snapshots" / "books" / "test" / "capital.md"
+    ).read_text() == "answer: Lyon\nscore: 0.85\n"
 
 
 # ---------------------------------------------------------------------------------------------- the full label
@@ -594,8 +716,13 @@ async def test_a_change_card_shows_its_diff_and_a_human_accepts_it_into_the_snap
 
 def scenario_run(store: Store, run_id: str = "scenarios") -> None:
     """A run rated on code validity: how sure, then the issues after "parses" or "Doesn't parse"."""
-    items = [QueryEvaluation(run_id=run_id, data=ItemData(id=f"s{n}", query=Query(query=f"scenario {n}"), answer="import relay"))
-             for n in range(3)]
+    items = [
+        QueryEvaluation(
+            run_id=run_id,
+            data=ItemData(id=f"s{n}", query=Query(query=f"scenario {n}"), answer="import relay"),
+        )
+        for n in range(3)
+    ]
     store.create_run(RunHeader(run_id=run_id, kind="scenario", dimensions=["code-validity"]), items)
 
 
@@ -605,19 +732,28 @@ async def test_confidence_follow_ups_and_skip_reasons_are_asked_on_the_card(driv
         _, card = await driver.command(ALICE, "review", "scenarios", replies=2)
         await driver.tap(ALICE, card, "Doesn't parse")
         asked = await driver.labelled(card, "Low")
-        assert "How sure are you?" in asked.text and "🤖" not in asked.text  # blind until the label is complete
+        assert (
+            "How sure are you?" in asked.text and "🤖" not in asked.text
+        )  # blind until the label is complete
         await driver.until(lambda: len(driver.cards(ALICE)) == 2, what="the next card")
         await driver.tap(ALICE, asked, "Low")
         await driver.tap(ALICE, await driver.labelled(card, "syntax error"), "syntax error")
         await driver.tap(ALICE, await driver.labelled(card, "✓ syntax error"), "Other…")
-        await driver.until(lambda: len(driver.messages(ALICE)) == 4, what="the prompt for the typed answer")
+        await driver.until(
+            lambda: len(driver.messages(ALICE)) == 4, what="the prompt for the typed answer"
+        )
         [saved] = await driver.say(ALICE, "calls a removed API")
         assert saved.text.startswith("📝 Saved")
         await driver.tap(ALICE, await driver.shows(card, "calls a removed API"), "✓ Done")
-        assert "🤖" in (await driver.labelled(card, "hallucination")).text  # then the concern tags, and the AI revealed
+        assert (
+            "🤖" in (await driver.labelled(card, "hallucination")).text
+        )  # then the concern tags, and the AI revealed
         rating = driver.records("rating")[-1]
         assert (rating["judgment"], rating["confidence"], rating["labels"]["code_issues"]) == (
-            "broken", "low", ["syntax error", "calls a removed API"])
+            "broken",
+            "low",
+            ["syntax error", "calls a removed API"],
+        )
         assert driver.records("note") == []  # an answer, not a note
         [reply] = await driver.say(ALICE, "just chatting")  # the answer closed its prompt
         assert "Tap a card" in reply.text and driver.records("note") == []

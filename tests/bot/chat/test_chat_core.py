@@ -50,11 +50,20 @@ class MemoryPort:
         self.sent.append(Sent(chat.id, str(next(self._ids)), card.title, card, keyboard))
         return self.sent[-1].id
 
-    async def edit_card(self, chat: Chat, message_id: str, card: Card, keyboard: Keyboard, *, final: bool) -> None:
+    async def edit_card(
+        self, chat: Chat, message_id: str, card: Card, keyboard: Keyboard, *, final: bool
+    ) -> None:
         self.edits[message_id] = card
 
-    async def send_text(self, chat: Chat, text: str, *, reply_to: str | None = None, ask: bool = False,
-                        code: bool = False) -> str:
+    async def send_text(
+        self,
+        chat: Chat,
+        text: str,
+        *,
+        reply_to: str | None = None,
+        ask: bool = False,
+        code: bool = False,
+    ) -> str:
         self.sent.append(Sent(chat.id, str(next(self._ids)), text))
         return self.sent[-1].id
 
@@ -72,7 +81,9 @@ class MemoryPort:
 
     async def ask_note(self, tap: Tap, about: str) -> str:
         self.asked.append((tap.message_id, about))
-        return await self.send_text(tap.chat, f"Note on {about}?", reply_to=tap.message_id, ask=True)
+        return await self.send_text(
+            tap.chat, f"Note on {about}?", reply_to=tap.message_id, ask=True
+        )
 
     def cards(self) -> list[Sent]:
         return [s for s in self.sent if s.card is not None]
@@ -82,10 +93,16 @@ class MemoryPort:
 
 
 def _flow(store: Store, port: MemoryPort) -> ChatFlow:
-    return ChatFlow(ReviewEngine(store, load_config(None), []), port, Access(frozenset({ALICE.id, BOB.id}), frozenset()))
+    return ChatFlow(
+        ReviewEngine(store, load_config(None), []),
+        port,
+        Access(frozenset({ALICE.id, BOB.id}), frozenset()),
+    )
 
 
-async def _tap(flow: ChatFlow, port: MemoryPort, sent: Sent, label: str, event: str, user: User = ALICE) -> tuple[str, bool]:
+async def _tap(
+    flow: ChatFlow, port: MemoryPort, sent: Sent, label: str, event: str, user: User = ALICE
+) -> tuple[str, bool]:
     await flow.on_tap(Tap(user, Chat(sent.chat), sent.id, port.token(sent, label), event))
     await flow.close()
     return port.answers[event]
@@ -105,10 +122,14 @@ async def test_a_review_runs_through_the_port_alone(demo_store: Store) -> None:
     assert rating.idempotency_key == "memory:cq:e1" and rating.action == "rate:good"
 
 
-async def test_a_card_the_platform_refuses_is_reported_and_the_next_one_dealt(demo_store: Store) -> None:
+async def test_a_card_the_platform_refuses_is_reported_and_the_next_one_dealt(
+    demo_store: Store,
+) -> None:
     port = MemoryPort()
     flow = _flow(demo_store, port)
-    first = ReviewEngine(demo_store, load_config(None)).session(SEARCH_RUN, Reviewer(platform="memory", id=ALICE.id))
+    first = ReviewEngine(demo_store, load_config(None)).session(
+        SEARCH_RUN, Reviewer(platform="memory", id=ALICE.id)
+    )
     port.refuse.add(first.pending(limit=1)[0].id)
     await flow.on_command(Command(ALICE, DM, "review", (SEARCH_RUN,)))
     texts = [s.text for s in port.sent]
@@ -117,7 +138,9 @@ async def test_a_card_the_platform_refuses_is_reported_and_the_next_one_dealt(de
     assert card.card.item_id not in port.refuse
 
 
-async def test_a_reused_event_id_with_another_action_is_stored_not_swallowed(demo_store: Store, caplog) -> None:
+async def test_a_reused_event_id_with_another_action_is_stored_not_swallowed(
+    demo_store: Store, caplog
+) -> None:
     """A platform that starts its event ids again (a fresh server) must not make a new tap "already recorded"."""
     port = MemoryPort()
     flow = _flow(demo_store, port)
@@ -126,10 +149,15 @@ async def test_a_reused_event_id_with_another_action_is_stored_not_swallowed(dem
     await _tap(flow, port, first, "good", "1")
     second = port.cards()[1]
     with caplog.at_level(logging.WARNING, logger="hilbot.review"):
-        answer = await _tap(flow, port, second, "poor", "1")  # the same event id, another item and value
+        answer = await _tap(
+            flow, port, second, "poor", "1"
+        )  # the same event id, another item and value
     assert answer == ("Recorded: poor", False)
     ratings = [r for r in demo_store.human_events() if isinstance(r, Rating)]
-    assert [(r.item_id, r.judgment) for r in ratings] == [(first.card.item_id, "good"), (second.card.item_id, "poor")]
+    assert [(r.item_id, r.judgment) for r in ratings] == [
+        (first.card.item_id, "good"),
+        (second.card.item_id, "poor"),
+    ]
     assert ratings[1].idempotency_key.startswith("memory:cq:1~")
     assert any("came again with a different action" in r.message for r in caplog.records)
     await _tap(flow, port, second, "poor", "1")  # and that tap, redelivered, still counts once
@@ -144,14 +172,19 @@ async def test_a_note_answers_its_prompt_and_a_stranger_is_told_their_id(demo_st
     await _tap(flow, port, card, "Note only", "n1")
     prompt = port.sent[-1]
     item = demo_store.load_run(SEARCH_RUN).item(card.card.item_id)
-    assert port.asked == [(card.id, item.query.query)] and prompt.text == f"Note on {item.query.query}?"
+    assert (
+        port.asked == [(card.id, item.query.query)]
+        and prompt.text == f"Note on {item.query.query}?"
+    )
     await flow.on_text(Text(ALICE, DM, "m9", "the page is stale", reply_to=prompt.id))
     await flow.close()
     assert "📝 Note saved." in [s.text for s in port.sent]
     kinds = [type(r).__name__ for r in demo_store.human_events()]
     assert kinds.count("Note") == 1 and kinds.count("Skip") == 1
     await flow.on_command(Command(User("x-9"), Chat("dm-x"), "help"))
-    assert port.sent[-1].text.startswith("You are not on this bot's reviewer list. Your Memory user id is x-9")
+    assert port.sent[-1].text.startswith(
+        "You are not on this bot's reviewer list. Your Memory user id is x-9"
+    )
 
 
 async def test_engine_repeat_of_a_stored_rating_moves_on_without_writing(demo_store: Store) -> None:
@@ -160,13 +193,23 @@ async def test_engine_repeat_of_a_stored_rating_moves_on_without_writing(demo_st
     session = engine.session(SEARCH_RUN, Reviewer(platform="memory", id="z"), channel="memory")
     item = session.pending(limit=1)[0].id
     session.act(Action("rate", "good", item, "cq:7"))
-    again = ReviewEngine(Store(demo_store.root), load_config(None)).session(
-        SEARCH_RUN, Reviewer(platform="memory", id="z"), channel="memory").act(Action("rate", "good", item, "cq:7"))
-    assert again.repeated and again.stored == 0 and again.finished is not None and again.finished.reveal is not None
+    again = (
+        ReviewEngine(Store(demo_store.root), load_config(None))
+        .session(SEARCH_RUN, Reviewer(platform="memory", id="z"), channel="memory")
+        .act(Action("rate", "good", item, "cq:7"))
+    )
+    assert (
+        again.repeated
+        and again.stored == 0
+        and again.finished is not None
+        and again.finished.reveal is not None
+    )
     assert len([r for r in demo_store.human_events() if isinstance(r, Rating)]) == 1
 
 
-async def test_a_stop_waits_for_cards_under_way_only_as_long_as_its_grace(demo_store: Store) -> None:
+async def test_a_stop_waits_for_cards_under_way_only_as_long_as_its_grace(
+    demo_store: Store,
+) -> None:
     """A push still queued behind the platform's rate must not hold a stopping bot for minutes."""
     import asyncio
     import time
@@ -178,23 +221,40 @@ async def test_a_stop_waits_for_cards_under_way_only_as_long_as_its_grace(demo_s
             return await super().send_card(chat, card, keyboard)
 
     port = StuckPort()
-    flow = ChatFlow(ReviewEngine(demo_store, load_config(None), []), port,
-                    Access(frozenset({ALICE.id, BOB.id}), frozenset({ALICE.id})))
+    flow = ChatFlow(
+        ReviewEngine(demo_store, load_config(None), []),
+        port,
+        Access(frozenset({ALICE.id, BOB.id}), frozenset({ALICE.id})),
+    )
     await flow.on_command(Command(ALICE, DM, "push", (SEARCH_RUN,)))
     started = time.monotonic()
     await flow.close(grace=0.3)
     assert 0.25 <= time.monotonic() - started < 2 and not flow._tasks
-    cards = [d for d in demo_store.human_events() if type(d).__name__ == "Delivery" and d.kind == "card"]
-    assert [d.reviewer.id for d in cards] == [ALICE.id]  # Bob's card never went out, and is not logged as dealt
+    cards = [
+        d for d in demo_store.human_events() if type(d).__name__ == "Delivery" and d.kind == "card"
+    ]
+    assert [d.reviewer.id for d in cards] == [
+        ALICE.id
+    ]  # Bob's card never went out, and is not logged as dealt
 
 
 def _scenarios(store: Store) -> str:
     """A run rated on code validity (which asks how sure, then the issues after parses or broken) and trigger accuracy."""
     from evaluation import ItemData, Query, QueryEvaluation, RunHeader
 
-    items = [QueryEvaluation(run_id="scenarios", data=ItemData(id=f"s{n}", query=Query(query=f"scenario {n}"), answer="x = 1"))
-             for n in range(3)]
-    store.create_run(RunHeader(run_id="scenarios", kind="scenario", dimensions=["code-validity", "trigger-accuracy"]), items)
+    items = [
+        QueryEvaluation(
+            run_id="scenarios",
+            data=ItemData(id=f"s{n}", query=Query(query=f"scenario {n}"), answer="x = 1"),
+        )
+        for n in range(3)
+    ]
+    store.create_run(
+        RunHeader(
+            run_id="scenarios", kind="scenario", dimensions=["code-validity", "trigger-accuracy"]
+        ),
+        items,
+    )
     return "scenarios"
 
 
@@ -202,7 +262,9 @@ def _tokens(flow: ChatFlow, card: Card) -> dict[str, str]:
     return {c.label: c.data for row in flow.keyboard(card, group=False) for c in row}
 
 
-async def test_confidence_answers_and_skip_reasons_travel_in_checked_tokens(demo_store: Store) -> None:
+async def test_confidence_answers_and_skip_reasons_travel_in_checked_tokens(
+    demo_store: Store,
+) -> None:
     from bot.chat import texts
 
     port = MemoryPort()
@@ -211,10 +273,23 @@ async def test_confidence_answers_and_skip_reasons_travel_in_checked_tokens(demo
     card = port.cards()[0]
     await _tap(flow, port, card, "Doesn't parse", "e1")
     tokens = _tokens(flow, port.edits[card.id])
-    assert list(tokens)[:4] == ["High", "Medium", "Low", "Skip"] and all(len(t.encode()) <= 64 for t in tokens.values())
+    assert list(tokens)[:4] == ["High", "Medium", "Low", "Skip"] and all(
+        len(t.encode()) <= 64 for t in tokens.values()
+    )
     rest = tokens["Low"].split("|", 1)[1]
-    forged = [f"c9|{rest}", f"c|{rest}", f"c-1|{rest}", f"a9.0|{rest}", f"a0.99|{rest}", f"a0.-1|{rest}", f"a0|{rest}",
-              f"s9|{rest}", f"y5|{rest}", f"dx|{rest}", f"r-1|{rest}"]
+    forged = [
+        f"c9|{rest}",
+        f"c|{rest}",
+        f"c-1|{rest}",
+        f"a9.0|{rest}",
+        f"a0.99|{rest}",
+        f"a0.-1|{rest}",
+        f"a0|{rest}",
+        f"s9|{rest}",
+        f"y5|{rest}",
+        f"dx|{rest}",
+        f"r-1|{rest}",
+    ]
     await flow.on_command(Command(ALICE, DM, "review", ("scenarios", "trigger-accuracy")))
     trigger = port.cards()[-1]  # its item dealt on trigger accuracy, which asks no confidence
     trigger_rest = port.token(trigger, "Skip").split("|", 1)[1]
@@ -224,13 +299,17 @@ async def test_confidence_answers_and_skip_reasons_travel_in_checked_tokens(demo
         await flow.on_tap(Tap(ALICE, DM, message, data, f"f{n}"))
         await flow.close()
         assert port.answers[f"f{n}"] == (texts.STALE_BUTTON, True), data
-    assert len([r for r in demo_store.human_events() if isinstance(r, Rating)]) == 1  # nothing forged was written
+    assert (
+        len([r for r in demo_store.human_events() if isinstance(r, Rating)]) == 1
+    )  # nothing forged was written
     await flow.on_tap(Tap(ALICE, DM, card.id, tokens["Low"], "e2"))
     await flow.close()
     tokens = _tokens(flow, port.edits[card.id])
     assert port.edits[card.id].prompt.startswith("Which issues?") and "syntax error" in tokens
     await flow.on_tap(Tap(ALICE, DM, card.id, tokens["syntax error"], "e3"))
-    await flow.on_tap(Tap(ALICE, DM, card.id, tokens["syntax error"], "e3"))  # redelivered: counted once
+    await flow.on_tap(
+        Tap(ALICE, DM, card.id, tokens["syntax error"], "e3")
+    )  # redelivered: counted once
     await flow.close()
     [latest] = [r for r in demo_store.human_events() if isinstance(r, Rating)][-1:]
     assert (latest.confidence, latest.labels.code_issues) == ("low", ["syntax error"])
@@ -239,15 +318,32 @@ async def test_confidence_answers_and_skip_reasons_travel_in_checked_tokens(demo
     assert second.card.dimension == "code-validity"
     await _tap(flow, port, second, "Skip", "e4")
     reasons = _tokens(flow, port.edits[second.id])
-    assert list(reasons)[:4] == ["Unclear item", "Needs expertise I don't have", "Broken item", "Other…"]
-    assert await _tap(flow, port, Sent(second.chat, second.id, "", port.edits[second.id],
-                                       flow.keyboard(port.edits[second.id], group=False)), "Broken item", "e5") == (
-        "Skipped: broken item", False)
+    assert list(reasons)[:4] == [
+        "Unclear item",
+        "Needs expertise I don't have",
+        "Broken item",
+        "Other…",
+    ]
+    assert await _tap(
+        flow,
+        port,
+        Sent(
+            second.chat,
+            second.id,
+            "",
+            port.edits[second.id],
+            flow.keyboard(port.edits[second.id], group=False),
+        ),
+        "Broken item",
+        "e5",
+    ) == ("Skipped: broken item", False)
     skips = [r.skip_reason for r in demo_store.human_events() if type(r).__name__ == "Skip"]
     assert skips == [None, "broken item"]
 
 
-async def test_an_item_or_dimension_index_is_plain_digits_never_negative_or_signed(demo_store: Store) -> None:
+async def test_an_item_or_dimension_index_is_plain_digits_never_negative_or_signed(
+    demo_store: Store,
+) -> None:
     """``-13`` is item 5 of 18 to Python's indexing, `` 5``, ``+5`` and ``٥`` are 5 to ``int``: all refused."""
     from bot.chat import texts
 
@@ -258,9 +354,15 @@ async def test_an_item_or_dimension_index_is_plain_digits_never_negative_or_sign
     op, key, index, dim = port.token(card, "good").split("|")
     count = len(flow.engine.run(SEARCH_RUN).items)
     negative = str(int(index) - count)
-    forged = [f"{op}|{key}|{negative}|{dim}", f"{op}|{key}|{index}|-1", f"{op}|{key}|+{index}|{dim}",
-              f"{op}|{key}| {index}|{dim}", f"{op}|{key}|{index}|\u0660", f"{op}|{key}|0{index}|{dim}",
-              f"{op}|{key}|{index}|{dim} "]
+    forged = [
+        f"{op}|{key}|{negative}|{dim}",
+        f"{op}|{key}|{index}|-1",
+        f"{op}|{key}|+{index}|{dim}",
+        f"{op}|{key}| {index}|{dim}",
+        f"{op}|{key}|{index}|\u0660",
+        f"{op}|{key}|0{index}|{dim}",
+        f"{op}|{key}|{index}|{dim} ",
+    ]
     for n, data in enumerate(forged):
         await flow.on_tap(Tap(ALICE, DM, card.id, data, f"f{n}"))
         await flow.close()
@@ -278,8 +380,12 @@ async def test_a_concern_tag_on_a_rating_that_asks_for_none_is_refused(demo_stor
     await flow.on_command(Command(ALICE, DM, "review", (SEARCH_RUN,)))
     card = port.cards()[0]
     await _tap(flow, port, card, "poor", "e1")
-    tag = next(c.data for row in flow.keyboard(port.edits[card.id], group=False) for c in row
-               if c.data.startswith("t"))
+    tag = next(
+        c.data
+        for row in flow.keyboard(port.edits[card.id], group=False)
+        for c in row
+        if c.data.startswith("t")
+    )
     await _tap(flow, port, card, "good", "e2")
     await flow.on_tap(Tap(ALICE, DM, card.id, tag, "e3"))
     await flow.close()

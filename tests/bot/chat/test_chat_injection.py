@@ -20,17 +20,56 @@ from evaluation import ItemData, Query, QueryEvaluation, Rating, Reviewer, RunHe
 from evaluation.records import Evaluation
 from tests.chat_drivers import ADMIN, ALICE, BOB, EVE, GROUP, drivers
 
-HOSTILE = ('<!channel> <!here> <!everyone> <@U0BOSS> <!subteam^S0TEAM|@team> <#C0GENERAL> '
-           '<https://evil.example|click me> <a href="https://evil.example">link</a> <b>bold</b> '
-           '& > quoted')
-INJECTIONS = ("<!channel", "<!here", "<!everyone", "<@U0BOSS", "<!subteam", "<#C0GENERAL",
-              "<https://evil", "<a href", "<b>bold")
+HOSTILE = (
+    "<!channel> <!here> <!everyone> <@U0BOSS> <!subteam^S0TEAM|@team> <#C0GENERAL> "
+    '<https://evil.example|click me> <a href="https://evil.example">link</a> <b>bold</b> '
+    "& > quoted"
+)
+INJECTIONS = (
+    "<!channel",
+    "<!here",
+    "<!everyone",
+    "<@U0BOSS",
+    "<!subteam",
+    "<#C0GENERAL",
+    "<https://evil",
+    "<a href",
+    "<b>bold",
+)
 """The pieces of :data:`HOSTILE` that would ping or link if they reached a platform as written."""
-NOT_TEXT = frozenset({
-    "value", "private_metadata", "action_id", "block_id", "callback_id", "channel", "channel_id",
-    "ts", "thread_ts", "user", "users", "user_id", "trigger_id", "view_id", "hash", "url",
-    "callback_data", "callback_query_id", "chat_id", "message_id", "reply_parameters",
-    "parse_mode", "link_preview_options", "type", "style", "filename", "length", "file_id", "id"})
+NOT_TEXT = frozenset(
+    {
+        "value",
+        "private_metadata",
+        "action_id",
+        "block_id",
+        "callback_id",
+        "channel",
+        "channel_id",
+        "ts",
+        "thread_ts",
+        "user",
+        "users",
+        "user_id",
+        "trigger_id",
+        "view_id",
+        "hash",
+        "url",
+        "callback_data",
+        "callback_query_id",
+        "chat_id",
+        "message_id",
+        "reply_parameters",
+        "parse_mode",
+        "link_preview_options",
+        "type",
+        "style",
+        "filename",
+        "length",
+        "file_id",
+        "id",
+    }
+)
 """Fields that are ids, tokens and options, not text anyone reads."""
 
 
@@ -45,14 +84,26 @@ def hostile_runs(store: Store) -> None:
     (terrible, with a note) by a reviewer with a hostile name."""
     verdict = Evaluation(verdict="okay", scores={"overall": 0.7}, rationale=HOSTILE)
     for run_id in ("inj", "inj-group"):
-        items = [ItemData(id=f"q{n}", query=Query(query=HOSTILE), answer=HOSTILE,
-                          evaluation=verdict) for n in (1, 2)]
+        items = [
+            ItemData(id=f"q{n}", query=Query(query=HOSTILE), answer=HOSTILE, evaluation=verdict)
+            for n in (1, 2)
+        ]
         evaluations = [QueryEvaluation(run_id=run_id, data=item) for item in items]
         store.create_run(RunHeader(run_id=run_id, kind="search"), evaluations)
     ben = Reviewer(platform="demo", id="ben", name=HOSTILE)
-    store.ratings.append(Rating(run_id="inj", item_id="q1", reviewer=ben, channel="demo",
-                                idempotency_key="inj:q1:ben", judgment="terrible", score=0.0,
-                                note=HOSTILE, concerns=["bad_ranking"]))
+    store.ratings.append(
+        Rating(
+            run_id="inj",
+            item_id="q1",
+            reviewer=ben,
+            channel="demo",
+            idempotency_key="inj:q1:ben",
+            judgment="terrible",
+            score=0.0,
+            note=HOSTILE,
+            concerns=["bad_ranking"],
+        )
+    )
 
 
 def rename(driver: Any, user: str, name: str) -> None:
@@ -130,8 +181,12 @@ def slack_sent(fake: Any) -> list[Any]:
 def telegram_html(fake: Any) -> list[tuple[str, str]]:
     """(method, text) of every text and caption the bot sent for Telegram to parse as HTML."""
     html = [call for call in fake.calls if (call.params.get("parse_mode") or "").upper() == "HTML"]
-    return [(call.method, call.params[field]) for call in html for field in ("text", "caption")
-            if isinstance(call.params.get(field), str)]
+    return [
+        (call.method, call.params[field])
+        for call in html
+        for field in ("text", "caption")
+        if isinstance(call.params.get(field), str)
+    ]
 
 
 async def test_no_user_text_reaches_the_platform_unescaped(driver, store):
@@ -143,8 +198,11 @@ async def test_no_user_text_reaches_the_platform_unescaped(driver, store):
         sent = telegram_html(driver.fake)
         assert len(sent) > 10 and any("&lt;!channel&gt;" in text for _, text in sent)
         assert [(method, text) for method, text in sent if any(i in text for i in INJECTIONS)] == []
-        texts_sent = [call for call in driver.fake.calls
-                      if call.params.get("text") and call.method.lower() != "answercallbackquery"]
+        texts_sent = [
+            call
+            for call in driver.fake.calls
+            if call.params.get("text") and call.method.lower() != "answercallbackquery"
+        ]
         assert all(call.params.get("parse_mode") for call in texts_sent)  # none left to defaults
     else:
         fields = [pair for request in slack_sent(driver.fake) for pair in texts(request)]

@@ -65,18 +65,41 @@ def _items(path: Path, **settings: Any) -> dict[str, Any]:
     return {item.id: item for item in pull(InspectSource(log=str(path), **settings), {}).items}
 
 
-def _label(item: Any, dimension: str = "overall", *, reviewer: str = "telegram:1",
-           name: str | None = "Ann", judgment: str = "good", score: float | None = 0.75,
-           options: list[str] | None = None, version: str = "v1", note: str | None = "reads well",
-           gold: bool = False, **more: Any) -> Label:
+def _label(
+    item: Any,
+    dimension: str = "overall",
+    *,
+    reviewer: str = "telegram:1",
+    name: str | None = "Ann",
+    judgment: str = "good",
+    score: float | None = 0.75,
+    options: list[str] | None = None,
+    version: str = "v1",
+    note: str | None = "reads well",
+    gold: bool = False,
+    **more: Any,
+) -> Label:
     options = FIVE if options is None else options
     number = float(5 - options.index(judgment)) if judgment in options else None
     who = "gold" if gold else reviewer
-    return Label(run_id="run-1", item_id=item.id, dimension=dimension, reviewer=reviewer,
-                 reviewer_name=name, judgment=judgment, score=score, number=number,
-                 options=options, note=note, gold=gold, origin=Origin(**item.features["origin"]),
-                 remote_id=remote_id("run-1", item.id, dimension, who), version=version,
-                 timestamp=WHEN, **more)
+    return Label(
+        run_id="run-1",
+        item_id=item.id,
+        dimension=dimension,
+        reviewer=reviewer,
+        reviewer_name=name,
+        judgment=judgment,
+        score=score,
+        number=number,
+        options=options,
+        note=note,
+        gold=gold,
+        origin=Origin(**item.features["origin"]),
+        remote_id=remote_id("run-1", item.id, dimension, who),
+        version=version,
+        timestamp=WHEN,
+        **more,
+    )
 
 
 def _sent(*labels: Label) -> list[Sent]:
@@ -107,10 +130,13 @@ def _one_line(exc: ConnectorError, path: Path) -> None:
 
 
 def test_importing_the_connector_does_not_import_inspect_ai() -> None:
-    code = ("import sys, evaluation.connectors.inspect_eval as m; "
-            "assert 'inspect_ai' not in sys.modules, 'inspect_ai imported'")
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
-                          text=True, timeout=60)
+    code = (
+        "import sys, evaluation.connectors.inspect_eval as m; "
+        "assert 'inspect_ai' not in sys.modules, 'inspect_ai imported'"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0, done.stderr
 
 
@@ -153,8 +179,13 @@ def test_the_scorers_scores_become_the_ai_evaluation(logs: dict[str, Path]) -> N
     pulled = pull(InspectSource(log=str(logs["single"])), {})
     assert pulled.judge == "includes"  # the log's headline scorer
     right, wrong, _ = pulled.items
-    assert right.evaluation.scores == {"includes": 1.0, "graded": 0.9, "fluent": 1.0,
-                                       "short": 0.0, "overall": 1.0}
+    assert right.evaluation.scores == {
+        "includes": 1.0,
+        "graded": 0.9,
+        "fluent": 1.0,
+        "short": 0.0,
+        "overall": 1.0,
+    }
     assert wrong.evaluation.scores["overall"] == 0.0 and wrong.evaluation.scores["short"] == 1.0
     assert (right.evaluation.verdict, wrong.evaluation.verdict) == ("PASS", "FAIL")
     assert right.evaluation.judge == "includes" and right.evaluation.rationale == right.answer
@@ -177,8 +208,7 @@ def test_the_judging_scorer_can_be_chosen(logs: dict[str, Path]) -> None:
         pull(InspectSource(log=str(logs["single"]), scorer="llm_judge"), {})
 
 
-def test_epochs_are_items_of_their_own_and_can_be_chosen_and_limited(
-        logs: dict[str, Path]) -> None:
+def test_epochs_are_items_of_their_own_and_can_be_chosen_and_limited(logs: dict[str, Path]) -> None:
     every = _items(logs["epochs"])
     assert list(every) == ["1#1", "1#2", f"{ODD}#1", f"{ODD}#2", "3#1", "3#2"]
     assert Origin(**every["3#2"].features["origin"]).extra["epoch"] == 2
@@ -219,8 +249,10 @@ def test_a_failed_unscored_sample_is_an_item_with_its_error(log: Path) -> None:
 
     whole = _read(log)
     failed = _sample(whole, "3")
-    failed.scores, failed.error = None, EvalError(message="boom: timeout", traceback="",
-                                                  traceback_ansi="")
+    failed.scores, failed.error = (
+        None,
+        EvalError(message="boom: timeout", traceback="", traceback_ansi=""),
+    )
     write_eval_log(whole, str(log))
     item = _items(log)["3"]
     assert item.error == "boom: timeout" and item.evaluation.scores == {}
@@ -236,28 +268,49 @@ def test_a_log_missing_samples_it_lists_pulls_those_it_has(log: Path) -> None:
     assert list(_items(log)) == ["3"]
 
 
-@pytest.mark.parametrize(("value", "expected"), [
-    ("C", 1.0), ("I", 0.0), ("P", 0.5), ("N", 0.0), (True, 1.0), (False, 0.0), (0.25, 0.25),
-    (1, 1.0), ("yes", 1.0), ("No", 0.0), ("0.4", 0.4), (7, None), (-0.1, None),
-    (float("nan"), None), ("Q", None), ("", None), (None, None), ([1], None)])
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("C", 1.0),
+        ("I", 0.0),
+        ("P", 0.5),
+        ("N", 0.0),
+        (True, 1.0),
+        (False, 0.0),
+        (0.25, 0.25),
+        (1, 1.0),
+        ("yes", 1.0),
+        ("No", 0.0),
+        ("0.4", 0.4),
+        (7, None),
+        (-0.1, None),
+        (float("nan"), None),
+        ("Q", None),
+        ("", None),
+        (None, None),
+        ([1], None),
+    ],
+)
 def test_score_values_read_as_inspect_ai_metrics_read_them(value: Any, expected: Any) -> None:
     assert fraction(value) == expected
 
 
 @pytest.mark.parametrize("content", [b"", b"not a zip", b"PK\x03\x04" + b"\x00" * 40, "half"])
-def test_a_corrupt_log_is_one_line_naming_the_file(logs: dict[str, Path], tmp_path: Path,
-                                                   content: Any) -> None:
+def test_a_corrupt_log_is_one_line_naming_the_file(
+    logs: dict[str, Path], tmp_path: Path, content: Any
+) -> None:
     path = tmp_path / "broken.eval"
     data = logs["single"].read_bytes()
-    path.write_bytes(data[:len(data) // 2] if content == "half" else content)
+    path.write_bytes(data[: len(data) // 2] if content == "half" else content)
     with pytest.raises(ConnectorError) as caught:
         pull(InspectSource(log=str(path)), {})
     _one_line(caught.value, path)
     assert not caught.value.transient
 
 
-@pytest.mark.parametrize("name", ["missing.eval", "notes.txt", "dir.eval", "other.json",
-                                  "list.json"])
+@pytest.mark.parametrize(
+    "name", ["missing.eval", "notes.txt", "dir.eval", "other.json", "list.json"]
+)
 def test_a_path_that_is_no_log_is_one_line_naming_it(tmp_path: Path, name: str) -> None:
     path = tmp_path / name
     if name == "dir.eval":
@@ -270,7 +323,8 @@ def test_a_path_that_is_no_log_is_one_line_naming_it(tmp_path: Path, name: str) 
 
 
 async def test_pulling_from_inside_an_event_loop_leaves_the_loop_alone(
-        logs: dict[str, Path]) -> None:
+    logs: dict[str, Path],
+) -> None:
     loop = asyncio.get_running_loop()
     assert len(pull(InspectSource(log=str(logs["single"]), limit=1), {}).items) == 1
     assert not hasattr(loop, "_nest_patched")  # inspect_ai ran on a thread of its own
@@ -283,8 +337,16 @@ def test_labels_become_human_score_edits_in_a_copy_beside_the_log(log: Path) -> 
     items = _items(log)
     before = _digest(log)
     overall = _label(items["1"], note="spot on ✓")
-    correct = _label(items[ODD], "correct", reviewer="slack:U2", name=None, judgment="no",
-                     score=0.0, options=["yes", "no"], note=None)
+    correct = _label(
+        items[ODD],
+        "correct",
+        reviewer="slack:U2",
+        name=None,
+        judgment="no",
+        score=0.0,
+        options=["yes", "no"],
+        note=None,
+    )
     sink = make(InspectSinkSettings(), {})
     sent = sink.send([overall, correct])
     assert sent == _sent(overall, correct)
@@ -302,8 +364,10 @@ def test_labels_become_human_score_edits_in_a_copy_beside_the_log(log: Path) -> 
     assert grade.history[-1].provenance.author == "slack:U2"
     assert "human_overall" not in _sample(written, ODD).scores
     assert _sample(written, 1).scores["includes"].value == "C"  # the AI's scores stay
-    assert any(e.event == "score_edit" and e.score_name == "human_overall"
-               for e in _sample(written, 1).events)
+    assert any(
+        e.event == "score_edit" and e.score_name == "human_overall"
+        for e in _sample(written, 1).events
+    )
     metrics = {s.name: s.metrics for s in written.results.scores}
     assert metrics["human_overall"]["accuracy"].value == 0.75
     assert metrics["includes"]["accuracy"].value == pytest.approx(2 / 3)
@@ -334,8 +398,7 @@ def test_out_names_a_file_or_a_directory(log: Path, tmp_path: Path) -> None:
         make(nowhere, {}).send([label])
 
 
-def test_sending_again_changes_nothing_and_a_correction_updates_the_same_score(
-        log: Path) -> None:
+def test_sending_again_changes_nothing_and_a_correction_updates_the_same_score(log: Path) -> None:
     item = _items(log)["1"]
     sink = make(InspectSinkSettings(), {})
     first = _label(item)
@@ -370,15 +433,18 @@ def test_a_run_pulled_from_the_copy_writes_back_into_the_copy(log: Path) -> None
     assert sorted(p.name for p in log.parent.iterdir()) == sorted([log.name, copy.name])
     written = _read(copy)
     assert {"human_overall", "human_fluency"} <= set(_sample(written, 1).scores) | set(
-        _sample(written, "3").scores)
+        _sample(written, "3").scores
+    )
 
 
 def test_reviewers_share_a_dimensions_score(log: Path) -> None:
     items = _items(log)
     sink = make(InspectSinkSettings(), {})
     bob: dict[str, Any] = {"reviewer": "slack:B", "name": "Bob"}
-    ann, bobs = _label(items["1"]), _label(items["1"], judgment="poor", score=0.25,
-                                           note="too short", **bob)
+    ann, bobs = (
+        _label(items["1"]),
+        _label(items["1"], judgment="poor", score=0.25, note="too short", **bob),
+    )
     yes_no = ["yes", "no"]
     yes = _label(items["3"], "correct", judgment="yes", score=1.0, options=yes_no)
     no = _label(items["3"], "correct", judgment="no", score=0.0, options=yes_no, **bob)
@@ -403,8 +469,9 @@ def test_a_gold_label_has_its_own_score_and_names_rename(log: Path) -> None:
     assert "human_overall" not in scores
 
 
-def test_confirm_misses_a_label_edited_away_and_a_resend_restores_it(log: Path,
-                                                                     tmp_path: Path) -> None:
+def test_confirm_misses_a_label_edited_away_and_a_resend_restores_it(
+    log: Path, tmp_path: Path
+) -> None:
     from inspect_ai.log import edit_score, write_eval_log
     from inspect_ai.scorer import ScoreEdit
 
@@ -445,14 +512,16 @@ def test_a_log_corrupted_after_the_pull_is_an_error_and_is_left_alone(log: Path)
     assert [p.name for p in log.parent.iterdir()] == [log.name]
 
 
-def test_labels_that_cannot_go_to_the_log_are_refused(log: Path, logs: dict[str, Path],
-                                                      tmp_path: Path) -> None:
+def test_labels_that_cannot_go_to_the_log_are_refused(
+    log: Path, logs: dict[str, Path], tmp_path: Path
+) -> None:
     item = _items(log)["1"]
     sink = make(InspectSinkSettings(), {})
     where = item.features["origin"]
     nowhere = {**where["extra"], "sample_id": "404", "sample_uuid": "nope"}
-    lost = _label(item).model_copy(update={"origin": Origin(**{**where, "id": "404",
-                                                                "extra": nowhere})})
+    lost = _label(item).model_copy(
+        update={"origin": Origin(**{**where, "id": "404", "extra": nowhere})}
+    )
     with pytest.raises(ConnectorError, match="'404'.*not in the log"):
         sink.send([lost])
     foreign = Origin(tool="langfuse", kind="trace", id="t1")
@@ -468,8 +537,9 @@ def test_labels_that_cannot_go_to_the_log_are_refused(log: Path, logs: dict[str,
     assert _read(tmp_path / "one.eval").eval.task == "tiny_qa"
 
 
-def test_another_eval_in_the_output_file_is_not_overwritten(log: Path,
-                                                            logs: dict[str, Path]) -> None:
+def test_another_eval_in_the_output_file_is_not_overwritten(
+    log: Path, logs: dict[str, Path]
+) -> None:
     shutil.copy2(logs["epochs"], _output(log))  # a different eval under the output's name
     before = _digest(_output(log))
     with pytest.raises(ConnectorError, match="another eval"):
@@ -490,8 +560,17 @@ def test_hostile_labels_round_trip(log: Path) -> None:
     item = _items(log)[ODD]
     note = "\u202e évil \x00 " + "🚀" * 50_000
     dimension = 'tone/≠ "quoted"'
-    label = _label(item, dimension, reviewer="slack:U\u200b1", name="Zoë <script>", note=note,
-                   judgment="weird ✓", score=None, options=[], correction="x" * 10_000)
+    label = _label(
+        item,
+        dimension,
+        reviewer="slack:U\u200b1",
+        name="Zoë <script>",
+        note=note,
+        judgment="weird ✓",
+        score=None,
+        options=[],
+        correction="x" * 10_000,
+    )
     sink = make(InspectSinkSettings(), {})
     assert sink.confirm(sink.send([label])) == [label.remote_id]
     score = _sample(_read(_output(log)), ODD).scores[f"human_{dimension}"]
@@ -524,7 +603,12 @@ def test_a_pulled_run_pushes_through_the_outbox(log: Path, store: Any, config: A
 def test_the_written_log_opens_in_inspect_ai_tools(log: Path) -> None:
     make(InspectSinkSettings(), {}).send([_label(_items(log)["1"])])
     inspect = str(Path(sys.executable).parent / "inspect")
-    done = subprocess.run([inspect, "log", "dump", str(_output(log))], capture_output=True,
-                          text=True, timeout=120, env={**os.environ, "NO_COLOR": "1"})
+    done = subprocess.run(
+        [inspect, "log", "dump", str(_output(log))],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
     assert done.returncode == 0, done.stderr
     assert '"human_overall"' in done.stdout

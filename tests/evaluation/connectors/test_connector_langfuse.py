@@ -973,182 +973,199 @@ def test_the_reads_send_exactly_what_the_sdk_sent(lf):
 
 SDK_REQUESTS = [
     (
-        'GET /api/public/annotation-queues/q1',
+        "GET /api/public/annotation-queues/q1",
+        {},
+    ),
+    (
+        "GET /api/public/annotation-queues/q1/items",
         {
+            "status": "PENDING",
+            "page": "1",
+            "limit": "100",
         },
     ),
     (
-        'GET /api/public/annotation-queues/q1/items',
+        "GET /api/public/v2/observations",
         {
-            'status': 'PENDING',
-            'page': '1',
-            'limit': '100',
-        },
-    ),
-    (
-        'GET /api/public/v2/observations',
-        {
-            'fields': 'core,basic,io,trace_context',
-            'limit': '1',
-            'filter': json.dumps(
+            "fields": "core,basic,io,trace_context",
+            "limit": "1",
+            "filter": json.dumps(
                 [
-                    {'type': 'string', 'column': 'id', 'operator': '=', 'value': 't1-ret'},
+                    {"type": "string", "column": "id", "operator": "=", "value": "t1-ret"},
                 ]
             ),
         },
     ),
     (
-        'GET /api/public/v2/observations',
+        "GET /api/public/v2/observations",
         {
-            'fields': 'core,basic,io,trace_context',
-            'limit': '1000',
-            'traceId': 't1',
+            "fields": "core,basic,io,trace_context",
+            "limit": "1000",
+            "traceId": "t1",
         },
     ),
     (
-        'GET /api/public/v2/observations',
+        "GET /api/public/v2/observations",
         {
-            'fields': 'core,basic,io,trace_context',
-            'limit': '1000',
-            'traceId': 't0',
+            "fields": "core,basic,io,trace_context",
+            "limit": "1000",
+            "traceId": "t0",
         },
     ),
     (
-        'GET /api/public/v3/scores',
+        "GET /api/public/v3/scores",
         {
-            'limit': '100',
-            'fields': 'details,subject',
-            'traceId': 't1,t0',
+            "limit": "100",
+            "fields": "details,subject",
+            "traceId": "t1,t0",
         },
     ),
     (
-        'GET /api/public/v2/observations',
+        "GET /api/public/v2/observations",
         {
-            'fields': 'core,basic,io,trace_context',
-            'limit': '1000',
-            'fromStartTime': '2026-03-10T12:00:00Z',
-            'toStartTime': '2026-03-11T12:00:00Z',
-            'filter': json.dumps(
+            "fields": "core,basic,io,trace_context",
+            "limit": "1000",
+            "fromStartTime": "2026-03-10T12:00:00Z",
+            "toStartTime": "2026-03-11T12:00:00Z",
+            "filter": json.dumps(
                 [
-                    {'type': 'boolean', 'column': 'isRootObservation', 'operator': '=', 'value': True},
-                    {'type': 'string', 'column': 'traceName', 'operator': '=', 'value': 'qa'},
-                    {'type': 'arrayOptions', 'column': 'tags', 'operator': 'all of', 'value': ['prod']},
-                    {'type': 'datetime', 'column': 'startTime', 'operator': '>=', 'value': '2026-03-10T12:00:00+00:00'},
-                    {'type': 'datetime', 'column': 'startTime', 'operator': '<', 'value': '2026-03-11T12:00:00+00:00'},
+                    {
+                        "type": "boolean",
+                        "column": "isRootObservation",
+                        "operator": "=",
+                        "value": True,
+                    },
+                    {"type": "string", "column": "traceName", "operator": "=", "value": "qa"},
+                    {
+                        "type": "arrayOptions",
+                        "column": "tags",
+                        "operator": "all of",
+                        "value": ["prod"],
+                    },
+                    {
+                        "type": "datetime",
+                        "column": "startTime",
+                        "operator": ">=",
+                        "value": "2026-03-10T12:00:00+00:00",
+                    },
+                    {
+                        "type": "datetime",
+                        "column": "startTime",
+                        "operator": "<",
+                        "value": "2026-03-11T12:00:00+00:00",
+                    },
                 ]
             ),
         },
     ),
     (
-        'GET /api/public/v2/observations',
+        "GET /api/public/v2/observations",
         {
-            'fields': 'core,basic,io,trace_context',
-            'limit': '1000',
-            'traceId': 't2',
+            "fields": "core,basic,io,trace_context",
+            "limit": "1000",
+            "traceId": "t2",
         },
     ),
     (
-        'GET /api/public/v2/observations',
+        "GET /api/public/v2/observations",
         {
-            'fields': 'core,basic,io,trace_context',
-            'limit': '1000',
-            'traceId': 't1',
+            "fields": "core,basic,io,trace_context",
+            "limit": "1000",
+            "traceId": "t1",
         },
     ),
     (
-        'GET /api/public/v2/observations',
+        "GET /api/public/v2/observations",
         {
-            'fields': 'core,basic,io,trace_context',
-            'limit': '1000',
-            'traceId': 't0',
+            "fields": "core,basic,io,trace_context",
+            "limit": "1000",
+            "traceId": "t0",
         },
     ),
     (
-        'GET /api/public/v3/scores',
+        "GET /api/public/v3/scores",
         {
-            'limit': '100',
-            'fields': 'details,subject',
-            'traceId': 't2,t1,t0',
+            "limit": "100",
+            "fields": "details,subject",
+            "traceId": "t2,t1,t0",
         },
     ),
     (
-        'GET /api/public/v3/scores',
+        "GET /api/public/v3/scores",
         {
-            'limit': '100',
-            'fields': 'subject',
-            'name': 'helpfulness',
-            'fromTimestamp': '2026-03-09T12:00:00Z',
+            "limit": "100",
+            "fields": "subject",
+            "name": "helpfulness",
+            "fromTimestamp": "2026-03-09T12:00:00Z",
         },
     ),
     (
-        'GET /api/public/v2/observations',
+        "GET /api/public/v2/observations",
         {
-            'fields': 'core,basic,io,trace_context',
-            'limit': '1000',
-            'traceId': 't1',
+            "fields": "core,basic,io,trace_context",
+            "limit": "1000",
+            "traceId": "t1",
         },
     ),
     (
-        'GET /api/public/v2/observations',
+        "GET /api/public/v2/observations",
         {
-            'fields': 'core,basic,io,trace_context',
-            'limit': '1000',
-            'traceId': 't0',
+            "fields": "core,basic,io,trace_context",
+            "limit": "1000",
+            "traceId": "t0",
         },
     ),
     (
-        'GET /api/public/v3/scores',
+        "GET /api/public/v3/scores",
         {
-            'limit': '100',
-            'fields': 'details,subject',
-            'traceId': 't1,t0',
+            "limit": "100",
+            "fields": "details,subject",
+            "traceId": "t1,t0",
         },
     ),
     (
-        'GET /api/public/score-configs',
+        "GET /api/public/score-configs",
         {
-            'page': '1',
-            'limit': '100',
+            "page": "1",
+            "limit": "100",
         },
     ),
     (
-        'GET /api/public/v3/scores',
+        "GET /api/public/v3/scores",
         {
-            'limit': '100',
-            'id': '52c753b0-a4b6-5559-9f2d-3e8aeeab1000',
+            "limit": "100",
+            "id": "52c753b0-a4b6-5559-9f2d-3e8aeeab1000",
         },
     ),
     (
-        'POST /api/public/scores',
+        "POST /api/public/scores",
+        {},
+    ),
+    (
+        "GET /api/public/v3/scores",
         {
+            "limit": "100",
+            "fields": "details",
+            "id": "52c753b0-a4b6-5559-9f2d-3e8aeeab1000",
         },
     ),
     (
-        'GET /api/public/v3/scores',
+        "GET /api/public/v3/scores",
         {
-            'limit': '100',
-            'fields': 'details',
-            'id': '52c753b0-a4b6-5559-9f2d-3e8aeeab1000',
+            "limit": "100",
+            "id": "52c753b0-a4b6-5559-9f2d-3e8aeeab1000",
         },
     ),
     (
-        'GET /api/public/v3/scores',
-        {
-            'limit': '100',
-            'id': '52c753b0-a4b6-5559-9f2d-3e8aeeab1000',
-        },
+        "POST /api/public/scores",
+        {},
     ),
     (
-        'POST /api/public/scores',
+        "GET /api/public/v3/scores",
         {
-        },
-    ),
-    (
-        'GET /api/public/v3/scores',
-        {
-            'limit': '100',
-            'fields': 'details',
-            'id': '52c753b0-a4b6-5559-9f2d-3e8aeeab1000',
+            "limit": "100",
+            "fields": "details",
+            "id": "52c753b0-a4b6-5559-9f2d-3e8aeeab1000",
         },
     ),
 ]
@@ -1383,12 +1400,16 @@ def test_a_langfuse_that_takes_one_score_a_request_gets_each_score_alone():
         rag_trace(server, "t1")
         rag_trace(server, "t2")
         sink = sink_for(server)
-        first = sink.send([label(trace_origin("t1")), label(trace_origin("t2"), judgment="bad", score=0.0)])
+        first = sink.send(
+            [label(trace_origin("t1")), label(trace_origin("t2"), judgment="bad", score=0.0)]
+        )
         second = sink.send([label(trace_origin("t1"), version="v2")])
         assert len(first) == 2 and len(second) == 1
         assert sorted(str(s["value"]) for s in server.scores()) == ["0.0", "1.0"]
         posts = server.requests("POST /api/public/scores")
-        bodies = [json.loads(c.params["body"]) if isinstance(c.params["body"], str) else c.params["body"]
-                  for c in posts]
+        bodies = [
+            json.loads(c.params["body"]) if isinstance(c.params["body"], str) else c.params["body"]
+            for c in posts
+        ]
         assert [type(b).__name__ for b in bodies] == ["list", "dict", "dict", "dict"]
         assert len(sink.confirm(first[1:] + second)) == 2  # t1 is at v2 now
