@@ -1,5 +1,5 @@
-"""hilbot's analysis: figures over the store — validation, agreement, calibration, correlation, patterns,
-synthesis and the review digest.
+"""hilbot's analysis: figures over the store — validation, agreement, calibration, correlation,
+patterns, synthesis and the review digest.
 
 Each ``hilbot analyze`` command is an :class:`Analysis` registered with :func:`analysis` (see
 :mod:`analysis.registry`, which shows a plugin's). Depends on ``evaluation`` only. Public names are

@@ -1,4 +1,5 @@
-"""The fold of a scan into the ratings, skips, concerns and notes frames, as ``evaluation.reviews.Ledger`` folds.
+"""The fold of a scan into the ratings, skips, concerns and notes frames, as
+``evaluation.reviews.Ledger`` folds.
 
 Vectorised over a :class:`analysis._scan.Scan`: redeliveries (a repeated idempotency key) are
 dropped, then the latest rating or skip per (run_id, item_id, dimension, reviewer) counts, and
@@ -61,7 +62,8 @@ def fold(scan: Scan, items: pd.DataFrame, runs: list[str] | None = None) -> dict
 def _ratings(
     scan: Scan, items: pd.DataFrame, key: np.ndarray, rating_pos: np.ndarray, note_pos: np.ndarray
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The ratings and concerns frames of the current ratings (``note_pos``: the latest note of each key)."""
+    """The ratings and concerns frames of the current ratings (``note_pos``: the latest note of each
+    key)."""
     events = scan.events
     note = _rating_notes(events, key, rating_pos, note_pos)
     keys = {name: strings(events[name], rating_pos) for name in KEY}
@@ -127,7 +129,8 @@ def _source_types(
 
 
 def _concerns(scan: Scan, rating_pos: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(row, tag) pairs of the ratings at ``rating_pos``, each tag of a rating once; and the tags per rating."""
+    """(row, tag) pairs of the ratings at ``rating_pos``, each tag of a rating once; and the tags
+    per rating."""
     rows, tags = scan.row_tags(rating_pos)
     counts = np.zeros(len(rating_pos), dtype=np.int64)
     if len(tags):

@@ -1,4 +1,5 @@
-"""The record plans: which ``rating``, ``skip``, ``note`` and ``delivery`` records the fast reader accepts itself.
+"""The record plans: which ``rating``, ``skip``, ``note`` and ``delivery`` records the fast reader
+accepts itself.
 
 A plan checks a record type column-wise (a block's records at once) and accepts only plainly
 valid values: exact JSON types, no unknown keys, strict ISO-8601 timestamps, scores in 0–1, known
@@ -65,7 +66,8 @@ LABEL_KINDS = {
 """The keys of ``Labels``, with what each accepts besides null."""
 INTERNED = CATEGORICAL + ("tag",)
 _CHECKED = frozenset({"type", "reviewer", "timestamp"})
-"""Fields every plan checks outside its tuples: ``type`` picks the plan, the other two have their own checks."""
+"""Fields every plan checks outside its tuples: ``type`` picks the plan, the other two have their
+own checks."""
 _RATING_CHECKED = frozenset({"score", "concerns", "metadata", "labels"})
 """Fields a rating plan checks in :func:`_check_rating`."""
 
@@ -218,7 +220,8 @@ class Interner:
         return found
 
     def codes(self, name: str, col: Any, default: str | None) -> tuple[list[int], list[int]]:
-        """Codes of a column of strings; absent values take ``default`` (or are bad when it is None).
+        """Codes of a column of strings; absent values take ``default`` (or are bad when it is
+        None).
 
         Returns (codes, positions whose value is not a string).
         """
@@ -296,7 +299,8 @@ def check_rows(rows: list[dict], plan: Plan, acc: Acc) -> set[int]:
 
 
 def _columns(rows: list[dict], plan: Plan) -> dict[str, Any]:
-    """The plan's fields of ``rows`` as columns: ``MISSING`` where a core field is absent, None for an optional one."""
+    """The plan's fields of ``rows`` as columns: ``MISSING`` where a core field is absent, None for
+    an optional one."""
     cols: dict[str, Any]
     try:
         values = list(zip(*map(plan.getter, rows)))
@@ -310,7 +314,8 @@ def _columns(rows: list[dict], plan: Plan) -> dict[str, Any]:
 
 
 def _check_fields(cols: dict[str, Any], plan: Plan, acc: Acc, bad: set[int]) -> None:
-    """The plan's interned, checked-only and kept fields, and the timestamps' type (their shape is checked per block)."""
+    """The plan's interned, checked-only and kept fields, and the timestamps' type (their shape is
+    checked per block)."""
     out = acc.cols
     for name, default in plan.cats:
         codes, wrong = acc.interner.codes(name, cols[name], default)
@@ -384,7 +389,8 @@ _BAD = -2
 
 
 def _nested(col: list, convert: Any) -> tuple[list, list[int]]:
-    """``convert(dict)`` per dict of ``col``, computed once per distinct dict; and the bad positions.
+    """``convert(dict)`` per dict of ``col``, computed once per distinct dict; and the bad
+    positions.
 
     ``convert`` returns ``_BAD`` for a dict the fast checks do not accept; a value that is not
     a dict is bad too (an absent one, ``MISSING``, is converted as ``{}``).
@@ -504,7 +510,7 @@ def _labels_ok(labels: dict) -> bool:
     return True
 
 
-# --------------------------------------------------------------------------- a block's accepted records
+# ----------------------------------------------------------------------- a block's accepted records
 
 
 def finish(
@@ -595,7 +601,8 @@ _SEPARATORS = [4, 7, 13, 16]
 _SEPARATOR_CHARS = np.array([45, 45, 58, 58], dtype=np.uint8)
 _NS_YEARS = (1678, 2261)
 _RANGE_NS = (pd.Timestamp(EARLIEST).value, pd.Timestamp(LATEST).value)
-"""The times a record may carry (:data:`evaluation.records.EARLIEST` … ``LATEST``) in ns since the epoch."""
+"""The times a record may carry (:data:`evaluation.records.EARLIEST` … ``LATEST``) in ns since the
+epoch."""
 
 
 def _times(col: list, lenient: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -604,7 +611,8 @@ def _times(col: list, lenient: bool) -> tuple[np.ndarray, np.ndarray]:
     Accepted without the model: ``YYYY-MM-DD[T ]HH:MM:SS[.f{1,6}][Z|±HH:MM]`` that pandas parses,
     at a time the records allow (years 1970–2200 UTC; no zone is UTC); pandas alone is laxer than
     pydantic (``+05``, ``Z ``, a bare ``.``), hence the shape check. Other strings go to the model,
-    which may accept them (``lenient``: parse whatever pandas can, NaT otherwise). Absent is NaT, not bad.
+    which may accept them (``lenient``: parse whatever pandas can, NaT otherwise). Absent is NaT,
+    not bad.
     """
     n = len(col)
     all_str = set(map(type, col)) <= STR
@@ -630,7 +638,8 @@ def _times(col: list, lenient: bool) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _iso_shaped(strs: list[str], lengths: np.ndarray) -> np.ndarray:
-    """Which strings have the strict ISO-8601 shape :func:`_times` accepts (years pandas holds in ns)."""
+    """Which strings have the strict ISO-8601 shape :func:`_times` accepts (years pandas holds in
+    ns)."""
     n = len(strs)
     shaped = (lengths >= 19) & (lengths <= 32)
     if not shaped.any():

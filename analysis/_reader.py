@@ -1,4 +1,5 @@
-"""The fast reader of ``ratings.jsonl``: lines parsed with orjson and checked by the record plans, a block at a time.
+"""The fast reader of ``ratings.jsonl``: lines parsed with orjson and checked by the record plans, a
+block at a time.
 
 A line the plans (:mod:`analysis._plans`) do not accept goes to the pydantic models, which
 decide and say why (the same :class:`LogIssue` ``read_log`` gives). Big logs are split at line
@@ -58,7 +59,8 @@ def scan_log(path: str | Path, *, jobs: int | None = None) -> Scan:
 
 
 def start_scan(path: str | Path, jobs: int | None = None) -> Callable[[], Scan]:
-    """Start reading ``path``; returns a function that finishes the read and gives the :class:`Scan`.
+    """Start reading ``path``; returns a function that finishes the read and gives the
+    :class:`Scan`.
 
     With several jobs, forked workers read the later ranges of the log at once, and this process
     reads the first (a little shorter: the caller may load the runs in between). ``jobs`` as for
@@ -246,7 +248,8 @@ def _no_gc() -> Iterator[None]:
 def _scan_block(
     lines: list[bytes], first: int, path: Path, *, torn_last: bool, scan: Scan, interner: Interner
 ) -> list[dict[str, Any]]:
-    """Parse and check one block of lines; valid human events as column pieces, the rest into ``scan``."""
+    """Parse and check one block of lines; valid human events as column pieces, the rest into
+    ``scan``."""
     accs, suspect = _check_block(lines, first, scan, interner)
     pieces: list[dict[str, Any]] = []
     for type_name, acc in accs.items():
@@ -377,7 +380,8 @@ _TYPE = itemgetter("type")
 
 
 def _by_type(objs: list[dict], start: int) -> list[tuple[str | None, Any, list[dict]]]:
-    """Split records by their ``type``: (the type, None when it is not a string; block positions; records)."""
+    """Split records by their ``type``: (the type, None when it is not a string; block positions;
+    records)."""
     try:
         types = list(map(_TYPE, objs))
     except KeyError:

@@ -2,8 +2,8 @@
 
 A log of a million ratings holds few ``triage_decision`` or ``adjudication`` records; finding their
 lines by their bytes and parsing only those (orjson, then :func:`evaluation.records.parse_record`)
-reads them in a fraction of a second. A bad candidate line goes to ``issues`` as ``file:line: reason``;
-a missing log reads as empty.
+reads them in a fraction of a second. A bad candidate line goes to ``issues`` as ``file:line:
+reason``; a missing log reads as empty.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ _BLOCK = 16 << 20
 def read_typed(
     path: str | Path, record_type: str, issues: list[LogIssue] | None = None
 ) -> list[tuple[int, Any]]:
-    """Every ``record_type`` record of the log at ``path`` with its 1-based line number, in log order."""
+    """Every ``record_type`` record of the log at ``path`` with its 1-based line number, in log
+    order."""
     from evaluation.log import open_for_reading
 
     path = Path(path)

@@ -1,4 +1,5 @@
-"""What reading ``ratings.jsonl`` gives: the valid human events as columns, and what was wrong with the rest.
+"""What reading ``ratings.jsonl`` gives: the valid human events as columns, and what was wrong with
+the rest.
 
 :class:`Scan` is the fast reader's result (:mod:`analysis._reader`). Other modules read its events
 through a few methods (:meth:`Scan.counted`, :meth:`Scan.column`, :meth:`Scan.codes`,
@@ -65,7 +66,8 @@ CATEGORICAL = (
     "source_type",
     "session_date",
 )
-"""Columns held as categoricals (the key and the other low-cardinality strings); the rest are object arrays."""
+"""Columns held as categoricals (the key and the other low-cardinality strings); the rest are object
+arrays."""
 
 
 @dataclass
@@ -73,10 +75,11 @@ class Scan:
     """Every valid human event of a log, plus what was wrong with the other lines."""
 
     events: "Events"
-    """Columns (arrays of equal length) of the valid rating/skip/note records, in blocks of log order (``line`` orders them):
-    ``line kind run_id item_id dimension reviewer channel idempotency_key idem_hash`` (its
-    ``hash()``) ``ts`` (int64 ns, NaT as int64 min) ``judgment score n_tags tag_start note
-    source_type session_date skip_reason text``; key and low-cardinality columns are categorical."""
+    """Columns (arrays of equal length) of the valid rating/skip/note records, in blocks of log
+    order (``line`` orders them): ``line kind run_id item_id dimension reviewer channel
+    idempotency_key idem_hash`` (its ``hash()``) ``ts`` (int64 ns, NaT as int64 min) ``judgment
+    score n_tags tag_start note source_type session_date skip_reason text``; key and low-cardinality
+    columns are categorical."""
     issues: list[LogIssue] = field(default_factory=list)
     """Bad lines, as ``read_log`` reports them."""
     raw: list[tuple[int, str, str]] = field(default_factory=list)
@@ -96,7 +99,8 @@ class Scan:
     0 for a log hilbot wrote; each lax, unknown or bad line counts one."""
 
     def counted(self) -> np.ndarray:
-        """Positions of the events that count, in log order: the first event of each idempotency key.
+        """Positions of the events that count, in log order: the first event of each idempotency
+        key.
 
         An event whose key an earlier line carries is a redelivery: it is left out (their number
         is the number of events less ``len(counted())``).
@@ -113,8 +117,8 @@ class Scan:
         return values
 
     def codes(self, columns: Sequence[str] = KEY) -> np.ndarray:
-        """One int64 per event, equal where two events agree on every one of ``columns`` (categorical
-        columns; by default the fold key, ``run_id item_id dimension reviewer``)."""
+        """One int64 per event, equal where two events agree on every one of ``columns``
+        (categorical columns; by default the fold key, ``run_id item_id dimension reviewer``)."""
         return _key_codes(self.events, columns)
 
     def row_tags(self, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -152,7 +156,8 @@ def _duplicated_keys(events: "Events", order: np.ndarray) -> np.ndarray:
 
 
 def _key_codes(events: "Events", columns: Sequence[str] = KEY) -> np.ndarray:
-    """One int64 per (run_id, item_id, dimension, reviewer) (or ``columns``): equal iff the keys are equal."""
+    """One int64 per (run_id, item_id, dimension, reviewer) (or ``columns``): equal iff the keys are
+    equal."""
     code = np.zeros(len(events["line"]), dtype=np.int64)
     bound = 1
     for name in columns:

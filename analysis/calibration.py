@@ -2,22 +2,25 @@
 
 Everything returns values; nothing prints. Conventions:
 
-* **Unit.** One (run, item, dimension) with at least one current rating and an AI score. The human score is
-  the mean of that item's current ratings on the dimension; the AI score follows ``evaluation.runs.ai_score``:
-  the column ``ai_<dimension>`` (or with ``-`` → ``_``) when present and not NaN, else ``ai_overall``;
-  ``metric`` names the score used (``overall``, ``relevance``, …). Rated items the AI did not score (or that
-  are missing from ``items``) are left out and counted in :attr:`CalibrationReport.unscored`.
-* **Spearman ρ** (scipy, average ranks for ties; p-value from the t approximation with n − 2 df), with a 95%
-  CI from Fisher's z = atanh ρ and the **Bonett–Wright** standard error √((1 + ρ²/2)/(n − 3)) (Bonett & Wright
-  2000, *Psychometrika* 65:23–28), back-transformed with tanh. **Kendall τ-b** (scipy; exact p for small n
-  without ties, else the normal approximation). Both are Undefined when n < 4 or when either side is constant;
+* **Unit.** One (run, item, dimension) with at least one current rating and an AI score. The human
+  score is the mean of that item's current ratings on the dimension; the AI score follows
+  ``evaluation.runs.ai_score``: the column ``ai_<dimension>`` (or with ``-`` → ``_``) when present
+  and not NaN, else ``ai_overall``; ``metric`` names the score used (``overall``, ``relevance``, …).
+  Rated items the AI did not score (or that are missing from ``items``) are left out and counted in
+  :attr:`CalibrationReport.unscored`.
+* **Spearman ρ** (scipy, average ranks for ties; p-value from the t approximation with n − 2 df),
+  with a 95%
+  CI from Fisher's z = atanh ρ and the **Bonett–Wright** standard error √((1 + ρ²/2)/(n − 3))
+  (Bonett & Wright 2000, *Psychometrika* 65:23–28), back-transformed with tanh. **Kendall
+  τ-b** (scipy; exact p for small n without ties, else the normal approximation). Both are Undefined
+  when n < 4 or when either side is constant;
   the CI also when |ρ| = 1 (z is infinite): :mod:`analysis.stats.correlation`.
-* **Categories.** Both scores go to the option of the dimension's scale whose score is nearest (boundaries at
-  the midpoints between adjacent option scores; a score exactly on a midpoint goes to the *higher* option,
-  i.e. round half up; scores are rounded to 9 decimals first, against float noise). Cohen's κ (unweighted) and
-  the quadratic-weighted κ come from the confusion matrix, whose rows are the AI's category and columns the
-  humans', labels in ascending score order. A group whose dimensions use different scales has no category
-  agreement (Undefined).
+* **Categories.** Both scores go to the option of the dimension's scale whose score is nearest
+  (boundaries at the midpoints between adjacent option scores; a score exactly on a midpoint goes to
+  the *higher* option, i.e. round half up; scores are rounded to 9 decimals first, against float
+  noise). Cohen's κ (unweighted) and the quadratic-weighted κ come from the confusion matrix, whose
+  rows are the AI's category and columns the humans', labels in ascending score order. A group whose
+  dimensions use different scales has no category agreement (Undefined).
 * **A dimension the configuration lacks** is described from the log itself, as every analysis does
   (:func:`analysis.vocabulary.dimension_categories`): its categories are the judgments rated on it
   in the selected ratings, by mean score (ascending, ties by judgment; a judgment without a score is
@@ -26,13 +29,15 @@ Everything returns values; nothing prints. Conventions:
   means. A group holding several such dimensions, or one with a configured one, has no category
   agreement. A ``dimension`` asked for that neither the configuration defines nor any selected
   rating carries is a :class:`AnalysisError` with the fix.
-* **PASS/FAIL.** The AI passes when its score ≥ ``judge.pass_mark`` (0.6); the humans pass when their category
-  counts as a success (the option's ``success``, else option score ≥ 0.5); on a dimension the configuration
-  lacks, when their mean score ≥ 0.5.
-* **Δ** = mean over items of (human − AI), the sign of ``evaluation.reviews.summarize``: negative means humans
-  score lower than the AI. With one rating per item it equals summarize's ``aiVsHumanDelta``.
-* **Disagreements**: the ``top`` items with the largest |human − AI| (ties by run id, item id), with the
-  reviewers' notes (``ratings.note`` plus any ``notes`` text on the same current ratings) and the query.
+* **PASS/FAIL.** The AI passes when its score ≥ ``judge.pass_mark`` (0.6); the humans pass when
+  their category counts as a success (the option's ``success``, else option score ≥ 0.5); on a
+  dimension the configuration lacks, when their mean score ≥ 0.5.
+* **Δ** = mean over items of (human − AI), the sign of ``evaluation.reviews.summarize``: negative
+  means humans score lower than the AI. With one rating per item it equals summarize's
+  ``aiVsHumanDelta``.
+* **Disagreements**: the ``top`` items with the largest |human − AI| (ties by run id, item id), with
+  the reviewers' notes (``ratings.note`` plus any ``notes`` text on the same current ratings) and
+  the query.
 
 The rank correlations and intervals are :mod:`analysis.stats`; the categories of a dimension, the
 selection of ratings and the report base type are :mod:`analysis.vocabulary`.
@@ -125,7 +130,8 @@ def confusion_kappa(
 
 
 def ai_scores(table: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
-    """Per row of ``table`` (items joined with a ``dimension`` column): the AI score and the score's name."""
+    """Per row of ``table`` (items joined with a ``dimension`` column): the AI score and the score's
+    name."""
     score = pd.Series(np.nan, index=table.index, dtype=float)
     metric = pd.Series(None, index=table.index, dtype=object)
     for dimension in table["dimension"].unique():
@@ -151,7 +157,8 @@ def _notes_by_item(rated: pd.DataFrame, notes: pd.DataFrame | None) -> pd.Series
 def item_table(
     ratings: pd.DataFrame, items: pd.DataFrame, notes: pd.DataFrame | None = None
 ) -> pd.DataFrame:
-    """One row per rated (run, item, dimension): human mean, ratings, judgments, notes, item columns, AI score."""
+    """One row per rated (run, item, dimension): human mean, ratings, judgments, notes, item
+    columns, AI score."""
     rated = ratings.groupby(KEY3, sort=True).agg(
         human_score=("score", "mean"), n_ratings=("score", "size"), judgments=("judgment", tuple)
     )
@@ -242,7 +249,8 @@ class CalibrationGroup(Report):
     """mean(human − AI) over items."""
     disagreements: tuple[Disagreement, ...]
     notes: tuple[str, ...] = ()
-    """Anything unusual: a dimension the configuration lacks (categories from the log, with their mean scores)."""
+    """Anything unusual: a dimension the configuration lacks (categories from the log, with their
+    mean scores)."""
 
 
 @dataclass(frozen=True)
@@ -364,12 +372,14 @@ def calibration(
     top: int = TOP,
     pass_mark: float | None = None,
 ) -> CalibrationReport:
-    """Calibrate the AI judge against human ratings, per group of ``by`` columns (see the module docstring).
+    """Calibrate the AI judge against human ratings, per group of ``by`` columns (see the module
+    docstring).
 
     ``data`` is a ``Frames`` (``ratings``, ``items`` and optionally ``notes`` are read) or a tuple
-    ``(ratings, items)`` / ``(ratings, items, notes)``. Any log works: a dimension the configuration lacks is
-    described from its selected ratings (judgments by mean score) and noted; a ``dimension`` neither configured
-    nor rated in the selected run(s) is a :class:`AnalysisError` with the fix.
+    ``(ratings, items)`` / ``(ratings, items, notes)``. Any log works: a dimension the configuration
+    lacks is described from its selected ratings (judgments by mean score) and noted; a
+    ``dimension`` neither configured nor rated in the selected run(s) is a :class:`AnalysisError`
+    with the fix.
     """
     by = tuple(by)
     _check_by(by)
@@ -397,7 +407,7 @@ def calibration(
     return CalibrationReport(by, pass_mark, tuple(groups), int(table["ai_score"].isna().sum()))
 
 
-# ---------------------------------------------------------------------------------------------- the command
+# -------------------------------------------------------------------------------------- the command
 
 
 def _markdown(report: CalibrationReport) -> list[str]:
@@ -407,7 +417,8 @@ def _markdown(report: CalibrationReport) -> list[str]:
     lines = [
         f"# Calibration: AI judge vs humans (by {', '.join(report.by)})",
         "",
-        f"Items rated but not scored by the AI: {report.unscored}. PASS at AI score ≥ {report.pass_mark}.",
+        f"Items rated but not scored by the AI: {report.unscored}. PASS at AI score ≥ "
+        f"{report.pass_mark}.",
         "",
     ]
     rows = [

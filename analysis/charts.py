@@ -32,7 +32,8 @@ def to_png(figure: Any) -> bytes:
 
 
 def text(value: Any) -> str:
-    """Text from the logs as a chart draws it: control characters visible, ``$`` literal (never mathtext)."""
+    """Text from the logs as a chart draws it: control characters visible, ``$`` literal (never
+    mathtext)."""
     from evaluation.text import visible
 
     return visible(str(value), newlines=False).replace("$", r"\$")
@@ -86,7 +87,8 @@ def interval_bars(
     ylabel: str,
     lines: Sequence[tuple[float, str]] = (),
 ) -> bytes:
-    """Bars with 95% CI whiskers (agreement per dimension, success rate per bucket); ``lines``: reference levels."""
+    """Bars with 95% CI whiskers (agreement per dimension, success rate per bucket); ``lines``:
+    reference levels."""
     figure = new_figure(max(4.0, 1.0 + 0.9 * len(labels)), 4.0)
     axes = figure.add_subplot()
     heights = [v if v is not None else 0.0 for v in values]
@@ -119,10 +121,11 @@ __all__ = [
 
 
 def judgment_distribution(ratings: Any, config: Any) -> bytes:
-    """:func:`rating_distribution` of a ratings frame per run and dimension, judgments in scale order.
+    """:func:`rating_distribution` of a ratings frame per run and dimension, judgments in scale
+    order.
 
-    Judgments of the configured scales come first, lowest score first; judgments off every configured
-    scale are drawn after them, in name order.
+    Judgments of the configured scales come first, lowest score first; judgments off every
+    configured scale are drawn after them, in name order.
     """
     counts = {
         f"{run} · {dim}": dict(group["judgment"].value_counts())

@@ -1,43 +1,48 @@
 """Ratings against an item feature, and whether success follows the expected trend.
 
-Does a feature (e.g. ``leap_distance``) calibrate to human ratings? Everything returns values. Conventions:
+Does a feature (e.g. ``leap_distance``) calibrate to human ratings? Everything returns values.
+Conventions:
 
-* **Feature values** (:func:`coerce_feature`). A value is *missing* when it is None, NaN or blank text; a
-  *number* when it is an int or float (not a bool) or text that is a plain decimal number (``"3"``,
-  ``" 2.5 "``, ``"1e3"``: surrounding spaces allowed, no ``_``, ``inf`` or ``nan``); anything else is a *label*
-  (its text, stripped; booleans are ``true``/``false``; ±inf is the label ``inf``/``-inf``). So ``3``,
-  ``3.0`` and ``"3"`` are the same value, whichever run wrote which. The feature is then
-  **numeric** when every present value is a number, or **ordinal** (an ordered category) when its values are
-  labels of an *order*: the ``order`` given (``--order none,small,medium,large,max``, lowest first; labels
-  compared case-insensitively, numbers by value, so an order may also list numbers), else the first built-in
-  order of :data:`ORDERS` that holds every label. An ordinal value is its 0-based position in the order.
-  Anything else — text that is no number and no label of an order, numbers mixed with labels, or a value
-  missing from the given order — is a :class:`FeatureError` naming the feature and one such value.
-* **Ordinal features** get one bucket per category present (``bucketing = "categories"``, labelled by the
-  order's labels, empty categories not shown); ``buckets`` does not apply to them.
-* **Dimensions.** ``dimension=None`` pools every selected dimension (``dimensions`` lists them; success is
-  comparable across scales, scores less so); pass one to keep scales apart.
-* **Success** of a rating: its option's ``success`` flag, else score ≥ 0.5 (also when the judgment is not an
-  option of the dimension's scale, or the dimension is not configured).
+* **Feature values** (:func:`coerce_feature`). A value is *missing* when it is None, NaN or blank
+  text; a *number* when it is an int or float (not a bool) or text that is a plain decimal number
+  (``"3"``, ``" 2.5 "``, ``"1e3"``: surrounding spaces allowed, no ``_``, ``inf`` or ``nan``);
+  anything else is a *label* (its text, stripped; booleans are ``true``/``false``; ±inf is the label
+  ``inf``/``-inf``). So ``3``, ``3.0`` and ``"3"`` are the same value, whichever run wrote which.
+  The feature is then **numeric** when every present value is a number, or **ordinal** (an ordered
+  category) when its values are labels of an *order*: the ``order`` given (``--order
+  none,small,medium,large,max``, lowest first; labels compared case-insensitively, numbers by value,
+  so an order may also list numbers), else the first built-in order of :data:`ORDERS` that holds
+  every label. An ordinal value is its 0-based position in the order. Anything else — text that is
+  no number and no label of an order, numbers mixed with labels, or a value missing from the given
+  order — is a :class:`FeatureError` naming the feature and one such value.
+* **Ordinal features** get one bucket per category present (``bucketing = "categories"``, labelled
+  by the order's labels, empty categories not shown); ``buckets`` does not apply to them.
+* **Dimensions.** ``dimension=None`` pools every selected dimension (``dimensions`` lists them;
+  success is comparable across scales, scores less so); pass one to keep scales apart.
+* **Success** of a rating: its option's ``success`` flag, else score ≥ 0.5 (also when the judgment
+  is not an option of the dimension's scale, or the dimension is not configured).
 * **Buckets** of the feature, counted over ratings (a rating takes its item's feature value):
   ``buckets=None``: one bucket per distinct value when there are at most 10 of them, else quintiles;
-  ``buckets=k``: k quantile buckets (edges = quantiles of the ratings' values, repeated edges merged, so there
-  may be fewer); ``buckets=[e0, e1, …]``: the given edges. Interval buckets are ``[e0, e1]``, ``(e1, e2]``, …
-  (the first closed on the left); ratings outside explicit edges are counted in ``outside_buckets``. A
-  bucket may be empty (explicit edges, or quantile edges between sparse values): its rate is Undefined. Ratings whose item lacks the feature are counted in
+  ``buckets=k``: k quantile buckets (edges = quantiles of the ratings' values, repeated edges
+  merged, so there may be fewer); ``buckets=[e0, e1, …]``: the given edges. Interval buckets are
+  ``[e0, e1]``, ``(e1, e2]``, … (the first closed on the left); ratings outside explicit edges are
+  counted in ``outside_buckets``. A bucket may be empty (explicit edges, or quantile edges between
+  sparse values): its rate is Undefined. Ratings whose item lacks the feature are counted in
   ``missing_feature``.
-* **Wilson score interval** (no continuity correction; Wilson 1927, Newcombe 1998 method 3) for each bucket's
-  success rate.
+* **Wilson score interval** (no continuity correction; Wilson 1927, Newcombe 1998 method 3) for each
+  bucket's success rate.
 * **Monotonicity**: with ``expect="decreasing"`` (larger leaps should do worse) a pair of adjacent
-  non-empty buckets (empty ones are skipped) breaks the order when the larger-feature bucket has a strictly
-  higher success rate (``"increasing"``: strictly lower). A break is ``beyond_ci`` when the two Wilson
-  intervals do not overlap. ``ends_as_expected`` is the end-to-end check: the last bucket against the first.
-* **Spearman ρ** between the feature (an ordinal feature: its positions in the order) and the human score,
+  non-empty buckets (empty ones are skipped) breaks the order when the larger-feature bucket has a
+  strictly higher success rate (``"increasing"``: strictly lower). A break is ``beyond_ci`` when the
+  two Wilson intervals do not overlap. ``ends_as_expected`` is the end-to-end check: the last bucket
+  against the first.
+* **Spearman ρ** between the feature (an ordinal feature: its positions in the order) and the human
+  score,
   over (run, item, dimension) with the human score = mean of the item's current ratings (so several
-  reviewers of one item do not count as independent pairs). Ties get average ranks (``scipy.stats.spearmanr``:
-  Pearson's r of the average ranks), so the many tied items of a category feature are handled and any
-  increasing coding of the categories gives the same ρ. Items without the feature are left out. CI as in
-  :func:`analysis.stats.spearman`.
+  reviewers of one item do not count as independent pairs). Ties get average ranks
+  (``scipy.stats.spearmanr``: Pearson's r of the average ranks), so the many tied items of a
+  category feature are handled and any increasing coding of the categories gives the same ρ. Items
+  without the feature are left out. CI as in :func:`analysis.stats.spearman`.
 
 The Wilson interval and Spearman's ρ are :mod:`analysis.stats`; success and rates are
 :mod:`analysis.vocabulary`'s (:func:`~analysis.vocabulary.success_flags`,
@@ -71,10 +76,10 @@ ORDERS: tuple[tuple[str, ...], ...] = (
     ("none", "small", "medium", "large", "max"),
     ("none", "low", "medium", "high", "max"),
 )
-"""Built-in orders of well-known category labels, lowest first, used when no ``order`` is given: the first
-one holding every label of a feature orders it. Shared labels sit at the same position in each (so a
-feature whose labels fit both gets the same codes), and the two vocabularies are not mixed: ``small`` with
-``high`` fits neither and needs an explicit order."""
+"""Built-in orders of well-known category labels, lowest first, used when no ``order`` is given: the
+first one holding every label of a feature orders it. Shared labels sit at the same position in each
+(so a feature whose labels fit both gets the same codes), and the two vocabularies are not mixed:
+``small`` with ``high`` fits neither and needs an explicit order."""
 ORDER_EXAMPLE = "none,small,medium,large,max"
 
 
@@ -82,8 +87,8 @@ ORDER_EXAMPLE = "none,small,medium,large,max"
 
 
 class FeatureError(AnalysisError):
-    """A feature's values cannot be put in order: text that is no number and no label of a known order,
-    numbers mixed with labels, a value missing from the given order, or a malformed order."""
+    """A feature's values cannot be put in order: text that is no number and no label of a known
+    order, numbers mixed with labels, a value missing from the given order, or a malformed order."""
 
 
 @dataclass(frozen=True)
@@ -91,17 +96,20 @@ class FeatureValues:
     """A feature's values made comparable: floats (NaN where missing), numeric or ordinal."""
 
     values: pd.Series
-    """float64, same index as the input: the number, or for an ordinal feature the 0-based position in ``order``."""
+    """float64, same index as the input: the number, or for an ordinal feature the 0-based position
+    in ``order``."""
     kind: Literal["numeric", "ordinal"]
     order: tuple[str, ...]
-    """The labels of an ordinal feature, lowest first (the whole order, present or not); () when numeric."""
+    """The labels of an ordinal feature, lowest first (the whole order, present or not); () when
+    numeric."""
 
 
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 
 
 def _parse(value: Any) -> float | str | None:
-    """None when missing, a finite float when a number, else the label text (see the module docstring)."""
+    """None when missing, a finite float when a number, else the label text (see the module
+    docstring)."""
     if value is None:
         return None
     if isinstance(value, (bool, np.bool_)):
@@ -125,27 +133,30 @@ def _parse(value: Any) -> float | str | None:
 
 
 def _key(parsed: float | str) -> str:
-    """What two values must share to be the same category: a number's exact value, a label's casefold."""
+    """What two values must share to be the same category: a number's exact value, a label's
+    casefold."""
     if isinstance(parsed, float):
         return str(int(parsed)) if parsed.is_integer() else repr(parsed)
     return parsed.casefold()
 
 
 def _shown(parsed: float | str) -> str:
-    """A value from a run file as a message shows it: a number plainly, a label quoted and made safe."""
+    """A value from a run file as a message shows it: a number plainly, a label quoted and made
+    safe."""
     return _fmt(parsed) if isinstance(parsed, float) else repr(visible(parsed, newlines=False)[:60])
 
 
 def _order_fix() -> str:
     return (
-        f"give the order of its values in --order, lowest first and comma-separated (e.g. --order {ORDER_EXAMPLE}), "
-        f"or in [features.<name>] order = [...] in hilbot.toml, or correct the values in the run files"
+        "give the order of its values in --order, lowest first and comma-separated (e.g. --order "
+        f"{ORDER_EXAMPLE}), or in [features.<name>] order = [...] in hilbot.toml, or correct the "
+        "values in the run files"
     )
 
 
 def _levels(order: Sequence[Any] | str) -> tuple[tuple[str, ...], dict[str, int]]:
-    """The labels of a given order (a sequence, or one comma-separated string) and each one's position, by
-    :func:`_key`; a FeatureError if malformed."""
+    """The labels of a given order (a sequence, or one comma-separated string) and each one's
+    position, by :func:`_key`; a FeatureError if malformed."""
     if isinstance(order, str):
         order = [part for part in order.split(",") if part.strip()]
     labels: list[str] = []
@@ -177,10 +188,10 @@ def coerce_feature(
 ) -> FeatureValues:
     """``values`` as numbers or positions in an order (the rules are in the module docstring).
 
-    ``order``: the feature's labels, lowest first (or one comma-separated string); when given, every present
-    value must be one of them (numbers too: ``order=["1", "2", "3"]`` orders 1, 2 and 3) and the feature is
-    ordinal. Without it the feature is numeric when every present value is a number, ordinal when its labels
-    all fit one of :data:`ORDERS`, and a :class:`FeatureError` otherwise.
+    ``order``: the feature's labels, lowest first (or one comma-separated string); when given, every
+    present value must be one of them (numbers too: ``order=["1", "2", "3"]`` orders 1, 2 and 3) and
+    the feature is ordinal. Without it the feature is numeric when every present value is a number,
+    ordinal when its labels all fit one of :data:`ORDERS`, and a :class:`FeatureError` otherwise.
     """
     name = visible(feature, newlines=False)[:60]
     given = _levels(order) if order is not None else None
@@ -219,8 +230,8 @@ def coerce_feature(
         fits = next((o for o in ORDERS if _key(texts[0]) in o), ())
         odd = next(t for t in texts if _key(t) not in fits)
         raise FeatureError(
-            f"feature {name!r} has text values that are neither numbers nor labels of one known order, "
-            f"e.g. {_shown(odd)}",
+            f"feature {name!r} has text values that are neither numbers nor labels of one known "
+            f"order, e.g. {_shown(odd)}",
             fix=_order_fix(),
         )
     number = next((p for p in present if isinstance(p, float)), None)
@@ -252,7 +263,8 @@ class Bucket(Report):
 
     label: str
     low: float
-    """Smallest feature value of the bucket (an ordinal feature: the category's 0-based position)."""
+    """Smallest feature value of the bucket (an ordinal feature: the category's 0-based
+    position)."""
     high: float
     n: int
     """Ratings."""
@@ -288,7 +300,8 @@ def _edges(values: np.ndarray, buckets: int | Sequence[float]) -> np.ndarray:
 def assign(
     values: pd.Series, buckets: int | Sequence[float] | None
 ) -> tuple[str, pd.Series, list[tuple[str, float, float]]]:
-    """How ``values`` are bucketed: the method, each value's bucket number (−1 outside), and (label, low, high)."""
+    """How ``values`` are bucketed: the method, each value's bucket number (−1 outside), and (label,
+    low, high)."""
     distinct = np.unique(values.to_numpy(float))
     explicit = buckets is not None and not isinstance(buckets, int)
     if not explicit and (len(distinct) <= 1 or buckets is None and len(distinct) <= MAX_DISTINCT):
@@ -385,7 +398,8 @@ def monotonicity(
 
 @dataclass(frozen=True)
 class CorrelationReport(Report):
-    """Success rate by bucket of a feature, its monotonicity, and Spearman ρ of feature and human score."""
+    """Success rate by bucket of a feature, its monotonicity, and Spearman ρ of feature and human
+    score."""
 
     feature: str
     dimensions: tuple[str, ...]
@@ -408,7 +422,8 @@ class CorrelationReport(Report):
 
 
 def feature_column(items: pd.DataFrame, feature: str) -> str:
-    """``feature_<name>`` for ``name`` or ``feature_<name>``, or an AnalysisError listing the available ones."""
+    """``feature_<name>`` for ``name`` or ``feature_<name>``, or an AnalysisError listing the
+    available ones."""
     column = feature if feature.startswith("feature_") else f"feature_{feature}"
     if column in items.columns:
         return column
@@ -440,7 +455,8 @@ def _rated_with_feature(
 def _categories(
     values: pd.Series, order: tuple[str, ...]
 ) -> tuple[str, pd.Series, list[tuple[str, float, float]]]:
-    """One bucket per category present, in the order: like :func:`assign`, labelled by the order's labels."""
+    """One bucket per category present, in the order: like :func:`assign`, labelled by the order's
+    labels."""
     present = np.unique(values.to_numpy(float))
     codes = pd.Series(np.searchsorted(present, values.to_numpy(float)), index=values.index)
     return "categories", codes, [(order[int(v)], float(v), float(v)) for v in present]
@@ -469,11 +485,13 @@ def correlate(
     level: float = 0.95,
     order: Sequence[str] | str | None = None,
 ) -> CorrelationReport:
-    """Success rate per bucket of ``feature``, a monotonicity check and Spearman ρ (see the module docstring).
+    """Success rate per bucket of ``feature``, a monotonicity check and Spearman ρ (see the module
+    docstring).
 
-    ``items[feature_<name>]`` may hold numbers, number-like text and category labels, mixed across runs; they
-    are read by :func:`coerce_feature` (``order``: the category labels, lowest first). An ordinal feature
-    gets one bucket per category and "grows" along its order; ``buckets`` is then an error.
+    ``items[feature_<name>]`` may hold numbers, number-like text and category labels, mixed across
+    runs; they are read by :func:`coerce_feature` (``order``: the category labels, lowest first). An
+    ordinal feature gets one bucket per category and "grows" along its order; ``buckets`` is then an
+    error.
     """
     if expect not in ("decreasing", "increasing"):
         raise AnalysisError(f"expect={expect!r}", fix="use 'decreasing' or 'increasing'")
@@ -482,7 +500,8 @@ def correlate(
     coerced = coerce_feature(items[column], name, order)
     if coerced.kind == "ordinal" and buckets is not None:
         raise FeatureError(
-            f"--buckets does not apply to the ordered categorical feature {visible(name, newlines=False)[:60]!r}",
+            "--buckets does not apply to the ordered categorical feature "
+            f"{visible(name, newlines=False)[:60]!r}",
             fix="leave out --buckets: each category is a bucket",
         )
     rated = _rated_with_feature(select(ratings, run, dimension), items, coerced.values, config)
@@ -507,7 +526,7 @@ def correlate(
     )
 
 
-# ---------------------------------------------------------------------------------------------- the command
+# -------------------------------------------------------------------------------------- the command
 
 BUCKETS_MAX = 100
 """The most quantile buckets ``--buckets`` takes."""
@@ -521,8 +540,9 @@ def _markdown(report: CorrelationReport) -> list[str]:
     lines = [
         f"# Ratings vs {report.feature}",
         "",
-        f"{report.n_ratings} ratings on {', '.join(report.dimensions)}; buckets: {report.bucketing}; "
-        f"{report.missing_feature} without the feature, {report.outside_buckets} outside the buckets.",
+        f"{report.n_ratings} ratings on {', '.join(report.dimensions)}; buckets: "
+        f"{report.bucketing}; {report.missing_feature} without the feature, "
+        f"{report.outside_buckets} outside the buckets.",
         "",
     ]
     lines += table(
@@ -593,7 +613,8 @@ def _chart(report: CorrelationReport) -> bytes:
             "feature",
             str,
             None,
-            "An item feature: numbers (or number text), or ordered category labels, e.g. leap_distance",
+            "An item feature: numbers (or number text), or ordered category labels, e.g. "
+            "leap_distance",
             required=True,
         ),
         Option(
@@ -615,8 +636,9 @@ def _chart(report: CorrelationReport) -> bytes:
             "order",
             str,
             None,
-            "A category feature's labels, lowest first, comma-separated, e.g. none,small,medium,large,max "
-            "(default: the feature's order in hilbot.toml, else a built-in order of well-known labels)",
+            "A category feature's labels, lowest first, comma-separated, e.g. "
+            "none,small,medium,large,max (default: the feature's order in hilbot.toml, else a "
+            "built-in order of well-known labels)",
             many=True,
         ),
     ],

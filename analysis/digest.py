@@ -1,11 +1,13 @@
-"""The review digest the chat bot posts on a schedule: progress per run, totals, top concerns, a chart.
+"""The review digest the chat bot posts on a schedule: progress per run, totals, top concerns, a
+chart.
 
 Everything here returns values; nothing prints or posts (the bot's channels render and escape
 :meth:`Digest.lines`). Conventions:
 
-* Figures come from the loaded log (:mod:`analysis.load`, the same fold as the ledger): only each reviewer's *current* judgment per
-  (run, item, dimension) counts, so a changed rating counts once, at its latest value, and a
-  skip after a rating replaces it. Records that are not ratings or skips are ignored.
+* Figures come from the loaded log (:mod:`analysis.load`, the same fold as the ledger): only each
+  reviewer's *current* judgment per (run, item, dimension) counts, so a changed rating counts once,
+  at its latest value, and a skip after a rating replaces it. Records that are not ratings or skips
+  are ignored.
 * An average is None when there is nothing to average; :meth:`Digest.lines` shows it as "–".
 * Stored figures are never rounded; only :meth:`Digest.lines` rounds, to 2 decimals.
 * Δ is human − AI: negative means humans score lower than the AI. On a run's line it is taken
@@ -84,9 +86,9 @@ class RunProgress:
     ai_average: float | None
     """Mean AI score (``ai_score``) over rated items the AI scored; None when there are none."""
     ai_vs_human_delta: float | None
-    """Human − AI over the rated items the AI scored (each item's human mean minus its AI score, averaged):
-    the difference of :attr:`human_average` and :attr:`ai_average` when every rated item is scored; None
-    when no rated item is."""
+    """Human − AI over the rated items the AI scored (each item's human mean minus its AI score,
+    averaged): the difference of :attr:`human_average` and :attr:`ai_average` when every rated item
+    is scored; None when no rated item is."""
 
     @property
     def label(self) -> str:
@@ -105,7 +107,8 @@ class Digest:
     runs: list[RunProgress]
     """One entry per run and dimension, most recently rated run first."""
     new_ratings: int
-    """Current ratings of the listed runs with timestamp >= ``since`` (all when ``since`` is None)."""
+    """Current ratings of the listed runs with timestamp >= ``since`` (all when ``since`` is
+    None)."""
     new_reviewers: int
     """Distinct reviewers of those new ratings."""
     human_average: float | None
@@ -115,11 +118,13 @@ class Digest:
     top_concerns: list[tuple[str, int]]
     """Up to 5 (tag, ratings carrying it) on current ratings, most frequent first, ties by name."""
     chart_png: bytes | None
-    """The :func:`chart_png` image of runs with ratings, or None (no ratings, or ``chart=False``)."""
+    """The :func:`chart_png` image of runs with ratings, or None (no ratings, or
+    ``chart=False``)."""
     figures: tuple[str, ...] = ()
     """Agreement and judge-calibration lines from the analysis (``build_digest(figures=True)``)."""
     triage: str | None = None
-    """The diff-triage line (:func:`analysis.triage.digest_line`); None when the listed runs have no triage decision."""
+    """The diff-triage line (:func:`analysis.triage.digest_line`); None when the listed runs have no
+    triage decision."""
 
     @property
     def total_ratings(self) -> int:
@@ -129,7 +134,8 @@ class Digest:
     def lines(self) -> list[str]:
         """Plain-text lines, no markup: title, one line per run, totals, top concerns.
 
-        Names from the logs (runs, dimensions, tags) are shown through :func:`evaluation.text.visible`.
+        Names from the logs (runs, dimensions, tags) are shown through
+        :func:`evaluation.text.visible`.
         """
         return [visible(line, newlines=False) for line in self._lines()]
 
@@ -153,8 +159,8 @@ class Digest:
 
     def _totals_line(self) -> str:
         return (
-            f"All runs: {_count(self.total_ratings, 'rating')} · human {_number(self.human_average)}"
-            f" · human − AI {signed(self.ai_vs_human_delta)}"
+            f"All runs: {_count(self.total_ratings, 'rating')} · human "
+            f"{_number(self.human_average)} · human − AI {signed(self.ai_vs_human_delta)}"
         )
 
     def _new_line(self) -> str:
@@ -430,8 +436,9 @@ def _number(value: float | None) -> str:
 def _run_line(run: RunProgress) -> str:
     counts = _count(run.ratings, "rating") + (f", {_count(run.skips, 'skip')}" if run.skips else "")
     return (
-        f"{run.label}: {run.rated_items}/{run.items} rated · {counts} · human {_number(run.human_average)}"
-        f" · AI {_number(run.ai_average)} · human − AI {signed(run.ai_vs_human_delta)}"
+        f"{run.label}: {run.rated_items}/{run.items} rated · {counts} · human "
+        f"{_number(run.human_average)} · AI {_number(run.ai_average)} · human − AI "
+        f"{signed(run.ai_vs_human_delta)}"
     )
 
 
@@ -439,7 +446,8 @@ def _run_line(run: RunProgress) -> str:
 
 
 def chart_png(runs: list[RunProgress]) -> bytes:
-    """One PNG: per run and dimension, human vs AI average as paired bars on 0–1, annotated rated/items.
+    """One PNG: per run and dimension, human vs AI average as paired bars on 0–1, annotated
+    rated/items.
 
     Uses matplotlib's Agg backend through a bare ``Figure`` (no pyplot state, so nothing is left
     open). A missing average draws no bar. Raises ValueError for an empty list.

@@ -1,15 +1,15 @@
 """Gold labels for the analyses: one row per item and dimension instead of one per reviewer.
 
 Calibration, correlation, patterns and synthesis compare the AI (or the items' features) with *the*
-human label of each item. That label is the item's gold label (:mod:`evaluation.gold` has the rules):
-an adjudicator's consensus where there is one, else a rule that says it is derived (a single label,
-the majority, the lower median); excluded and unresolved items are left out and counted. Agreement
-(:mod:`analysis.agreement`) never uses gold labels: it measures the independent ratings.
+human label of each item. That label is the item's gold label (:mod:`evaluation.gold` has the
+rules): an adjudicator's consensus where there is one, else a rule that says it is derived (a single
+label, the majority, the lower median); excluded and unresolved items are left out and counted.
+Agreement (:mod:`analysis.agreement`) never uses gold labels: it measures the independent ratings.
 
-:func:`gold_ratings` gives a frame with the ``ratings`` frame's columns: an item with one label and no
-adjudication keeps its rating's row as it is; any other item gets one row copied from its latest rating
-with the gold ``judgment`` and ``score``, ``reviewer`` and ``channel`` ``"gold"`` and the reviewers'
-notes joined. Each row also says ``gold_source`` and ``n_labels``.
+:func:`gold_ratings` gives a frame with the ``ratings`` frame's columns: an item with one label and
+no adjudication keeps its rating's row as it is; any other item gets one row copied from its latest
+rating with the gold ``judgment`` and ``score``, ``reviewer`` and ``channel`` ``"gold"`` and the
+reviewers' notes joined. Each row also says ``gold_source`` and ``n_labels``.
 """
 
 from __future__ import annotations
@@ -49,19 +49,22 @@ class GoldCounts(Report):
 
     @property
     def differs(self) -> bool:
-        """Whether gold labels say more than the ratings do (some item has several labels or an adjudication)."""
+        """Whether gold labels say more than the ratings do (some item has several labels or an
+        adjudication)."""
         return bool(self.adjudicated or self.excluded or self.unresolved or self.multi_labelled)
 
     def line(self) -> str:
         """The one line a report shows."""
         return (
-            f"Gold labels: {self.items} items — {self.adjudicated} adjudicated, {self.derived} derived by rule "
-            f"(single label, majority or median); {self.excluded} excluded and {self.unresolved} unresolved, left out."
+            f"Gold labels: {self.items} items — {self.adjudicated} adjudicated, {self.derived} "
+            f"derived by rule (single label, majority or median); {self.excluded} excluded and "
+            f"{self.unresolved} unresolved, left out."
         )
 
 
 def read_adjudications(path: Any, issues: list["LogIssue"] | None = None) -> list[Any]:
-    """Every ``adjudication`` record of the log at ``path``, in log order (the latest per item counts)."""
+    """Every ``adjudication`` record of the log at ``path``, in log order (the latest per item
+    counts)."""
     from ._records import read_typed
 
     return [record for _, record in read_typed(path, "adjudication", issues)]
@@ -75,7 +78,8 @@ def _scale(config: "HilbotConfig", dimension: str) -> Any:
 def gold_ratings(
     ratings: pd.DataFrame, adjudications: list[Any], config: "HilbotConfig"
 ) -> tuple[pd.DataFrame, GoldCounts]:
-    """The gold-label frame (see the module doc) and the counts; ``ratings`` is the loader's ratings frame."""
+    """The gold-label frame (see the module doc) and the counts; ``ratings`` is the loader's ratings
+    frame."""
     latest = {(a.run_id, a.item_id, a.dimension): a for a in adjudications}
     frame = ratings.sort_values("line", kind="stable") if "line" in ratings.columns else ratings
     rows: list[dict[str, Any]] = []
@@ -126,7 +130,8 @@ def gold_ratings(
 def gold_frames(
     frames: "Frames", adjudications: list[Any], config: "HilbotConfig"
 ) -> tuple["Frames", GoldCounts]:
-    """``frames`` with gold-label ratings, and the concerns, notes and skips of left-out items removed."""
+    """``frames`` with gold-label ratings, and the concerns, notes and skips of left-out items
+    removed."""
     ratings, counts = gold_ratings(frames.ratings, adjudications, config)
     kept = ratings[KEY3].drop_duplicates()
 
@@ -147,7 +152,8 @@ def gold_frames(
 
 
 def _gold_concerns(concerns: pd.DataFrame, ratings: pd.DataFrame) -> pd.DataFrame:
-    """The concern tags of an item with a gold row are that row's: every reviewer's tags, each once."""
+    """The concern tags of an item with a gold row are that row's: every reviewer's tags, each
+    once."""
     if concerns.empty or "reviewer" not in concerns.columns:
         return concerns
     gold = pd.MultiIndex.from_frame(ratings.loc[ratings["reviewer"] == "gold", KEY3])

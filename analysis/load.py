@@ -18,16 +18,16 @@ How it is fast (1M lines in about 4 s on this 2-vCPU machine, 7 s in one process
 (installed, not yet a declared dependency; ``json.loads`` and ``pandas.read_json`` are several
 times slower), a few hundred at a time, with the garbage collector paused. Records are checked
 column-wise against plans of ``Rating`` / ``Skip`` / ``Note`` / ``Delivery`` (their fields held
-equal to the models' by ``tests/test_plans.py``) that accept only plainly valid values (exact JSON types, no unknown keys, a strict ISO-8601 shape for
-timestamps, scores in 0–1, known literals); every line they do not accept goes to the pydantic
-models (``parse_record``), which decide: a lax value pydantic coerces (``"0.5"`` as a score)
-still counts, with pydantic's value, and the fast path never accepts a line the models reject.
-Low-cardinality columns are interned into categorical codes while the strings are hot in cache;
-the fold is vectorised (``duplicated`` on the idempotency keys' hashes, checked exactly on the
-strings where hashes repeat, then ``duplicated(keep="last")`` on one int64 code per key). Logs of
-32 MB or more are split at line boundaries: forked workers read the later ranges while this
-process loads the runs and reads the first range — not when other threads run (forking a
-threaded process is unsafe), nor with ``jobs=1``.
+equal to the models' by ``tests/test_plans.py``) that accept only plainly valid values (exact JSON
+types, no unknown keys, a strict ISO-8601 shape for timestamps, scores in 0–1, known literals);
+every line they do not accept goes to the pydantic models (``parse_record``), which decide: a lax
+value pydantic coerces (``"0.5"`` as a score) still counts, with pydantic's value, and the fast path
+never accepts a line the models reject. Low-cardinality columns are interned into categorical codes
+while the strings are hot in cache; the fold is vectorised (``duplicated`` on the idempotency keys'
+hashes, checked exactly on the strings where hashes repeat, then ``duplicated(keep="last")`` on one
+int64 code per key). Logs of 32 MB or more are split at line boundaries: forked workers read the
+later ranges while this process loads the runs and reads the first range — not when other threads
+run (forking a threaded process is unsafe), nor with ``jobs=1``.
 
 Where the parts live: this module (:func:`load`, the items and runs frames), :mod:`analysis._reader`
 (reading the log: :func:`scan_log`, :func:`start_scan`), :mod:`analysis._plans` (the checks),
@@ -99,10 +99,11 @@ class Frames:
       ``timestamp`` (the rating's).
     * ``notes``: the latest note per key: the key columns, ``text`` str, ``timestamp``.
     * ``items``: one row per (run_id, item_id): ``run_id item_id kind set query judge`` str,
-      ``category verdict prompt_hash source_type`` object, ``confidence`` float64 (``ai_confidence``),
-      ``ai_<score>`` float64 per score name (NaN where the run's value is not in 0–1),
-      ``feature_<name>`` per feature: float64 when every value is a finite number (NaN where absent), else
-      object holding the values as the run files have them (``"3"``, ``"large"``, ``true``; None where absent).
+      ``category verdict prompt_hash source_type`` object, ``confidence`` float64
+      (``ai_confidence``), ``ai_<score>`` float64 per score name (NaN where the run's value is not
+      in 0–1), ``feature_<name>`` per feature: float64 when every value is a finite number (NaN
+      where absent), else object holding the values as the run files have them (``"3"``,
+      ``"large"``, ``true``; None where absent).
     * ``runs``: ``run_id set kind judge dimensions`` str (dimensions comma-joined),
       ``created_at`` datetime64[ns, UTC], ``item_count`` int64 (items in the run file).
     """
@@ -193,7 +194,8 @@ def _items_frame(runs: list["Run"]) -> pd.DataFrame:
 
 
 def _item_rows(runs: list["Run"]) -> tuple[list[dict[str, Any]], set[str], dict[str, bool]]:
-    """One row per item (runs oldest first); the AI score names; per feature, whether every value is a number (or None)."""
+    """One row per item (runs oldest first); the AI score names; per feature, whether every value is
+    a number (or None)."""
     rows: list[dict[str, Any]] = []
     scores: set[str] = set()
     numeric: dict[str, bool] = {}

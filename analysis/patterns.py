@@ -1,10 +1,11 @@
 """Pattern discovery over ratings.
 
-Per dimension: the distribution of judgments, success rate and mean score by source type, by category and by
-concern tag, drift over time, and regressed patterns. Everything returns values. Conventions:
+Per dimension: the distribution of judgments, success rate and mean score by source type, by
+category and by concern tag, drift over time, and regressed patterns. Everything returns values.
+Conventions:
 
-* **Success** of a rating: its option's ``success`` flag, else score ≥ 0.5; rates carry Wilson 95% intervals
-  (:func:`analysis.stats.wilson_interval`). Every figure counts current ratings.
+* **Success** of a rating: its option's ``success`` flag, else score ≥ 0.5; rates carry Wilson
+  95% intervals (:func:`analysis.stats.wilson_interval`). Every figure counts current ratings.
 * **Distribution**: the scale's options best first, then judgments the scale does not offer (by
   name). A dimension the configuration lacks is described from the log itself, as every analysis
   does (:func:`analysis.vocabulary.judgment_means`): its judgments by mean score, here best first
@@ -15,16 +16,20 @@ concern tag, drift over time, and regressed patterns. Everything returns values.
   empty entry.
 * **Source type** of a rating: the rating's own ``source_type`` (rating metadata), else its item's.
   **Category**: the item's. Missing values form their own group, keyed None.
-* **Concern tags**: ``count`` = ratings carrying the tag, ``share`` = count / ratings of the dimension, and the
-  mean score and success rate of those ratings. Every tag the dimension offers is listed, unused ones with
-  count 0; tags in use but not offered are listed too. Order: count descending, then tag.
-* **Windows**: consecutive ``window_days``-day windows from 00:00 UTC of the day of the earliest selected
-  rating (all dimensions share them); empty windows in between are listed with n = 0. A rating without a
-  time (its line has none) counts everywhere but in the windows. At most :data:`MAX_WINDOWS` windows.
-* **Regressed pattern**: a (category, source type) group of one dimension whose *earlier* window (the first
-  window where the group has ≥ ``min_ratings`` ratings) and *recent* window (the last such window, a different
-  one) show a success-rate drop of at least ``min_drop`` **and** non-overlapping Wilson intervals (recent upper
-  bound below earlier lower bound). The evidence lists both windows with their judgment counts.
+* **Concern tags**: ``count`` = ratings carrying the tag, ``share`` = count / ratings of the
+  dimension, and the mean score and success rate of those ratings. Every tag the dimension offers is
+  listed, unused ones with count 0; tags in use but not offered are listed too. Order: count
+  descending, then tag.
+* **Windows**: consecutive ``window_days``-day windows from 00:00 UTC of the day of the earliest
+  selected
+  rating (all dimensions share them); empty windows in between are listed with n = 0. A rating
+  without a time (its line has none) counts everywhere but in the windows. At most
+  :data:`MAX_WINDOWS` windows.
+* **Regressed pattern**: a (category, source type) group of one dimension whose *earlier* window
+  (the first window where the group has ≥ ``min_ratings`` ratings) and *recent* window (the last
+  such window, a different one) show a success-rate drop of at least
+  ``min_drop`` **and** non-overlapping Wilson intervals (recent upper bound below earlier lower
+  bound). The evidence lists both windows with their judgment counts.
 """
 
 from __future__ import annotations
@@ -133,8 +138,8 @@ class DimensionPatterns(Report):
     dimension: str
     n: int
     distribution: tuple[JudgmentCount, ...]
-    """Scale options best first, then judgments the scale does not offer; a dimension the configuration lacks:
-    its judgments by mean score, best first."""
+    """Scale options best first, then judgments the scale does not offer; a dimension the
+    configuration lacks: its judgments by mean score, best first."""
     overall: Group
     by_source_type: tuple[Group, ...]
     by_category: tuple[Group, ...]
@@ -144,7 +149,8 @@ class DimensionPatterns(Report):
     groups_checked: int
     """(category, source type) groups with two windows of ≥ min_ratings ratings."""
     scale: str | None = None
-    """Name of the dimension's scale; None when the dimension is not configured (described from the log)."""
+    """Name of the dimension's scale; None when the dimension is not configured (described from the
+    log)."""
     notes: tuple[str, ...] = ()
     """Anything unusual: a dimension the configuration lacks."""
 
@@ -327,7 +333,8 @@ def _time_frame(rated: pd.DataFrame, days: int) -> tuple[pd.Timestamp, int, int]
     if count > MAX_WINDOWS:
         span = (times.max() - anchor).days + 1
         raise AnalysisError(
-            f"the ratings span {span} days: {count} drift windows of {days} day(s), more than {MAX_WINDOWS}",
+            f"the ratings span {span} days: {count} drift windows of {days} day(s), more than "
+            f"{MAX_WINDOWS}",
             fix=f"use --window-days {-(-span // MAX_WINDOWS)} or more, or select a run (--run)",
         )
     return anchor, days, count
@@ -345,11 +352,12 @@ def patterns(
     min_ratings: int = MIN_RATINGS,
     min_drop: float = MIN_DROP,
 ) -> PatternsReport:
-    """Distribution, success by source type / category / concern, drift and regressed patterns, per dimension.
+    """Distribution, success by source type / category / concern, drift and regressed patterns, per
+    dimension.
 
-    Any log works: a dimension the configuration lacks is described from its ratings (see the module docstring).
-    A named, configured ``dimension`` with no ratings still gets an (empty) entry; one neither configured nor
-    rated in the selected run(s) is a :class:`AnalysisError` with the fix.
+    Any log works: a dimension the configuration lacks is described from its ratings (see the module
+    docstring). A named, configured ``dimension`` with no ratings still gets an (empty) entry; one
+    neither configured nor rated in the selected run(s) is a :class:`AnalysisError` with the fix.
     """
     if not 1 <= window_days <= MAX_WINDOW_DAYS:
         raise AnalysisError(
@@ -371,7 +379,7 @@ def patterns(
     return PatternsReport(window_days, min_ratings, min_drop, made)
 
 
-# ---------------------------------------------------------------------------------------------- the command
+# -------------------------------------------------------------------------------------- the command
 
 
 def _markdown(report: PatternsReport) -> list[str]:
@@ -402,7 +410,8 @@ def _markdown_dimension(dim: DimensionPatterns) -> list[str]:
         "",
         "Judgments: "
         + ", ".join(f"{j.value} {j.count} ({fmt(j.share, 2)})" for j in dim.distribution),
-        f"Overall success rate {fmt(dim.overall.success_rate)} {ci(dim.overall.ci)}, mean score {fmt(dim.overall.mean_score)}.",
+        f"Overall success rate {fmt(dim.overall.success_rate)} {ci(dim.overall.ci)}, mean score "
+        f"{fmt(dim.overall.mean_score)}.",
     ]
     lines += [f"- note: {note}" for note in dim.notes]
     lines += _markdown_groups("By source type", dim.by_source_type) + _markdown_groups(
@@ -442,9 +451,10 @@ def _markdown_regressions(dim: DimensionPatterns) -> list[str]:
         "",
     ]
     lines += [
-        f"- ❌ category={r.category}, source_type={r.source_type}: success {fmt(r.earlier.success_rate, 2)} "
-        f"({r.earlier.start.date()}, n={r.earlier.n}) → {fmt(r.recent.success_rate, 2)} ({r.recent.start.date()}, "
-        f"n={r.recent.n}); judgments then {r.earlier.judgments}, now {r.recent.judgments}"
+        f"- ❌ category={r.category}, source_type={r.source_type}: success "
+        f"{fmt(r.earlier.success_rate, 2)} ({r.earlier.start.date()}, n={r.earlier.n}) → "
+        f"{fmt(r.recent.success_rate, 2)} ({r.recent.start.date()}, n={r.recent.n}); judgments "
+        f"then {r.earlier.judgments}, now {r.recent.judgments}"
         for r in dim.regressions
     ]
     return lines if dim.regressions else lines + ["None."]

@@ -54,15 +54,17 @@ if TYPE_CHECKING:
 FORMATS = ("markdown", "json")
 """What ``--format`` takes."""
 RESERVED = ("run", "dimension", "fmt", "out")
-"""Keywords every analysis command has already (``--run``, ``--dimension``, ``--format``, ``--out``)."""
+"""Keywords every analysis command has already (``--run``, ``--dimension``, ``--format``,
+``--out``)."""
 
 
-# ---------------------------------------------------------------------------------------------- options
+# ------------------------------------------------------------------------------------------ options
 
 
 @dataclass(frozen=True)
 class Option:
-    """One option of an analysis: ``--name VALUE`` on the command line, ``name=value`` from Python."""
+    """One option of an analysis: ``--name VALUE`` on the command line, ``name=value`` from
+    Python."""
 
     name: str
     """The keyword the analysis function takes (a Python identifier)."""
@@ -105,7 +107,8 @@ class Option:
         return f"{self.help} ({extra})" if extra else self.help
 
     def check(self, value: Any) -> Any:
-        """``value`` as the analysis takes it, or an :class:`AnalysisError` naming the option and what it accepts."""
+        """``value`` as the analysis takes it, or an :class:`AnalysisError` naming the option and
+        what it accepts."""
         if value is None:
             if self.required:
                 raise AnalysisError(f"{self.option} is required", fix=f"give {self.option} VALUE")
@@ -181,12 +184,13 @@ def _shown(text: str) -> str:
     return repr(visible(text, newlines=False)[:60])
 
 
-# ---------------------------------------------------------------------------------------------- what an analysis reads
+# --------------------------------------------------------------------------- what an analysis reads
 
 
 @dataclass
 class Inputs:
-    """What every analysis reads: the store, the configuration, the scope asked for, and the frames."""
+    """What every analysis reads: the store, the configuration, the scope asked for, and the
+    frames."""
 
     store: "Store"
     """The data directory (runs and the ratings log)."""
@@ -213,7 +217,8 @@ class Inputs:
 
     @cached_property
     def gold(self) -> tuple["Frames", Any]:
-        """The frames with one gold label per item (:mod:`analysis.gold`) and how the labels were reached."""
+        """The frames with one gold label per item (:mod:`analysis.gold`) and how the labels were
+        reached."""
         from .gold import gold_frames, read_adjudications
 
         issues: list = []
@@ -221,7 +226,8 @@ class Inputs:
         return gold_frames(self.frames, adjudications, self.config)
 
     def with_gold(self) -> "Inputs":
-        """These inputs as an analysis of gold labels sees them: ``frames.ratings`` holds one gold label per item."""
+        """These inputs as an analysis of gold labels sees them: ``frames.ratings`` holds one gold
+        label per item."""
         return self.with_frames(self.gold[0])
 
     def with_frames(self, frames: "Frames") -> "Inputs":
@@ -242,7 +248,7 @@ class Output:
     warnings: list[str] = field(default_factory=list)
 
 
-# ---------------------------------------------------------------------------------------------- analyses
+# ----------------------------------------------------------------------------------------- analyses
 
 
 Charts = Callable[[Any, Inputs], dict[str, Callable[[], bytes]]]
@@ -274,12 +280,14 @@ class Analysis:
     file_name: Callable[[Any], str] | None = None
     """The stem of the ``--out`` files for a report (default: the name)."""
     gold: bool = False
-    """Whether the analysis reads gold labels (one per item; :mod:`analysis.gold`) instead of every rating."""
+    """Whether the analysis reads gold labels (one per item; :mod:`analysis.gold`) instead of every
+    rating."""
     digest: DigestLines | None = None
     """The analysis's lines in the review digest, if any (the digest asks for them by name)."""
 
     def __post_init__(self) -> None:
-        # The registry refuses a built-in's name from any module but the built-in's own; it reads `__module__`.
+        # The registry refuses a built-in's name from any module but the built-in's own; it reads
+        # `__module__`.
         object.__setattr__(self, "__module__", getattr(self.compute, "__module__", None))
 
     @property
@@ -288,13 +296,15 @@ class Analysis:
         return inspect.getdoc(self.compute) or self.name
 
     def check(self, options: dict[str, Any]) -> dict[str, Any]:
-        """The options as the analysis takes them (defaults filled in); any bad one is an :class:`AnalysisError`."""
+        """The options as the analysis takes them (defaults filled in); any bad one is an
+        :class:`AnalysisError`."""
         known = {option.name: option for option in self.options}
         unknown = sorted(set(options) - set(known))
         if unknown:
             raise AnalysisError(
                 f"analysis {self.name!r} has no option {', '.join(unknown)}",
-                fix=f"use {', '.join(o.option for o in self.options) or 'none'}; see hilbot analyze {self.name} --help",
+                fix=f"use {', '.join(o.option for o in self.options) or 'none'}; see hilbot "
+                f"analyze {self.name} --help",
             )
         return {
             name: option.check(options.get(name, option.default)) for name, option in known.items()
@@ -308,7 +318,8 @@ class Analysis:
         out: str | Path | None = None,
         **options: Any,
     ) -> Output:
-        """Check the options, compute the report, render it in ``fmt`` and write the ``--out`` files."""
+        """Check the options, compute the report, render it in ``fmt`` and write the ``--out``
+        files."""
         if fmt not in FORMATS:
             raise AnalysisError(
                 f"unknown format {fmt!r}", fix="use --format markdown or --format json"
@@ -339,7 +350,8 @@ class Analysis:
     def render(self, report: Any, fmt: str = "markdown", gold: Any = None) -> str:
         """The report as Markdown (text from the logs made visible) or as JSON (every value exact).
 
-        ``gold``: how the items' gold labels were reached (a line under the title; ``gold`` in the JSON)."""
+        ``gold``: how the items' gold labels were reached (a line under the title; ``gold`` in the
+        JSON)."""
         if fmt == "json":
             document = report.to_dict()
             if gold is not None and isinstance(document, dict):
@@ -367,8 +379,8 @@ class Analysis:
 
 
 INDENTED_UP_TO = 1_000_000
-"""JSON reports up to this many characters are indented for reading; larger ones stay compact (indenting runs
-Python's pure-Python encoder: 5 s of the 1M-line log's agreement report)."""
+"""JSON reports up to this many characters are indented for reading; larger ones stay compact
+(indenting runs Python's pure-Python encoder: 5 s of the 1M-line log's agreement report)."""
 
 
 def _json_text(document: Any) -> str:
@@ -381,7 +393,8 @@ def _json_text(document: Any) -> str:
 
 
 def _file_part(text: str) -> str:
-    """A name from the logs as part of a file name: letters, digits, ``_`` and ``-`` only (never a path)."""
+    """A name from the logs as part of a file name: letters, digits, ``_`` and ``-`` only (never a
+    path)."""
     return re.sub(r"[^A-Za-z0-9_-]+", "_", text)[:80] or "_"
 
 
@@ -389,7 +402,8 @@ _NAME = re.compile(r"[a-z][a-z0-9-]*")
 
 
 def _check(name: str, spec: Analysis) -> None:
-    """An analysis is registered under its own name, as a command name, with options the command can take."""
+    """An analysis is registered under its own name, as a command name, with options the command can
+    take."""
     if not isinstance(spec, Analysis):
         raise RegistryError(
             f"analysis {name!r} is a {type(spec).__name__}, not an Analysis",
@@ -431,7 +445,8 @@ analyses: Registry[Analysis] = Registry(
         "triage": "analysis.triage",
     },
 )
-"""Every analysis by name: the built-ins, those registered in this process and installed plugins'."""
+"""Every analysis by name: the built-ins, those registered in this process and installed
+plugins'."""
 
 
 def analysis(
@@ -480,7 +495,8 @@ def run_analysis(
     out: str | Path | None = None,
     **options: Any,
 ) -> Output:
-    """Run the analysis ``name`` as ``hilbot analyze NAME`` does: its options checked, its report rendered."""
+    """Run the analysis ``name`` as ``hilbot analyze NAME`` does: its options checked, its report
+    rendered."""
     return analyses.get(name).run(
         Inputs(store, config, run, dimension), fmt=fmt, out=out, **options
     )

@@ -1,8 +1,8 @@
 """The review synthesis: the reviewers' scores and notes turned into prose and action items.
 
 The evidence is gathered from the loaded log (:mod:`analysis.load`: current ratings, notes,
-concern tags, AI scores). With ``llm`` the LLM writes the synthesis from that evidence (through the one LLM
-client: redaction, cache, cost, the sent log); without it a statistical synthesis is made
+concern tags, AI scores). With ``llm`` the LLM writes the synthesis from that evidence (through the
+one LLM client: redaction, cache, cost, the sent log); without it a statistical synthesis is made
 from the same evidence and labelled ``statistical`` wherever it appears. Either way the result
 is appended to ratings.jsonl as a ``review_summary`` record with the ``hilReview`` fields (all
 reviewers: ``reviewer`` is None); ``hilbot export`` carries the latest one of the run and
@@ -77,7 +77,8 @@ class Synthesis(BaseModel):
     """The LLM's answer."""
 
     synthesis: str = Field(
-        description="Two to four sentences: where the AI judge and the reviewers agree and differ, and why."
+        description="Two to four sentences: where the AI judge and the reviewers agree and differ, "
+        "and why."
     )
     actionItems: list[str] = Field(
         min_length=1, max_length=6, description="Concrete next steps, most important first."
@@ -85,7 +86,8 @@ class Synthesis(BaseModel):
 
 
 def gather(frames: "Frames", run_id: str, dimension: str) -> Evidence:
-    """The evidence for one run and dimension from the loaded log (same figures as ``summarize``)."""
+    """The evidence for one run and dimension from the loaded log (same figures as
+    ``summarize``)."""
     from .load import ai_score_column
 
     ratings = _slice(frames.ratings, run_id, dimension).sort_values(
@@ -156,8 +158,8 @@ def statistical(evidence: Evidence) -> Synthesis:
     """A synthesis from counts alone: top concerns, worst items, largest AI–human gaps."""
     s = evidence.summary
     parts = [
-        f"{s.queriesReviewed} ratings of {len(evidence.items)} items by {evidence.reviewers} reviewer(s); "
-        f"human average {_fmt(s.humanAverageScore)}"
+        f"{s.queriesReviewed} ratings of {len(evidence.items)} items by {evidence.reviewers} "
+        f"reviewer(s); human average {_fmt(s.humanAverageScore)}"
     ]
     if s.aiVsHumanDelta is not None:
         side = "higher" if s.aiVsHumanDelta < 0 else "lower"
@@ -201,8 +203,9 @@ def prompt(evidence: Evidence) -> str:
     """The user prompt for the LLM: the run's figures, the worst items, the gaps, the notes."""
     s = evidence.summary
     lines = [
-        f"Run {evidence.run_id}, dimension {evidence.dimension}: {s.queriesReviewed} human ratings, "
-        f"{s.queriesSkipped} skips; human average {_fmt(s.humanAverageScore)}; mean (human − AI) {_fmt(s.aiVsHumanDelta)}.",
+        f"Run {evidence.run_id}, dimension {evidence.dimension}: {s.queriesReviewed} human "
+        f"ratings, {s.queriesSkipped} skips; human average {_fmt(s.humanAverageScore)}; mean "
+        f"(human − AI) {_fmt(s.aiVsHumanDelta)}.",
         "Concern tags: " + (", ".join(f"{t} ×{n}" for t, n in evidence.concerns) or "none"),
         "",
         "Lowest-rated items:",
@@ -216,8 +219,8 @@ def prompt(evidence: Evidence) -> str:
     lines += ["", "Reviewer notes:"] + [f"- {n}" for n in evidence.notes[:30]]
     lines += [
         "",
-        "Write a short synthesis of what the reviewers found and where the AI judge disagrees with them, "
-        "and concrete action items for the team building the system.",
+        "Write a short synthesis of what the reviewers found and where the AI judge disagrees with "
+        "them, and concrete action items for the team building the system.",
     ]
     return "\n".join(lines)
 
@@ -250,7 +253,8 @@ def synthesize(
     use_llm: bool = False,
     issues: list | None = None,
 ) -> ReviewSummary:
-    """Synthesize a run's reviews (default: the latest reviewed run) and append the ``review_summary``.
+    """Synthesize a run's reviews (default: the latest reviewed run) and append the
+    ``review_summary``.
 
     Unreadable lines of the logs go to ``issues``.
     """
@@ -273,14 +277,16 @@ def synthesize_and_store(
     *,
     issues: list | None = None,
 ) -> ReviewSummary | None:
-    """Synthesize a run's reviews on ``dimension`` and append the ``review_summary``: for a review session's end.
+    """Synthesize a run's reviews on ``dimension`` and append the ``review_summary``: for a review
+    session's end.
 
     Statistical unless ``llm`` is True (then the LLM writes it, through the one LLM client). The
     synthesis covers every reviewer's current ratings and notes of the run (``reviewer`` None), as
     ``hilbot analyze synthesize --run RUN`` does; ``dimension`` None is the run's first dimension.
     Returns the stored record, which exports then carry, or None when the run has no ratings on
     the dimension yet (nothing is written). An unknown run is a :class:`AnalysisError`; so is a
-    failed LLM call with ``llm`` (nothing is written then either). Unreadable log lines go to ``issues``.
+    failed LLM call with ``llm`` (nothing is written then either). Unreadable log lines go to
+    ``issues``.
     """
     evidence = _evidence(_load(store, issues), run_id, dimension)
     return _store(store, config, evidence, llm) if evidence.items else None
@@ -348,7 +354,8 @@ def _write(
 
 
 def _first_dimension(frames: "Frames", run_id: str) -> str:
-    """The first dimension the run's header lists (``overall`` when it has no header, or lists none)."""
+    """The first dimension the run's header lists (``overall`` when it has no header, or lists
+    none)."""
     listed = frames.runs.loc[frames.runs["run_id"] == run_id, "dimensions"].iloc[0]
     return listed.split(",")[0] or "overall"
 
@@ -360,7 +367,7 @@ def _latest_reviewed(frames: "Frames") -> str:
     return str(reviewed.sort_values(["created_at", "run_id"]).iloc[-1]["run_id"])
 
 
-# ---------------------------------------------------------------------------------------------- the command
+# -------------------------------------------------------------------------------------- the command
 
 
 @dataclass(frozen=True)
@@ -421,7 +428,8 @@ def synthesize_command(inputs: Inputs, *, llm: bool) -> Stored:
     inputs.warnings += [str(issue) for issue in found]
     if not llm:
         inputs.warnings.append(
-            "synthesis is statistical; pass --llm to have the LLM write it from the notes and scores"
+            "synthesis is statistical; pass --llm to have the LLM write it from the notes and "
+            "scores"
         )
     return Stored(record, str(inputs.store.ratings.path))
 

@@ -385,7 +385,8 @@ def write_synthetic(
 
 
 def _dumps() -> Any:
-    """One record as a JSON line (bytes, newline-terminated): orjson, else the json module (same bytes)."""
+    """One record as a JSON line (bytes, newline-terminated): orjson, else the json module (same
+    bytes)."""
     try:
         import orjson
     except ImportError:  # pragma: no cover - several times slower
@@ -547,7 +548,8 @@ def _write_runs(
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m analysis.synthetic DATA_DIR --ratings N``: write a synthetic store, print what was written."""
+    """``python -m analysis.synthetic DATA_DIR --ratings N``: write a synthetic store, print what
+    was written."""
     import argparse
     import json
     import time

@@ -1,4 +1,5 @@
-"""Learning from the humans' corrections of ``hilbot triage``: how often the AI and its rules are right.
+"""Learning from the humans' corrections of ``hilbot triage``: how often the AI and its rules are
+right.
 
 ``hilbot triage`` appends one ``triage_decision`` record per change to the ratings log (accepted or
 rejected by a rule, or sent to humans; an automatic decision may also be in the blind audit sample)
@@ -7,45 +8,52 @@ dimension ``change`` (``accept`` / ``reject``) are the humans' decisions. This m
 says how far the AI can be trusted. Conventions:
 
 * **Decisions** are read by :func:`read_decisions`, fast: only lines holding the bytes
-  ``"triage_decision"`` are parsed (orjson, then :func:`evaluation.records.parse_record`; a line orjson
-  refuses goes to the log's own parser, which decides). A bad one is a ``file:line`` :class:`LogIssue`
-  worded as the loader words it (so a warning the loader gives already is not repeated). A change
-  decided twice in one triage run (the same ``run_id`` and ``change_id``) counts once, at its last record.
+  ``"triage_decision"`` are parsed (orjson, then :func:`evaluation.records.parse_record`; a line
+  orjson refuses goes to the log's own parser, which decides). A bad one is a ``file:line``
+  :class:`LogIssue` worded as the loader words it (so a warning the loader gives already is not
+  repeated). A change decided twice in one triage run (the same ``run_id`` and ``change_id``) counts
+  once, at its last record.
 * **The scope** is every triage run in the log, or the one ``--run`` names.
 * **The human decision** on a change is its latest current rating on the dimension ``change`` of the
-  triage run, whoever gave it: latest by timestamp, then by log order (a rating without a time counts
-  as the latest, as the ledger's "now" would make it), as :func:`evaluation.triage_run.human_decisions`
-  does. Each reviewer's rating is his current one (the loader's fold: a later skip withdraws it). The
-  judgment ``accept`` or ``reject`` decides; any other judgment counts as accept when its score ≥ 0.5.
-* **Counts**: *decided by rules* = accepted + rejected by a rule; *sent to humans* = outcome ``human``;
+  triage run, whoever gave it: latest by timestamp, then by log order (a rating without a time
+  counts as the latest, as the ledger's "now" would make it), as
+  :func:`evaluation.triage_run.human_decisions` does. Each reviewer's rating is his current one (the
+  loader's fold: a later skip withdraws it). The judgment ``accept`` or ``reject`` decides; any
+  other judgment counts as accept when its score ≥ 0.5.
+* **Counts**: *decided by rules* = accepted + rejected by a rule; *sent to humans* = outcome
+  ``human``;
   *audit* = automatic decisions also sent to humans; *decided by humans* = changes with a human
-  decision; *waiting* = changes sent to humans without one (audit changes not yet checked are counted
-  apart, in ``audit_waiting``).
+  decision; *waiting* = changes sent to humans without one (audit changes not yet checked are
+  counted apart, in ``audit_waiting``).
 * **Confusion matrix**: the AI's category (1 FAIL … 5 ACCEPT, every row shown) against the human
   decision (accept, reject), over the changes with a human decision.
 * **Audit accuracy**: over the audit changes with a human decision, the share where the human agrees
-  with the rule (accepted ↔ accept, rejected ↔ reject), for auto-accepts, auto-rejects and both, each with
-  a 95% Wilson interval (:func:`analysis.stats.wilson_interval`).
+  with the rule (accepted ↔ accept, rejected ↔ reject), for auto-accepts, auto-rejects and both,
+  each with a 95% Wilson interval (:func:`analysis.stats.wilson_interval`).
 * **The AI's side and agreement**: the AI *says accept* when the category is ≥ 4 (RECOMMEND ACCEPT,
   ACCEPT) and *says reject* when it is ≤ 2 (FAIL, RECOMMEND FAIL); UNSURE (3) takes no side, is left
   out of the calibration and the path groups, and is counted (``unsure_left_out``). A change is
   *correct* when the human decided the way the AI said.
-* **Reliability curve**: confidence bins [0, 0.5), [0.5, 0.6), [0.6, 0.7), [0.7, 0.8), [0.8, 0.9) and
-  [0.9, 1.0] (closed on the left; 1.0 falls in the last), each with n, the mean confidence and the
+* **Reliability curve**: confidence bins [0, 0.5), [0.5, 0.6), [0.6, 0.7), [0.7, 0.8), [0.8, 0.9)
+  and [0.9, 1.0] (closed on the left; 1.0 falls in the last), each with n, the mean confidence and
+  the
   observed accuracy (Undefined when empty). **Brier score** = mean over those changes of
   (confidence − correct)², correct being 1 or 0; 0 is perfect, 0.25 is a coin at confidence 0.5.
 * **Safe thresholds**, for auto-accept (the categories of ``[triage] auto_accept_categories``) and
-  auto-reject (``auto_reject_categories``) apart: over the human-decided changes of those categories, for
-  each distinct confidence t, precision(t) = share of those with confidence ≥ t the human decided the same
-  way (accept, or reject). The suggested threshold is the smallest t with precision ≥ ``target_precision``
-  and at least ``min_n`` such changes, given with its Wilson interval (its lower bound is the cautious
-  figure) and how much it would automate: the share of *all* triaged changes in scope whose category is in
-  the set and whose confidence ≥ t. The configured threshold is measured the same way on the same data.
-  The human-decided changes above a configured threshold are only its audit sample (the rule decided the
-  rest), so a threshold's figures are only as good as that sample is large.
-* **By path**: agreement as above, grouped by each ``[triage] require_human`` pattern the path matches
-  (:func:`evaluation.changes.path_matches`; every configured pattern is listed, matched or not) and by the
-  first segment of the path (``test/api/x.md`` → ``test``; a path without ``/`` → ``(top level)``).
+  auto-reject (``auto_reject_categories``) apart: over the human-decided changes of those
+  categories, for
+  each distinct confidence t, precision(t) = share of those with confidence ≥ t the human decided
+  the same way (accept, or reject). The suggested threshold is the smallest t with
+  precision ≥ ``target_precision`` and at least ``min_n`` such changes, given with its Wilson
+  interval (its lower bound is the cautious figure) and how much it would automate: the share
+  of *all* triaged changes in scope whose category is in the set and whose confidence ≥ t. The
+  configured threshold is measured the same way on the same data. The human-decided changes above a
+  configured threshold are only its audit sample (the rule decided the rest), so a threshold's
+  figures are only as good as that sample is large.
+* **By path**: agreement as above, grouped by each ``[triage] require_human`` pattern the path
+  matches (:func:`evaluation.changes.path_matches`; every configured pattern is listed, matched or
+  not) and by the first segment of the path (``test/api/x.md`` → ``test``; a path without
+  ``/`` → ``(top level)``).
 """
 
 from __future__ import annotations
@@ -90,16 +98,19 @@ DECISION_COLUMNS = [
     "timestamp",
     "line",
 ]
-"""The columns of :func:`read_decisions`' frame, one row per ``triage_decision`` record, in log order."""
+"""The columns of :func:`read_decisions`' frame, one row per ``triage_decision`` record, in log
+order."""
 TOP_LEVEL = "(top level)"
 """The first segment of a path without ``/``."""
 
 
 def read_decisions(path: str | Path, issues: list[LogIssue] | None = None) -> pd.DataFrame:
-    """Every ``triage_decision`` record of the log at ``path`` as a frame (:data:`DECISION_COLUMNS`); bad lines → ``issues``.
+    """Every ``triage_decision`` record of the log at ``path`` as a frame
+    (:data:`DECISION_COLUMNS`); bad lines → ``issues``.
 
-    Only lines holding the bytes ``"triage_decision"`` are parsed (:func:`analysis._records.read_typed`), so a log
-    of a million ratings is read in a fraction of a second; a missing log reads as empty.
+    Only lines holding the bytes ``"triage_decision"`` are parsed
+    (:func:`analysis._records.read_typed`), so a log of a million ratings is read in a fraction of a
+    second; a missing log reads as empty.
     """
     from ._records import read_typed
 
@@ -137,7 +148,7 @@ def _decision_frame(found: list[tuple[int, Any]]) -> pd.DataFrame:
     )
 
 
-# ---------------------------------------------------------------------------------------------- the report
+# --------------------------------------------------------------------------------------- the report
 
 
 @dataclass(frozen=True)
@@ -292,19 +303,21 @@ class TriageReport(Report):
     thresholds: tuple[SafeThreshold, ...]
     """Auto-accept, then auto-reject."""
     by_path: tuple[PathGroup, ...]
-    """The ``require_human`` patterns in configuration order, then the first path segments by name."""
+    """The ``require_human`` patterns in configuration order, then the first path segments by
+    name."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe values, with the report's ``version``."""
         return {"version": VERSION, **super().to_dict()}
 
 
-# ---------------------------------------------------------------------------------------------- computing
+# ---------------------------------------------------------------------------------------- computing
 
 
 def human_decisions(ratings: pd.DataFrame, runs: Iterable[str] | None = None) -> pd.DataFrame:
-    """Each change's human decision: ``run_id``, ``change_id``, ``human`` (``accept``/``reject``), from the latest
-    current rating on the dimension ``change`` (by timestamp, then log order; see the module docstring)."""
+    """Each change's human decision: ``run_id``, ``change_id``, ``human`` (``accept``/``reject``),
+    from the latest current rating on the dimension ``change`` (by timestamp, then log order; see
+    the module docstring)."""
     rows = ratings[ratings["dimension"] == DIMENSION]
     if runs is not None:
         rows = rows[rows["run_id"].isin(list(runs))]
@@ -324,7 +337,8 @@ def human_decisions(ratings: pd.DataFrame, runs: Iterable[str] | None = None) ->
 def changes_table(
     decisions: pd.DataFrame, ratings: pd.DataFrame, run: str | None = None
 ) -> pd.DataFrame:
-    """One row per change in scope: its decision (the last record of it) and ``human`` (None while undecided)."""
+    """One row per change in scope: its decision (the last record of it) and ``human`` (None while
+    undecided)."""
     scoped = decisions if run is None else decisions[decisions["run_id"] == run]
     scoped = scoped.drop_duplicates(["run_id", "change_id"], keep="last")
     table = pd.DataFrame(
@@ -515,7 +529,8 @@ def _smallest(
 
 
 def segment(path: str) -> str:
-    """The first segment of a change's path (``test/api/x.md`` → ``test``; no ``/`` → :data:`TOP_LEVEL`)."""
+    """The first segment of a change's path (``test/api/x.md`` → ``test``; no
+    ``/`` → :data:`TOP_LEVEL`)."""
     return path.split("/", 1)[0] if "/" in path else TOP_LEVEL
 
 
@@ -550,7 +565,8 @@ def triage_report(
     target_precision: float = 0.99,
     min_n: int = 20,
 ) -> TriageReport:
-    """The report over the ``decisions`` (:func:`read_decisions`) and the loader's ``ratings`` frame (see the module docstring)."""
+    """The report over the ``decisions`` (:func:`read_decisions`) and the loader's ``ratings`` frame
+    (see the module docstring)."""
     if not 0.5 <= target_precision <= 1 or not 1 <= min_n:
         raise AnalysisError(
             f"target_precision={target_precision}, min_n={min_n}",
@@ -592,20 +608,25 @@ def triage_report(
 
 
 def digest_line(report: TriageReport) -> str | None:
-    """The digest's triage line from the report's own figures; None when the scope has no triage decision.
+    """The digest's triage line from the report's own figures; None when the scope has no triage
+    decision.
 
-    ``Triage: 120 changes, 85 decided by rules (71%), humans agreed with the AI on 42 of 45 (93%)``: the
-    agreement is the calibration's (the AI's accepts and rejects a human decided; UNSURE takes no side).
+    ``Triage: 120 changes, 85 decided by rules (71%), humans agreed with the AI on 42 of 45 (93%)``:
+    the agreement is the calibration's (the AI's accepts and rejects a human decided; UNSURE takes
+    no side).
     """
     counts, agreement = report.counts, report.calibration.agreement
     if not counts.triaged:
         return None
-    line = f"Triage: {_count(counts.triaged, 'change')}, {counts.decided_by_rules} decided by rules ({_percent(counts.rules_share)})"
+    line = (
+        f"Triage: {_count(counts.triaged, 'change')}, {counts.decided_by_rules} decided by "
+        f"rules ({_percent(counts.rules_share)})"
+    )
     if not agreement.n:
         return line + ", no human decision yet on a change the AI accepted or rejected"
     return (
-        line
-        + f", humans agreed with the AI on {agreement.agreed} of {agreement.n} ({_percent(agreement.accuracy)})"
+        line + f", humans agreed with the AI on {agreement.agreed} of {agreement.n} "
+        f"({_percent(agreement.accuracy)})"
     )
 
 
@@ -617,7 +638,7 @@ def _percent(value: Number) -> str:
     return f"{value:.0%}" if isinstance(value, float) else "–"
 
 
-# ---------------------------------------------------------------------------------------------- the command
+# -------------------------------------------------------------------------------------- the command
 
 
 def _markdown(report: TriageReport) -> list[str]:
@@ -630,7 +651,8 @@ def _markdown(report: TriageReport) -> list[str]:
         "# Triage: what the humans' corrections say",
         "",
         f"Scope: {scope}; triaged by {', '.join(report.judges) or 'nobody yet'}. "
-        f"Target precision {report.target_precision:g}, at least {_count(report.min_n, 'human-decided change')} per threshold.",
+        f"Target precision {report.target_precision:g}, at least "
+        f"{_count(report.min_n, 'human-decided change')} per threshold.",
         "",
         "## Counts",
         "",
@@ -709,8 +731,8 @@ def _markdown_calibration(cal: Calibration) -> list[str]:
     said = "The AI says accept for RECOMMEND ACCEPT and ACCEPT, reject for FAIL and RECOMMEND FAIL"
     if g.n:
         said += (
-            f"; humans agreed on {g.agreed} of {g.n} ({fmt(g.accuracy)}, 95% CI {ci(g.ci)}); {cal.unsure_left_out} UNSURE left out. "
-            f"Brier score {fmt(cal.brier)} (0 is perfect)."
+            f"; humans agreed on {g.agreed} of {g.n} ({fmt(g.accuracy)}, 95% CI {ci(g.ci)}); "
+            f"{cal.unsure_left_out} UNSURE left out. Brier score {fmt(cal.brier)} (0 is perfect)."
         )
     else:
         said += f"; no human has decided such a change yet ({cal.unsure_left_out} UNSURE left out)."
@@ -731,9 +753,10 @@ def _markdown_thresholds(report: TriageReport) -> list[str]:
         "",
         "## Safe thresholds",
         "",
-        f"The smallest confidence at or above which the humans decided at least {report.target_precision:g} of at least "
-        f"{_count(report.min_n, 'change')} the way the rule would, and how much it would decide without a human; then the "
-        f"configured threshold on the same changes.",
+        "The smallest confidence at or above which the humans decided at least "
+        f"{report.target_precision:g} of at least {_count(report.min_n, 'change')} the way the "
+        "rule would, and how much it would decide without a human; then the configured threshold "
+        "on the same changes.",
         "",
     ]
     rows: list[tuple[Any, ...]] = []
@@ -793,7 +816,8 @@ def _markdown_paths(report: TriageReport) -> list[str]:
 
 
 def reliability_png(report: TriageReport) -> bytes:
-    """The reliability curve: mean confidence (x) against the share the humans agreed with (y) per bin, with the diagonal."""
+    """The reliability curve: mean confidence (x) against the share the humans agreed with (y) per
+    bin, with the diagonal."""
     from .charts import new_figure, to_png
 
     figure = new_figure(5.0, 5.0)
@@ -837,7 +861,8 @@ def _charts(report: TriageReport, inputs: Inputs) -> dict[str, Any]:
 
 
 def decisions_in(inputs: Inputs) -> pd.DataFrame:
-    """The triage decisions of the store's log; issues the loader has not reported go to the warnings."""
+    """The triage decisions of the store's log; issues the loader has not reported go to the
+    warnings."""
     issues: list[LogIssue] = []
     decisions = read_decisions(inputs.store.ratings.path, issues)
     inputs.warnings += [text for text in map(str, issues) if text not in inputs.warnings]
@@ -883,7 +908,8 @@ def triage_command(inputs: Inputs, *, target_precision: float, min_n: int) -> Tr
     """
     if inputs.dimension is not None:
         raise AnalysisError(
-            f"hilbot analyze triage has no --dimension: every change is decided on the dimension {DIMENSION!r}",
+            "hilbot analyze triage has no --dimension: every change is decided on the dimension "
+            f"{DIMENSION!r}",
             fix="leave out --dimension (use --run to see one triage run)",
         )
     ratings = (

@@ -46,22 +46,25 @@ if TYPE_CHECKING:
     from evaluation.store import Store
 
 FLAGS: dict[str, str] = {
-    "excellent_with_concern": "a rating whose option is the top of its scale, or an option that asks no concern "
-    "follow-up (ask_concerns = false), carries concern tags",
-    "skip_with_score": "a skip record carries rating fields (score, judgment, concerns, confidence or labels); "
-    "Skip has no such fields, so the line is also a schema error and counts nowhere",
-    "unknown_item": "a rating, skip or note names a run no run file holds, or an item its run does not have",
-    "unknown_dimension": "a rating is on a dimension hilbot.toml does not define (so its judgment cannot be checked)",
+    "excellent_with_concern": "a rating whose option is the top of its scale, or an option that "
+    "asks no concern follow-up (ask_concerns = false), carries concern tags",
+    "skip_with_score": "a skip record carries rating fields (score, judgment, concerns, confidence "
+    "or labels); Skip has no such fields, so the line is also a schema error and counts nowhere",
+    "unknown_item": "a rating, skip or note names a run no run file holds, or an item its run does "
+    "not have",
+    "unknown_dimension": "a rating is on a dimension hilbot.toml does not define (so its judgment "
+    "cannot be checked)",
     "unknown_judgment": "a rating's judgment is not an option of its dimension's scale",
     "score_mismatch": "a rating's score differs from the score of the option it names",
-    "rated_twice_in_session": "the judgment changed within a session: the same reviewer rated the same item and "
-    "dimension in the same session (metadata.session_date, else the UTC date of the "
+    "rated_twice_in_session": "the judgment changed within a session: the same reviewer rated the "
+    "same item and dimension in the same session (metadata.session_date, else the UTC date of the "
     "rating) with a judgment other than their rating just before; each change is "
     "flagged, the latest rating counts. A new rating with the same judgment (a concern tag "
     "toggled, a note or confidence changed, or the same judgment again) is not flagged",
-    "duplicate_delivery": "an event whose idempotency key was seen before (a redelivered tap); counted once, "
-    "only counted here (no line listed)",
-    "duplicate_run_header": "a run file holds a second run_header: two runs were written into one file",
+    "duplicate_delivery": "an event whose idempotency key was seen before (a redelivered tap); "
+    "counted once, only counted here (no line listed)",
+    "duplicate_run_header": "a run file holds a second run_header: two runs were written into one "
+    "file",
     "duplicate_item": "a run file holds an item id a second time; readers keep the last one",
 }
 """Every flag, with its definition."""
@@ -114,7 +117,8 @@ class ValidationReport:
         return 1 if self.schema_errors else 0
 
     def lines(self) -> list[str]:
-        """``file:line: reason`` per schema error and ``file:line: flag: message`` per flag, by file and line."""
+        """``file:line: reason`` per schema error and ``file:line: flag: message`` per flag, by file
+        and line."""
         entries: list[tuple[str, int, int, str]] = [
             (str(i.path), i.line, 0, str(i)) for i in self.schema_errors
         ]
@@ -142,7 +146,8 @@ class ValidationReport:
 def validate(
     store: "Store", config: "HilbotConfig", *, jobs: int | None = None
 ) -> ValidationReport:
-    """Validate ``store``'s ratings log against its run files and ``config``'s scales (read-only)."""
+    """Validate ``store``'s ratings log against its run files and ``config``'s scales
+    (read-only)."""
     import numpy as np
     import pandas as pd
 
@@ -218,7 +223,8 @@ def validate(
                 f"{what} of item {item_ids[i]!r}, which run {run_ids[i]!r} does not have",
             )
 
-    # judgments, scores and concerns of every rating (checked once per distinct dimension and judgment)
+    # judgments, scores and concerns of every rating (checked once per distinct dimension and
+    # judgment)
     rated = alive[kind[alive] == KIND_RATING]
     scores = scan.column("score")[rated]
     has_tags = scan.column("n_tags")[rated] > 0
@@ -279,8 +285,9 @@ def validate(
             f"{', '.join(tags_of.get(k, []))}",
         )
 
-    # rated_twice_in_session: a judgment other than the one the same reviewer gave the same key just before,
-    # in the same session (a tag or note toggle stores a rating with the same judgment: not flagged)
+    # rated_twice_in_session: a judgment other than the one the same reviewer gave the same key just
+    # before, in the same session (a tag or note toggle stores a rating with the same judgment: not
+    # flagged)
     if len(rated):
         session = scan.column("session_date")[rated]
         dates = _dates(scan.column("ts")[rated])
@@ -304,8 +311,9 @@ def validate(
                 flag(
                     line[i],
                     "rated_twice_in_session",
-                    f"{reviewers[i]} rated {run_ids[i]}/{item_ids[i]} on {dimensions[i]!r} before in session "
-                    f"{session[n]} (line {int(line[j])}): changed {judgments[j]!r} to {judgments[i]!r}",
+                    f"{reviewers[i]} rated {run_ids[i]}/{item_ids[i]} on {dimensions[i]!r} before "
+                    f"in session {session[n]} (line {int(line[j])}): changed {judgments[j]!r} to "
+                    f"{judgments[i]!r}",
                 )
 
     flags.sort(key=lambda f: (f.line, f.flag))
@@ -315,7 +323,8 @@ def validate(
 
 
 def _run_file_flags(path: Path) -> list[Flag]:
-    """A second header, and items whose id came before, in one run file (bad lines are schema errors already)."""
+    """A second header, and items whose id came before, in one run file (bad lines are schema errors
+    already)."""
     from evaluation.log import read_numbered
 
     flags: list[Flag] = []
@@ -352,7 +361,8 @@ def _run_file_flags(path: Path) -> list[Flag]:
 
 
 def _dates(ns: Any) -> Any:
-    """UTC dates (``YYYY-MM-DD``, None for NaT) of int64 nanosecond timestamps, formatted once per day."""
+    """UTC dates (``YYYY-MM-DD``, None for NaT) of int64 nanosecond timestamps, formatted once per
+    day."""
     import numpy as np
 
     nat = ns == np.iinfo(np.int64).min
@@ -363,11 +373,12 @@ def _dates(ns: Any) -> Any:
     return np.where(nat, none, names[inverse] if len(distinct) else np.zeros(0, dtype=object))
 
 
-# ---------------------------------------------------------------------------------------------- the command
+# -------------------------------------------------------------------------------------- the command
 
 
 def _markdown(report: ValidationReport) -> list[str]:
-    """Counts by flag, then every ``file:line: flag: message`` (schema errors first within a line)."""
+    """Counts by flag, then every ``file:line: flag: message`` (schema errors first within a
+    line)."""
     from .report import table
 
     verdict = (

@@ -1,4 +1,5 @@
-"""What the chat benchmarks share: the data, the bot as a subprocess, percentiles and medians over rounds."""
+"""What the chat benchmarks share: the data, the bot as a subprocess, percentiles and medians over
+rounds."""
 
 from __future__ import annotations
 
@@ -55,7 +56,8 @@ def start_bot(
     ready: Callable[[], Any],
     wait: Callable[..., None],
 ) -> subprocess.Popen:
-    """``hilbot serve <platform>`` over ``root``; returns once ``ready()`` (``wait`` is the fake's blocking wait)."""
+    """``hilbot serve <platform>`` over ``root``; returns once ``ready()`` (``wait`` is the fake's
+    blocking wait)."""
     env = {
         **os.environ,
         **env,
@@ -159,17 +161,20 @@ def report_taps(
     what: str,
     answered: str,
 ) -> None:
-    """Part (b) of a chat benchmark's report: waits, the first burst and the later taps, per-round p99s."""
+    """Part (b) of a chat benchmark's report: waits, the first burst and the later taps, per-round
+    p99s."""
     print(
-        f"\n(b) {reviewers} reviewers × {cards} {what}s at once: {t['taps']} {what}s, median of {repeat} rounds"
+        f"\n(b) {reviewers} reviewers × {cards} {what}s at once: {t['taps']} {what}s, median of "
+        f"{repeat} rounds"
     )
     print(
-        f"    {what} → {answered}: p50 {t['p50'] * 1000:.0f} ms · p99 {t['p99'] * 1000:.0f} ms (target ≤ 200 ms; "
-        f"rounds: {', '.join(str(round(r['p99'] * 1000)) for r in rounds)} ms)"
+        f"    {what} → {answered}: p50 {t['p50'] * 1000:.0f} ms · p99 {t['p99'] * 1000:.0f} ms "
+        f"(target ≤ 200 ms; rounds: {', '.join(str(round(r['p99'] * 1000)) for r in rounds)} ms)"
     )
     print(
-        f"      first {what}s (all {reviewers} at the same moment): p50 {t['first'][0] * 1000:.0f} ms · "
-        f"p99 {t['first'][1] * 1000:.0f} ms; later {what}s: p50 {t['later'][0] * 1000:.0f} ms · p99 {t['later'][1] * 1000:.0f} ms"
+        f"      first {what}s (all {reviewers} at the same moment): p50 {t['first'][0] * 1000:.0f} "
+        f"ms · p99 {t['first'][1] * 1000:.0f} ms; later {what}s: p50 {t['later'][0] * 1000:.0f} ms "
+        f"· p99 {t['later'][1] * 1000:.0f} ms"
     )
 
 
@@ -186,10 +191,12 @@ def arguments(doc: str) -> Any:
 
 @contextlib.contextmanager
 def harness_without_gc() -> Iterator[None]:
-    """No garbage collection in this process (the fake platform and the clicking users) while it measures.
+    """No garbage collection in this process (the fake platform and the clicking users) while it
+    measures.
 
     The fake timestamps each answer as it reads it; a collection walking its thousands of stored
-    messages (25 ms measured) would be counted as the bot's time. The bot's own process is untouched.
+    messages (25 ms measured) would be counted as the bot's time. The bot's own process is
+    untouched.
     """
     import gc
 

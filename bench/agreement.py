@@ -1,33 +1,39 @@
-"""Agreement at scale: ``hilbot analyze agreement`` on a generated 1M-line log, and Krippendorff's α against the
-``krippendorff`` package.
+"""Agreement at scale: ``hilbot analyze agreement`` on a generated 1M-line log, and Krippendorff's α
+against the ``krippendorff`` package.
 
-**The report** (``--parts report``): ``analysis.synthetic.write_synthetic`` writes a 1M-line ``ratings.jsonl``
-(20 runs × 500 items, 40 reviewers: 3 dimensions with 780 reviewer pairs each) into a temp dir (or ``--data DIR``
-uses one already written by ``python -m analysis.synthetic DIR --ratings 1000000``). ``hilbot --data-dir DIR analyze
-agreement`` then runs as a user runs it, in a fresh interpreter, with every interval (1,000 bootstrap replicates),
-in Markdown and with ``--format json``, ``--runs`` times each (default 3): the median wall time and its CPU time
-(user + sys of the process and its loader workers). Side by side, the previous implementation: the tree of commit
-``--baseline`` (default: the last commit before the analytic coefficients, whose report took 18.5 s) extracted with
-``git archive`` and run the same way on the same log. Target: Markdown ≤ 10 s.
+**The report** (``--parts report``): ``analysis.synthetic.write_synthetic`` writes a 1M-line
+``ratings.jsonl`` (20 runs × 500 items, 40 reviewers: 3 dimensions with 780 reviewer pairs each)
+into a temp dir (or ``--data DIR`` uses one already written by ``python -m analysis.synthetic
+DIR --ratings 1000000``). ``hilbot --data-dir DIR analyze agreement`` then runs as a user runs it,
+in a fresh interpreter, with every interval (1,000 bootstrap replicates), in Markdown and with
+``--format json``, ``--runs`` times each (default 3): the median wall time and its CPU time
+(user + sys of the process and its loader workers). Side by side, the previous implementation: the
+tree of commit ``--baseline`` (default: the last commit before the analytic coefficients, whose
+report took 18.5 s) extracted with ``git archive`` and run the same way on the same log. Target:
+Markdown ≤ 10 s.
 
 **α** (``--parts alpha``; α only: one level, no bootstrap):
 
-1. 1,000,000 units × 5 raters, 5 categories (1–5), 20% of the values missing, at the nominal and ordinal
-   levels (raters agree with a unit's true category 70% of the time, else pick one at random).
-2. 100,000 units × 3 raters, 101 distinct values (scores on a 0.01 grid, 0–1), no missing values, interval.
-   (2b) the same at 10,000 units, where the package fits in memory comfortably, so there is always a ratio.
+1. 1,000,000 units × 5 raters, 5 categories (1–5), 20% of the values missing, at the nominal and
+   ordinal levels (raters agree with a unit's true category 70% of the time, else pick one at
+   random).
+2. 100,000 units × 3 raters, 101 distinct values (scores on a 0.01 grid, 0–1), no missing values,
+   interval. (2b) the same at 10,000 units, where the package fits in memory comfortably, so there
+   is always a ratio.
 
-Each (case, level, implementation) runs in **its own subprocess** (so memory peaks don't mix) that loads the
-data from a ``.npy`` file written once by this script, then calls α up to 3 times (fewer when one call takes
-more than a third of ``--budget`` seconds) and reports the median wall time and its peak memory:
-``peak RSS`` is the process's maximum resident set size (``getrusage``: interpreter + numpy + the input data +
-the call), ``Δ RSS`` that peak minus the resident size just before the first call (≈ what the call needed).
-Each subprocess runs under an address-space limit (``--mem-limit-gb``, default 16; 0 = none) and a timeout
-(``--timeout``, default 600 s); a run that hits either is reported as such, not hidden. The two α values must
-agree to 1e-6. Targets: hilbot faster than the package on (1) and (2); hilbot's peak RSS ≤ 1 GB on (2).
+Each (case, level, implementation) runs in **its own subprocess** (so memory peaks don't mix) that
+loads the data from a ``.npy`` file written once by this script, then calls α up to 3 times (fewer
+when one call takes more than a third of ``--budget`` seconds) and reports the median wall time and
+its peak memory: ``peak RSS`` is the process's maximum resident set size (``getrusage``:
+interpreter + numpy + the input data + the call), ``Δ RSS`` that peak minus the resident size just
+before the first call (≈ what the call needed).
+Each subprocess runs under an address-space limit (``--mem-limit-gb``, default 16; 0 = none) and a
+timeout (``--timeout``, default 600 s); a run that hits either is reported as such, not hidden. The
+two α values must agree to 1e-6. Targets: hilbot faster than the package on (1) and (2); hilbot's
+peak RSS ≤ 1 GB on (2).
 
-Run from the repo root: ``.venv/bin/python bench/agreement.py [--parts report,alpha] [--data DIR] [--runs N]
-[--baseline COMMIT|none] [--mem-limit-gb N] [--timeout S] [--budget S]``.
+Run from the repo root: ``.venv/bin/python bench/agreement.py [--parts report,alpha] [--data DIR]
+[--runs N] [--baseline COMMIT|none] [--mem-limit-gb N] [--timeout S] [--budget S]``.
 """
 
 from __future__ import annotations
@@ -56,7 +62,8 @@ CASES = {
 }
 IMPLS = ("hilbot", "krippendorff")
 BASELINE = "feeed2803ca2dadf98005ff55608aa4e606386b1"
-"""The last commit before the analytic coefficients (its agreement report: 18.5 s on this machine)."""
+"""The last commit before the analytic coefficients (its agreement report: 18.5 s on this
+machine)."""
 TARGET_S = 10.0
 """Markdown report on the 1M-line log, every interval."""
 RUN_CLI = "import sys; sys.argv[0] = 'hilbot'; from bot.cli import main; main()"
@@ -177,7 +184,8 @@ def report(name: str, level: str, results: dict[str, dict]) -> dict:
     """Print the side-by-side rows of one case and level; return the verdict."""
     print(f"\n{name} — {level}")
     print(
-        f"  {'implementation':<14} {'alpha':>20} {'median s':>10} {'runs':>5} {'peak RSS':>11} {'Δ RSS':>11}"
+        f"  {'implementation':<14} {'alpha':>20} {'median s':>10} {'runs':>5} {'peak RSS':>11} "
+        f"{'Δ RSS':>11}"
     )
     for impl in IMPLS:
         r = results[impl]
@@ -185,8 +193,8 @@ def report(name: str, level: str, results: dict[str, dict]) -> dict:
             print(f"  {impl:<14} {'—':>20}  {r['error']}")
             continue
         print(
-            f"  {impl:<14} {r['alpha']:>20.15f} {statistics.median(r['times']):>10.3f} {len(r['times']):>5} "
-            f"{_gb(r['peak']):>11} {_gb(r['peak'] - r['before']):>11}"
+            f"  {impl:<14} {r['alpha']:>20.15f} {statistics.median(r['times']):>10.3f} "
+            f"{len(r['times']):>5} {_gb(r['peak']):>11} {_gb(r['peak'] - r['before']):>11}"
         )
     ours, theirs = results["hilbot"], results["krippendorff"]
     verdict = {"faster": None, "agree": None, "peak": ours.get("peak")}
@@ -207,19 +215,20 @@ def report(name: str, level: str, results: dict[str, dict]) -> dict:
     diff = abs(ours["alpha"] - theirs["alpha"])
     verdict.update(faster=t_ours < t_theirs, agree=diff <= AGREE)
     print(
-        f"  ratio: hilbot {t_theirs / t_ours:.1f}× faster, peak RSS {theirs['peak'] / ours['peak']:.1f}× lower "
-        f"(Δ RSS {d_theirs / d_ours:.1f}× lower); |Δα| = {diff:.1e} ({'agree' if diff <= AGREE else 'DISAGREE'} "
-        f"to {AGREE:g})"
+        f"  ratio: hilbot {t_theirs / t_ours:.1f}× faster, peak RSS "
+        f"{theirs['peak'] / ours['peak']:.1f}× lower (Δ RSS {d_theirs / d_ours:.1f}× lower); |Δα| "
+        f"= {diff:.1e} ({'agree' if diff <= AGREE else 'DISAGREE'} to {AGREE:g})"
     )
     return verdict
 
 
-# ---------------------------------------------------------------------------------------------- the report
+# --------------------------------------------------------------------------------------- the report
 
 
 def run_report(tree: Path, data: Path, fmt: str, timeout: float) -> dict:
-    """``hilbot --data-dir DATA analyze agreement --format FMT`` with the code of ``tree``, in a fresh interpreter:
-    wall seconds, CPU seconds (the process and its loader workers), output size."""
+    """``hilbot --data-dir DATA analyze agreement --format FMT`` with the code of ``tree``, in a
+    fresh interpreter: wall seconds, CPU seconds (the process and its loader workers), output
+    size."""
     env = {**os.environ, "PYTHONPATH": str(tree)}
     cmd = [
         sys.executable,
@@ -268,13 +277,14 @@ def _figure(results: list[dict]) -> str:
         return f"failed ({errors[0]})"
     walls = [r["wall"] for r in results]
     return (
-        f"{statistics.median(walls):6.2f} s ({statistics.median(r['cpu'] for r in results):5.1f} s CPU) "
-        f"[{', '.join(f'{w:.2f}' for w in walls)}]"
+        f"{statistics.median(walls):6.2f} s ({statistics.median(r['cpu'] for r in results):5.1f} s "
+        f"CPU) [{', '.join(f'{w:.2f}' for w in walls)}]"
     )
 
 
 def report_bench(args: argparse.Namespace, tmp: Path) -> bool:
-    """The report on the 1M-line log, this tree and the baseline side by side; True when the target is met."""
+    """The report on the 1M-line log, this tree and the baseline side by side; True when the target
+    is met."""
     from analysis.synthetic import write_synthetic
     from evaluation import Store
 
@@ -283,18 +293,20 @@ def report_bench(args: argparse.Namespace, tmp: Path) -> bool:
         started = time.perf_counter()
         log = write_synthetic(Store(data), ratings=args.ratings)
         print(
-            f"generated {log.lines:,} lines ({log.path.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - started:.1f} s"
+            f"generated {log.lines:,} lines ({log.path.stat().st_size / 1e6:.0f} MB) in "
+            f"{time.perf_counter() - started:.1f} s"
         )
     baseline = None if args.baseline == "none" else extract(args.baseline, tmp / "baseline")
     trees = {"this tree": ROOT, **({f"baseline {args.baseline[:7]}": baseline} if baseline else {})}
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     print(
-        f"\nhilbot analyze agreement on {data} (every interval, 1000 bootstrap replicates); median of {args.runs} runs "
-        f"each, wall (CPU) [each run]; {cpus} CPUs"
+        f"\nhilbot analyze agreement on {data} (every interval, 1000 bootstrap replicates); median "
+        f"of {args.runs} runs each, wall (CPU) [each run]; {cpus} CPUs"
     )
     if args.baseline != "none" and baseline is None:
         print(
-            f"  baseline {args.baseline[:7]}: not available here (git archive failed); its recorded figure: 18.5 s"
+            f"  baseline {args.baseline[:7]}: not available here (git archive failed); its "
+            "recorded figure: 18.5 s"
         )
     medians: dict[tuple[str, str], float] = {}
     for fmt in ("markdown", "json"):
@@ -316,7 +328,8 @@ def report_bench(args: argparse.Namespace, tmp: Path) -> bool:
     ours = medians.get(("markdown", "this tree"))
     met = ours is not None and ours <= TARGET_S
     print(
-        f"target: Markdown ≤ {TARGET_S:g} s: {'PASS' if met else 'FAIL'} ({ours if ours is not None else float('nan'):.2f} s)"
+        f"target: Markdown ≤ {TARGET_S:g} s: {'PASS' if met else 'FAIL'} "
+        f"({ours if ours is not None else float('nan'):.2f} s)"
     )
     return met
 
@@ -381,8 +394,8 @@ def alpha_bench(args: argparse.Namespace) -> None:
     import numpy as np
 
     print(
-        f"\nKrippendorff's α, hilbot vs the krippendorff package; median of ≤{args.repeats} calls, one subprocess "
-        f"each, limit {args.mem_limit_gb:g} GB address space / {args.timeout:g} s"
+        f"\nKrippendorff's α, hilbot vs the krippendorff package; median of ≤{args.repeats} calls, "
+        f"one subprocess each, limit {args.mem_limit_gb:g} GB address space / {args.timeout:g} s"
     )
     verdicts = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -408,9 +421,10 @@ def alpha_bench(args: argparse.Namespace) -> None:
         return "yes" if v["faster"] else "NO"
 
     print(
-        f"\ntargets: faster than the package on (1): {', '.join(faster(v) for v in one)}; on (2): {faster(two)}; "
-        f"hilbot peak RSS on (2) ≤ 1 GB: {'yes' if small else 'NO'} ({_gb(two['peak'] or 0)}); "
-        f"α agree to {AGREE:g} wherever both finished: {'yes' if agree else 'NO'}"
+        f"\ntargets: faster than the package on (1): {', '.join(faster(v) for v in one)}; on (2): "
+        f"{faster(two)}; hilbot peak RSS on (2) ≤ 1 GB: {'yes' if small else 'NO'} "
+        f"({_gb(two['peak'] or 0)}); α agree to {AGREE:g} wherever both finished: "
+        f"{'yes' if agree else 'NO'}"
     )
 
 

@@ -1,4 +1,5 @@
-"""The Langfuse connector at scale: pulling 10,000 items and pushing 10,000 labels, beside the physical bound.
+"""The Langfuse connector at scale: pulling 10,000 items and pushing 10,000 labels, beside the
+physical bound.
 
 Run from the repo root: ``.venv/bin/python bench/connectors.py`` (defaults: ``--items 10000
 --latency 0.05
@@ -114,11 +115,13 @@ from tests.fakes.langfuse_api import FakeLangfuse  # noqa: E402
 
 TARGET_RATIO = 1.2
 PRO_PER_MINUTE = 1000
-"""Langfuse Cloud's Pro/Team limit for "all other APIs" (``POST /scores``, ``GET /v3/scores``, …), a minute."""
+"""Langfuse Cloud's Pro/Team limit for "all other APIs" (``POST /scores``, ``GET /v3/scores``, …), a
+minute."""
 MAX_OBSERVATIONS = 1000
 """The largest ``limit`` of ``GET /v2/observations`` (the SDK's documentation: "Maximum 1000")."""
 MAX_SCORES = 100
-"""The largest ``limit`` of ``GET /v3/scores`` and of the annotation queue items (a larger one is a 400)."""
+"""The largest ``limit`` of ``GET /v3/scores`` and of the annotation queue items (a larger one is a
+400)."""
 QUEUE = "q-bench"
 T0 = datetime.now(timezone.utc).replace(hour=12, minute=0, second=0, microsecond=0) - timedelta(
     days=1
@@ -132,8 +135,9 @@ JUDGE_NAMES = ("helpfulness", "correctness", "faithfulness", "relevance", "toxic
 
 
 def seed(fake: FakeLangfuse, n: int, ai_scores: int, queue: bool) -> float:
-    """``n`` traces named ``qa`` (a root span with a chat input and an answer), ``ai_scores`` evaluator scores
-    each; with ``queue``, an annotation queue holding them all. Returns the seconds it took.
+    """``n`` traces named ``qa`` (a root span with a chat input and an answer), ``ai_scores``
+    evaluator scores each; with ``queue``, an annotation queue holding them all. Returns the seconds
+    it took.
 
     ``add_trace``/``add_score``/``add_queue_item`` are fast (about 20 µs a trace), so the fake's own
     methods are used.
@@ -179,7 +183,8 @@ def server_cpu(fake: FakeLangfuse) -> Callable[[], float]:
 
 
 class SdkClock:
-    """CPU seconds spent in the SDK's (de)serialisation helpers, summed (wrapped in the generated clients' modules)."""
+    """CPU seconds spent in the SDK's (de)serialisation helpers, summed (wrapped in the generated
+    clients' modules)."""
 
     NAMES = ("parse_obj_as", "convert_and_respect_annotation_metadata")
     MODULES = (
@@ -238,7 +243,8 @@ def _status_kb(key: str) -> float | None:
 
 
 class Memory:
-    """The RSS high-water mark of one phase: VmHWM reset at its start (``/proc/self/clear_refs``), else ru_maxrss."""
+    """The RSS high-water mark of one phase: VmHWM reset at its start (``/proc/self/clear_refs``),
+    else ru_maxrss."""
 
     def __init__(self) -> None:
         self.before = (_status_kb("VmRSS") or 0) / 1024
@@ -263,7 +269,8 @@ class Memory:
 
 @contextlib.contextmanager
 def measured(fake: FakeLangfuse, sdk: SdkClock) -> Iterator[dict]:
-    """Wall time, this thread's CPU, the stand-in's CPU, the SDK's conversion time, the calls and the peak RSS of a block."""
+    """Wall time, this thread's CPU, the stand-in's CPU, the SDK's conversion time, the calls and
+    the peak RSS of a block."""
     figures: dict[str, Any] = {}
     fake_cpu = server_cpu(fake)
     memory = Memory()
@@ -305,8 +312,8 @@ def peak_in(calls: list[Any], window: float) -> int:
 
 
 def replay(fake: FakeLangfuse, calls: list[Any]) -> tuple[float, float, float]:
-    """The same GETs again with plain httpx + json.loads, one after another: (wall, this thread's CPU, the
-    stand-in's CPU) in seconds."""
+    """The same GETs again with plain httpx + json.loads, one after another: (wall, this thread's
+    CPU, the stand-in's CPU) in seconds."""
     import httpx
 
     gets = [c for c in calls if c.method.startswith("GET ")]
@@ -366,7 +373,8 @@ def push_round(
     rate: float,
     round_no: int,
 ) -> dict:
-    """A fresh copy of the pulled run's store, a rating on every item, the labels pushed under the Pro rate limit."""
+    """A fresh copy of the pulled run's store, a rating on every item, the labels pushed under the
+    Pro rate limit."""
     shutil.copytree(base, root / "results")
     store = Store(root / "results")
     config = load_config(None)
@@ -496,8 +504,8 @@ def memory(rounds: list[dict]) -> str:
 
 def row(name: str, wall: float, bound: float, own: float, ok: bool, rounds: list[dict]) -> str:
     return (
-        f"{name:<34} {wall:>8.2f} {bound:>8.2f} {wall / bound:>6.2f}× {own / bound:>6.2f}×  {'PASS' if ok else 'FAIL'}  "
-        f"{memory(rounds)}"
+        f"{name:<34} {wall:>8.2f} {bound:>8.2f} {wall / bound:>6.2f}× {own / bound:>6.2f}×  "
+        f"{'PASS' if ok else 'FAIL'}  {memory(rounds)}"
     )
 
 
@@ -523,17 +531,19 @@ def report_pull(
     sdk = median(rounds, "sdk")
     lines = [
         row(name, wall, bound, own, ok, rounds),
-        f"    requests: {' | '.join(sorted(counts))} (= {requests:.0f}; the fewest the API needs: {fewest}; "
-        f"the connector's chunking makes {made})",
+        f"    requests: {' | '.join(sorted(counts))} (= {requests:.0f}; the fewest the API needs: "
+        f"{fewest}; the connector's chunking makes {made})",
         f"    bound = {formula}",
-        f"    where the time went (medians): {requests:.0f} × {latency:g} s latency = {requests * latency:.2f} s · "
-        f"stand-in CPU {fake_cpu:.2f} s · client CPU {median(rounds, 'client_cpu'):.2f} s, of which the SDK's "
-        f"(de)serialisation {sdk:.2f} s ({sdk / items * 1000:.2f} ms an item: {sdk_split(rounds)})",
+        f"    where the time went (medians): {requests:.0f} × {latency:g} s latency = "
+        f"{requests * latency:.2f} s · stand-in CPU {fake_cpu:.2f} s · client CPU "
+        f"{median(rounds, 'client_cpu'):.2f} s, of which the SDK's (de)serialisation {sdk:.2f} s "
+        f"({sdk / items * 1000:.2f} ms an item: {sdk_split(rounds)})",
     ]
     if replayed is not None:
         lines.append(
-            f"    the same GETs replayed with httpx + json.loads: {replayed[0]:.2f} s (client CPU {replayed[1]:.2f} s, "
-            f"stand-in CPU {replayed[2]:.2f} s): what these requests cost here without the SDK's conversion"
+            f"    the same GETs replayed with httpx + json.loads: {replayed[0]:.2f} s (client CPU "
+            f"{replayed[1]:.2f} s, stand-in CPU {replayed[2]:.2f} s): what these requests cost "
+            "here without the SDK's conversion"
         )
     lines.append(f"    each round: {', '.join(format(r['wall'], '.2f') for r in rounds)} s")
     lines += [f"    VERIFY FAILED: {p}" for p in dict.fromkeys(problems)]
@@ -560,17 +570,21 @@ def report_push(
     sends, confirms = median(rounds, "send_s"), median(rounds, "confirm_s")
     lines = [
         row(f"push {items} labels @ {rate:.1f}/s", wall, bound, own, ok, rounds),
-        f"    requests: {' | '.join(sorted(counts))}; 429s: {rejected}; peak {max(r['peak_1s'] for r in rounds)} requests in "
-        f"any 1 s (rate {rate:.1f}/s), {max(r['peak_60s'] for r in rounds)} in any 60 s (limit {PRO_PER_MINUTE})",
-        f"    bound = (ceil({items}/{BATCH}) POST /scores + ceil({items}/{READ_IDS}) GET /v3/scores read-backs) / "
-        f"({PRO_PER_MINUTE}/60 per s) = ({writes} + {reads}) / {rate:.2f} = {bound:.2f} s",
-        f"    where the time went (medians): a slot is {slot * 1000:.0f} ms; a send call took {sends / writes * 1000:.0f} ms "
-        f"({sends:.2f} s in all), a confirm call {confirms / reads * 1000:.0f} ms ({confirms:.2f} s in all) · stand-in CPU "
-        f"{fake_cpu:.2f} s · client CPU {median(rounds, 'client_cpu'):.2f} s, of which the SDK's (de)serialisation "
-        f"{median(rounds, 'sdk'):.2f} s ({sdk_split(rounds)}) · labels made (run_labels, not timed) in {median(rounds, 'made'):.2f} s",
-        f"    (the API alone would allow fewer: a score's body is ~{body:.0f} bytes, so a 1 MB POST holds "
-        f"~{int(1_000_000 // max(body, 1))}, and a read page 100 ids: ({floor_writes} + {math.ceil(items / MAX_SCORES)}) / "
-        f"{rate:.2f} = {floor:.2f} s)",
+        f"    requests: {' | '.join(sorted(counts))}; 429s: {rejected}; peak "
+        f"{max(r['peak_1s'] for r in rounds)} requests in any 1 s (rate {rate:.1f}/s), "
+        f"{max(r['peak_60s'] for r in rounds)} in any 60 s (limit {PRO_PER_MINUTE})",
+        f"    bound = (ceil({items}/{BATCH}) POST /scores + ceil({items}/{READ_IDS}) GET "
+        f"/v3/scores read-backs) / ({PRO_PER_MINUTE}/60 per s) = ({writes} + {reads}) / {rate:.2f} "
+        f"= {bound:.2f} s",
+        f"    where the time went (medians): a slot is {slot * 1000:.0f} ms; a send call took "
+        f"{sends / writes * 1000:.0f} ms ({sends:.2f} s in all), a confirm call "
+        f"{confirms / reads * 1000:.0f} ms ({confirms:.2f} s in all) · stand-in CPU {fake_cpu:.2f} "
+        f"s · client CPU {median(rounds, 'client_cpu'):.2f} s, of which the SDK's "
+        f"(de)serialisation {median(rounds, 'sdk'):.2f} s ({sdk_split(rounds)}) · labels made "
+        f"(run_labels, not timed) in {median(rounds, 'made'):.2f} s",
+        f"    (the API alone would allow fewer: a score's body is ~{body:.0f} bytes, so a 1 MB "
+        f"POST holds ~{int(1_000_000 // max(body, 1))}, and a read page 100 ids: ({floor_writes} + "
+        f"{math.ceil(items / MAX_SCORES)}) / {rate:.2f} = {floor:.2f} s)",
         f"    each round: {', '.join(format(r['wall'], '.2f') for r in rounds)} s",
     ]
     lines += [f"    VERIFY FAILED: {p}" for p in dict.fromkeys(problems)]
@@ -631,8 +645,9 @@ def main() -> int:
     ):
         tmp_path = Path(tmp)
         print(
-            f"# nproc={cpus} python={sys.version.split()[0]} langfuse-sdk={sdk_version} items={n} queue-items={q} "
-            f"ai-scores={k} latency={latency:g}s repeat={repeat} modes={','.join(modes)} dir={tmp}",
+            f"# nproc={cpus} python={sys.version.split()[0]} langfuse-sdk={sdk_version} items={n} "
+            f"queue-items={q} ai-scores={k} latency={latency:g}s repeat={repeat} "
+            f"modes={','.join(modes)} dir={tmp}",
             flush=True,
         )
         seeded = seed(fake, n, k, queue=False) if {"traces", "push"} & set(modes) else 0.0
@@ -648,9 +663,11 @@ def main() -> int:
                 if base is None:
                     base = (tmp_path / f"traces-{r}" / "results", figures["run_id"])
                 print(
-                    f"  round {r + 1}/{repeat} traces: {figures['wall']:.2f} s, {len(figures['calls'])} requests "
-                    f"({show_kinds(kinds(figures['calls']))}), stand-in CPU {figures['fake_cpu']:.2f} s, "
-                    f"client CPU {figures['client_cpu']:.2f} s (SDK {figures['sdk']:.2f} s), peak {figures['peak_mb']:.0f} MB",
+                    f"  round {r + 1}/{repeat} traces: {figures['wall']:.2f} s, "
+                    f"{len(figures['calls'])} requests ({show_kinds(kinds(figures['calls']))}), "
+                    f"stand-in CPU {figures['fake_cpu']:.2f} s, client CPU "
+                    f"{figures['client_cpu']:.2f} s (SDK {figures['sdk']:.2f} s), peak "
+                    f"{figures['peak_mb']:.0f} MB",
                     flush=True,
                 )
             if "traces" in modes:
@@ -661,7 +678,8 @@ def main() -> int:
             with FakeLangfuse(page_latency=latency) as queue_fake:
                 seeded_q = seed(queue_fake, q, k, queue=True)
                 print(
-                    f"  seeded a queue of {q} traces with {k} AI score(s) each in {seeded_q:.2f} s (a stand-in of its own)",
+                    f"  seeded a queue of {q} traces with {k} AI score(s) each in {seeded_q:.2f} s "
+                    "(a stand-in of its own)",
                     flush=True,
                 )
                 settings = {"queue": QUEUE, "limit": q}
@@ -670,9 +688,10 @@ def main() -> int:
                     figures = pull_round(queue_fake, sdk, tmp_path / f"queue-{r}", settings, q, k)
                     rounds.append(figures)
                     print(
-                        f"  round {r + 1}/{repeat} queue: {figures['wall']:.2f} s, {len(figures['calls'])} requests, "
-                        f"stand-in CPU {figures['fake_cpu']:.2f} s, client CPU {figures['client_cpu']:.2f} s "
-                        f"(SDK {figures['sdk']:.2f} s), peak {figures['peak_mb']:.0f} MB",
+                        f"  round {r + 1}/{repeat} queue: {figures['wall']:.2f} s, "
+                        f"{len(figures['calls'])} requests, stand-in CPU {figures['fake_cpu']:.2f} "
+                        f"s, client CPU {figures['client_cpu']:.2f} s (SDK {figures['sdk']:.2f} "
+                        f"s), peak {figures['peak_mb']:.0f} MB",
                         flush=True,
                     )
                 results["queue"] = (rounds, replay(queue_fake, rounds[0]["calls"]))
@@ -684,29 +703,32 @@ def main() -> int:
                 figures = push_round(fake, sdk, base[0], tmp_path / f"push-{r}", base[1], rate, r)
                 rounds.append(figures)
                 print(
-                    f"  round {r + 1}/{repeat} push: {figures['wall']:.2f} s, {len(figures['calls'])} requests "
-                    f"({show_kinds(kinds(figures['calls']))}), 429s {figures['rejected']}, stand-in CPU "
-                    f"{figures['fake_cpu']:.2f} s, client CPU {figures['client_cpu']:.2f} s (SDK {figures['sdk']:.2f} s), "
-                    f"peak {figures['peak_mb']:.0f} MB",
+                    f"  round {r + 1}/{repeat} push: {figures['wall']:.2f} s, "
+                    f"{len(figures['calls'])} requests ({show_kinds(kinds(figures['calls']))}), "
+                    f"429s {figures['rejected']}, stand-in CPU {figures['fake_cpu']:.2f} s, client "
+                    f"CPU {figures['client_cpu']:.2f} s (SDK {figures['sdk']:.2f} s), peak "
+                    f"{figures['peak_mb']:.0f} MB",
                     flush=True,
                 )
             results["push"] = rounds
 
     print()
     print(
-        f"Langfuse connector against a local stand-in answering every GET after {latency * 1000:.0f} ms; "
-        f"{k} AI score(s) a trace; medians of {repeat}"
+        "Langfuse connector against a local stand-in answering every GET after "
+        f"{latency * 1000:.0f} ms; {k} AI score(s) a trace; medians of {repeat}"
     )
     print(
-        f"{'':<34} {'wall s':>8} {'bound s':>8} {'ratio':>7} {'own':>7}  {'≤' + format(TARGET_RATIO, 'g') + '×':<4}  RSS at start → peak"
+        f"{'':<34} {'wall s':>8} {'bound s':>8} {'ratio':>7} {'own':>7}  "
+        f"{'≤' + format(TARGET_RATIO, 'g') + '×':<4}  RSS at start → peak"
     )
     ok = True
     if "traces" in results:
         rounds, replayed = results["traces"]
         fewest, made = traces_bound(n, k)
         formula = (
-            f"(ceil({n}/{MAX_OBSERVATIONS}) GET /v2/observations pages + ceil({n}×{k}/{MAX_SCORES}) GET /v3/scores "
-            f"pages) × {latency:g} s = {fewest} × {latency:g} = {fewest * latency:.2f} s"
+            f"(ceil({n}/{MAX_OBSERVATIONS}) GET /v2/observations pages + "
+            f"ceil({n}×{k}/{MAX_SCORES}) GET /v3/scores pages) × {latency:g} s = {fewest} × "
+            f"{latency:g} = {fewest * latency:.2f} s"
         )
         passed, lines = report_pull(
             f"pull {n} traces (trace filter)", rounds, n, fewest, made, latency, replayed, formula
@@ -717,9 +739,9 @@ def main() -> int:
         rounds, replayed = results["queue"]
         fewest, made = queue_bound(q, k)
         formula = (
-            f"(1 GET queue + ceil({q}/{MAX_SCORES}) item pages + {q} GET /v2/observations?traceId= (one an "
-            f"item) + ceil({q}×{k}/{MAX_SCORES}) score pages) × {latency:g} s = {fewest} × {latency:g} = "
-            f"{fewest * latency:.2f} s"
+            f"(1 GET queue + ceil({q}/{MAX_SCORES}) item pages + {q} GET /v2/observations?traceId= "
+            f"(one an item) + ceil({q}×{k}/{MAX_SCORES}) score pages) × {latency:g} s = {fewest} × "
+            f"{latency:g} = {fewest * latency:.2f} s"
         )
         passed, lines = report_pull(
             f"pull {q} queue items", rounds, q, fewest, made, latency, replayed, formula

@@ -172,12 +172,14 @@ async def bench(levels: dict[int, int], repeats: int, tmp: Path) -> dict[tuple[i
 
 def report(summary: dict[tuple[int, str], dict], levels: dict[int, int], repeats: int) -> None:
     print(
-        f"{'writers':<8} {'impl':<9} {'records':>7} {'records/s':>10} {'p50 ms':>8} {'p99 ms':>8} {'fsyncs':>7}"
+        f"{'writers':<8} {'impl':<9} {'records':>7} {'records/s':>10} {'p50 ms':>8} {'p99 ms':>8} "
+        f"{'fsyncs':>7}"
     )
     for (writers, impl), s in summary.items():
         total = writers * levels[writers]
         print(
-            f"{writers:<8} {impl:<9} {total:>7} {s['rps']:>10.0f} {s['p50']:>8.2f} {s['p99']:>8.2f} {s['fsyncs']:>7.0f}"
+            f"{writers:<8} {impl:<9} {total:>7} {s['rps']:>10.0f} {s['p50']:>8.2f} "
+            f"{s['p99']:>8.2f} {s['fsyncs']:>7.0f}"
         )
     print(f"(median of {repeats} runs; p50/p99 = median of the runs' own percentiles)")
     top = max(levels)
@@ -203,7 +205,8 @@ def main() -> int:
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     print(
         f"# nproc={cpus} python={sys.version.split()[0]} dir={tmp} fs={fs_type(tmp)} "
-        f"record={len(json.dumps(make_record(0, 0))) + 1}B repeats={args.repeats}{' (quick)' if args.quick else ''}"
+        f"record={len(json.dumps(make_record(0, 0))) + 1}B "
+        f"repeats={args.repeats}{' (quick)' if args.quick else ''}"
     )
     try:
         summary = asyncio.run(bench(levels, max(1, args.repeats), tmp))

@@ -157,7 +157,8 @@ def verify(store: Store, run_id: str, expected: int) -> list[str]:
     if failed:
         first = failed[0]
         problems.append(
-            f"{len(failed)} items without a judgment (first: {first.id}: {first.evaluation.error or 'no overall'})"
+            f"{len(failed)} items without a judgment (first: {first.id}: "
+            f"{first.evaluation.error or 'no overall'})"
         )
     if run.summary is None:
         problems.append("no run_summary line")
@@ -182,7 +183,8 @@ async def bench(
         pairs.append((cold, warm))
         print(
             f"  repeat {r + 1}/{repeat}: cold {cold['wall']:.2f} s ({cold['requests']} requests, "
-            f"peak {cold['in_flight']} in flight), warm {warm['wall']:.2f} s ({warm['requests']} requests)",
+            f"peak {cold['in_flight']} in flight), warm {warm['wall']:.2f} s ({warm['requests']} "
+            "requests)",
             flush=True,
         )
     return pairs
@@ -213,12 +215,14 @@ def report(pairs: list[tuple[dict, dict]], items: int, concurrency: int, latency
 
     print()
     print(
-        f"judge path: {items} search items, concurrency {concurrency}, fake Messages API at {latency * 1000:.0f} ms"
+        f"judge path: {items} search items, concurrency {concurrency}, fake Messages API at "
+        f"{latency * 1000:.0f} ms"
     )
     print(f"{'':<20} {'wall s':>7} {'ideal s':>8} {'ratio':>7}   target")
     print(
         f"{'run 1 (cold cache)':<20} {cold_wall:>7.2f} {ideal:>8.2f} {ratio:>6.2f}×   "
-        f"{'≤ ' + format(TARGET_RATIO, '.2f') + '×':<9} {'PASS' if cold_ok else 'FAIL'} ({cold_note})"
+        f"{'≤ ' + format(TARGET_RATIO, '.2f') + '×':<9} {'PASS' if cold_ok else 'FAIL'} "
+        f"({cold_note})"
     )
     print(
         f"{'run 2 (warm cache)':<20} {warm_wall:>7.2f} {'—':>8} {'—':>7}   {'0 calls':<9} "
@@ -265,8 +269,8 @@ def main() -> int:
     ):
         os.environ.update(fake.env())
         print(
-            f"# nproc={cpus} python={sys.version.split()[0]} model={config.llm.model} server={fake.base_url} "
-            f"dir={tmp} repeat={repeat} (+1 warm-up of {concurrency} items)",
+            f"# nproc={cpus} python={sys.version.split()[0]} model={config.llm.model} "
+            f"server={fake.base_url} dir={tmp} repeat={repeat} (+1 warm-up of {concurrency} items)",
             flush=True,
         )
         pairs = asyncio.run(bench(config, cases, repeat, fake, Path(tmp)))

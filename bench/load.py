@@ -1,4 +1,5 @@
-"""Loading a big ratings log: analysis.load.load() and analysis.validate.validate() vs the Ledger fold.
+"""Loading a big ratings log: analysis.load.load() and analysis.validate.validate() vs the Ledger
+fold.
 
 What is measured, on one synthetic store (``analysis.synthetic.write_synthetic``: 1M lines of
 ratings.jsonl by default, 20 runs x 500 items, 40 reviewers; written once into a temp dir and
@@ -124,12 +125,14 @@ def main() -> int:
         cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
         print(
             f"hilbot analysis.load bench: {log.lines:,} lines of ratings.jsonl ({size_mb:.0f} MB; "
-            f"{log.ratings:,} ratings, {log.skips:,} skips, {log.notes:,} notes, {log.redeliveries:,} redelivered, "
-            f"{log.deliveries:,} deliveries), {len(log.runs)} runs x {log.items // len(log.runs)} items; "
-            f"{cpus} CPUs; python {sys.version.split()[0]}"
+            f"{log.ratings:,} ratings, {log.skips:,} skips, {log.notes:,} notes, "
+            f"{log.redeliveries:,} redelivered, {log.deliveries:,} deliveries), {len(log.runs)} "
+            f"runs x {log.items // len(log.runs)} items; {cpus} CPUs; python "
+            f"{sys.version.split()[0]}"
         )
         print(
-            f"generate   {generate:6.2f} s   write_synthetic, once ({log.lines / generate:,.0f} lines/s)"
+            f"generate   {generate:6.2f} s   write_synthetic, once ({log.lines / generate:,.0f} "
+            "lines/s)"
         )
 
         loads = [run_phase("load", data) for _ in range(3)]
@@ -138,8 +141,8 @@ def main() -> int:
         verdict = "PASS" if median <= 5.0 * args.ratings / 1_000_000 else "FAIL"
         print(
             f"load       {median:6.2f} s   median of 3 [{', '.join(f'{s:.2f}' for s in seconds)}]  "
-            f"{log.lines / median:,.0f} lines/s  target <= {5.0 * args.ratings / 1_000_000:.1f} s: {verdict}  "
-            f"peak RSS {max(r['rss_mb'] for r in loads):,.0f} MB"
+            f"{log.lines / median:,.0f} lines/s  target <= {5.0 * args.ratings / 1_000_000:.1f} s: "
+            f"{verdict}  peak RSS {max(r['rss_mb'] for r in loads):,.0f} MB"
         )
         print(
             f"           frames: {', '.join(f'{k} {v:,}' for k, v in loads[0]['sizes'].items())}; "
@@ -147,15 +150,16 @@ def main() -> int:
         )
         one = run_phase("load1", data)
         print(
-            f"load -j1   {one['seconds']:6.2f} s   one process, once ({log.lines / one['seconds']:,.0f} lines/s)  "
-            f"peak RSS {one['rss_mb']:,.0f} MB"
+            f"load -j1   {one['seconds']:6.2f} s   one process, once "
+            f"({log.lines / one['seconds']:,.0f} lines/s)  peak RSS {one['rss_mb']:,.0f} MB"
         )
         checked = run_phase("validate", data)
         flagged = {k: v for k, v in checked["counts"].items() if v}
         print(
             f"validate   {checked['seconds']:6.2f} s   once, target <= 15 s: "
-            f"{'PASS' if checked['seconds'] <= 15 else 'FAIL'}  peak RSS {checked['rss_mb']:,.0f} MB  "
-            f"exit {checked['exit_code']}, schema errors {checked['schema_errors']}, flags {flagged}"
+            f"{'PASS' if checked['seconds'] <= 15 else 'FAIL'}  peak RSS {checked['rss_mb']:,.0f} "
+            f"MB  exit {checked['exit_code']}, schema errors {checked['schema_errors']}, flags "
+            f"{flagged}"
         )
 
         baseline_lines = min(BASELINE_LINES, log.lines)
@@ -168,9 +172,10 @@ def main() -> int:
         quick = run_phase("load", small)
         factor = log.lines / baseline_lines
         print(
-            f"baseline   {ledger['seconds']:6.2f} s   Ledger.from_events(store.human_events()) on the first "
-            f"{baseline_lines:,} lines ({baseline_lines / ledger['seconds']:,.0f} lines/s); extrapolated x{factor:g}: "
-            f"~{ledger['seconds'] * factor:,.0f} s for {log.lines:,} lines  peak RSS {ledger['rss_mb']:,.0f} MB"
+            f"baseline   {ledger['seconds']:6.2f} s   Ledger.from_events(store.human_events()) on "
+            f"the first {baseline_lines:,} lines ({baseline_lines / ledger['seconds']:,.0f} "
+            f"lines/s); extrapolated x{factor:g}: ~{ledger['seconds'] * factor:,.0f} s for "
+            f"{log.lines:,} lines  peak RSS {ledger['rss_mb']:,.0f} MB"
         )
         print(
             f"           load() on the same {baseline_lines:,} lines: {quick['seconds']:.2f} s "

@@ -10,8 +10,8 @@ enforces 30 messages/s overall and 1/s per chat (sliding windows, 429 with retry
     answered callback (p50, p99; target p99 ≤ 200 ms), and all 1,500 ratings in the log. Every
     round has its taps; the figures are the medians over the rounds.
 
-While it measures, this process (the fake platform and the users) runs without garbage collection, so
-that a collection here is not counted as the bot's time.
+While it measures, this process (the fake platform and the users) runs without garbage collection,
+so that a collection here is not counted as the bot's time.
 
 Usage: .venv/bin/python bench/push.py [--reviewers 300] [--cards 5] [--repeat 3]
 """
@@ -136,21 +136,25 @@ def main() -> None:
         pushes.append(pushed)
         rounds.append(taps)
         print(
-            f"  round {n + 1}: push {pushed['seconds']:.2f} s, lost {pushed['lost']}, duplicated {pushed['duplicated']}, "
-            f"flood 429s {pushed['flood_429']}; taps p50 {taps['p50'] * 1000:.0f} ms, p99 {taps['p99'] * 1000:.0f} ms, "
-            f"last after {taps['seconds']:.1f} s, ratings {taps['ratings']}",
+            f"  round {n + 1}: push {pushed['seconds']:.2f} s, lost {pushed['lost']}, duplicated "
+            f"{pushed['duplicated']}, flood 429s {pushed['flood_429']}; taps p50 "
+            f"{taps['p50'] * 1000:.0f} ms, p99 {taps['p99'] * 1000:.0f} ms, last after "
+            f"{taps['seconds']:.1f} s, ratings {taps['ratings']}",
             flush=True,
         )
     median = statistics.median(p["seconds"] for p in pushes)
     print(
-        f"\n(a) /push to {args.reviewers} reviewers (30 msg/s overall, 1/s per chat), median of {args.repeat}"
+        f"\n(a) /push to {args.reviewers} reviewers (30 msg/s overall, 1/s per chat), median of "
+        f"{args.repeat}"
     )
     print(
-        f"    last first card after {median:.2f} s · limits allow {ideal:.2f} s · ratio {median / ideal if ideal else float('nan'):.3f}× (target ≤ 1.05×)"
+        f"    last first card after {median:.2f} s · limits allow {ideal:.2f} s · ratio "
+        f"{median / ideal if ideal else float('nan'):.3f}× (target ≤ 1.05×)"
     )
     print(
-        f"    lost {sum(p['lost'] for p in pushes)} · duplicated {sum(p['duplicated'] for p in pushes)} · "
-        f"429s from the server {sum(p['flood_429_total'] for p in pushes)} (each retried; none lost)"
+        f"    lost {sum(p['lost'] for p in pushes)} · duplicated "
+        f"{sum(p['duplicated'] for p in pushes)} · 429s from the server "
+        f"{sum(p['flood_429_total'] for p in pushes)} (each retried; none lost)"
     )
     t = median_round(rounds)
     ideal_taps = (
@@ -166,8 +170,9 @@ def main() -> None:
         answered="answered callback",
     )
     print(
-        f"    last tap after {t['seconds']:.1f} s · limits allow {ideal_taps:.1f} s (each earlier tap costs an edit and "
-        f"the next card, 30 messages/s) · ratio {t['seconds'] / ideal_taps:.2f}×"
+        f"    last tap after {t['seconds']:.1f} s · limits allow {ideal_taps:.1f} s (each earlier "
+        "tap costs an edit and the next card, 30 messages/s) · ratio "
+        f"{t['seconds'] / ideal_taps:.2f}×"
     )
     print(
         f"    ratings in the log: {', '.join(str(r['ratings']) for r in rounds)} "

@@ -11,8 +11,8 @@ Retry-After); the bot keeps to the same limits on its side (``[slack.limits]``).
     to its ack (p50, p99; Slack wants the ack within 3 s, the target is p99 ≤ 200 ms), and all 1,500
     ratings in the log. Every round has its clicks; the figures are the medians over the rounds.
 
-While it measures, this process (the fake platform and the users) runs without garbage collection, so
-that a collection here is not counted as the bot's time.
+While it measures, this process (the fake platform and the users) runs without garbage collection,
+so that a collection here is not counted as the bot's time.
 
 Usage: .venv/bin/python bench/push_slack.py [--reviewers 300] [--cards 5] [--repeat 3]
 """
@@ -70,8 +70,8 @@ def cards(fake: FakeSlack, reviewer: str) -> list[str]:
 
 
 class Posts:
-    """The bot's cards as its chat.postMessage calls land, per reviewer (cheap: no message is copied,
-    so that watching 300 DMs does not hold up the fake's server thread)."""
+    """The bot's cards as its chat.postMessage calls land, per reviewer (cheap: no message is
+    copied, so that watching 300 DMs does not hold up the fake's server thread)."""
 
     def __init__(self, fake: FakeSlack, reviewers: list[str]):
         self.fake, self.done = fake, 0
@@ -189,9 +189,11 @@ def main() -> None:
         pushes.append(pushed)
         rounds.append(clicks)
         print(
-            f"  round {n + 1}: push {pushed['seconds']:.2f} s, lost {pushed['lost']}, sent twice {pushed['duplicated']}, "
-            f"429s {pushed['flood_429']}; clicks p50 {clicks['p50'] * 1000:.0f} ms, p99 {clicks['p99'] * 1000:.0f} ms, "
-            f"last after {clicks['seconds']:.1f} s, ratings {clicks['ratings']}, unacked {clicks['unacked']}",
+            f"  round {n + 1}: push {pushed['seconds']:.2f} s, lost {pushed['lost']}, sent twice "
+            f"{pushed['duplicated']}, 429s {pushed['flood_429']}; clicks p50 "
+            f"{clicks['p50'] * 1000:.0f} ms, p99 {clicks['p99'] * 1000:.0f} ms, last after "
+            f"{clicks['seconds']:.1f} s, ratings {clicks['ratings']}, unacked "
+            f"{clicks['unacked']}",
             flush=True,
         )
         if pushed["exit"] != 0 or pushed["log"]:
@@ -202,19 +204,22 @@ def main() -> None:
             )
     median = statistics.median(p["seconds"] for p in pushes)
     print(
-        f"\n(a) /hilbot push to {args.reviewers} reviewers ({OVERALL_PER_S} new msg/s overall, 1/s per channel), median of {args.repeat}"
+        f"\n(a) /hilbot push to {args.reviewers} reviewers ({OVERALL_PER_S} new msg/s overall, 1/s "
+        f"per channel), median of {args.repeat}"
     )
     print(
         f"    last first card after {median:.2f} s · limits allow {ideal:.2f} s · "
         f"ratio {median / ideal if ideal else float('nan'):.3f}× (target ≤ 1.1×)"
     )
     print(
-        f"    lost {sum(p['lost'] for p in pushes)} · sent twice {sum(p['duplicated'] for p in pushes)} · "
-        f"429s from the server {sum(p['flood_429_total'] for p in pushes)} (during the pushes: "
+        f"    lost {sum(p['lost'] for p in pushes)} · sent twice "
+        f"{sum(p['duplicated'] for p in pushes)} · 429s from the server "
+        f"{sum(p['flood_429_total'] for p in pushes)} (during the pushes: "
         f"{sum(p['flood_429'] for p in pushes)})"
     )
     t = median_round(rounds)
-    # before the last round each click costs the next card (10 new messages/s) and, in its DM, an edit and that card (1/s)
+    # before the last round each click costs the next card (10 new messages/s) and, in its DM, an
+    # edit and that card (1/s)
     ideal_clicks = max((args.cards - 1) * args.reviewers / OVERALL_PER_S, 2 * (args.cards - 1))
     report_taps(
         t,
@@ -226,8 +231,9 @@ def main() -> None:
         answered="ack",
     )
     print(
-        f"    last click after {t['seconds']:.1f} s · limits allow {ideal_clicks:.1f} s (each earlier click costs the next "
-        f"card, {OVERALL_PER_S} new messages/s) · ratio {t['seconds'] / ideal_clicks:.2f}×"
+        f"    last click after {t['seconds']:.1f} s · limits allow {ideal_clicks:.1f} s (each "
+        f"earlier click costs the next card, {OVERALL_PER_S} new messages/s) · ratio "
+        f"{t['seconds'] / ideal_clicks:.2f}×"
     )
     print(
         f"    ratings in the log: {', '.join(str(r['ratings']) for r in rounds)} "
@@ -236,7 +242,8 @@ def main() -> None:
     )
     exits = ", ".join(f"{p['exit']} after {p['stop']:.1f} s" for p in pushes)
     print(
-        f"    SIGINT → exit {exits} (0 expected; cards still queued get {STOP_GRACE_S:g} s, then are dealt again later)"
+        f"    SIGINT → exit {exits} (0 expected; cards still queued get {STOP_GRACE_S:g} s, then "
+        "are dealt again later)"
     )
 
 

@@ -109,7 +109,8 @@ def main() -> int:
     runs = max(1, args.runs)
     cmd = hilbot_command()
     print(
-        f"# python={sys.version.split()[0]} runs={runs} (+{WARMUP} warm-up) command: {' '.join(cmd)}"
+        f"# python={sys.version.split()[0]} runs={runs} (+{WARMUP} warm-up) command: "
+        f"{' '.join(cmd)}"
     )
 
     ours = median_time(cmd, runs)

@@ -1,4 +1,5 @@
-"""Diff triage at scale: 1,000 changes through ``hilbot triage --judge llm`` against a Messages API server.
+"""Diff triage at scale: 1,000 changes through ``hilbot triage --judge llm`` against a Messages API
+server.
 
 What is measured:
 
@@ -14,12 +15,13 @@ What is measured:
     a CI job waits for: interpreter start, imports (the ``anthropic`` SDK's among them), reading
     the file, the diffs and prompts, the calls, the cache writes, the ``llm-calls.jsonl`` appends,
     the triage run, the decisions, the report and the interpreter's exit.
-  - ``in-process``: ``evaluation.triage_run.run_triage(store, config, [CHANGES.jsonl], judge="llm")``
-    in this process, after a warm-up that imported the SDK: the triage pipeline alone (the server's
-    thread then shares this process's GIL with the client).
+  - ``in-process``: ``evaluation.triage_run.run_triage(store, config, [CHANGES.jsonl],
+    judge="llm")`` in this process, after a warm-up that imported the SDK: the triage pipeline alone
+    (the server's thread then shares this process's GIL with the client).
 
   Each run 1 is split into the time to the server's first request, the calls (first request to
-  last answer) and the time after the last answer. Compared with the ideal ``ceil(changes / concurrency) x latency`` (ceil(1000 / 16) x 0.3 =
+  last answer) and the time after the last answer. Compared with the ideal
+  ``ceil(changes / concurrency) x latency`` (ceil(1000 / 16) x 0.3 =
   63 x 0.3 = 18.9 s): 16 slots answering in 0.3 s each need 63 rounds for 1,000 calls, the last
   one only half full, so no schedule can finish sooner. (``bench/judge.py`` divides without
   rounding up, 18.75 s; the ratio here would be 0.8% higher that way.)
@@ -31,9 +33,10 @@ Each round uses a fresh data directory per way (cold). One uncounted warm-up run
 ``--concurrency`` changes per way, in a directory of its own, pays for the first read of the code
 from disk (and, in-process, the SDK's import) first. Every run is checked afterwards: a
 ``triage_decision`` record for every change in ``ratings.jsonl``, none of them a failed triage,
-and ``llm-calls.jsonl`` holding one line per server request, with no error and a cost. The figures are the medians over ``--repeat`` rounds; each round's figure
-is listed too. While the CLI runs are measured this process (the fake server) runs without
-garbage collection, so that a collection walking the stored requests is not counted as hilbot's.
+and ``llm-calls.jsonl`` holding one line per server request, with no error and a cost. The figures
+are the medians over ``--repeat`` rounds; each round's figure is listed too. While the CLI runs are
+measured this process (the fake server) runs without garbage collection, so that a collection
+walking the stored requests is not counted as hilbot's.
 
 Read the table: run 1's ratio must be <= 1.15x in process, and from the first call on for the CLI
 (whose start-up -- the interpreter and the imports, the anthropic SDK's about 1.4 s of it -- is the
@@ -76,7 +79,7 @@ PRICE = (2.0, 10.0)
 """US dollars per million input and output tokens of ``MODEL`` (the bench's config states it)."""
 
 
-# ---------------------------------------------------------------------------------------------- the changes
+# -------------------------------------------------------------------------------------- the changes
 
 _SETS = ("search", "rag", "ranking", "classifier", "forecast", "summarizer", "extractor", "router")
 _WORDS = (
@@ -223,10 +226,14 @@ def _json(rng: random.Random, i: int) -> tuple[str, str, str]:
 
 def _error(rng: random.Random, i: int) -> tuple[str, str, str]:
     """An output that became an error (or an error message that changed)."""
-    expected = f"processed {rng.randint(10, 5000)} rows from batch {i} in {rng.uniform(0.1, 9):.2f} s\nstatus: ok\n"
+    expected = (
+        f"processed {rng.randint(10, 5000)} rows from batch {i} in "
+        f"{rng.uniform(0.1, 9):.2f} s\nstatus: ok\n"
+    )
     actual = (
         (
-            f'Traceback (most recent call last):\n  File "pipeline.py", line {rng.randint(10, 400)}, in run\n'
+            'Traceback (most recent call last):\n  File "pipeline.py", line '
+            f"{rng.randint(10, 400)}, in run\n"
             f"KeyError: '{rng.choice(_WORDS)}_{i}'\nstatus: failed\n"
         )
         if rng.random() < 0.7
@@ -239,7 +246,8 @@ _KINDS = (_metrics, _answer, _ranking, _json, _error)
 
 
 def make_changes(path: Path, n: int, seed: int = 7) -> None:
-    """``n`` rows ``{id, name, description, expected, actual}``, all different (so are their prompts and cache keys)."""
+    """``n`` rows ``{id, name, description, expected, actual}``, all different (so are their prompts
+    and cache keys)."""
     rng = random.Random(seed)
     with path.open("w", encoding="utf-8") as out:
         for i in range(n):
@@ -254,13 +262,14 @@ def make_changes(path: Path, n: int, seed: int = 7) -> None:
             out.write(json.dumps(row, ensure_ascii=False) + "\n")
 
 
-# ---------------------------------------------------------------------------------------------- one run
+# ------------------------------------------------------------------------------------------ one run
 
 
 def write_config(path: Path, concurrency: int) -> None:
     path.write_text(
-        f'[llm]\nprovider = "anthropic"\nmodel = "{MODEL}"\nconcurrency = {concurrency}\nmax_retries = 0\n'
-        f'timeout_s = 60\ncache = true\n\n[llm.prices]\n"{MODEL}" = {{ input = {PRICE[0]}, output = {PRICE[1]} }}\n'
+        f'[llm]\nprovider = "anthropic"\nmodel = "{MODEL}"\nconcurrency = '
+        f'{concurrency}\nmax_retries = 0\ntimeout_s = 60\ncache = true\n\n[llm.prices]\n"{MODEL}" '
+        f"= {{ input = {PRICE[0]}, output = {PRICE[1]} }}\n"
     )
 
 
@@ -277,7 +286,8 @@ def _jsonl(path: Path, start: int) -> list[dict]:
 
 
 async def _collect_open_clients() -> None:
-    """Collect the SDK client ``run_triage`` leaves open, here, and await the close its ``__del__`` schedules.
+    """Collect the SDK client ``run_triage`` leaves open, here, and await the close its ``__del__``
+    schedules.
 
     ``run_triage`` does not close the provider's ``AsyncAnthropic`` before its ``asyncio.run`` ends;
     collected later in whatever thread runs a collection (the fake server's), the SDK's ``__del__``
@@ -293,7 +303,8 @@ async def _collect_open_clients() -> None:
 
 
 def one_run(root: Path, changes_file: Path, fake: FakeAnthropic, in_process: bool) -> dict:
-    """One timed triage of ``changes_file`` over the data directory ``root/results``; the figures and checks."""
+    """One timed triage of ``changes_file`` over the data directory ``root/results``; the figures
+    and checks."""
     data_dir, config_path = root / "results", root / "hilbot.toml"
     calls_log, ratings_log = data_dir / "llm-calls.jsonl", data_dir / "ratings.jsonl"
     logged_before, ratings_before = count_lines(calls_log), count_lines(ratings_log)
@@ -368,11 +379,12 @@ def one_run(root: Path, changes_file: Path, fake: FakeAnthropic, in_process: boo
     }
 
 
-# ---------------------------------------------------------------------------------------------- rounds and report
+# -------------------------------------------------------------------------------- rounds and report
 
 MODES = {
     "cli": "`hilbot triage FILE --judge llm --silent`, a subprocess (what a user waits for)",
-    "in-process": '`run_triage(store, config, [FILE], judge="llm")` in this process (the pipeline alone)',
+    "in-process": '`run_triage(store, config, [FILE], judge="llm")` in this process (the pipeline '
+    "alone)",
 }
 
 
@@ -402,9 +414,11 @@ def bench(
             pairs[mode].append((cold, warm))
             first, calling, after = cold["phases"]
             print(
-                f"  round {r + 1}/{repeat} {mode:<10}: cold {cold['wall']:5.2f} s ({cold['requests']} calls, {cold['errors']} errors, "
-                f"peak {cold['in_flight']} in flight, ${cold['cost']:.2f}; {first:.2f} s to the first call, {calling:.2f} s of calls, "
-                f"{after:.2f} s after the last answer) · re-run {warm['wall']:.2f} s ({warm['requests']} calls)",
+                f"  round {r + 1}/{repeat} {mode:<10}: cold {cold['wall']:5.2f} s "
+                f"({cold['requests']} calls, {cold['errors']} errors, peak {cold['in_flight']} in "
+                f"flight, ${cold['cost']:.2f}; {first:.2f} s to the first call, {calling:.2f} s of "
+                f"calls, {after:.2f} s after the last answer) · re-run {warm['wall']:.2f} s "
+                f"({warm['requests']} calls)",
                 flush=True,
             )
     return pairs
@@ -416,8 +430,9 @@ def report(
     ideal = math.ceil(changes / concurrency) * latency
     print()
     print(
-        f"triage of {changes} changes, [llm] concurrency {concurrency}, max_retries 0, fake Messages API answering in "
-        f"{latency * 1000:.0f} ms; ideal = ceil({changes}/{concurrency}) × {latency:g} s = {ideal:.2f} s"
+        f"triage of {changes} changes, [llm] concurrency {concurrency}, max_retries 0, fake "
+        f"Messages API answering in {latency * 1000:.0f} ms; ideal = ceil({changes}/{concurrency}) "
+        f"× {latency:g} s = {ideal:.2f} s"
     )
     print(f"{'':<32} {'wall s':>7} {'ideal s':>8} {'ratio':>7}   {'target':<9}")
     ok = True
@@ -433,8 +448,9 @@ def report(
         problems = [p for c, w in runs for p in c["problems"] + w["problems"]]
         phases = [statistics.median(c["phases"][i] for c in colds) for i in range(3)]
 
-        # the CLI's start (interpreter, imports: the anthropic SDK alone takes about 1.4 s) is fixed, whatever the
-        # number of changes: its target is on the triage from the first call on, its wall time shown beside
+        # the CLI's start (interpreter, imports: the anthropic SDK alone takes about 1.4 s) is
+        # fixed, whatever the number of changes: its target is on the triage from the first call on,
+        # its wall time shown beside
         gated = (cold_wall - phases[0]) / ideal if mode == "cli" else ratio
         cold_ok = (
             gated <= TARGET_RATIO
@@ -453,28 +469,35 @@ def report(
             + ("" if peak <= concurrency else f" (limit {concurrency})")
             + ("" if low_peak == concurrency else f" (did not reach {concurrency} in every round)")
         )
-        verdict = f"{'≤ ' + format(TARGET_RATIO, '.2f') + '×':<9} {'PASS' if cold_ok else 'FAIL'} ({cold_note})"
+        verdict = (
+            f"{'≤ ' + format(TARGET_RATIO, '.2f') + '×':<9} {'PASS' if cold_ok else 'FAIL'} "
+            f"({cold_note})"
+        )
         if mode == "cli":
             print(
-                f"{mode + ': run 1 (cold cache)':<32} {cold_wall:>7.2f} {ideal:>8.2f} {ratio:>6.2f}×   "
-                f"{'—':<9} (with {phases[0]:.2f} s of start-up: the interpreter and the imports)"
+                f"{mode + ': run 1 (cold cache)':<32} {cold_wall:>7.2f} {ideal:>8.2f} "
+                f"{ratio:>6.2f}×   {'—':<9} (with {phases[0]:.2f} s of start-up: the interpreter "
+                "and the imports)"
             )
             print(
-                f"{'  from its first call on':<32} {cold_wall - phases[0]:>7.2f} {ideal:>8.2f} {gated:>6.2f}×   {verdict}"
+                f"{'  from its first call on':<32} {cold_wall - phases[0]:>7.2f} {ideal:>8.2f} "
+                f"{gated:>6.2f}×   {verdict}"
             )
         else:
             print(
-                f"{mode + ': run 1 (cold cache)':<32} {cold_wall:>7.2f} {ideal:>8.2f} {ratio:>6.2f}×   {verdict}"
+                f"{mode + ': run 1 (cold cache)':<32} {cold_wall:>7.2f} {ideal:>8.2f} "
+                f"{ratio:>6.2f}×   {verdict}"
             )
         print(
-            f"{mode + ': run 2 (same store)':<32} {warm_wall:>7.2f} {'—':>8} {'—':>7}   {'0 calls':<9} "
-            f"{'PASS' if warm_ok else 'FAIL'} ({warm_requests} calls)"
+            f"{mode + ': run 2 (same store)':<32} {warm_wall:>7.2f} {'—':>8} {'—':>7}   "
+            f"{'0 calls':<9} {'PASS' if warm_ok else 'FAIL'} ({warm_requests} calls)"
         )
         each_cold = ", ".join(f"{c['wall']:.2f}" for c in colds)
         each_warm = ", ".join(f"{w['wall']:.2f}" for w in warms)
         print(
-            f"  {MODES[mode]}; run 1: {phases[0]:.2f} s to the first call, {phases[1]:.2f} s of calls, {phases[2]:.2f} s after "
-            f"the last answer (medians); each round: run 1 {each_cold} s, run 2 {each_warm} s"
+            f"  {MODES[mode]}; run 1: {phases[0]:.2f} s to the first call, {phases[1]:.2f} s of "
+            f"calls, {phases[2]:.2f} s after the last answer (medians); each round: run 1 "
+            f"{each_cold} s, run 2 {each_warm} s"
         )
         for problem in dict.fromkeys(problems):
             print(f"  VERIFY FAILED: {problem}")
@@ -522,8 +545,9 @@ def main() -> int:
             fake.env()
         )  # for the in-process runs; the CLI runs get it in their environment
         print(
-            f"# nproc={cpus} python={sys.version.split()[0]} model={MODEL} server={fake.base_url} dir={tmp} "
-            f"repeat={repeat} modes={','.join(modes)} (+1 warm-up of {concurrency} changes each)",
+            f"# nproc={cpus} python={sys.version.split()[0]} model={MODEL} server={fake.base_url} "
+            f"dir={tmp} repeat={repeat} modes={','.join(modes)} (+1 warm-up of {concurrency} "
+            "changes each)",
             flush=True,
         )
         pairs = bench(changes, concurrency, repeat, fake, Path(tmp), modes)

@@ -8,7 +8,8 @@ verdict. The adjudicator records a **consensus label**, **excludes** the item wi
 
 The flow has named states (:class:`Phase`); each handler returns the next one with the records to
 store, and the session stores them (fsynced) before it changes state or returns — what a channel
-acknowledges is on disk. A platform event that comes again (the same idempotency key) writes nothing.
+acknowledges is on disk. A platform event that comes again (the same idempotency key) writes
+nothing.
 """
 
 from __future__ import annotations
@@ -112,7 +113,8 @@ class AdjudicationSession:
         return self.engine.run(self.run_id)
 
     def queue(self) -> list[Dispute]:
-        """The disputed items still to resolve, largest disagreement first (items left this session last out)."""
+        """The disputed items still to resolve, largest disagreement first (items left this session
+        last out)."""
         return [
             d
             for d in disputes(
@@ -126,7 +128,8 @@ class AdjudicationSession:
         ]
 
     def unresolved(self) -> int:
-        """Disputed items not yet adjudicated on the dimension (those left this session included)."""
+        """Disputed items not yet adjudicated on the dimension (those left this session
+        included)."""
         return len(
             disputes(
                 self.run,
@@ -141,8 +144,8 @@ class AdjudicationSession:
         """What the dimension asks and what each option means, and what each decision does."""
         lines = [render.guide_text(self.dimension, self.question, self.scale)]
         lines.append(
-            "Consensus: the label the reviewers would agree on. Exclude: the item is genuinely ambiguous or "
-            "broken and leaves every gold-label analysis. Leave: decide later."
+            "Consensus: the label the reviewers would agree on. Exclude: the item is genuinely "
+            "ambiguous or broken and leaves every gold-label analysis. Leave: decide later."
         )
         return "\n".join(lines)
 

@@ -3,9 +3,9 @@
 Each item needs ``k`` ratings per dimension from different reviewers; a reviewer never gets
 an item they have rated or skipped, nor one whose card they already hold. A card open with
 another reviewer (dealt on a chat channel, not yet answered) counts towards ``k``, so two
-reviewers are not sent the same item when one rating is enough. The items the AI is least sure of come first (missing or
-low confidence, UNSURE verdicts); within each confidence band, categories take turns
-(stratified), keeping the run's order inside a category.
+reviewers are not sent the same item when one rating is enough. The items the AI is least sure of
+come first (missing or low confidence, UNSURE verdicts); within each confidence band, categories
+take turns (stratified), keeping the run's order inside a category.
 """
 
 from __future__ import annotations
@@ -89,7 +89,8 @@ def queue(
 def _full_prefix(
     ledger: Ledger, key: tuple[str, str, int], items: list[ItemData], full: set[str]
 ) -> int:
-    """How many of the first ``items`` are full (none is dealt again until the ledger reopens one)."""
+    """How many of the first ``items`` are full (none is dealt again until the ledger reopens
+    one)."""
     seen, n = ledger.full_prefix.get(key, (None, 0))
     if seen is not items:  # another order (the run grew): count again
         n = 0
@@ -107,7 +108,8 @@ def progress(
     k: int = 1,
     ordered: list[ItemData] | None = None,
 ) -> Progress:
-    """Done / skipped / remaining (to deal, or dealt and open) for one reviewer on one run and dimension.
+    """Done / skipped / remaining (to deal, or dealt and open) for one reviewer on one run and
+    dimension.
 
     Worked out from the ledger's running counts (no walk over the run); equal to the length of
     :func:`queue` plus the reviewer's open cards.

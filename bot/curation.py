@@ -160,8 +160,8 @@ class Curation:
     async def _propose(self) -> State:
         if self.propose is None:
             self._tell(
-                "No LLM available: set the [llm] provider's key (ANTHROPIC_API_KEY; OPENAI_BASE_URL for a local model) "
-                "to generate queries."
+                "No LLM available: set the [llm] provider's key (ANTHROPIC_API_KEY; "
+                "OPENAI_BASE_URL for a local model) to generate queries."
             )
             return State.LIST
         avoid = [*self.rejected, *(e.item for e in self.entries)]
@@ -286,15 +286,15 @@ class Curation:
     async def _fill(self, arg: str) -> State:
         if self.propose is None:
             self._tell(
-                "fill needs the LLM: set the [llm] provider's key (ANTHROPIC_API_KEY; OPENAI_BASE_URL for a local model) "
-                "and rerun."
+                "fill needs the LLM: set the [llm] provider's key (ANTHROPIC_API_KEY; "
+                "OPENAI_BASE_URL for a local model) and rerun."
             )
             return State.EDIT
         missing = int(arg) if arg.isdigit() and int(arg) > 0 else self.target - len(self.entries)
         if missing <= 0:
             self._tell(
-                f"The list has {len(self.entries)} queries, the target is {self.target}: nothing to fill "
-                "(drop some first, or `fill N` for N more)."
+                f"The list has {len(self.entries)} queries, the target is {self.target}: nothing "
+                "to fill (drop some first, or `fill N` for N more)."
             )
             return State.EDIT
         self._tell(f"Asking the LLM for {missing} more…")
@@ -350,7 +350,8 @@ def _one(text: str) -> str:
 
 
 def parse_numbers(arg: str, count: int) -> list[int] | str:
-    """``"3,7,12"`` or ``"3-5 9"`` as sorted list numbers, or a one-line hint saying what is wrong."""
+    """``"3,7,12"`` or ``"3-5 9"`` as sorted list numbers, or a one-line hint saying what is
+    wrong."""
     numbers: set[int] = set()
     for part in filter(None, re.split(r"[\s,]+", arg)):
         match = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
@@ -378,7 +379,8 @@ def generation(
     ask: Ask,
     say: Say,
 ) -> Curation:
-    """A generate session: the LLM proposes ``count`` queries, the human edits, accept saves a new set."""
+    """A generate session: the LLM proposes ``count`` queries, the human edits, accept saves a new
+    set."""
 
     def save(entries: list[Entry]) -> list[str]:
         path = save_to([e.item for e in entries])

@@ -1,4 +1,5 @@
-"""The run listing: id, set, size, AI overall, reviewed or not, and whether the run is incomplete."""
+"""The run listing: id, set, size, AI overall, reviewed or not, and whether the run is
+incomplete."""
 
 from __future__ import annotations
 
@@ -27,14 +28,16 @@ def run_listing(store: Store, issues: list[LogIssue] | None = None) -> str:
         marker = "" if run.complete else f"  {incomplete_marker(run)}"
         noun = "changes" if run.header.kind == "change" else "queries"
         lines.append(
-            f"  {run.run_id:<{id_width}}  {run.header.set:<{set_width}}  {len(run.items):>3} {noun}  {overall}  {status}{marker}"
+            f"  {run.run_id:<{id_width}}  {run.header.set:<{set_width}}  {len(run.items):>3} "
+            f"{noun}  {overall}  {status}{marker}"
         )
     lines += [f"  {run_id:<{id_width}}  ({why})" for run_id, why in unreadable]
     return visible("\n".join(lines))
 
 
 def incomplete_marker(run: Run) -> str:
-    """``(incomplete: no summary, 11 of 15 queries)``: the run was cut short or is still being evaluated."""
+    """``(incomplete: no summary, 11 of 15 queries)``: the run was cut short or is still being
+    evaluated."""
     expected = run.header.item_count
     size = f", {len(run.items)} of {expected} queries" if expected is not None else ""
     return f"(incomplete: no summary{size})"

@@ -27,7 +27,8 @@ TOOL_LINES = 5
 
 
 def one_line(text: str) -> str:
-    """``text`` on one line: whitespace runs (line breaks too) folded to one space, controls made visible."""
+    """``text`` on one line: whitespace runs (line breaks too) folded to one space, controls made
+    visible."""
     return visible(" ".join(text.split()), newlines=False)
 
 
@@ -140,7 +141,8 @@ def is_change(item: ItemData) -> bool:
 def change_sections(
     item: ItemData, *, ai_first: bool = False
 ) -> list[tuple[str | None, list[str]]]:
-    """A change's card: what it is, the triage's recommendation (only when shown before the decision), the diff."""
+    """A change's card: what it is, the triage's recommendation (only when shown before the
+    decision), the diff."""
     f = item.features
     meta = [one_line(str(v)) for v in (f.get("path"), f.get("status"), item.query.intent) if v]
     sections: list[tuple[str | None, list[str]]] = [(None, ["  ·  ".join(meta)])] if meta else []
@@ -167,7 +169,8 @@ def change_sections(
 
 
 def item_sections(item: ItemData, *, ai_first: bool = False) -> list[tuple[str | None, list[str]]]:
-    """The card body: context line, expected outcome, tool captures, results or response preview (a change: its diff)."""
+    """The card body: context line, expected outcome, tool captures, results or response preview (a
+    change: its diff)."""
     if is_change(item):
         return change_sections(item, ai_first=ai_first)
     sections: list[tuple[str | None, list[str]]] = []
@@ -196,7 +199,8 @@ RATIONALE_CHARS = 500
 
 
 def reveal_lines(card: "Card") -> list[str]:
-    """The AI verdict (then its rationale, quoted), shown only once the reviewer's rating is stored."""
+    """The AI verdict (then its rationale, quoted), shown only once the reviewer's rating is
+    stored."""
     if card.reveal is None:
         return []
     r = card.reveal

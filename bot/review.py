@@ -117,20 +117,23 @@ class Step:
     stored: int = 0
     """Records stored by this action."""
     repeated: bool = False
-    """The action had been stored before (a redelivered event, a second tap): nothing was written."""
+    """The action had been stored before (a redelivered event, a second tap): nothing was
+    written."""
     item_id: str | None = None
     """The item the action was about."""
     _progress: Callable[[], Progress] | None = field(default=None, repr=False)
     prompt: str | None = None
     """In ANSWER: what the typed text answers (a follow-up's question and the item)."""
     said: str | None = None
-    """What a chat says once a typed text is stored, when it is not a note ("📝 Saved as code issues.")."""
+    """What a chat says once a typed text is stored, when it is not a note ("📝 Saved as code
+    issues.")."""
 
     @cached_property
     def card(self) -> Card | None:
         """The card to show now: the item acted on (chat), or the current item (terminal).
 
-        A chat builds it when it shows it, after the tap is answered (the latest state of the item then)."""
+        A chat builds it when it shows it, after the tap is answered (the latest state of the item
+        then)."""
         return self.make_card() if self.make_card else None
 
     @cached_property
@@ -150,7 +153,8 @@ class Step:
 
 
 def _ending(transition: Transition) -> ReviewSummary | None:
-    """The session's summary when a transition ends the session (it is its one record), else None."""
+    """The session's summary when a transition ends the session (it is its one record), else
+    None."""
     if (
         transition.state == State.QUIT
         and len(transition.records) == 1
@@ -161,7 +165,8 @@ def _ending(transition: Transition) -> ReviewSummary | None:
 
 
 def _long_lived() -> None:
-    """Take what is loaded now (the log folded into the ledger, a run's items) out of the garbage collector's walks.
+    """Take what is loaded now (the log folded into the ledger, a run's items) out of the garbage
+    collector's walks.
 
     They live as long as the engine. A full collection walks every object it tracks: with a run
     of 2,100 items loaded, one such walk in the middle of 300 taps stopped the bot for 76 ms.
@@ -177,7 +182,8 @@ class ReviewEngine:
         self.store = store
         self.config = config
         self.issues = issues
-        """Unreadable lines of the ratings log and of every run read, each reported once (None: not collected)."""
+        """Unreadable lines of the ratings log and of every run read, each reported once (None: not
+        collected)."""
         self.ledger = Ledger.from_events(store.human_events(issues))
         self._runs: dict[str, Run] = {}
         self._sizes: dict[str, int] = {}
@@ -186,7 +192,8 @@ class ReviewEngine:
         _long_lived()
 
     async def review_change(self, item: ItemData) -> str:
-        """The ``[triage]`` judge's review of a change item, made now, as text (one judge per engine: its cache and client)."""
+        """The ``[triage]`` judge's review of a change item, made now, as text (one judge per
+        engine: its cache and client)."""
         from evaluation.triage import triage_judge
         from evaluation.triage_run import change_of, triage_text
 
@@ -223,7 +230,8 @@ class ReviewEngine:
         return self._runs[run_id]
 
     def refresh(self, run_id: str) -> int:
-        """Re-read a run whose file has grown (it is still being evaluated); returns the new item count."""
+        """Re-read a run whose file has grown (it is still being evaluated); returns the new item
+        count."""
         before = len(self.run(run_id).items)
         size = self.store.run_path(run_id).stat().st_size
         if size == self._sizes.get(run_id):
@@ -238,7 +246,8 @@ class ReviewEngine:
         dimension: str | None = None,
         channel: str = "terminal",
     ) -> "ReviewSession":
-        """Start or resume a reviewer's session on a run and dimension (default: the run's first)."""
+        """Start or resume a reviewer's session on a run and dimension (default: the run's
+        first)."""
         run = self.run(run_id)
         dimension = (
             run.header.dimensions[0] if dimension is None else dimension
@@ -277,13 +286,15 @@ class ReviewSession:
         """The dimension's follow-up questions by field, in the order they are asked."""
         self.skip_reasons = list(engine.config.review.skip_reasons)
         self.state = State.RATING
-        """The terminal's state (chat channels act on items and get each item's state from the log)."""
+        """The terminal's state (chat channels act on items and get each item's state from the
+        log)."""
         self.item: ItemData | None = None
         """The terminal's current item (None on chat channels)."""
         self.asking: str | None = None
         """The terminal's current follow-up (its field) in QUESTION and ANSWER."""
         self._typing: dict[str, str] = {}
-        """Per item id: the follow-up whose typed answer the next text is (a text without one is a note)."""
+        """Per item id: the follow-up whose typed answer the next text is (a text without one is a
+        note)."""
         self._session_id = uuid.uuid4().hex[:12]
         self._seq = 0
         self._handlers: dict[str, Callable[[_Act, Rating | None], Transition]] = {
@@ -323,7 +334,8 @@ class ReviewSession:
         )
 
     def pending(self, limit: int | None = None) -> list[ItemData]:
-        """Items still to deal this reviewer, in assignment order (open cards excluded), the first ``limit``."""
+        """Items still to deal this reviewer, in assignment order (open cards excluded), the first
+        ``limit``."""
         return assignment.queue(
             self.run,
             self.ledger,
@@ -335,7 +347,8 @@ class ReviewSession:
         )
 
     def card(self, item_id: str, *, final: bool = False) -> Card:
-        """An item's card as this reviewer should see it now (blind until they have rated it); a pure read."""
+        """An item's card as this reviewer should see it now (blind until they have rated it); a
+        pure read."""
         item = self.run.item(item_id)
         assert item is not None, item_id  # the ids dealt come from this run
         return self._card(item, final=final)
@@ -356,7 +369,8 @@ class ReviewSession:
         return self._apply(transition)
 
     async def aact(self, action: Action) -> Step:
-        """Async :meth:`act` for the chat channels (appends share fsyncs across reviewers; a synthesis runs in a thread)."""
+        """Async :meth:`act` for the chat channels (appends share fsyncs across reviewers; a
+        synthesis runs in a thread)."""
         review = await self._ai_review(action) if action.kind == "ai_review" else None
         transition = self._decide(action, review)
         if (summary := _ending(transition)) is not None:
@@ -366,7 +380,8 @@ class ReviewSession:
         return self._apply(transition)
 
     def _with_synthesis(self, summary: ReviewSummary) -> ReviewSummary:
-        """The session's summary with the run's synthesis and action items (``[review] synthesize_at_end``).
+        """The session's summary with the run's synthesis and action items (``[review]
+        synthesize_at_end``).
 
         The synthesis covers every reviewer's ratings and notes of the run and is stored on its own
         too (exports carry the latest); a failure to synthesize is logged and ends nothing.
@@ -409,14 +424,16 @@ class ReviewSession:
     # ------------------------------------------------------------------ deciding
 
     async def _ai_review(self, action: Action) -> str | None:
-        """The triage judge's review of the action's change, made now (the "AI review" button), as text; None for other items."""
+        """The triage judge's review of the action's change, made now (the "AI review" button), as
+        text; None for other items."""
         item = self.item if action.item_id is None else self.run.item(action.item_id)
         if item is None or not render.is_change(item):
             return None
         return await self.engine.review_change(item)
 
     def guide(self) -> str:
-        """The guidelines: what the dimension asks and what each option of its scale means (``?``, the Guide button)."""
+        """The guidelines: what the dimension asks and what each option of its scale means (``?``,
+        the Guide button)."""
         return render.guide_text(self.dimension, self.question, self.scale)
 
     def _decide(self, action: Action, review_text: str | None = None) -> Transition:
@@ -459,8 +476,8 @@ class ReviewSession:
         return State.SKIP_REASON if self.skip_reasons and self._skipped(item) else State.RATING
 
     def _stay(self, item: ItemData, **kw: Any) -> Transition:
-        """An item stays where it is (a view, a refused action): on the terminal's current item, where the terminal
-        is (unless it was waiting for text); otherwise its state from the log."""
+        """An item stays where it is (a view, a refused action): on the terminal's current item,
+        where the terminal is (unless it was waiting for text); otherwise its state from the log."""
         if (
             self.item is not None
             and item.id == self.item.id
@@ -470,7 +487,8 @@ class ReviewSession:
         return Transition(self._state_of(item), item, **kw)
 
     def _asked(self, judgment: str) -> list[str]:
-        """What a rating of ``judgment`` is followed by, in order: ``confidence``, then the follow-ups' fields."""
+        """What a rating of ``judgment`` is followed by, in order: ``confidence``, then the
+        follow-ups' fields."""
         asked = ["confidence"] if self.confidence else []
         return asked + [
             f.field for f in self.follow_ups.values() if not f.when or judgment in f.when
@@ -484,8 +502,9 @@ class ReviewSession:
         records: list[BaseModel] | None = None,
         **kw: Any,
     ) -> Transition:
-        """Where a rated item goes once ``after`` is answered or passed (None: the rating itself): the next
-        question, else the concern tags (when the option asks for them), else on to the next item."""
+        """Where a rated item goes once ``after`` is answered or passed (None: the rating itself):
+        the next question, else the concern tags (when the option asks for them), else on to the
+        next item."""
         asked = self._asked(rating.judgment)
         rest = asked if after is None else asked[asked.index(after) + 1 :] if after in asked else []
         if rest:
@@ -503,7 +522,8 @@ class ReviewSession:
         return Transition(State.RATING, item, records or [], advance=True, **kw)
 
     def _answered(self, act: _Act, rated: Rating, **update: Any) -> Rating:
-        """The rating again with an answer: a new record under this action's key (the log is never rewritten).
+        """The rating again with an answer: a new record under this action's key (the log is never
+        rewritten).
 
         ``ai_verdict_shown`` stays the rating's: the card is blind while its questions are asked."""
         return rated.model_copy(update={**self._event_fields(act), **update, "timestamp": utcnow()})
@@ -555,7 +575,8 @@ class ReviewSession:
         return self._onwards(act.item, answered, "confidence", [answered])
 
     def _unasked(self, follow_up: FollowUp, act: _Act, rated: Rating | None) -> Transition | None:
-        """Why a follow-up cannot be answered now (the item is not rated, or not with an option that asks it), or None."""
+        """Why a follow-up cannot be answered now (the item is not rated, or not with an option that
+        asks it), or None."""
         if rated is None:
             return Transition(
                 self._state_of(act.item),
@@ -607,7 +628,8 @@ class ReviewSession:
         )
 
     def _typed(self, act: _Act, rated: Rating, name: str, text: str) -> Transition:
-        """A follow-up's typed answer: stored in its field (a list field gains it; a question of one answer moves on)."""
+        """A follow-up's typed answer: stored in its field (a list field gains it; a question of one
+        answer moves on)."""
         follow_up = self.follow_ups[name]
         if not text:
             return Transition(State.QUESTION, act.item, alert="No answer added.", asking=name)

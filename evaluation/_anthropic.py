@@ -57,7 +57,8 @@ class AnthropicProvider:
         )
         self.output = settings.output
         self.temperature: float | None = None if _NO_SAMPLING.search(self.model) else 0.0
-        """Sent while the model accepts it; None for models that reject it, or once a 400 said so."""
+        """Sent while the model accepts it; None for models that reject it, or once a 400 said
+        so."""
 
     async def aclose(self) -> None:
         """Close the SDK's HTTP client (in the event loop that used it)."""
@@ -66,7 +67,8 @@ class AnthropicProvider:
     async def complete(
         self, request: LLMRequest, *, system: str, prompt: str, max_tokens: int
     ) -> ProviderReply:
-        """One Messages API call whose answer is the forced tool call (or JSON, with ``output = "json"``)."""
+        """One Messages API call whose answer is the forced tool call (or JSON, with
+        ``output = "json"``)."""
         temperature = self.temperature
         try:
             message = await self._create(request, system, prompt, max_tokens, temperature)
@@ -132,7 +134,8 @@ class AnthropicProvider:
 
 
 def json_schema(schema: Any) -> Any:
-    """A pydantic schema cut down for structured outputs: closed objects, no numeric bounds or titles."""
+    """A pydantic schema cut down for structured outputs: closed objects, no numeric bounds or
+    titles."""
     if isinstance(schema, list):
         return [json_schema(s) for s in schema]
     if not isinstance(schema, dict):
@@ -185,7 +188,8 @@ def _message(exc) -> str:
 
 
 def _said(text: str) -> str:
-    """Text from the server, fit to store and show: secrets scrubbed, one visible line, then cut to 200 characters."""
+    """Text from the server, fit to store and show: secrets scrubbed, one visible line, then cut to
+    200 characters."""
     return visible(scrub(text), newlines=False)[:200]
 
 

@@ -1,4 +1,5 @@
-"""Reading the files a user hands hilbot: every way a file can be hostile is one :class:`HilbotError`.
+"""Reading the files a user hands hilbot: every way a file can be hostile is one
+:class:`HilbotError`.
 
 Imports, YAML test cases, query sets and ``hilbot.toml`` all go through these helpers:
 
@@ -85,7 +86,8 @@ def read_file(
 
 
 def decode(data: bytes, path: str | Path, error: type[HilbotError] = HilbotError) -> str:
-    """``data`` as text: UTF-8, a leading byte order mark dropped; else one ``error`` naming the line."""
+    """``data`` as text: UTF-8, a leading byte order mark dropped; else one ``error`` naming the
+    line."""
     try:
         return data.removeprefix(BOM).decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -110,7 +112,8 @@ def _number_problem(token: str) -> bool:
 
 
 def json_problem_line(text: str) -> int | None:
-    """Line of the first duplicate key, NaN/Infinity, integer past 4,300 digits or overflowing number in ``text``."""
+    """Line of the first duplicate key, NaN/Infinity, integer past 4,300 digits or overflowing
+    number in ``text``."""
     stack: list[set[str] | None] = []  # per open container: the keys seen (object) or None (array)
     expect_key = False
     for match in _JSON_TOKEN.finditer(text):
@@ -150,7 +153,8 @@ def non_finite(value: Any) -> tuple[Any, ...] | None:
 
 
 def dotted(loc: tuple[Any, ...]) -> str:
-    """``('scores', 'overall')`` → ``scores.overall``, ``('results', 0)`` → ``results[0]``, made visible."""
+    """``('scores', 'overall')`` → ``scores.overall``, ``('results', 0)`` → ``results[0]``, made
+    visible."""
     out = ""
     for part in loc:
         out += f"[{part}]" if isinstance(part, int) else f".{part}"
@@ -168,7 +172,8 @@ def is_regular(path: Path) -> bool:
 def listed_once(
     names: list[str], option: str, what: str, error: type[HilbotError], choices: str
 ) -> list[str]:
-    """``names`` from a comma-separated option: none empty, none twice; else ``error`` naming ``option`` (``choices``: what to use)."""
+    """``names`` from a comma-separated option: none empty, none twice; else ``error`` naming
+    ``option`` (``choices``: what to use)."""
     if not names or any(not name for name in names):
         raise error(
             f"empty {what} name", where=option, fix=f"name {what}s separated by commas, {choices}"

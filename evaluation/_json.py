@@ -45,7 +45,8 @@ def _finite_float(text: str) -> float:
     value = float(text)
     if value in (math.inf, -math.inf):
         raise JSONInputError(
-            f"the number {text[:40]} is not a finite number (too large for a float) — store it as a string"
+            f"the number {text[:40]} is not a finite number (too large for a float) — store it as "
+            "a string"
         )
     return value
 
@@ -65,7 +66,8 @@ def _position(data: bytes, offset: int) -> tuple[int, int]:
 
 
 def _too_deep(data: bytes) -> int | None:
-    """Offset where nesting passes :data:`MAX_DEPTH` (brackets inside strings don't count), or None."""
+    """Offset where nesting passes :data:`MAX_DEPTH` (brackets inside strings don't count), or
+    None."""
     if data.count(b"[") + data.count(b"{") <= MAX_DEPTH:
         return None
     depth = 0

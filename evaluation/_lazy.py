@@ -9,7 +9,8 @@ from typing import Any, Callable
 def lazy_getattr(
     package: str, exports: dict[str, str], namespace: dict[str, Any]
 ) -> Callable[[str], Any]:
-    """A module ``__getattr__`` that imports ``exports[name]`` (a submodule) on first access and caches it."""
+    """A module ``__getattr__`` that imports ``exports[name]`` (a submodule) on first access and
+    caches it."""
 
     def __getattr__(name: str) -> Any:
         if name not in exports:

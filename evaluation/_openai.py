@@ -1,4 +1,5 @@
-"""The ``openai-compatible`` provider: the official ``openai`` SDK against any Chat Completions server.
+"""The ``openai-compatible`` provider: the official ``openai`` SDK against any Chat Completions
+server.
 
 That is OpenAI itself, or a model served on the machine or the network hilbot runs in (Ollama,
 vLLM, llama.cpp's ``llama-server``, LM Studio…) at ``OPENAI_BASE_URL``, e.g.
@@ -54,13 +55,13 @@ _FORMAT_REFUSED = re.compile(
 """How a server's 400 says it does not support the response format asked for."""
 
 _INSTRUCTION = (
-    "Answer with one JSON object and nothing else (no prose, no code fence). It is the input of the {tool} tool "
-    "({description}) and matches this JSON Schema:\n{schema}"
+    "Answer with one JSON object and nothing else (no prose, no code fence). It is the input of "
+    "the {tool} tool ({description}) and matches this JSON Schema:\n{schema}"
 )
 
 _KEY_FIX = (
-    "export OPENAI_API_KEY=... for the OpenAI API, or OPENAI_BASE_URL=http://localhost:11434/v1 (a local server, "
-    "no key needed); offline, `hilbot run --judge lexical` needs no key"
+    "export OPENAI_API_KEY=... for the OpenAI API, or OPENAI_BASE_URL=http://localhost:11434/v1 (a "
+    "local server, no key needed); offline, `hilbot run --judge lexical` needs no key"
 )
 
 log = logging.getLogger("hilbot")
@@ -103,7 +104,8 @@ class OpenAICompatibleProvider:
     async def complete(
         self, request: LLMRequest, *, system: str, prompt: str, max_tokens: int
     ) -> ProviderReply:
-        """One Chat Completions call whose answer is one JSON object (as the text the model wrote)."""
+        """One Chat Completions call whose answer is one JSON object (as the text the model
+        wrote)."""
         fmt, temperature = self.format, self.temperature
         try:
             completion = await self._create(request, system, prompt, max_tokens, fmt, temperature)
@@ -183,7 +185,8 @@ class OpenAICompatibleProvider:
 
 
 def unwrap(text: str) -> str:
-    """The answer in a model's text: without a leading ``<think>…</think>`` block or a code fence around all of it."""
+    """The answer in a model's text: without a leading ``<think>…</think>`` block or a code fence
+    around all of it."""
     body = text.strip()
     if body.startswith("<think>") and "</think>" in body:
         body = body.split("</think>", 1)[1].strip()
@@ -215,7 +218,8 @@ def _translate(openai, exc: Exception, where: str) -> LLMError:
     if isinstance(exc, openai.APITimeoutError):
         return LLMError(
             f"{where} timed out after all retries",
-            fix="raise [llm] timeout_s (a local model on a CPU can be slow) or max_retries, or lower concurrency",
+            fix="raise [llm] timeout_s (a local model on a CPU can be slow) or max_retries, or "
+            "lower concurrency",
         )
     if isinstance(exc, openai.APIConnectionError):
         return LLMError(
@@ -225,7 +229,8 @@ def _translate(openai, exc: Exception, where: str) -> LLMError:
     if isinstance(exc, openai.NotFoundError):
         return LLMError(
             f"{where} answered 404: {_message(exc)}",
-            fix="check [llm] model (the name the server knows the model by) and OPENAI_BASE_URL (it usually ends in /v1)",
+            fix="check [llm] model (the name the server knows the model by) and OPENAI_BASE_URL "
+            "(it usually ends in /v1)",
         )
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
@@ -244,7 +249,8 @@ def _translate(openai, exc: Exception, where: str) -> LLMError:
 
 
 def _message(exc: Exception) -> str:
-    """The server's own words for an error (``error.message``, or FastAPI's ``detail``), as :func:`_said` shows them."""
+    """The server's own words for an error (``error.message``, or FastAPI's ``detail``), as
+    :func:`_said` shows them."""
     body = getattr(
         exc, "body", None
     )  # the SDK has already taken the ``error`` object out of ``{"error": {...}}``
@@ -263,7 +269,8 @@ def _message(exc: Exception) -> str:
 
 
 def _said(text: str) -> str:
-    """Text from the server, fit to store and show: secrets scrubbed, one visible line, then cut to 200 characters."""
+    """Text from the server, fit to store and show: secrets scrubbed, one visible line, then cut to
+    200 characters."""
     return visible(scrub(text), newlines=False)[:200]
 
 

@@ -37,9 +37,11 @@ if TYPE_CHECKING:
     from .queries import QuerySet
 
 MAX_DEPTH = 100
-"""Deepest nesting of mappings and lists accepted in a test case file (test cases nest a few levels)."""
+"""Deepest nesting of mappings and lists accepted in a test case file (test cases nest a few
+levels)."""
 MAX_ALIAS_VALUES = 100_000
-"""How many values aliases may add to a document when expanded (a "billion laughs" adds billions)."""
+"""How many values aliases may add to a document when expanded (a "billion laughs" adds
+billions)."""
 _INT_DIGITS = 4300
 _CASES_FIX = "point --cases at a YAML file or a directory of them"
 
@@ -330,7 +332,8 @@ def _validate(path: Path, node: Any, value: Any, priorities: Iterable[str]) -> T
 
 
 def _case_files(path: Path) -> list[Path]:
-    """The YAML file ``path``, or the regular ``*.yaml``/``*.yml`` files below the directory ``path`` (sorted)."""
+    """The YAML file ``path``, or the regular ``*.yaml``/``*.yml`` files below the directory
+    ``path`` (sorted)."""
     try:
         mode = path.stat().st_mode
     except FileNotFoundError:
@@ -350,7 +353,8 @@ def _case_files(path: Path) -> list[Path]:
 def load_cases(
     path: str | Path, priorities: Iterable[str] = ("critical", "supporting")
 ) -> list[Case]:
-    """Every test case in a YAML file, or in the ``*.yaml``/``*.yml`` files of a directory (sorted)."""
+    """Every test case in a YAML file, or in the ``*.yaml``/``*.yml`` files of a directory
+    (sorted)."""
     path = Path(path)
     cases: list[Case] = []
     seen: dict[str, str] = {}

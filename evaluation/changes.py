@@ -65,8 +65,8 @@ patterns.
 
 The diff
 --------
-:func:`unified_diff` is ``difflib``'s, lines split on ``\\r\\n``, ``\\r`` or ``\\n``; the body is the
-raw text (show it through :func:`evaluation.text.visible`), the ``---``/``+++`` paths are made
+:func:`unified_diff` is ``difflib``'s, lines split on ``\\r\\n``, ``\\r`` or ``\\n``; the body is
+the raw text (show it through :func:`evaluation.text.visible`), the ``---``/``+++`` paths are made
 visible. :func:`numeric_diff` tells a change of numbers only (``0.85`` → ``0.87``) from a change
 of text, and :func:`marked_diff` marks each changed line whose numbers all moved within a
 :class:`Tolerance`. Texts over :data:`MAX_NUMERIC_CHARS` are never "numbers only"; diffs of more
@@ -101,13 +101,17 @@ from .text import visible
 MAX_FILE_BYTES = 32 * 1024 * 1024
 """Largest snapshot file read (32 MiB); a larger changed one is left out, or is an error."""
 BINARY_SNIFF = 8192
-"""Bytes at the start of a file searched for a NUL byte: one there makes the file binary (skipped)."""
+"""Bytes at the start of a file searched for a NUL byte: one there makes the file binary
+(skipped)."""
 MAX_NUMERIC_CHARS = 2_000_000
-"""Longest text :func:`numeric_diff` looks at (2 M characters); a longer one is never "numbers only"."""
+"""Longest text :func:`numeric_diff` looks at (2 M characters); a longer one is never "numbers
+only"."""
 MAX_DIFF_LINES = 20_000
-"""Lines per side a diff covers; the rest is left out with a note (``difflib`` is quadratic at worst)."""
+"""Lines per side a diff covers; the rest is left out with a note (``difflib`` is quadratic at
+worst)."""
 BOOKTEST_INCLUDE = ("**/*.md",)
-"""What :func:`find_changes` compares in a booktest output tree: the outputs, not the reports beside them."""
+"""What :func:`find_changes` compares in a booktest output tree: the outputs, not the reports beside
+them."""
 BOOKTEST_EXCLUDE = ("**/*.tmp/**",)
 """booktest's scratch directories (``<test>.tmp/``), never compared."""
 WITHIN_MARK = "  ≈ within tolerance"
@@ -121,12 +125,14 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "expected": ("expected", "previous", "baseline", "old", "before", "expected_output"),
     "actual": ("actual", "current", "new", "after", "output", "actual_output"),
 }
-"""Field or column names :func:`changes_from_file` accepts for each part of a row (case, spaces and ``-`` ignored)."""
+"""Field or column names :func:`changes_from_file` accepts for each part of a row (case, spaces and
+``-`` ignored)."""
 
 _FILE_FIX = "give a .jsonl, .json or .csv file of rows with id, name, expected and actual"
 _FORMS = (
-    "give two directories (expected, then actual, e.g. books books/.out), two run ids (baseline, then current; "
-    "see `hilbot review --list`) or one .jsonl/.csv file of rows with expected and actual"
+    "give two directories (expected, then actual, e.g. books books/.out), two run ids (baseline, "
+    "then current; see `hilbot review --list`) or one .jsonl/.csv file of rows with expected and "
+    "actual"
 )
 
 
@@ -177,9 +183,11 @@ def _sorted(changes: Iterable[Change | None]) -> list[Change]:
 
 @lru_cache(maxsize=256)
 def _glob(pattern: str) -> re.Pattern[str]:
-    """``**/`` any directories (or none), ``**`` anything, ``*`` and ``?`` within one name, other characters as they are.
+    """``**/`` any directories (or none), ``**`` anything, ``*`` and ``?`` within one name, other
+    characters as they are.
 
-    A pattern without ``/`` matches a name at any depth (``*.md``); a leading ``/`` anchors it at the top.
+    A pattern without ``/`` matches a name at any depth (``*.md``); a leading ``/`` anchors it at
+    the top.
     """
     anchored = pattern.strip()
     pattern = re.sub(r"(?:\*\*/)+", "**/", anchored.lstrip("/"))
@@ -198,7 +206,8 @@ def _glob(pattern: str) -> re.Pattern[str]:
 
 
 def path_matches(path: str, patterns: Sequence[str]) -> bool:
-    """Whether the relative POSIX ``path`` matches any of the glob ``patterns`` (``**/payment_*``, ``*.md``)."""
+    """Whether the relative POSIX ``path`` matches any of the glob ``patterns`` (``**/payment_*``,
+    ``*.md``)."""
     return any(_glob(p).fullmatch(path) for p in patterns)
 
 
@@ -206,10 +215,12 @@ def path_matches(path: str, patterns: Sequence[str]) -> bool:
 
 
 def _check_dirs(expected: Path, actual: Path) -> None:
-    """Both trees are directories, and not the same one; else a :class:`ChangeError` with the fix."""
+    """Both trees are directories, and not the same one; else a :class:`ChangeError` with the
+    fix."""
     fixes = {
         "expected": "give the snapshot (expected) directory first, e.g. books",
-        "actual": "run the tests first so they write their output (booktest writes books/.out), then give that directory second",
+        "actual": "run the tests first so they write their output (booktest writes books/.out), "
+        "then give that directory second",
     }
     for side, folder in (("expected", expected), ("actual", actual)):
         if not folder.is_dir():
@@ -269,7 +280,8 @@ def _triage_record(path: Path) -> bool:
 
 
 def _inside(path: Path, real_root: str) -> bool:
-    """Whether ``path``, with every link resolved, is a regular file inside the tree ``real_root``."""
+    """Whether ``path``, with every link resolved, is a regular file inside the tree
+    ``real_root``."""
     resolved = os.path.realpath(path)
     return os.path.commonpath([real_root, resolved]) == real_root and is_regular(Path(resolved))
 
@@ -358,7 +370,8 @@ def too_large_warning(rel: str, size: int) -> str:
 
 
 def _same_bytes(old: Path, new: Path) -> bool:
-    """Whether the two files hold the same bytes (read in chunks, so a huge identical file costs no memory)."""
+    """Whether the two files hold the same bytes (read in chunks, so a huge identical file costs no
+    memory)."""
     try:
         if old.stat().st_size != new.stat().st_size:
             return False
@@ -434,13 +447,14 @@ def changes_between_trees(
     guard: Sequence[str | Path] = (),
     skipped: list[str] | None = None,
 ) -> list[Change]:
-    """The changes from the tree ``expected_dir`` to the tree ``actual_dir``, matched by relative path.
+    """The changes from the tree ``expected_dir`` to the tree ``actual_dir``, matched by relative
+    path.
 
     ``include``/``exclude`` are glob patterns of relative paths (see :func:`path_matches`). With
-    ``partial`` the actual tree holds only the outputs of what ran (booktest's ``.out``): an expected
-    file with no actual one is no change rather than ``removed``. ``guard`` names directories that
-    are never part of a tree (hilbot's data directory). A changed file too large to review is
-    a warning appended to ``skipped`` when it is given, else a :class:`ChangeError`.
+    ``partial`` the actual tree holds only the outputs of what ran (booktest's ``.out``): an
+    expected file with no actual one is no change rather than ``removed``. ``guard`` names
+    directories that are never part of a tree (hilbot's data directory). A changed file too large to
+    review is a warning appended to ``skipped`` when it is given, else a :class:`ChangeError`.
     """
     expected, actual = Path(expected_dir), Path(actual_dir)
     _check_dirs(expected, actual)
@@ -454,7 +468,8 @@ def changes_between_trees(
 
 
 def is_booktest_output(actual_dir: str | Path) -> bool:
-    """Whether ``actual_dir`` is booktest's output tree: named ``.out``, or holding booktest's ``cases.ndjson``."""
+    """Whether ``actual_dir`` is booktest's output tree: named ``.out``, or holding booktest's
+    ``cases.ndjson``."""
     folder = Path(actual_dir)
     return folder.name == ".out" or (folder / "cases.ndjson").is_file()
 
@@ -463,7 +478,8 @@ def is_booktest_output(actual_dir: str | Path) -> bool:
 
 
 def item_output(item: ItemData, kind: str) -> str:
-    """An item's output as text: the answer, or for a search run one ``rank. path — title`` line per result.
+    """An item's output as text: the answer, or for a search run one ``rank. path — title`` line per
+    result.
 
     An item the system under test failed on ends with an ``error: …`` line.
     """
@@ -501,7 +517,8 @@ def _run_change(
 
 
 def changes_between_runs(store: Store, baseline: str, current: str) -> list[Change]:
-    """The items whose output differs from run ``baseline`` to run ``current`` (an unknown id is :class:`RunNotFound`)."""
+    """The items whose output differs from run ``baseline`` to run ``current`` (an unknown id is
+    :class:`RunNotFound`)."""
     if baseline == current:
         raise ChangeError(
             f"the baseline and the current run are the same run ({baseline!r})",
@@ -520,7 +537,8 @@ def changes_between_runs(store: Store, baseline: str, current: str) -> list[Chan
 
 
 def _rows(path: Path) -> list[tuple[int, Any]]:
-    """Every ``(line, row)`` of the file; one that cannot be read as a whole is a :class:`ChangeError`."""
+    """Every ``(line, row)`` of the file; one that cannot be read as a whole is a
+    :class:`ChangeError`."""
     try:
         return list(read_rows(path))
     except ImportFailed as exc:
@@ -532,7 +550,8 @@ def _rows(path: Path) -> list[tuple[int, Any]]:
 
 
 def _fields(row: Any, at: str) -> dict[str, Any]:
-    """A row's values by normalised name (``Test ID`` → ``test_id``); a row that is not an object is an error."""
+    """A row's values by normalised name (``Test ID`` → ``test_id``); a row that is not an object is
+    an error."""
     if isinstance(row, BadRow):
         raise ChangeError(
             str(row),
@@ -595,9 +614,11 @@ def _row_change(fields: dict[str, Any], change_id: str, at: str) -> Change | Non
     expected, actual = _output(_pick(fields, "expected")), _output(_pick(fields, "actual"))
     if expected is None and actual is None:
         raise ChangeError(
-            f"no expected or actual value (one of {', '.join(FIELDS['expected'] + FIELDS['actual'])})",
+            "no expected or actual value (one of "
+            f"{', '.join(FIELDS['expected'] + FIELDS['actual'])})",
             where=at,
-            fix="give the previous output as expected and the current one as actual (one may be missing, not both)",
+            fix="give the previous output as expected and the current one as actual (one may be "
+            "missing, not both)",
         )
     if expected == actual:
         return None
@@ -614,7 +635,8 @@ def _row_change(fields: dict[str, Any], change_id: str, at: str) -> Change | Non
 
 
 def changes_from_file(path: str | Path) -> list[Change]:
-    """The rows of a JSONL, JSON or CSV file whose expected and actual differ (a bad row is a :class:`ChangeError`)."""
+    """The rows of a JSONL, JSON or CSV file whose expected and actual differ (a bad row is a
+    :class:`ChangeError`)."""
     path = check_file(path, ChangeError, fix=_FILE_FIX)
     seen: dict[str, int] = {}
     changes: list[Change | None] = []
@@ -624,7 +646,8 @@ def changes_from_file(path: str | Path) -> list[Change]:
         change_id = _label(_pick(fields, "id"), "id", at) or f"row-{line}"
         if change_id in seen:
             raise ChangeError(
-                f"duplicate id {visible(change_id, newlines=False)!r}, first on line {seen[change_id]}",
+                f"duplicate id {visible(change_id, newlines=False)!r}, first on line "
+                f"{seen[change_id]}",
                 where=at,
                 fix="give each row its own id",
             )
@@ -690,7 +713,8 @@ def find_changes(
     exclude: Sequence[str] = (),
     skipped: list[str] | None = None,
 ) -> list[Change]:
-    """The changes named by ``sources``: two directories (expected, actual), two run ids (baseline, current) or one file.
+    """The changes named by ``sources``: two directories (expected, actual), two run ids (baseline,
+    current) or one file.
 
     Two sources are trees when either is a directory or a path (holds a ``/``), else runs when
     either is a run id in ``store``. ``include`` defaults to every file, or to
@@ -727,7 +751,8 @@ def _capped(lines: list[str]) -> tuple[list[str], bool]:
 
 
 def _range(start: int, stop: int) -> str:
-    """A hunk header's range as ``difflib`` writes it (``3``, ``3,4``, ``2,0`` for an empty range after line 2)."""
+    """A hunk header's range as ``difflib`` writes it (``3``, ``3,4``, ``2,0`` for an empty range
+    after line 2)."""
     length = stop - start
     first = start + 1 if length else start
     return f"{first}" if length == 1 else f"{first},{length}"
@@ -756,7 +781,8 @@ def _hunk(
 
 
 def _diff_lines(change: Change, context: int, tolerance: Tolerance | None = None) -> list[str]:
-    """The unified diff of ``change`` as lines, each ending in ``\\n``; empty when the texts are equal.
+    """The unified diff of ``change`` as lines, each ending in ``\\n``; empty when the texts are
+    equal.
 
     With a ``tolerance``, changed lines whose numbers all moved within it are marked.
     """
@@ -787,7 +813,8 @@ def _diff_lines(change: Change, context: int, tolerance: Tolerance | None = None
 
 
 def unified_diff(change: Change, *, context: int = 3) -> str:
-    """``--- expected/<path>`` / ``+++ actual/<path>`` unified diff of the change; ``""`` when the texts are equal.
+    """``--- expected/<path>`` / ``+++ actual/<path>`` unified diff of the change; ``""`` when the
+    texts are equal.
 
     An added or removed output is diffed against nothing; a change of line endings alone gets a
     one-line ``\\`` note instead of hunks.
@@ -796,7 +823,8 @@ def unified_diff(change: Change, *, context: int = 3) -> str:
 
 
 def normalized_equal(expected: str | None, actual: str | None) -> bool:
-    """Whether the texts are equal once every run of whitespace is one space and the ends are stripped (None only equals None)."""
+    """Whether the texts are equal once every run of whitespace is one space and the ends are
+    stripped (None only equals None)."""
     if expected is None or actual is None:
         return expected is actual
     return _WS.sub(" ", expected).strip(" ") == _WS.sub(" ", actual).strip(" ")
@@ -804,7 +832,8 @@ def normalized_equal(expected: str | None, actual: str | None) -> bool:
 
 @dataclass(frozen=True)
 class Tolerance:
-    """How far a number may move and still count as the same: ``|new-old| ≤ relative·max(|old|,|new|)`` or ``≤ absolute``."""
+    """How far a number may move and still count as the same: ``|new-old| ≤
+    relative·max(|old|,|new|)`` or ``≤ absolute``."""
 
     relative: float = 0.0
     """Share of the larger magnitude a number may move (0.01 = 1%)."""
@@ -820,7 +849,8 @@ class Tolerance:
             )
 
     def within(self, old: float, new: float) -> bool:
-        """Whether ``old`` → ``new`` is within tolerance; a number too large for a float never is."""
+        """Whether ``old`` → ``new`` is within tolerance; a number too large for a float never
+        is."""
         if not (math.isfinite(old) and math.isfinite(new)):
             return False
         scale = max(abs(old), abs(new))
@@ -863,7 +893,8 @@ class NumericDiff:
 
 
 NUMBER = re.compile(r"(?<![\w.])[-+]?(?:[0-9]+(?:\.[0-9]+)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?(?!\.?\w)")
-"""A number standing alone: ``42``, ``-1.5e-3``, ``.5``, ``0.85``; not the digits of ``v2``, ``abc123``, ``12ms`` or ``1.2.3``."""
+"""A number standing alone: ``42``, ``-1.5e-3``, ``.5``, ``0.85``; not the digits of ``v2``,
+``abc123``, ``12ms`` or ``1.2.3``."""
 
 
 def _skeleton(text: str, numbers: list[re.Match[str]]) -> list[str]:
@@ -900,7 +931,8 @@ def _number_changes(
 
 
 def numeric_diff(expected: str, actual: str, tolerance: Tolerance) -> NumericDiff:
-    """Whether ``actual`` is ``expected`` with only numbers (and whitespace) changed, and the numbers that did.
+    """Whether ``actual`` is ``expected`` with only numbers (and whitespace) changed, and the
+    numbers that did.
 
     A number written differently with the same value (``0.50`` → ``0.5``) is a change within any
     tolerance. Texts longer than :data:`MAX_NUMERIC_CHARS` are never numbers only.
@@ -914,7 +946,8 @@ def numeric_diff(expected: str, actual: str, tolerance: Tolerance) -> NumericDif
 
 
 def _block_marks(old: list[str], new: list[str], first: int, tolerance: Tolerance) -> Marks:
-    """Of a block of changed lines (``new`` starting at line index ``first``): the lines whose numbers all moved within tolerance."""
+    """Of a block of changed lines (``new`` starting at line index ``first``): the lines whose
+    numbers all moved within tolerance."""
     block = numeric_diff("".join(old), "".join(new), tolerance)
     marks: Marks = {}
     for number in block.changes if block.only_numbers else ():
@@ -946,7 +979,8 @@ def _within_lines(
 
 
 def marked_diff(change: Change, tolerance: Tolerance, *, context: int = 3) -> str:
-    """:func:`unified_diff` with :data:`WITHIN_MARK` after each ``+`` line whose numbers all moved within ``tolerance``.
+    """:func:`unified_diff` with :data:`WITHIN_MARK` after each ``+`` line whose numbers all moved
+    within ``tolerance``.
 
     Where a block of changed lines replaces as many lines as it removes, lines are paired one to
     one; otherwise the block counts when, as a whole, only numbers changed.

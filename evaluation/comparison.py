@@ -37,7 +37,8 @@ class Profile:
     speed_s: float | None
     cost_usd: float | None
     complete: bool = True
-    """Whether the run has its summary; an incomplete one was cut short or is still being evaluated."""
+    """Whether the run has its summary; an incomplete one was cut short or is still being
+    evaluated."""
     expected_items: int | None = None
     """How many items the run set out to evaluate (its header's ``item_count``), when known."""
 
@@ -69,7 +70,8 @@ class Comparison:
         )
 
     def to_markdown(self) -> str:
-        """The table and the matrices for people: text from the runs (labels, contexts) made visible."""
+        """The table and the matrices for people: text from the runs (labels, contexts) made
+        visible."""
         return visible(
             "\n".join(_table(self.profiles) + [""] + _matrices(self.profiles, self.coverage))
         )
@@ -194,8 +196,8 @@ def _incomplete_warning(p: Profile) -> str:
         else f"{p.items} items"
     )
     return (
-        f"⚠ Incomplete run: {p.run_id} ({p.label}) has no summary, {size}: it was cut short or is still "
-        "being evaluated, so its numbers cover only the items it has."
+        f"⚠ Incomplete run: {p.run_id} ({p.label}) has no summary, {size}: it was cut short or is "
+        "still being evaluated, so its numbers cover only the items it has."
     )
 
 

@@ -160,7 +160,8 @@ class FollowUp(_Config):
             raise ValueError("give choices, or text = true for a typed answer")
         if self.multiple and self.field not in LIST_FIELDS:
             raise ValueError(
-                f"multiple = true only for the list fields ({', '.join(LIST_FIELDS)}); {self.field} holds one answer"
+                f"multiple = true only for the list fields ({', '.join(LIST_FIELDS)}); "
+                f"{self.field} holds one answer"
             )
         return self
 
@@ -264,7 +265,8 @@ class JudgeSettings(_Config):
         unknown = sorted(set(self.metric_weights) - set(ANSWER_METRICS))
         if unknown:
             raise ValueError(
-                f"judge.metric_weights: unknown metric {unknown[0]!r}; use {', '.join(ANSWER_METRICS)}"
+                f"judge.metric_weights: unknown metric {unknown[0]!r}; use "
+                f"{', '.join(ANSWER_METRICS)}"
             )
         return self
 
@@ -346,7 +348,8 @@ class DigestSchedule(_Config):
             ZoneInfo(self.timezone)
         except (ZoneInfoNotFoundError, ValueError):
             raise ValueError(
-                f"digest.timezone: unknown time zone {self.timezone!r}; use an IANA name such as Europe/Berlin"
+                f"digest.timezone: unknown time zone {self.timezone!r}; use an IANA name such as "
+                "Europe/Berlin"
             ) from None
         return self
 
@@ -615,19 +618,21 @@ class HilbotConfig(_Config):
         for name, dim in self.dimensions.items():
             if dim.scale not in self.scales:
                 raise ValueError(
-                    f"dimensions.{name}.scale names unknown scale {dim.scale!r}; known: {', '.join(sorted(self.scales))}"
+                    f"dimensions.{name}.scale names unknown scale {dim.scale!r}; known: "
+                    f"{', '.join(sorted(self.scales))}"
                 )
             if dim.concerns is not None and dim.concerns not in self.concerns:
                 raise ValueError(
-                    f"dimensions.{name}.concerns names unknown concern set {dim.concerns!r}; known: {', '.join(sorted(self.concerns))}"
+                    f"dimensions.{name}.concerns names unknown concern set {dim.concerns!r}; "
+                    f"known: {', '.join(sorted(self.concerns))}"
                 )
             options = [o.value for o in self.scales[dim.scale].options]
             for n, follow_up in enumerate(dim.follow_ups):
                 off = next((w for w in follow_up.when if w not in options), None)
                 if off is not None:
                     raise ValueError(
-                        f"dimensions.{name}.follow_ups.{n}.when: {off!r} is not an option of scale {dim.scale!r} "
-                        f"({', '.join(options)})"
+                        f"dimensions.{name}.follow_ups.{n}.when: {off!r} is not an option of scale "
+                        f"{dim.scale!r} ({', '.join(options)})"
                     )
         return self
 
@@ -638,7 +643,8 @@ class HilbotConfig(_Config):
         except KeyError:
             raise ConfigError(
                 f"unknown dimension {name!r}",
-                fix=f"use one of {', '.join(self.dimensions)} or add [dimensions.{name}] to hilbot.toml",
+                fix=f"use one of {', '.join(self.dimensions)} or add [dimensions.{name}] to "
+                "hilbot.toml",
             ) from None
 
     def scale_for(self, dimension: str) -> Scale:

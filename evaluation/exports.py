@@ -6,9 +6,9 @@ block and the ``run_summary`` with ``hilReview``; ``csv``: one row per label.
 
 ``hilReview`` counts the log as it is at export time; its ``synthesis``, ``synthesis_source`` and
 ``actionItems`` come from the latest ``review_summary`` carrying a synthesis for the run and
-dimension (``hilbot analyze synthesize`` and ``analysis.synthesize.synthesize_and_store`` append those),
-and stay ``None`` / ``[]`` when there is none. A synthesis speaks for all reviewers, so an export
-filtered to one reviewer carries only a synthesis made for that reviewer (none, today).
+dimension (``hilbot analyze synthesize`` and ``analysis.synthesize.synthesize_and_store`` append
+those), and stay ``None`` / ``[]`` when there is none. A synthesis speaks for all reviewers, so an
+export filtered to one reviewer carries only a synthesis made for that reviewer (none, today).
 """
 
 from __future__ import annotations
@@ -56,7 +56,8 @@ CSV_COLUMNS = [
     "blocked_by",
     "follow_up",
 ]
-"""The csv export's columns; a list (concerns, codeIssues, inaccuracies, missingElements) is joined with ``;``."""
+"""The csv export's columns; a list (concerns, codeIssues, inaccuracies, missingElements) is joined
+with ``;``."""
 
 
 def _camel(name: str) -> str:
@@ -118,9 +119,9 @@ def _labels(
 
 
 def gold_labels(ledger: Ledger, run: Run, dimension: str, scale: Any) -> list[dict[str, Any]]:
-    """Each labelled item's gold label (:mod:`evaluation.gold`): ``scenarioId``, ``dimension``, ``judgment``,
-    ``humanScore``, ``source`` (consensus, majority, median, single, excluded, unresolved), ``labelCount``, and
-    ``adjudicatedBy`` / ``reason`` where an adjudicator decided."""
+    """Each labelled item's gold label (:mod:`evaluation.gold`): ``scenarioId``, ``dimension``,
+    ``judgment``, ``humanScore``, ``source`` (consensus, majority, median, single, excluded,
+    unresolved), ``labelCount``, and ``adjudicatedBy`` / ``reason`` where an adjudicator decided."""
     from .gold import gold_of
 
     rows = []
@@ -162,7 +163,8 @@ def _reviewer(key: str | None) -> Reviewer | None:
 
 
 def _synthesis_of(event: ReviewSummary, run_id: str, dimension: str, reviewer: str | None) -> bool:
-    """Whether ``event`` is a synthesis of this run and dimension that an export for ``reviewer`` may carry."""
+    """Whether ``event`` is a synthesis of this run and dimension that an export for ``reviewer``
+    may carry."""
     return (
         event.run_id == run_id
         and event.dimension == dimension
@@ -174,7 +176,8 @@ def _synthesis_of(event: ReviewSummary, run_id: str, dimension: str, reviewer: s
 def _read(
     store: Store, run_id: str, dimension: str, reviewer: str | None, issues: list[LogIssue] | None
 ) -> tuple[Ledger, ReviewSummary | None]:
-    """ratings.jsonl folded (one pass), with the latest synthesis for the run and dimension (last appended wins)."""
+    """ratings.jsonl folded (one pass), with the latest synthesis for the run and dimension (last
+    appended wins)."""
     ledger, latest = Ledger(), None
     for event in store.human_events(issues):
         if isinstance(event, ReviewSummary):
@@ -204,7 +207,8 @@ def export_run(
     issues: list[LogIssue] | None = None,
     config: Any = None,
 ) -> str:
-    """The review of a run in ``fmt``; ``reviewer`` is a ``platform:id`` key; ``config`` gives the scales gold labels use.
+    """The review of a run in ``fmt``; ``reviewer`` is a ``platform:id`` key; ``config`` gives the
+    scales gold labels use.
 
     Unreadable lines of the run file and of ratings.jsonl go to ``issues`` (the rest is exported).
     """

@@ -2,27 +2,29 @@
 
 Conventions (the same for the bot, the exports and every analysis that uses gold labels):
 
-* **Labels.** An item's independent labels are its reviewers' current ratings on the dimension (a skip is
-  not a label). Adjudicating never changes them, so agreement is always measured on them.
-* **Gold label.** The latest ``adjudication`` of the item decides when there is one: a consensus label is
-  the gold label (source ``consensus``); an exclusion leaves the item out of every gold-label analysis
-  (source ``excluded``, counted). Without one, the label is *derived* and says so:
+* **Labels.** An item's independent labels are its reviewers' current ratings on the dimension (a
+  skip is not a label). Adjudicating never changes them, so agreement is always measured on them.
+* **Gold label.** The latest ``adjudication`` of the item decides when there is one: a consensus
+  label is the gold label (source ``consensus``); an exclusion leaves the item out of every
+  gold-label analysis (source ``excluded``, counted). Without one, the label is *derived* and says
+  so:
 
   - one label: that label (``single``);
   - a strict majority (more than half the labels agree): that judgment (``majority``);
-  - otherwise, on a scale of three or more options, the **median** label, the labels ordered by their
-    scores (ties by judgment), and for an even count the *lower* of the two middle ones — the
+  - otherwise, on a scale of three or more options, the **median** label, the labels ordered by
+    their scores (ties by judgment), and for an even count the *lower* of the two middle ones — the
     conservative choice (``median``);
-  - otherwise (two options, tied; or no labels) none: the item is ``unresolved``, left out of gold-label
-    analyses, counted, and offered for adjudication.
+  - otherwise (two options, tied; or no labels) none: the item is ``unresolved``, left out of
+    gold-label analyses, counted, and offered for adjudication.
 
   A derived gold score is the chosen label's score.
-* **Disputes** (what ``hilbot adjudicate`` offers, not yet adjudicated): an item with two or more labels
-  whose judgments differ — on a scale of three or more options by at least ``[adjudication] min_spread``
-  levels (positions in score order), on a two-option scale or with a judgment off the scale by any
-  difference — or whose AI score is more than ``[adjudication] ai_gap`` from the median human score
-  (the mean of the two middle scores for an even count). Largest disagreement first: the larger of the
-  human score spread (max − min) and the AI gap, then more labels first, then the run's order.
+* **Disputes** (what ``hilbot adjudicate`` offers, not yet adjudicated): an item with two or more
+  labels whose judgments differ — on a scale of three or more options by at least ``[adjudication]
+  min_spread`` levels (positions in score order), on a two-option scale or with a judgment off the
+  scale by any difference — or whose AI score is more than ``[adjudication] ai_gap`` from the median
+  human score (the mean of the two middle scores for an even count). Largest disagreement first: the
+  larger of the human score spread (max − min) and the AI gap, then more labels first, then the
+  run's order.
 """
 
 from __future__ import annotations
@@ -53,7 +55,8 @@ class Gold:
     score: float | None
     """Its score (0–1)."""
     source: Source
-    """Where it comes from: an adjudication (``consensus``, ``excluded``) or a rule (``majority``, ``median``, ``single``)."""
+    """Where it comes from: an adjudication (``consensus``, ``excluded``) or a rule (``majority``,
+    ``median``, ``single``)."""
     n_labels: int
     """The independent labels the item has."""
     adjudicator: str | None = None
@@ -76,7 +79,8 @@ def gold_label(
     scale: "Scale | None",
     adjudication: Adjudication | None = None,
 ) -> Gold:
-    """The gold label of an item from its independent ``(judgment, score)`` labels (see the module doc)."""
+    """The gold label of an item from its independent ``(judgment, score)`` labels (see the module
+    doc)."""
     n = len(labels)
     if adjudication is not None:
         who = adjudication.reviewer.key
@@ -104,7 +108,8 @@ def gold_label(
 
 @dataclass(frozen=True)
 class Dispute:
-    """An item whose labels disagree (with each other, or with the AI) and that no one has adjudicated."""
+    """An item whose labels disagree (with each other, or with the AI) and that no one has
+    adjudicated."""
 
     item_id: str
     labels: tuple[Rating, ...]

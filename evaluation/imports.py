@@ -94,7 +94,8 @@ DEFAULT_DIMENSIONS = {
 }
 
 CSV_FIELD_LIMIT = 16 * 1024 * 1024
-"""Longest CSV cell read (16 MiB of text); the standard library's default, 128 KiB, cuts long answers."""
+"""Longest CSV cell read (16 MiB of text); the standard library's default, 128 KiB, cuts long
+answers."""
 
 
 @dataclass
@@ -152,12 +153,14 @@ def _parse_cell(text: str, name: str) -> Any:
 
 
 def _check_finite(value: Any, name: str | None = None) -> None:
-    """A bad row when ``value`` holds a number too large for a float (``1e400`` parses to infinity)."""
+    """A bad row when ``value`` holds a number too large for a float (``1e400`` parses to
+    infinity)."""
     loc = non_finite(value)
     if loc is not None:
         field_path = dotted(((name,) if name else ()) + loc) or "row"
         raise BadRow(
-            f"{field_path}: a number too large for a float is not a finite number; write it as a string"
+            f"{field_path}: a number too large for a float is not a finite number; write it as a "
+            "string"
         )
 
 
@@ -166,7 +169,8 @@ def _json_cell(value: Any, name: str, kind: type) -> Any:
         value = _parse_cell(value, name)
     if value is not None and not isinstance(value, kind):
         raise BadRow(
-            f"{name}: expected a JSON {'object' if kind is dict else 'list'}, got {type(value).__name__}"
+            f"{name}: expected a JSON {'object' if kind is dict else 'list'}, got "
+            f"{type(value).__name__}"
         )
     return value
 
@@ -230,7 +234,8 @@ def _score(name: Any, value: Any) -> float:
 
 
 def _fraction(value: Any, name: str, what: str, choices: str = "") -> float:
-    """``value`` as a finite number in 0–1; anything else (bools, NaN, text, out of range) is a bad row."""
+    """``value`` as a finite number in 0–1; anything else (bools, NaN, text, out of range) is a bad
+    row."""
     try:
         number = (
             float(value)
@@ -366,7 +371,8 @@ _FILE_FIX = "give the path of a .jsonl, .json or .csv file"
 def _json_problem(
     exc: _json.JSONInputError, *, column: bool = False, whole: bool = False
 ) -> BadRow:
-    """A hostile-JSON error as a bad row (its fix joined to the message) or, ``whole``, as a file's error."""
+    """A hostile-JSON error as a bad row (its fix joined to the message) or, ``whole``, as a file's
+    error."""
     what, _, fix = exc.reason.partition(" — ")
     if column and exc.column:
         what = f"{what} at column {exc.column}"
@@ -376,7 +382,8 @@ def _json_problem(
 
 
 def _list_start(text: str) -> int:
-    """Offset of the ``[`` of the rows: the top-level array, or an object's first top-level list value."""
+    """Offset of the ``[`` of the rows: the top-level array, or an object's first top-level list
+    value."""
     pos = _skip(text, 0)
     if text[pos : pos + 1] == "[":
         return pos
@@ -469,7 +476,8 @@ def _jsonl_rows(data: bytes) -> list[tuple[int, Any]]:
 
 
 def _csv_cells(text: str) -> list[tuple[int, list[str]]]:
-    """(line, cells) of every CSV record; a cell past :data:`CSV_FIELD_LIMIT` or bad quoting stops the import."""
+    """(line, cells) of every CSV record; a cell past :data:`CSV_FIELD_LIMIT` or bad quoting stops
+    the import."""
     previous = csv.field_size_limit(CSV_FIELD_LIMIT)
     reader = csv.reader(io.StringIO(text, newline=""))
     records, end = [], 0
@@ -511,9 +519,11 @@ def _csv_rows(text: str) -> list[tuple[int, Any]]:
 
 
 def read_rows(path: Path) -> Iterator[tuple[int, Any]]:
-    """``(line, row)`` pairs from a JSONL, JSON or CSV file; a bad row is yielded as an exception in its place.
+    """``(line, row)`` pairs from a JSONL, JSON or CSV file; a bad row is yielded as an exception in
+    its place.
 
-    A file that cannot be read at all raises :class:`ImportFailed` (or a bad row with no place, ``BadRow``).
+    A file that cannot be read at all raises :class:`ImportFailed` (or a bad row with no place,
+    ``BadRow``).
     """
     data = read_file(path, ImportFailed, fix=_FILE_FIX)
     suffix = path.suffix.lower()
@@ -534,12 +544,14 @@ def _kind(items: list[ItemData]) -> RunKind:
 
 
 def default_run_id(store: Store) -> str:
-    """A timestamp id (``2025-12-17T22-32-30``), suffixed if taken; creating the run may still move past it."""
+    """A timestamp id (``2025-12-17T22-32-30``), suffixed if taken; creating the run may still move
+    past it."""
     return store.new_run_id()
 
 
 def _check_dimensions(dimensions: list[str], config: "HilbotConfig | None") -> list[str]:
-    """``dimensions`` if each is defined in the config, named once and not empty; else an ImportFailed."""
+    """``dimensions`` if each is defined in the config, named once and not empty; else an
+    ImportFailed."""
     from .config import load_config
 
     known = list((config or load_config(None)).dimensions)
@@ -556,7 +568,8 @@ def _check_dimensions(dimensions: list[str], config: "HilbotConfig | None") -> l
 
 
 def _check_set_name(name: str) -> str:
-    """``name`` if it is a usable query set name: not blank, at most 200 characters, no control characters."""
+    """``name`` if it is a usable query set name: not blank, at most 200 characters, no control
+    characters."""
     if not name.strip() or len(name) > 200 or visible(name, newlines=False) != name:
         raise ImportFailed(
             f"invalid set name {visible(name[:60], newlines=False)!r}",
@@ -587,7 +600,8 @@ def import_outputs(
     judge: str = "recorded",
     config: "HilbotConfig | None" = None,
 ) -> ImportReport:
-    """Import ``path`` as a new run in ``store``; raises :class:`ImportFailed` on the first bad row unless ``skip_bad``.
+    """Import ``path`` as a new run in ``store``; raises :class:`ImportFailed` on the first bad row
+    unless ``skip_bad``.
 
     ``dimensions`` must be defined in ``config`` (default: :func:`~evaluation.load_config`).
     """

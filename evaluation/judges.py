@@ -48,7 +48,8 @@ class Judge(Protocol):
 
     name: str
     kind: JudgeKind
-    """``local`` (labelled by the judge's name), ``llm`` (labelled ``AI``) or ``recorded`` (``AI [name]``)."""
+    """``local`` (labelled by the judge's name), ``llm`` (labelled ``AI``) or ``recorded`` (``AI
+    [name]``)."""
 
     def info(self) -> JudgeInfo:
         """Name, parameters and prompt hashes, recorded in the run header."""
@@ -109,13 +110,15 @@ def judge(name: str, *, kind: JudgeKind | None = None) -> Callable[[JudgeFactory
 
 
 def get_judge(name: str, config: "HilbotConfig", store: "Store") -> Judge:
-    """Build the named judge; its :meth:`~Judge.info` records ``name`` (as ``registry_name``) and the declared kind."""
+    """Build the named judge; its :meth:`~Judge.info` records ``name`` (as ``registry_name``) and
+    the declared kind."""
     factory = JUDGES.get(name)
     return _stamped(factory(config, store), name, factory.kind)  # type: ignore[attr-defined]
 
 
 def registered_kind(name: str) -> JudgeKind | None:
-    """The kind the judge registered as ``name`` declares, or None when no judge (built-in or plugin) has that name."""
+    """The kind the judge registered as ``name`` declares, or None when no judge (built-in or
+    plugin) has that name."""
     try:
         return getattr(JUDGES.get(name), "kind", None)
     except HilbotError:  # unknown, or a broken plugin: the caller falls back
@@ -123,7 +126,8 @@ def registered_kind(name: str) -> JudgeKind | None:
 
 
 class _Stamped:
-    """A judge object that cannot take an instance attribute (``__slots__``, frozen), with the stamped ``info``."""
+    """A judge object that cannot take an instance attribute (``__slots__``, frozen), with the
+    stamped ``info``."""
 
     def __init__(self, judge: Judge, info: Callable[[], JudgeInfo]):
         self._judge, self.info = judge, info
@@ -133,7 +137,8 @@ class _Stamped:
 
 
 def _stamped(built: Judge, name: str, kind: JudgeKind) -> Judge:
-    """``built`` whose ``info()`` carries the registry name and the declared kind, whatever the judge itself fills in."""
+    """``built`` whose ``info()`` carries the registry name and the declared kind, whatever the
+    judge itself fills in."""
     plain = built.info
 
     def info() -> JudgeInfo:
@@ -155,7 +160,8 @@ def default_judge(config: "HilbotConfig") -> str:
 
 
 def load_prompts(prompts_dir: str | None, names: Iterable[str] = PROMPTS) -> dict[str, str]:
-    """The templates ``names`` (default: the judges'), from ``prompts_dir`` where it has the file, else the built-in one."""
+    """The templates ``names`` (default: the judges'), from ``prompts_dir`` where it has the file,
+    else the built-in one."""
     builtin = resources.files(__package__).joinpath("prompts")
     templates = {}
     for name in names:
@@ -231,7 +237,8 @@ def finish(
     verdict: str | None = None,
     cost: float | None = None,
 ) -> Evaluation:
-    """Assemble an evaluation: local metrics added, the answer aggregate as ``overall``, a verdict."""
+    """Assemble an evaluation: local metrics added, the answer aggregate as ``overall``, a
+    verdict."""
     local, covered = local_scores(case, item, config)
     merged = {**scores, **local}
     if not is_search(item):
@@ -297,7 +304,10 @@ class LexicalJudge:
         snippet = sum(metrics.term_overlap(query, r.snippet) for r in top) / len(top)
         ranking = metrics.graded_ndcg(gains) or 0.0
         overall = (relevance + ranking + coverage + snippet) / 4
-        reason = f"lexical: the top {len(top)} results share {relevance:.0%} of the query's terms on average"
+        reason = (
+            f"lexical: the top {len(top)} results share {relevance:.0%} of the query's terms "
+            "on average"
+        )
         return {
             "relevance": relevance,
             "ranking": ranking,

@@ -120,7 +120,8 @@ PROVIDERS: Registry[ProviderFactory] = Registry(
     hint="set [llm] provider to one of {names}",
     error=UnknownProvider,
 )
-"""Every provider by name; built-ins are imported on first use, plugins come from ``hilbot.providers`` entry points."""
+"""Every provider by name; built-ins are imported on first use, plugins come from
+``hilbot.providers`` entry points."""
 
 
 def provider(name: str) -> Callable[[ProviderFactory], ProviderFactory]:
@@ -140,13 +141,15 @@ _KEY_VARIABLES = {
 
 
 def has_key(settings: "LLMSettings") -> bool:
-    """Whether the environment holds a key for the configured provider (for ``openai-compatible``, a base URL will do)."""
+    """Whether the environment holds a key for the configured provider (for ``openai-compatible``, a
+    base URL will do)."""
     names = _KEY_VARIABLES.get(settings.provider)
     return any(os.environ.get(name) for name in names) if names else True
 
 
 def key_hint(settings: "LLMSettings") -> str:
-    """What to set for the configured provider, in words: ``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY or OPENAI_BASE_URL``."""
+    """What to set for the configured provider, in words: ``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY or
+    OPENAI_BASE_URL``."""
     names = _KEY_VARIABLES.get(settings.provider)
     return " or ".join(names) if names else f"the key the {settings.provider} provider reads"
 
@@ -249,7 +252,8 @@ class LLM:
         return round((input_tokens * price.input + output_tokens * price.output) / 1_000_000, 6)
 
     async def aclose(self) -> None:
-        """Close the provider's connections, if it holds any (call it in the event loop the calls ran in)."""
+        """Close the provider's connections, if it holds any (call it in the event loop the calls
+        ran in)."""
         close = getattr(self.provider, "aclose", None)
         if close is not None:
             await close()

@@ -48,7 +48,8 @@ from .records import parse_record
 from .scrub import scrub, scrubber
 
 RECENT_S = 600.0
-"""How long a writer remembers what it wrote, to put it back if a replacement of the file drops it."""
+"""How long a writer remembers what it wrote, to put it back if a replacement of the file drops
+it."""
 _RECENT_BYTES = 16 << 20
 _ATTEMPTS = 50
 _SETTLE_S, _SETTLE_POLLS = 0.02, 10
@@ -68,11 +69,15 @@ class LogIssue:
         text = f"{self.path}:{self.line}: {self.reason}"
         if self.torn:
             return text
-        return f"{text} (to delete it while hilbot runs, edit under its lock: flock {self.path} sed -i '{self.line}d' {self.path})"
+        return (
+            f"{text} (to delete it while hilbot runs, edit under its lock: flock {self.path} "
+            f"sed -i '{self.line}d' {self.path})"
+        )
 
 
 def encode(record: BaseModel | dict[str, Any], clean: Callable[[str], str] | None = None) -> bytes:
-    """One record as one JSON line (UTF-8, newline-terminated), every secret the process holds scrubbed.
+    """One record as one JSON line (UTF-8, newline-terminated), every secret the process holds
+    scrubbed.
 
     ``clean`` is :func:`evaluation.scrub.scrubber`'s function for a batch (default: :func:`scrub`).
     A lone surrogate, which UTF-8 cannot hold (a model's or a target's text can carry one),
@@ -151,7 +156,8 @@ class EventLog:
         self.append_many([record])
 
     def append_many(self, records: Iterable[BaseModel | dict[str, Any]]) -> None:
-        """Append records in order; returns once all are on disk (one fsync, shared with concurrent callers)."""
+        """Append records in order; returns once all are on disk (one fsync, shared with concurrent
+        callers)."""
         lines = encode_all(records)
         if lines:
             self._commit(lines)
@@ -172,7 +178,8 @@ class EventLog:
         await batcher.submit(lines)
 
     def close(self) -> None:
-        """Put back what a replacement of the file dropped, then close the descriptor (appends reopen it)."""
+        """Put back what a replacement of the file dropped, then close the descriptor (appends
+        reopen it)."""
         if self._fd is not None and self._recent:
             try:
                 self._commit([])
@@ -210,7 +217,8 @@ class EventLog:
             ) from ticket.error
 
     def _write_batch(self, lines: list[bytes]) -> BaseException | None:
-        """Write ``lines`` to the file the path names, fsync, and check it still names it afterwards."""
+        """Write ``lines`` to the file the path names, fsync, and check it still names it
+        afterwards."""
         try:
             for _ in range(_ATTEMPTS):
                 fd, restore, size = self._lock()
@@ -235,7 +243,8 @@ class EventLog:
             return exc
 
     def _lock(self) -> tuple[int, bool, int]:
-        """The locked descriptor of the file the path names now, whether it may lack records of ours, and its size."""
+        """The locked descriptor of the file the path names now, whether it may lack records of
+        ours, and its size."""
         restore = False
         for _ in range(_ATTEMPTS):
             fd = self._open()
@@ -254,9 +263,10 @@ class EventLog:
         raise OSError(errno.EAGAIN, "the file kept being replaced while hilbot wrote to it")
 
     def _state(self) -> tuple[str, int]:
-        """What the path names now, and its size: ``same``; ``shrunk`` (rewritten in place: smaller, or
-        our last line no longer where we wrote it); ``replaced`` or ``gone`` (another file, or none).
-        One ``stat`` (the file held open is known by its device and inode) and one ``pread``."""
+        """What the path names now, and its size: ``same``; ``shrunk`` (rewritten in place: smaller,
+        or our last line no longer where we wrote it); ``replaced`` or ``gone`` (another file, or
+        none). One ``stat`` (the file held open is known by its device and inode) and one
+        ``pread``."""
         try:
             named = os.stat(self.path, follow_symlinks=False)
         except (FileNotFoundError, NotADirectoryError):
@@ -316,7 +326,8 @@ class EventLog:
         if count:
             self.restored += count
             _log.warning(
-                "%s was replaced while hilbot wrote to it; %d record(s) the new file lacked were appended again",
+                "%s was replaced while hilbot wrote to it; %d record(s) the new file lacked were "
+                "appended again",
                 self.path,
                 count,
             )
@@ -343,12 +354,14 @@ class EventLog:
     # ------------------------------------------------------------------ reading
 
     def read(self, issues: list[LogIssue] | None = None, *, raw: bool = False) -> Iterator[Any]:
-        """Stream the log's records (pydantic models, or dicts with ``raw``); bad lines go to ``issues``."""
+        """Stream the log's records (pydantic models, or dicts with ``raw``); bad lines go to
+        ``issues``."""
         return read_log(self.path, issues, raw=raw)
 
 
 def _open_append(path: Path) -> tuple[int, bool]:
-    """An append descriptor of ``path`` (created if missing), never through a symbolic link; (fd, created)."""
+    """An append descriptor of ``path`` (created if missing), never through a symbolic link; (fd,
+    created)."""
     flags = os.O_RDWR | os.O_APPEND | os.O_CLOEXEC | os.O_NOFOLLOW
     for _ in range(_ATTEMPTS):
         try:
@@ -540,7 +553,8 @@ def open_for_reading(path: Path) -> Any:
 def read_log(
     path: str | Path, issues: list[LogIssue] | None = None, *, raw: bool = False
 ) -> Iterator[Any]:
-    """Stream records from ``path``; a missing file reads as empty. Bad lines are reported, never fatal."""
+    """Stream records from ``path``; a missing file reads as empty. Bad lines are reported, never
+    fatal."""
     return (record for _, record in read_numbered(path, issues, raw=raw))
 
 

@@ -41,8 +41,8 @@ _MARKDOWN = [
 _SPACE = re.compile(r"\s+")
 _WORD = re.compile(r"\w+")
 STOPWORDS = frozenset(
-    "a an and are as at be by can do does for from has have how i if in is it its my of on or that the this "
-    "to was what when where which while who why will with you your".split()
+    "a an and are as at be by can do does for from has have how i if in is it its my of on or that "
+    "the this to was what when where which while who why will with you your".split()
 )
 
 
@@ -79,7 +79,8 @@ def quote_recall(
 ) -> float | None:
     """Priority-weighted share of ground-truth contexts found in the quotes.
 
-    ``weights`` maps a priority to its weight (critical 10, supporting 3); ``None`` without contexts.
+    ``weights`` maps a priority to its weight (critical 10, supporting 3); ``None`` without
+    contexts.
     """
     hit, total = recall_weights(contexts, quotes, weights)
     return hit / total if total else None
@@ -101,7 +102,8 @@ def quote_precision(contexts: Sequence[GroundTruthContext], quotes: Sequence[str
 
 
 def quotes_in_contexts(quotes: Sequence[str], contexts: Sequence[str]) -> float | None:
-    """Share of quotes that are verbatim substrings of the retrieved contexts (lexical faithfulness)."""
+    """Share of quotes that are verbatim substrings of the retrieved contexts (lexical
+    faithfulness)."""
     if not quotes or not contexts:
         return None
     haystack = [normalize(c) for c in contexts]

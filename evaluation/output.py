@@ -26,7 +26,8 @@ PASS_MARK = 0.6
 
 
 def _line(text: str) -> str:
-    """One line for a terminal: whitespace runs folded to a space, secrets scrubbed, control characters made visible."""
+    """One line for a terminal: whitespace runs folded to a space, secrets scrubbed, control
+    characters made visible."""
     return visible(scrub(" ".join(text.split())), newlines=False)
 
 
@@ -42,7 +43,8 @@ def _scores(item: ItemData) -> str:
 
 
 def signed(value: float | None, none: str = "–") -> str:
-    """A difference to two decimals with its sign: ``+0.05``, ``−0.05`` (a real minus sign), ``0.00``; ``none`` for None."""
+    """A difference to two decimals with its sign: ``+0.05``, ``−0.05`` (a real minus sign),
+    ``0.00``; ``none`` for None."""
     if value is None:
         return none
     text = f"{abs(value):.2f}"
@@ -50,13 +52,15 @@ def signed(value: float | None, none: str = "–") -> str:
 
 
 def judge_label(judge: object = None, kind: str | None = None) -> str:
-    """Who scored an item, from the judge's kind: ``AI`` (llm), ``AI [name]`` (recorded: e.g. ``AI [recorded]``
-    for imported scores), and a local judge's own name (``lexical``, ``bm25``): local methods are never labelled AI.
+    """Who scored an item, from the judge's kind: ``AI`` (llm), ``AI [name]`` (recorded: e.g. ``AI
+    [recorded]`` for imported scores), and a local judge's own name (``lexical``, ``bm25``): local
+    methods are never labelled AI.
 
-    ``judge`` is a name (what an item's ``evaluation.judge`` holds), or anything carrying ``name`` and ``kind``
-    (a run header's :class:`~evaluation.records.JudgeInfo`, a judge). Without a kind, a judge registered under
-    that name gives its declared kind; only a name no judge registers (a ``provider/model``, an imported
-    tool's) falls back to the guess older files need (:func:`~evaluation.records.legacy_judge_kind`).
+    ``judge`` is a name (what an item's ``evaluation.judge`` holds), or anything carrying ``name``
+    and ``kind`` (a run header's :class:`~evaluation.records.JudgeInfo`, a judge). Without a kind, a
+    judge registered under that name gives its declared kind; only a name no judge registers (a
+    ``provider/model``, an imported tool's) falls back to the guess older files need
+    (:func:`~evaluation.records.legacy_judge_kind`).
     """
     from .records import legacy_judge_kind
 
@@ -81,9 +85,10 @@ def judge_label(judge: object = None, kind: str | None = None) -> str:
 
 
 def who_judged(item: ItemData, judge: JudgeInfo | None = None) -> str:
-    """The label of whoever scored ``item``: its name, with the kind of judge its run header records (every item
-    of a run was scored the same way: an imported run's items are ``recorded`` whatever names they carry).
-    Without a header, from the item's judge name alone (see :func:`judge_label`)."""
+    """The label of whoever scored ``item``: its name, with the kind of judge its run header records
+    (every item of a run was scored the same way: an imported run's items are ``recorded`` whatever
+    names they carry). Without a header, from the item's judge name alone (see
+    :func:`judge_label`)."""
     name = item.evaluation.judge
     return (
         judge_label(name or judge.name, kind=judge.kind) if judge is not None else judge_label(name)
@@ -103,7 +108,8 @@ def verbose_item(
     for number, result in enumerate(item.results[:max_results], 1):
         score = f"[{result.score:.2f}] " if result.score is not None else ""
         lines.append(
-            f"  → {result.rank or number}. {score}{_line(result.path or result.title or '(untitled)')}"
+            f"  → {result.rank or number}. "
+            f"{score}{_line(result.path or result.title or '(untitled)')}"
         )
         if result.snippet:
             lines.append(f'       "{_snippet(result.snippet)}"')
@@ -129,7 +135,8 @@ def verbose_item(
 
 
 def quiet_item(item: ItemData, position: int, total: int, *, judge: JudgeInfo | None = None) -> str:
-    """``[1/15] "query" - overall: 0.76 (AI)``: the label says which judge scored it (``lexical``, ``AI``…)."""
+    """``[1/15] "query" - overall: 0.76 (AI)``: the label says which judge scored it (``lexical``,
+    ``AI``…)."""
     overall = item.evaluation.scores.get("overall")
     value = f"{overall:.2f}" if overall is not None else "n/a"
     line = f'[{position}/{total}] "{_line(item.query.query)}" - overall: {value}'
@@ -214,7 +221,8 @@ def silent_lines(
         tolerated = not _too_many_unjudged(run, tolerance)
         allowed = f" (tolerated: up to {tolerance:.0%})" if tolerated else ""
         lines.append(
-            f"❌ {len(missed)} of {len(run.items)} items could not be judged{allowed}: {_line(first or '')}"
+            f"❌ {len(missed)} of {len(run.items)} items could not be judged{allowed}: "
+            f"{_line(first or '')}"
         )
     if _unscored(run):
         judged = len(run.items) - len(missed)

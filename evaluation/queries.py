@@ -65,7 +65,8 @@ class QueryItem(BaseModel):
     _keys: list[str] = PrivateAttr(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        """The query as written to its file: the keys it was read with, in their order, then new ones."""
+        """The query as written to its file: the keys it was read with, in their order, then new
+        ones."""
         data = self.model_dump(mode="json", exclude_unset=True)
         ordered = {key: data[key] for key in self._keys if key in data}
         return {**ordered, **data}
@@ -102,7 +103,8 @@ class QuerySet(BaseModel):
         return f"{self.source}, v{self.version}" if self.version else self.source
 
     def next_id(self, taken: Iterable[str] = ()) -> str:
-        """A new query id in the style of the set's own ids (``core-16`` after ``core-15``), unused by the set and ``taken``."""
+        """A new query id in the style of the set's own ids (``core-16`` after ``core-15``), unused
+        by the set and ``taken``."""
         own = [m for m in (re.fullmatch(r"(.*?)(\d{1,18})", q.id) for q in self.queries) if m]
         prefixes = [m.group(1) for m in own]
         prefix = max(set(prefixes), key=prefixes.count, default=f"{self.name.replace('/', '-')}-")
@@ -141,7 +143,8 @@ def _array_starts(text: str, pos: int, decoder: json.JSONDecoder) -> list[int]:
 
 
 def query_starts(text: str) -> list[int]:
-    """Line numbers where each element of the top-level ``queries`` array starts (``text`` is valid JSON)."""
+    """Line numbers where each element of the top-level ``queries`` array starts (``text`` is valid
+    JSON)."""
     decoder, starts = json.JSONDecoder(), []
     pos = _skip(text, 0)
     if text[pos : pos + 1] != "{":
@@ -393,7 +396,8 @@ class QuerySets:
         )
 
     def names(self) -> list[str]:
-        """Every set's name: curated ones first, then ``generated/<date>``, each group in natural order."""
+        """Every set's name: curated ones first, then ``generated/<date>``, each group in natural
+        order."""
         return self._curated() + self._generated()
 
     def path(self, name: str) -> Path:
@@ -411,7 +415,8 @@ class QuerySets:
         if not known:
             return QuerySetError(
                 f"no query sets in {self.directory}",
-                fix="create <dir>/core.json, run `hilbot sets generate`, or point --dir / [queries] dir elsewhere",
+                fix="create <dir>/core.json, run `hilbot sets generate`, or point --dir / "
+                "[queries] dir elsewhere",
             )
         specs = ", ".join([*known, "all", f"{GENERATED}/*"])
         return QuerySetError(
@@ -419,7 +424,8 @@ class QuerySets:
         )
 
     def resolve(self, spec: str = "core") -> list[QuerySet]:
-        """The sets a ``--set`` value names: a set, ``all`` (every curated set) or ``generated/*``."""
+        """The sets a ``--set`` value names: a set, ``all`` (every curated set) or
+        ``generated/*``."""
         if spec == "all":
             names = self._curated()
         elif spec == f"{GENERATED}/*":
@@ -431,7 +437,8 @@ class QuerySets:
                 self._unknown(spec)
                 if not self.names()
                 else QuerySetError(
-                    f"no {'curated' if spec == 'all' else 'generated'} query sets in {self.directory}",
+                    f"no {'curated' if spec == 'all' else 'generated'} query sets in "
+                    f"{self.directory}",
                     fix="run `hilbot sets generate`"
                     if spec != "all"
                     else "add a <name>.json set to the directory",
@@ -440,7 +447,8 @@ class QuerySets:
         return [self.load(name) for name in names]
 
     def listing(self) -> list[str]:
-        """The query set listing: ``Available query sets:`` then ``  core  15 queries  (curated, v1.0.0)`` lines."""
+        """The query set listing: ``Available query sets:`` then ``  core  15 queries  (curated,
+        v1.0.0)`` lines."""
         sets = [self.load(name) for name in self.names()]
         if not sets:
             return ["Available query sets:", f"  (none in {self.directory})"]
@@ -475,7 +483,8 @@ class QuerySets:
         store: "Store",
         today: date | str | None = None,
     ) -> Path:
-        """Write a new ``generated/<date>.json`` (``<date>-2.json``… when taken); ids become ``gen-<stem>-01``…"""
+        """Write a new ``generated/<date>.json`` (``<date>-2.json``… when taken); ids become
+        ``gen-<stem>-01``…"""
         from .records import utcnow
 
         stem = self._free_generated(_date(today))
@@ -536,14 +545,15 @@ def proposal_prompt(
 ) -> str:
     """The user prompt of a ``propose_queries`` call."""
     parts = [
-        f"Propose exactly {count} new search {'query' if count == 1 else 'queries'} for evaluating a documentation search system.",
-        "Vary phrasing (keywords, questions, error messages), difficulty and category; each query needs "
-        "a category and a one-sentence intent.",
+        f"Propose exactly {count} new search {'query' if count == 1 else 'queries'} for evaluating "
+        "a documentation search system.",
+        "Vary phrasing (keywords, questions, error messages), difficulty and category; each query "
+        "needs a category and a one-sentence intent.",
     ]
     if seed is not None and seed.queries:
         parts.append(
-            f"Examples from the query set {seed.name!r} (match their domain and style, do not copy them):\n"
-            + _bullets(seed.queries)
+            f"Examples from the query set {seed.name!r} (match their domain and style, do not copy "
+            "them):\n" + _bullets(seed.queries)
         )
     if keep:
         parts.append(
@@ -563,15 +573,17 @@ async def propose_queries(
     keep: Sequence[QueryItem] = (),
     avoid: Sequence[QueryItem] = (),
 ) -> list[QueryItem]:
-    """One structured LLM call proposing ``count`` queries, deduplicated (case-insensitively) against
-    ``keep``, ``avoid`` and each other; ids are provisional (``new-01``…) until the set is saved."""
+    """One structured LLM call proposing ``count`` queries, deduplicated (case-insensitively)
+    against ``keep``, ``avoid`` and each other; ids are provisional (``new-01``…) until the set is
+    saved."""
     from .llm import LLMRequest
 
     request = LLMRequest(
         prompt=proposal_prompt(count, seed, keep, avoid),
         output=Proposal,
         purpose="generate",
-        system="You write realistic search queries that people type into a documentation search box.",
+        system="You write realistic search queries that people type into a documentation search "
+        "box.",
         tool_name="propose_queries",
         tool_description="Record the proposed queries.",
         max_tokens=300 + 150 * count,

@@ -2,8 +2,8 @@
 
 Each record is one JSON line with ``type`` and ``v`` (schema version). Run files hold
 ``run_header``, ``query_evaluation`` and ``run_summary``; ``ratings.jsonl`` holds the human
-events ``rating``, ``skip``, ``note`` and ``adjudication``, the chat channels' ``delivery`` and the derived
-``review_summary``.
+events ``rating``, ``skip``, ``note`` and ``adjudication``, the chat channels' ``delivery`` and the
+derived ``review_summary``.
 
 Every time a record carries is a :data:`Timestamp`: one written without a zone is UTC, and one
 outside the years 1970–2200 makes the line invalid (reported as ``file:line: timestamp: …``).
@@ -85,13 +85,16 @@ class _Strict(BaseModel):
 
 
 JudgeKind = Literal["local", "llm", "recorded"]
-"""How a judge scores: ``local`` methods, an ``llm``'s verdict, or ``recorded`` elsewhere (imported scores)."""
+"""How a judge scores: ``local`` methods, an ``llm``'s verdict, or ``recorded`` elsewhere (imported
+scores)."""
 
 
 def legacy_judge_kind(name: str | None) -> JudgeKind:
-    """The kind a judge name implies, for files written before the kind was recorded (and names no judge registers).
+    """The kind a judge name implies, for files written before the kind was recorded (and names no
+    judge registers).
 
-    ``lexical`` is local, ``provider/model`` (or no name) is an LLM, anything else was recorded by another tool.
+    ``lexical`` is local, ``provider/model`` (or no name) is an LLM, anything else was recorded by
+    another tool.
     """
     if name == "lexical":
         return "local"

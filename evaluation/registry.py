@@ -121,7 +121,8 @@ class Registry(Generic[T]):
     # ------------------------------------------------------------------ looking up
 
     def get(self, name: str) -> T:
-        """The factory registered as ``name``: a built-in's module or a plugin's entry point is loaded on first use."""
+        """The factory registered as ``name``: a built-in's module or a plugin's entry point is
+        loaded on first use."""
         found = self._factories.get(name)
         if found is not None:
             return found
@@ -132,7 +133,8 @@ class Registry(Generic[T]):
                 importlib.import_module(self._builtins[name])
                 if name not in self._factories:
                     raise RegistryError(
-                        f"built-in {self.what} module {self._builtins[name]} registers no {self.what} {name!r}",
+                        f"built-in {self.what} module {self._builtins[name]} registers no "
+                        f"{self.what} {name!r}",
                         fix="report this as a hilbot bug",
                     )
                 return self._factories[name]
@@ -142,17 +144,22 @@ class Registry(Generic[T]):
             return self._load(name, points)
 
     def __contains__(self, name: object) -> bool:
-        """Whether ``name`` is known (registered, built-in or an installed plugin's), without loading it."""
+        """Whether ``name`` is known (registered, built-in or an installed plugin's), without
+        loading it."""
         return isinstance(name, str) and name in self.names()
 
     def names(self) -> list[str]:
-        """Every known name, sorted: registered, built-in and installed plugins' (nothing is imported)."""
+        """Every known name, sorted: registered, built-in and installed plugins' (nothing is
+        imported)."""
         with self._lock:
             return sorted(set(self._factories) | set(self._builtins) | set(self._discover()))
 
     def _fix(self) -> str:
         names = ", ".join(self.names()) or "(none)"
-        return f"{self.hint.format(names=names)}, or install a plugin that adds one (entry-point group {self.group})"
+        return (
+            f"{self.hint.format(names=names)}, or install a plugin that adds one (entry-point "
+            f"group {self.group})"
+        )
 
     # ------------------------------------------------------------------ plugins
 
@@ -172,7 +179,8 @@ class Registry(Generic[T]):
         return self._entry_points
 
     def _load(self, name: str, points: list["EntryPoint"]) -> T:
-        """Load the one entry point named ``name``: register its factory, or import the module that registers itself."""
+        """Load the one entry point named ``name``: register its factory, or import the module that
+        registers itself."""
         if len(points) > 1:
             raise RegistryError(
                 f"{len(points)} plugins provide the {self.what} {name!r}: "
@@ -191,7 +199,8 @@ class Registry(Generic[T]):
         if isinstance(loaded, ModuleType):
             if name not in self._factories:
                 raise RegistryError(
-                    f"plugin module {point.value} ({_dist(point)}) registers no {self.what} {name!r}",
+                    f"plugin module {point.value} ({_dist(point)}) registers no {self.what} "
+                    f"{name!r}",
                     fix=f"register it under {name!r} in that module, or point the entry point at "
                     f"the factory ({point.value}:Factory)",
                 )
@@ -201,8 +210,8 @@ class Registry(Generic[T]):
 
 
 def _module_of(factory: object) -> str | None:
-    """The module a factory comes from: its ``module`` when it says (a spec object made in one module
-    from a class of another), else its ``__module__``."""
+    """The module a factory comes from: its ``module`` when it says (a spec object made in one
+    module from a class of another), else its ``__module__``."""
     module = getattr(factory, "module", None)
     return module if isinstance(module, str) else getattr(factory, "__module__", None)
 

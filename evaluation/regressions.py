@@ -58,7 +58,8 @@ class RegressionReport:
     compared: int = 0
     unjudged: int = 0
     baseline_complete: bool = True
-    """False when the baseline has no summary (then the averages cover only the items both runs have)."""
+    """False when the baseline has no summary (then the averages cover only the items both runs
+    have)."""
     baseline_items: int | None = None
     """Items in the baseline run."""
     baseline_expected: int | None = None
@@ -107,7 +108,8 @@ class RegressionReport:
         )
 
     def lines(self) -> list[str]:
-        """Human-readable detail, one line per regression (queries made visible: they come from files)."""
+        """Human-readable detail, one line per regression (queries made visible: they come from
+        files)."""
         if self.baseline_id is None:
             return [f"({visible(self.first_of_its_line() or '', newlines=False)})"]
         out = []
@@ -129,7 +131,8 @@ class RegressionReport:
                 f"compared on the items both runs have)"
             )
         out += [
-            f'  ↓ "{visible(q.query, newlines=False)}" {q.before:.2f} → {q.after:.2f} (−{q.drop:.2f})'
+            f'  ↓ "{visible(q.query, newlines=False)}" {q.before:.2f} → {q.after:.2f} '
+            f"(−{q.drop:.2f})"
             for q in self.queries
         ]
         if self.average_regressed:
@@ -176,8 +179,8 @@ def unlike(run: RunHeader, baseline: RunHeader) -> list[str]:
 def detect(
     run: Run, baseline: Run | None, settings: RegressionSettings, skipped: list[str] | None = None
 ) -> RegressionReport:
-    """Per-query and average regressions of ``run`` against ``baseline`` (``skipped``: the incomplete runs
-    :func:`previous_run` passed over to choose it)."""
+    """Per-query and average regressions of ``run`` against ``baseline`` (``skipped``: the
+    incomplete runs :func:`previous_run` passed over to choose it)."""
     report = RegressionReport(
         run.run_id, baseline.run_id if baseline else None, line=line_of(run.header)
     )

@@ -66,7 +66,8 @@ class Ledger:
     adjudications: dict[ItemKey, Adjudication] = field(default_factory=dict)
     """Latest adjudication per (run, item, dimension): a consensus label or an exclusion."""
     seen_keys: dict[str, str] = field(default_factory=dict)
-    """Idempotency keys already counted, each with the :func:`fingerprint` of the action it came with."""
+    """Idempotency keys already counted, each with the :func:`fingerprint` of the action it came
+    with."""
     duplicates: int = 0
     """Events dropped because their idempotency key had been seen."""
     messages: dict[MessageKey, Delivery] = field(default_factory=dict)
@@ -78,19 +79,22 @@ class Ledger:
     sessions: dict[str, Delivery] = field(default_factory=dict)
     """Per reviewer key: the latest card dealt to them (its run, dimension and chat)."""
     streams: dict[tuple[str, str, str], Delivery] = field(default_factory=dict)
-    """Per (reviewer key, run, dimension): the chat its cards are dealt into (session started there, or latest card)."""
+    """Per (reviewer key, run, dimension): the chat its cards are dealt into (session started there,
+    or latest card)."""
     _reviewers: dict[ItemKey, set[str]] = field(default_factory=dict, repr=False)
     """Index: reviewer keys with a judgment, per (run, item, dimension)."""
     _dealt: dict[ItemKey, set[str]] = field(default_factory=dict, repr=False)
     """Index: reviewer keys a card of the item was dealt (or is being sent) to."""
     full: dict[tuple[str, str, int], set[str]] = field(default_factory=dict, repr=False)
-    """Cache for assignment: per (run, dimension, k), items with k ratings or open cards between them.
-    Ratings and deals only ever fill items; a skip or a released card may reopen one, and clears it."""
+    """Cache for assignment: per (run, dimension, k), items with k ratings or open cards between
+    them. Ratings and deals only ever fill items; a skip or a released card may reopen one, and
+    clears it."""
     full_prefix: dict[tuple[str, str, int], tuple[object, int]] = field(
         default_factory=dict, repr=False
     )
-    """With :attr:`full`: per (run, dimension, k), an assignment order and how many of its first items are full.
-    Dealing starts its walk there, so a tap costs the same late in a long run as early."""
+    """With :attr:`full`: per (run, dimension, k), an assignment order and how many of its first
+    items are full. Dealing starts its walk there, so a tap costs the same late in a long run as
+    early."""
     _mine: dict[tuple[str, str, str], set[str]] = field(default_factory=dict, repr=False)
     """Index: item ids each reviewer has judged, per (reviewer key, run, dimension)."""
     hands: dict[tuple[str, str, str], dict[str, None]] = field(default_factory=dict, repr=False)
@@ -100,9 +104,11 @@ class Ledger:
     _runs: dict[str, set[str]] = field(default_factory=dict, repr=False)
     """Item ids of each run the engine has read (:meth:`register_run`)."""
     _levels: dict[tuple[str, str], dict[int, int]] = field(default_factory=dict, repr=False)
-    """Per (run, dimension): how many of the run's items have each load ≥ 1 (counts items taken, for any k)."""
+    """Per (run, dimension): how many of the run's items have each load ≥ 1 (counts items taken, for
+    any k)."""
     _shown: dict[tuple[str, str, str], dict[str, None]] = field(default_factory=dict, repr=False)
-    """Item ids per (reviewer key, run, dimension) in the order the reviewer met them (dealt or judged): card numbers."""
+    """Item ids per (reviewer key, run, dimension) in the order the reviewer met them (dealt or
+    judged): card numbers."""
 
     @classmethod
     def from_events(cls, events: Iterable[BaseModel]) -> "Ledger":
@@ -225,7 +231,8 @@ class Ledger:
             levels[load] = levels.get(load, 0) + 1
 
     def left(self, run_id: str, dimension: str, reviewer: Reviewer, k: int) -> int:
-        """How many of a registered run's items a reviewer may still be dealt, plus their open cards.
+        """How many of a registered run's items a reviewer may still be dealt, plus their open
+        cards.
 
         An item may be dealt to a reviewer unless it has ``k`` ratings and open cards between
         them, or the reviewer has judged it or holds its card; computed from running counts, not
@@ -240,8 +247,8 @@ class Ledger:
         return len(known) - taken - mine_free + len(self.open_cards(run_id, dimension, reviewer))
 
     def number(self, run_id: str, item_id: str, dimension: str, reviewer: Reviewer) -> int:
-        """An item's card number for a reviewer: its place among the items they met (dealt or judged),
-        or the next number when they have not met it yet. A card keeps its number."""
+        """An item's card number for a reviewer: its place among the items they met (dealt or
+        judged), or the next number when they have not met it yet. A card keeps its number."""
         shown = self._shown.get((reviewer.key, run_id, dimension), {})
         if item_id in shown:
             return list(shown).index(item_id) + 1
@@ -362,7 +369,8 @@ def summarize(
 def hil_view(
     ledger: Ledger, run_id: str, item_id: str, dimension: str, reviewer: Reviewer | None = None
 ) -> dict | None:
-    """The per-query ``hil`` block: the latest rating or skip of the item (by anyone, or one reviewer).
+    """The per-query ``hil`` block: the latest rating or skip of the item (by anyone, or one
+    reviewer).
 
     The reviewer's note on the item rides along either way, as the label export's ``notes`` does: a
     "Note only" review is a skip (``skipReason`` "note only") whose only content is that note.

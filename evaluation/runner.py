@@ -1,4 +1,5 @@
-"""Executing a run: each case through the target, then the judge, appended to the run's log as it goes.
+"""Executing a run: each case through the target, then the judge, appended to the run's log as it
+goes.
 
 The run header is written first and every judged item is appended (and fsynced) the moment it
 is done, so an interrupted run keeps what it judged; the summary line is written last. Items

@@ -54,7 +54,8 @@ class Run:
 
     @property
     def complete(self) -> bool:
-        """Whether the run finished: a run cut short, or still being evaluated, has no summary record."""
+        """Whether the run finished: a run cut short, or still being evaluated, has no summary
+        record."""
         return self.summary is not None
 
     @property

@@ -4,25 +4,28 @@ A sample is a new run holding a subset of another run's items, drawn stratum by 
 reviews a representative subset.
 
 **Strata.** ``--by`` names item fields: ``category`` (``item.query.category``), ``kind`` and ``set``
-(the run header's), ``verdict`` (``item.evaluation.verdict``) or any key of ``item.features``. Several
-fields combine: the stratum is the tuple of the values. A missing value is its own stratum, ``(none)``.
-Strata are ordered by their values (text order, ``(none)`` last): that order breaks ties below.
+(the run header's), ``verdict`` (``item.evaluation.verdict``) or any key of ``item.features``.
+Several fields combine: the stratum is the tuple of the values. A missing value is its own stratum,
+``(none)``. Strata are ordered by their values (text order, ``(none)`` last): that order breaks ties
+below.
 
-**Allocation.** ``proportional`` (default): stratum *h* of *N_h* of the run's *N* items gets the quota
-*n·N_h/N*, rounded by the largest-remainder method (every stratum gets the whole part of its quota, then
-the items still to give go one each to the largest fractional parts, ties to the earlier stratum), so the
-counts sum to exactly *n*. Then, when *n* is at least the number of strata, every stratum left with 0 gets
-1, each taken from the stratum holding the most sampled items at that moment (ties: the larger stratum,
-then the earlier one). When *n* is smaller than the number of strata some strata get none.
-``equal``: *n* is split evenly, the items left over going one each to the earliest strata; a stratum
-smaller than its share gives all its items and its surplus is shared the same way among the strata that
-still have items (water-filling). Either way no stratum gives more items than it has.
+**Allocation.** ``proportional`` (default): stratum *h* of *N_h* of the run's *N* items gets the
+quota *n·N_h/N*, rounded by the largest-remainder method (every stratum gets the whole part of its
+quota, then the items still to give go one each to the largest fractional parts, ties to the earlier
+stratum), so the counts sum to exactly *n*. Then, when *n* is at least the number of strata, every
+stratum left with 0 gets 1, each taken from the stratum holding the most sampled items at that
+moment (ties: the larger stratum, then the earlier one). When *n* is smaller than the number of
+strata some strata get none. ``equal``: *n* is split evenly, the items left over going one each to
+the earliest strata; a stratum smaller than its share gives all its items and its surplus is shared
+the same way among the strata that still have items (water-filling). Either way no stratum gives
+more items than it has.
 
-**Drawing.** Within a stratum the items are taken in the run's order; a ``random.Random`` seeded with the
-first 8 bytes (big-endian) of ``sha256(f"{seed}:{json.dumps(list(stratum))}")`` shuffles their positions
-once, and the sample takes the first *k* of that shuffled order. So the same seed gives the same sample on
-any machine and Python 3 version, a stratum's draw does not depend on any other stratum, and a larger *k*
-only adds items to a smaller one's draw. The sampled items keep the run's order.
+**Drawing.** Within a stratum the items are taken in the run's order; a ``random.Random`` seeded
+with the first 8 bytes (big-endian) of ``sha256(f"{seed}:{json.dumps(list(stratum))}")`` shuffles
+their positions once, and the sample takes the first *k* of that shuffled order. So the same seed
+gives the same sample on any machine and Python 3 version, a stratum's draw does not depend on any
+other stratum, and a larger *k* only adds items to a smaller one's draw. The sampled items keep the
+run's order.
 """
 
 from __future__ import annotations
@@ -64,11 +67,14 @@ _EPSILON = 1e-9
 def sample_size(
     width: float, *, p: float = 0.5, population: int | None = None, z: float = Z95
 ) -> int:
-    """Items needed for a proportion's confidence interval of total ``width`` (95% by default), rounded UP.
+    """Items needed for a proportion's confidence interval of total ``width`` (95% by default),
+    rounded UP.
 
     Without a population (infinite *N*): ``n = z² p(1−p) / (w/2)²``. With one, the finite-population
-    correction ``n_fpc = n / (1 + (n − 1)/N)`` is applied to the unrounded *n*, and the result is at most *N*.
-    ``p = 0.5`` is the worst case. Examples: w = 0.10 → 385, w = 0.20 → 97, w = 0.05 → 1537; w = 0.10 with N = 1000 → 278.
+    correction ``n_fpc = n / (1 + (n − 1)/N)`` is applied to the unrounded *n*, and the result is at
+    most *N*.
+    ``p = 0.5`` is the worst case. Examples: w = 0.10 → 385, w = 0.20 → 97, w = 0.05 → 1537;
+    w = 0.10 with N = 1000 → 278.
     """
     if not 0 < width <= 2 or not 0 <= p <= 1:
         raise ValueError("width must be in (0, 2] and p in [0, 1]")
@@ -86,7 +92,8 @@ def interval_width(
 ) -> float:
     """Total width of a proportion's confidence interval (95% by default) from ``n`` items.
 
-    ``w = 2 z sqrt(p(1−p)/n · (N−n)/(N−1))``; without a population the correction ``(N−n)/(N−1)`` is 1.
+    ``w = 2 z sqrt(p(1−p)/n · (N−n)/(N−1))``; without a population the correction ``(N−n)/(N−1)`` is
+    1.
     A census (``n = N``) has width 0. Example: n = 385, p = 0.5, infinite N → 0.0999.
     """
     if n < 1:
@@ -100,14 +107,16 @@ def interval_width(
 
 
 def advice_lines(n: int, population: int) -> list[str]:
-    """What ``hilbot sample`` says about sample sizes, for a run of ``population`` items sampled to ``n``."""
+    """What ``hilbot sample`` says about sample sizes, for a run of ``population`` items sampled to
+    ``n``."""
     lines = [
         f"95% interval of a proportion (worst case p = 0.5), for this run's {population} items:"
     ]
     for width in ADVICE_WIDTHS:
         lines.append(
-            f"  width {width:.2f} (±{width / 2:.3f}) needs {sample_size(width, population=population)} items"
-            f" ({sample_size(width)} from an unlimited pool)"
+            f"  width {width:.2f} (±{width / 2:.3f}) needs "
+            f"{sample_size(width, population=population)} items ({sample_size(width)} from an "
+            "unlimited pool)"
         )
     width = interval_width(n, population=population)
     lines.append(f"  this sample's {n} items give width {width:.3f} (±{width / 2:.3f})")
@@ -118,7 +127,8 @@ def advice_lines(n: int, population: int) -> list[str]:
 
 
 def allocate(sizes: Sequence[int], n: int, allocation: Allocation = "proportional") -> list[int]:
-    """How many items each stratum gives, by the module's rules; ``sizes`` are the strata's sizes in stratum order."""
+    """How many items each stratum gives, by the module's rules; ``sizes`` are the strata's sizes in
+    stratum order."""
     if any(size < 0 for size in sizes):
         raise ValueError("stratum sizes cannot be negative")
     if not 0 <= n <= sum(sizes):
@@ -131,7 +141,8 @@ def allocate(sizes: Sequence[int], n: int, allocation: Allocation = "proportiona
 
 
 def proportional(sizes: Sequence[int], n: int) -> list[int]:
-    """Largest-remainder rounding of ``n·N_h/N`` (exact integer arithmetic), then at least 1 per non-empty stratum when n allows."""
+    """Largest-remainder rounding of ``n·N_h/N`` (exact integer arithmetic), then at least 1 per
+    non-empty stratum when n allows."""
     total = sum(sizes)
     if total == 0 or n == 0:
         return [0 for _ in sizes]
@@ -151,10 +162,12 @@ def proportional(sizes: Sequence[int], n: int) -> list[int]:
 
 
 def equal(sizes: Sequence[int], n: int) -> list[int]:
-    """``n`` split evenly, capped at each stratum's size, the surplus shared among strata with items left (earliest first)."""
+    """``n`` split evenly, capped at each stratum's size, the surplus shared among strata with items
+    left (earliest first)."""
     if n == 0:
         return [0 for _ in sizes]
-    # the highest level L with Σ min(N_h, L) ≤ n, then one more each to the earliest strata still above L
+    # the highest level L with Σ min(N_h, L) ≤ n, then one more each to the earliest strata still
+    # above L
     low, high = 0, max(sizes)
     while low < high:
         mid = (low + high + 1) // 2
@@ -202,7 +215,8 @@ def field_value(run: Run, item: ItemData, name: str) -> str | None:
 
 
 def known_fields(run: Run) -> list[str]:
-    """Fields some item of the run has: ``kind``, ``set``, ``category`` and ``verdict`` if any item has one, and every feature."""
+    """Fields some item of the run has: ``kind``, ``set``, ``category`` and ``verdict`` if any item
+    has one, and every feature."""
     names = ["kind", "set"]
     if any(item.query.category is not None for item in run.items):
         names.append("category")
@@ -249,13 +263,15 @@ def _order(stratum: tuple[str, ...]) -> tuple[tuple[bool, str], ...]:
 
 
 def stratum_rng(seed: int | str, stratum: tuple[str, ...]) -> random.Random:
-    """The stratum's own generator: seeded with the first 8 bytes of ``sha256(f"{seed}:{json.dumps(list(stratum))}")``."""
+    """The stratum's own generator: seeded with the first 8 bytes of
+    ``sha256(f"{seed}:{json.dumps(list(stratum))}")``."""
     digest = hashlib.sha256(f"{seed}:{json.dumps(list(stratum))}".encode("utf-8")).digest()
     return random.Random(int.from_bytes(digest[:8], "big"))
 
 
 def draw_order(seed: int | str, stratum: tuple[str, ...], size: int) -> list[int]:
-    """Positions 0…size−1 of a stratum's items (in run order), shuffled by the stratum's generator; a sample takes a prefix."""
+    """Positions 0…size−1 of a stratum's items (in run order), shuffled by the stratum's generator;
+    a sample takes a prefix."""
     positions = list(range(size))
     stratum_rng(seed, stratum).shuffle(positions)
     return positions
@@ -316,7 +332,10 @@ class Sample:
 
     def describe(self) -> str:
         """One line: what was sampled, how."""
-        return f"{self.n}-item sample of {self.source} by {','.join(self.fields)} ({self.allocation}, seed {self.seed})"
+        return (
+            f"{self.n}-item sample of {self.source} by {','.join(self.fields)} "
+            f"({self.allocation}, seed {self.seed})"
+        )
 
 
 def draw_sample(
@@ -326,7 +345,8 @@ def draw_sample(
     allocation: Allocation = "proportional",
     seed: int | str = 0,
 ) -> Sample:
-    """Draw a stratified sample of ``n`` of ``run``'s items (see the module's rules); raises :class:`HilbotError` on bad input."""
+    """Draw a stratified sample of ``n`` of ``run``'s items (see the module's rules); raises
+    :class:`HilbotError` on bad input."""
     population = len(run.items)
     if n < 1:
         raise HilbotError(f"cannot sample {n} items", where="--n", fix="use --n 1 or more")
@@ -372,11 +392,13 @@ def sample_run(
     seed: int | str = 0,
     run_id: str | None = None,
 ) -> tuple[Sample, str]:
-    """Write a new run holding a stratified sample of run ``source``; returns the sample and the new run's id.
+    """Write a new run holding a stratified sample of run ``source``; returns the sample and the new
+    run's id.
 
-    The new run has the source's kind, set, dimensions and judge; its ``source`` is ``sample of RUN``, its
-    ``label`` describes the sample and its ``sample`` entry records the fields, allocation, n, seed and the
-    per-stratum counts. Without ``run_id`` the id is ``<RUN>-sample-<n>``, suffixed if taken.
+    The new run has the source's kind, set, dimensions and judge; its ``source`` is ``sample of
+    RUN``, its ``label`` describes the sample and its ``sample`` entry records the fields,
+    allocation, n, seed and the per-stratum counts. Without ``run_id`` the id is
+    ``<RUN>-sample-<n>``, suffixed if taken.
     """
     if isinstance(seed, int) and not 0 <= seed <= SEED_MAX:
         raise HilbotError(

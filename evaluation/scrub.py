@@ -69,7 +69,8 @@ FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 """The log line format of ``hilbot serve``."""
 
 _DATA = cast("dict[Any, Any]", getattr(os.environ, "_data", os.environ))
-"""The environment's own dictionary (CPython: encoded names and values): the cheap way to see it change."""
+"""The environment's own dictionary (CPython: encoded names and values): the cheap way to see it
+change."""
 _held: dict[str, None] = {}
 """Secrets handed over in code (:func:`hold`), in the order they came; replaced, never changed."""
 
@@ -96,7 +97,8 @@ class _Derived:
         self.pattern = re.compile(pattern, re.IGNORECASE) if pattern else None
 
     def scrub(self, text: str) -> str:
-        """``text`` with every form of these secrets, in any letter case, replaced by :data:`MARK`."""
+        """``text`` with every form of these secrets, in any letter case, replaced by
+        :data:`MARK`."""
         if self.pattern is None:
             return text
         lowered = text.lower()
@@ -163,8 +165,8 @@ _PLAIN = re.compile(r"[A-Za-z0-9._-]")
 _SLASH = r"(?:\\|%5C|%255C)"
 """A backslash, raw or URL-encoded (once or twice): what JSON escapes start with, at any depth."""
 _SLASHES, _SOME_SLASHES = f"(?>{_SLASH}{{1,15}})", f"(?>{_SLASH}{{0,15}})"
-"""One or more, none or more: atomic and bounded (four levels of JSON in JSON need 15), so that a long
-run of backslashes costs the regex no backtracking."""
+"""One or more, none or more: atomic and bounded (four levels of JSON in JSON need 15), so that a
+long run of backslashes costs the regex no backtracking."""
 _NAMED = {"&": "amp", "<": "lt", ">": "gt", '"': "quot", "'": "apos"}
 
 
@@ -257,7 +259,8 @@ def forms(value: str) -> set[str]:
 
 
 def _derive() -> _Derived:
-    """Look at the whole environment: which variables hold secrets, and the pattern matching them."""
+    """Look at the whole environment: which variables hold secrets, and the pattern matching
+    them."""
     env = {name: value for name, value in os.environ.items() if _may_hold(name, value)}
     found = {secret for name, value in env.items() for secret in _secrets_of(name, value)}
     keys = [os.environ.encodekey(name) for name in env]
@@ -412,7 +415,8 @@ def scrub_streams() -> Callable[[], None]:
 
 
 class ScrubbingFormatter(logging.Formatter):
-    """Wraps another formatter: whatever it makes of a record (message, arguments, traceback, stack) is scrubbed.
+    """Wraps another formatter: whatever it makes of a record (message, arguments, traceback, stack)
+    is scrubbed.
 
     Control and bidi characters in it are made visible too (:func:`evaluation.text.visible`): a
     log line can quote a server's answer or a user's message, and goes to a terminal.
@@ -451,14 +455,16 @@ def scrub_fields(text: str) -> str:
 
 
 class CommandFormatter(logging.Formatter):
-    """``warning: message``: how a command (not ``serve``) shows what hilbot and its libraries log."""
+    """``warning: message``: how a command (not ``serve``) shows what hilbot and its libraries
+    log."""
 
     def format(self, record: logging.LogRecord) -> str:
         return f"{record.levelname.lower()}: {super().format(record)}"
 
 
 class StderrHandler(logging.StreamHandler):
-    """Writes each line to ``sys.stderr`` as it is at that moment; its own failures are one scrubbed line."""
+    """Writes each line to ``sys.stderr`` as it is at that moment; its own failures are one scrubbed
+    line."""
 
     @property
     def stream(self):
@@ -472,7 +478,8 @@ class StderrHandler(logging.StreamHandler):
         if logging.raiseExceptions:
             exc = sys.exc_info()[1]
             line = scrub(
-                f"logging failed on a line from {record.name} ({type(exc).__name__}: {exc}): {str(record.msg)!r}"
+                f"logging failed on a line from {record.name} ({type(exc).__name__}: {exc}): "
+                f"{str(record.msg)!r}"
             )
             sys.stderr.write(visible(line, newlines=False)[:400] + "\n")
 
@@ -495,7 +502,8 @@ def _handlers() -> Iterable[logging.Handler]:
 def install_logging(
     level: int, *, quiet: Iterable[str] = (), formatter: logging.Formatter | None = None
 ) -> Callable[[], None]:
-    """Log to stderr at ``level`` with every line scrubbed, whichever logger it comes from; returns the undo.
+    """Log to stderr at ``level`` with every line scrubbed, whichever logger it comes from; returns
+    the undo.
 
     The root logger gets one handler (installing again replaces it); handlers already attached
     elsewhere get their formatter wrapped; warnings are logged. ``quiet`` loggers (chatty

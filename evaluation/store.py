@@ -42,8 +42,8 @@ def validate_run_id(run_id: str) -> str:
     if not isinstance(run_id, str) or not _RUN_ID.fullmatch(run_id) or run_id.endswith(".partial"):
         raise HilbotError(
             f"invalid run id {run_id!r}",
-            fix="use letters, digits, '.', '_' and '-' only, no path separators, not starting with '.' "
-            "(see `hilbot review --list`)",
+            fix="use letters, digits, '.', '_' and '-' only, no path separators, not starting with "
+            "'.' (see `hilbot review --list`)",
         )
     return run_id
 
@@ -78,7 +78,8 @@ class Store:
         return os.path.lexists(self.run_path(run_id))
 
     def ensure_free(self, run_id: str) -> None:
-        """Raise the one-line error ``create_run`` would give if ``run_id`` is taken (to fail before any work)."""
+        """Raise the one-line error ``create_run`` would give if ``run_id`` is taken (to fail before
+        any work)."""
         if self.run_exists(run_id):
             raise _taken(self.run_path(run_id))
 
@@ -104,7 +105,8 @@ class Store:
     ) -> Path:
         """Write a new run whole (aside, then linked into place); never touches an existing one.
 
-        With ``generated`` the id was made up by hilbot, and a taken one is replaced by the next free id.
+        With ``generated`` the id was made up by hilbot, and a taken one is replaced by the next
+        free id.
         """
         records: list[BaseModel] = [header, *items]
         if summary is not None:
@@ -112,7 +114,8 @@ class Store:
         return self._place_run(records, generated)
 
     def start_run(self, header: RunHeader, *, generated: bool = False) -> tuple[EventLog, str]:
-        """Create a run file holding only ``header`` (exclusively); returns its log, for the items, and its id."""
+        """Create a run file holding only ``header`` (exclusively); returns its log, for the items,
+        and its id."""
         path = self._place_run([header], generated)
         run_id = path.stem
         return self.run_log(run_id), run_id
@@ -132,13 +135,15 @@ class Store:
                 records = [_with_run_id(r, run_id) for r in records]
 
     def _runs_folder(self) -> Path:
-        """``runs/``, created if missing; a symbolic link there is refused (runs stay in the data directory)."""
+        """``runs/``, created if missing; a symbolic link there is refused (runs stay in the data
+        directory)."""
         folder = self.root / "runs"
         if folder.is_symlink():
             raise LogError(
                 "it is a symbolic link, and hilbot never writes through one",
                 where=str(folder),
-                fix="replace the link with a directory, or point --data-dir at the real data directory",
+                fix="replace the link with a directory, or point --data-dir at the real data "
+                "directory",
             )
         try:
             folder.mkdir(parents=True, exist_ok=True)
@@ -212,7 +217,8 @@ class Store:
     # ------------------------------------------------------------------ other files
 
     def write_file(self, path: str | Path, content: str, *, durable: bool = True) -> Path:
-        """Write a whole text file (a report, an export) atomically, scrubbed of secrets; ``durable`` fsyncs it first."""
+        """Write a whole text file (a report, an export) atomically, scrubbed of secrets;
+        ``durable`` fsyncs it first."""
         return self.write_bytes(
             path,
             scrub(content)
@@ -256,7 +262,8 @@ class Store:
 
 
 def _is_under(path: Path, protected: list[Path]) -> bool:
-    """Whether ``path`` (as given, or with every link resolved) is one of ``protected`` or inside one."""
+    """Whether ``path`` (as given, or with every link resolved) is one of ``protected`` or inside
+    one."""
     try:
         candidates = {
             Path(os.path.abspath(path)),
@@ -292,7 +299,8 @@ def _write_atomic(path: Path, content: bytes, *, durable: bool) -> Path:
 
 
 def _write_aside_and_link(folder: Path, path: Path, records: list[BaseModel]) -> None:
-    """Write a run's records to a temporary file in ``folder``, fsync, and hard-link it to ``path`` (exclusive)."""
+    """Write a run's records to a temporary file in ``folder``, fsync, and hard-link it to ``path``
+    (exclusive)."""
     tmp = ""
     try:
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.stem}.", suffix=".partial")

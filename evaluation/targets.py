@@ -183,7 +183,8 @@ def _import(spec: str) -> Callable[..., Any]:
 
 
 def _first_line(exc: BaseException) -> str:
-    """The last line of an error (where Python puts the message), scrubbed of secrets, at most 200 characters."""
+    """The last line of an error (where Python puts the message), scrubbed of secrets, at most 200
+    characters."""
     from .scrub import scrub
 
     return (scrub(str(exc)).strip().splitlines() or [""])[-1][:200]
@@ -191,10 +192,12 @@ def _first_line(exc: BaseException) -> str:
 
 PLACEHOLDER = "{query}"
 MAX_ARG_BYTES = 128 * 1024
-"""Longest single argument or environment entry, its terminating NUL included (Linux's MAX_ARG_STRLEN)."""
+"""Longest single argument or environment entry, its terminating NUL included (Linux's
+MAX_ARG_STRLEN)."""
 
 _SHELL_FIX = (
-    'to use pipes, ";", redirections or $VARIABLES, drop {query} and read the query from "$HILBOT_QUERY" '
+    'to use pipes, ";", redirections or $VARIABLES, drop {query} and read the query from '
+    '"$HILBOT_QUERY" '
     "or stdin, e.g. --target-cmd 'mytool \"$HILBOT_QUERY\" | jq .'"
 )
 _CODE_FIX = (
@@ -227,12 +230,14 @@ class _Unpassable(Exception):
 
 
 class CommandTarget:
-    """A command: the query as ``{query}`` (no shell) or on stdin (shell), and in ``$HILBOT_QUERY``."""
+    """A command: the query as ``{query}`` (no shell) or on stdin (shell), and in
+    ``$HILBOT_QUERY``."""
 
     def __init__(self, command: str, timeout_s: float):
         self.name, self.command, self.timeout_s = command, command, timeout_s
         self.argv = _template(command) if PLACEHOLDER in command else None
-        """The command split into arguments when it holds ``{query}`` (run without a shell), else None."""
+        """The command split into arguments when it holds ``{query}`` (run without a shell), else
+        None."""
         self.exposed = self.argv is not None and _exposed(self.argv)
         """Whether a ``{query}`` has no ``--`` before it (then a query starting with ``-`` is an
         option)."""
@@ -275,8 +280,8 @@ class CommandTarget:
             return None, data, env
         if "\x00" in query:
             raise _Unpassable(
-                "the query holds a NUL byte, which cannot be passed as an argument — drop {query} from "
-                "--target-cmd to get the query on stdin"
+                "the query holds a NUL byte, which cannot be passed as an argument — drop {query} "
+                "from --target-cmd to get the query on stdin"
             )
         if self.exposed and query.startswith("-"):
             raise _Unpassable(_OPTION_LIKE)
@@ -284,8 +289,9 @@ class CommandTarget:
         longest = max(len(arg.encode("utf-8")) for arg in argv)
         if longest >= MAX_ARG_BYTES:
             raise _Unpassable(
-                f"the query makes an argument of {longest:,} bytes, too long for one argument (the limit "
-                f"is {MAX_ARG_BYTES // 1024} KiB) — drop {{query}} from --target-cmd to get the query on stdin"
+                f"the query makes an argument of {longest:,} bytes, too long for one argument (the "
+                f"limit is {MAX_ARG_BYTES // 1024} KiB) — drop {{query}} from --target-cmd to get "
+                "the query on stdin"
             )
         return argv, None, env
 
@@ -307,11 +313,13 @@ class CommandTarget:
 
 
 def _template(command: str) -> list[str]:
-    """A ``{query}`` command split into arguments, or a one-line error saying why it cannot run without a shell."""
+    """A ``{query}`` command split into arguments, or a one-line error saying why it cannot run
+    without a shell."""
     syntax = _shell_syntax(command)
     if syntax:
         raise TargetError(
-            f"--target-cmd holds {syntax}, shell syntax, but a command with {{query}} runs without a shell",
+            f"--target-cmd holds {syntax}, shell syntax, but a command with {{query}} runs without "
+            "a shell",
             fix=_SHELL_FIX,
         )
     try:
@@ -323,8 +331,8 @@ def _template(command: str) -> list[str]:
         ) from None
     if _ASSIGNMENT.match(argv[0]):
         raise TargetError(
-            f"--target-cmd starts with the variable assignment {argv[0].split('=')[0]}=..., shell syntax, but "
-            "a command with {query} runs without a shell",
+            f"--target-cmd starts with the variable assignment {argv[0].split('=')[0]}=..., shell "
+            "syntax, but a command with {query} runs without a shell",
             fix=_SHELL_FIX + " (or use env NAME=value mytool)",
         )
     refusal = query_refusal(argv)
@@ -339,7 +347,8 @@ def _template(command: str) -> list[str]:
 
 
 def _shell_syntax(command: str) -> str | None:
-    """The first piece of shell syntax a shell would act on (outside single quotes), described; else None."""
+    """The first piece of shell syntax a shell would act on (outside single quotes), described; else
+    None."""
     quote, word_start, i = None, True, 0
     while i < len(command):
         c = command[i]
@@ -817,7 +826,8 @@ def _load_outputs(path: Path) -> dict[str, dict[str, Any]]:
 
 
 def _parse(path: Path, data: bytes, number: int = 0) -> Any:
-    """One JSON document (a line when ``number`` is given), or a one-line error naming ``file:line``."""
+    """One JSON document (a line when ``number`` is given), or a one-line error naming
+    ``file:line``."""
     try:
         return loads(data, duplicates=False)
     except JSONInputError as exc:
@@ -918,7 +928,8 @@ def make_target(
     ]
     if len(given) != 1:
         raise TargetError(
-            f"give exactly one of --target, --target-cmd, --outputs (got {', '.join(given) or 'none'})",
+            "give exactly one of --target, --target-cmd, --outputs (got "
+            f"{', '.join(given) or 'none'})",
             fix="e.g. --target examples.docs_search:search",
         )
     if target:

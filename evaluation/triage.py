@@ -1,4 +1,5 @@
-"""Diff triage: every change sorted into five categories with a confidence, then decided by the policy.
+"""Diff triage: every change sorted into five categories with a confidence, then decided by the
+policy.
 
 The categories, from worst to best: 1 FAIL (a clear regression), 2 RECOMMEND FAIL (likely a
 regression), 3 UNSURE (needs a human), 4 RECOMMEND ACCEPT (minor, likely fine), 5 ACCEPT (no
@@ -10,7 +11,8 @@ significant change, or a clear improvement). A triage judge gives one :class:`Tr
 * ``llm`` sends each change (name, description, both outputs, the diff) to ``[llm]`` through the
   one LLM client (cache, bounded concurrency, retries, cost, redaction, ``llm-calls.jsonl``), with
   the prompt ``prompts/triage.txt`` (overridable from ``[judge] prompts_dir``) and the answer forced
-  to :class:`TriageAnswer`. A failed or malformed answer is UNSURE with the error, and the rest go on.
+  to :class:`TriageAnswer`. A failed or malformed answer is UNSURE with the error, and the rest go
+  on.
 
 The policy (:func:`decide`) then accepts or rejects what its rules allow and sends the rest to
 humans, in this order: a ``require_human`` pattern matching the path → human; a failed triage →
@@ -42,7 +44,8 @@ if TYPE_CHECKING:
 CATEGORIES = {1: "FAIL", 2: "RECOMMEND FAIL", 3: "UNSURE", 4: "RECOMMEND ACCEPT", 5: "ACCEPT"}
 """Category number → its name."""
 PROMPT_CHARS = 12_000
-"""Most characters of each output (and of the diff) put into a prompt; longer texts are cut, saying so."""
+"""Most characters of each output (and of the diff) put into a prompt; longer texts are cut, saying
+so."""
 
 
 class TriageError(HilbotError):
@@ -119,7 +122,8 @@ TRIAGE_JUDGES: Registry = Registry(
     builtins={"local": __name__, "llm": __name__},
     hint="use --judge local (rules, nothing sent) or --judge llm",
 )
-"""Triage judges by name: ``local``, ``llm`` and plugins' (entry-point group ``hilbot.triage_judges``)."""
+"""Triage judges by name: ``local``, ``llm`` and plugins' (entry-point group
+``hilbot.triage_judges``)."""
 
 
 def tolerance(settings: "TriageSettings") -> Tolerance:
@@ -127,11 +131,12 @@ def tolerance(settings: "TriageSettings") -> Tolerance:
     return Tolerance(relative=settings.relative_tolerance, absolute=settings.absolute_tolerance)
 
 
-# ---------------------------------------------------------------------------------------------- the judges
+# --------------------------------------------------------------------------------------- the judges
 
 
 class LocalTriage:
-    """Rules only, no model: whitespace-only → ACCEPT, numbers within tolerance → RECOMMEND ACCEPT, else UNSURE."""
+    """Rules only, no model: whitespace-only → ACCEPT, numbers within tolerance → RECOMMEND ACCEPT,
+    else UNSURE."""
 
     name = "local"
     kind: JudgeKind = "local"
@@ -173,7 +178,8 @@ def _local(category: int, confidence: float, summary: str) -> Triage:
 
 
 class LLMTriage:
-    """Each change sent to the LLM with the triage prompt; the answer forced to :class:`TriageAnswer`."""
+    """Each change sent to the LLM with the triage prompt; the answer forced to
+    :class:`TriageAnswer`."""
 
     name = "llm"
     kind: JudgeKind = "llm"
@@ -266,13 +272,15 @@ def triage_judge(name: str, config: "HilbotConfig", store: "Store") -> TriageJud
 
 
 WORKERS = 32
-"""Changes triaged at once by a judge that makes no calls; an LLM judge uses twice ``[llm] concurrency``."""
+"""Changes triaged at once by a judge that makes no calls; an LLM judge uses twice ``[llm]
+concurrency``."""
 
 
 async def triage_all(
     judge: TriageJudge, changes: list[Change], *, close: bool = False
 ) -> list[Triage]:
-    """Every change's triage, in order, by a few workers (so the first calls go out before every prompt is built).
+    """Every change's triage, in order, by a few workers (so the first calls go out before every
+    prompt is built).
 
     With ``close`` the judge's connections are closed at the end, in this event loop.
     """
@@ -292,7 +300,7 @@ async def triage_all(
     return [r for r in results if r is not None]
 
 
-# ---------------------------------------------------------------------------------------------- the policy
+# --------------------------------------------------------------------------------------- the policy
 
 
 @dataclass(frozen=True)
@@ -338,13 +346,15 @@ def decide(change: Change, triage: Triage, settings: "TriageSettings", triage_id
 
 
 def in_audit(triage_id: str, change_id: str, share: float) -> bool:
-    """Whether an automatic decision is in the audit sample: a hash of the ids below ``share`` (stable across runs)."""
+    """Whether an automatic decision is in the audit sample: a hash of the ids below ``share``
+    (stable across runs)."""
     digest = hashlib.sha256(f"{triage_id}\0{change_id}".encode("utf-8", "surrogatepass")).digest()
     return int.from_bytes(digest[:8], "big") / 2**64 < share
 
 
 def glob_match(pattern: str, path: str) -> bool:
-    """Whether ``path`` (POSIX) matches ``pattern``: ``**`` spans directories (also none), ``*`` and ``?`` stay within one."""
+    """Whether ``path`` (POSIX) matches ``pattern``: ``**`` spans directories (also none), ``*`` and
+    ``?`` stay within one."""
     return path_matches(path, [pattern])
 
 

@@ -1,11 +1,13 @@
-"""A triage from start to end: find the changes, triage them, decide, record, report, apply what was accepted.
+"""A triage from start to end: find the changes, triage them, decide, record, report, apply what was
+accepted.
 
 :func:`run_triage` writes, through the store:
 
 * a run of kind ``change`` holding the changes humans decide (those the policy sent to them and the
-  audit sample), so ``hilbot review RUN`` and the Telegram and Slack bots deal them like any other item:
-  a human's decision is a rating on the dimension ``change`` (``accept`` or ``reject``);
-* one ``triage_decision`` record per change in the log: accepted or rejected by a rule, or sent to humans;
+  audit sample), so ``hilbot review RUN`` and the Telegram and Slack bots deal them like any other
+  item: a human's decision is a rating on the dimension ``change`` (``accept`` or ``reject``);
+* one ``triage_decision`` record per change in the log: accepted or rejected by a rule, or sent to
+  humans;
 * for snapshot trees, a record beside each changed actual file with its triage, named after the
   file's whole name (``x.md`` → ``x.md.ai.json``) and marked as hilbot's; a file of that name that
   is not such a record (a user's own) is left alone, with a warning.
@@ -121,7 +123,8 @@ def run_triage(
     judge: str | None = None,
     exclude: Sequence[str] = (),
 ) -> TriageOutcome:
-    """Find the changes of ``sources``, triage each with ``judge`` (default ``[triage] judge``), decide, and record it all.
+    """Find the changes of ``sources``, triage each with ``judge`` (default ``[triage] judge``),
+    decide, and record it all.
 
     Between two runs, an item whose output a human accepted in an earlier triage is compared with
     that accepted output, not with the baseline run's: accepting made it the item's new baseline.
@@ -187,7 +190,8 @@ def _create_run(
 
 
 def _item(t: Triaged, diff: str) -> ItemData:
-    """A change as a run item: the name as the query, both outputs, the triage as the evaluation, the rest as features."""
+    """A change as a run item: the name as the query, both outputs, the triage as the evaluation,
+    the rest as features."""
     change, triage = t.change, t.triage
     evaluation = Evaluation(
         scores={DIMENSION: (triage.category - 1) / 4},
@@ -296,14 +300,15 @@ def _discard(staged: list[snapshots.Staged]) -> None:
         snapshots.discard(record)
 
 
-# ---------------------------------------------------------------------------------------------- reports
+# ------------------------------------------------------------------------------------------ reports
 
 
 def report_lines(
     outcome: TriageOutcome, *, mode: str = "compact", only_failed: bool = False, diff: bool = True
 ) -> list[str]:
-    """The triage as text: ``path - CATEGORY (summary)`` per change (``compact``), the whole analysis (``verbose``),
-    or one line per category (``silent``); then what was decided and where the rest waits."""
+    """The triage as text: ``path - CATEGORY (summary)`` per change (``compact``), the whole
+    analysis (``verbose``), or one line per category (``silent``); then what was decided and where
+    the rest waits."""
     if mode == "silent":
         counts = outcome.counts()
         return [f"{name}: {counts[name]}" for name in CATEGORIES.values()] + [_footer(outcome)]
@@ -370,8 +375,8 @@ def _footer(outcome: TriageOutcome) -> str:
     decided = Counter(t.decision.outcome for t in outcome.changes)
     audit = sum(t.decision.audit for t in outcome.changes)
     text = (
-        f"{len(outcome.changes)} changes: {decided['accepted']} accepted and {decided['rejected']} rejected by rules, "
-        f"{decided['human']} for humans"
+        f"{len(outcome.changes)} changes: {decided['accepted']} accepted and {decided['rejected']} "
+        f"rejected by rules, {decided['human']} for humans"
         + (f", {audit} more in the audit sample" if audit else "")
         + f"; triaged by {outcome.judge}"
     )
@@ -381,7 +386,8 @@ def _footer(outcome: TriageOutcome) -> str:
 
 
 def decided_lines(outcome: TriageOutcome, decisions: dict[str, str]) -> list[str]:
-    """Each change after the humans' review: ``path - ACCEPTED (AI: CATEGORY: summary)`` (the rule's decision where no human's)."""
+    """Each change after the humans' review: ``path - ACCEPTED (AI: CATEGORY: summary)`` (the rule's
+    decision where no human's)."""
     from .text import visible
 
     lines = []
@@ -406,10 +412,11 @@ def decided_lines(outcome: TriageOutcome, decisions: dict[str, str]) -> list[str
 
 
 def failed(outcome: TriageOutcome, decisions: dict[str, str] | None = None) -> bool:
-    """Whether CI should fail: a change rejected (by a rule or a human), still waiting for a human, or
-    left out as too large (nobody decided it; ``--exclude`` it to pass).
+    """Whether CI should fail: a change rejected (by a rule or a human), still waiting for a human,
+    or left out as too large (nobody decided it; ``--exclude`` it to pass).
 
-    ``decisions`` are the humans' (change id → ``accept``/``reject``); a human's decision replaces a rule's.
+    ``decisions`` are the humans' (change id → ``accept``/``reject``); a human's decision replaces a
+    rule's.
     """
     if outcome.left_out:
         return True
@@ -421,7 +428,7 @@ def failed(outcome: TriageOutcome, decisions: dict[str, str] | None = None) -> b
     return False
 
 
-# ---------------------------------------------------------------------------------------------- humans' decisions
+# -------------------------------------------------------------------------------- humans' decisions
 
 
 @dataclass
@@ -437,7 +444,8 @@ class Applied:
 
 
 def human_decisions(store: "Store", run: "Run") -> dict[str, str]:
-    """Each change's current human decision (``accept`` / ``reject``) on the triage run: the latest rating, any reviewer."""
+    """Each change's current human decision (``accept`` / ``reject``) on the triage run: the latest
+    rating, any reviewer."""
     from .reviews import Ledger
 
     return {
@@ -449,7 +457,8 @@ def human_decisions(store: "Store", run: "Run") -> dict[str, str]:
 
 
 def accepted_outputs(store: "Store") -> dict[str, str | None]:
-    """For changes between runs: each path's output as a human last accepted it, over every triage run."""
+    """For changes between runs: each path's output as a human last accepted it, over every triage
+    run."""
     from .reviews import Ledger
 
     ledger, accepted = None, {}
@@ -470,7 +479,8 @@ def accepted_outputs(store: "Store") -> dict[str, str | None]:
 
 
 def against_accepted(changes: list[Change], accepted: dict[str, str | None]) -> list[Change]:
-    """``changes`` with each accepted output as the expected one; a change that then disappears is dropped."""
+    """``changes`` with each accepted output as the expected one; a change that then disappears is
+    dropped."""
     moved = []
     for change in changes:
         if change.path in accepted:
@@ -510,7 +520,8 @@ def apply_accepted(store: "Store", run_id: str, decided: dict[str, str] | None =
 
 
 def apply_rule_accepted(store: "Store", outcome: TriageOutcome) -> Applied:
-    """Write each snapshot change a rule accepted (and no human has rejected yet) over its expected file."""
+    """Write each snapshot change a rule accepted (and no human has rejected yet) over its expected
+    file."""
     return apply_changes(
         store, [t.change for t in outcome.changes if t.decision.outcome == "accepted"]
     )
@@ -711,7 +722,7 @@ def _line_of(store: "Store", run_id: str, item_id: str) -> str:
     return f"{path}:{lines[-1]}" if lines else str(path)
 
 
-# ---------------------------------------------------------------------------------------------- the command
+# -------------------------------------------------------------------------------------- the command
 
 
 @dataclass(frozen=True)
@@ -751,7 +762,8 @@ def triage_command(
     review: Callable[["Store", "HilbotConfig", str, str], None] | None = None,
     show: Callable[[list[str]], None] | None = None,
 ) -> CommandResult:
-    """``hilbot triage``: triage, report, optionally review (``review`` runs a terminal review of a run) and apply.
+    """``hilbot triage``: triage, report, optionally review (``review`` runs a terminal review of a
+    run) and apply.
 
     With a review, the report is handed to ``show`` first, so it is read before the cards come.
     """
@@ -788,8 +800,9 @@ def _sent_warning(store: "Store", outcome: TriageOutcome) -> list[str]:
         return []
     what = "1 change was" if len(sent) == 1 else f"{len(sent)} changes were"
     return [
-        f"{what} sent to {outcome.judge} (each prompt as sent is in {store.root / 'llm-calls.jsonl'}; "
-        "[llm] redact masks patterns, and a local model keeps them on your network)"
+        f"{what} sent to {outcome.judge} (each prompt as sent is in "
+        f"{store.root / 'llm-calls.jsonl'}; [llm] redact masks patterns, and a local model keeps "
+        "them on your network)"
     ]
 
 

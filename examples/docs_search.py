@@ -1,4 +1,5 @@
-"""Example search target: BM25 over the small Ferret/Burrow/Relay docs corpus in ``examples/corpus``.
+"""Example search target: BM25 over the small Ferret/Burrow/Relay docs corpus in
+``examples/corpus``.
 
 Standard library only. Use it as a function target (``examples.docs_search:search``) or as a
 command target::

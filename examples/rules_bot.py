@@ -1,4 +1,5 @@
-"""Example answer target: a retrieval-only "rules bot" over the tabletop rules in ``examples/rules``.
+"""Example answer target: a retrieval-only "rules bot" over the tabletop rules in
+``examples/rules``.
 
 Standard library only, no LLM. It retrieves the top passages by BM25, quotes the best-matching
 sentences verbatim (markdown stripped) and wraps them in a templated answer. Use it as a function

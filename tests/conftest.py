@@ -1,4 +1,5 @@
-"""Shared fixtures: a data directory with the demo runs imported, the CLI in-process or as a subprocess."""
+"""Shared fixtures: a data directory with the demo runs imported, the CLI in-process or as a
+subprocess."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ from hypothesis import settings
 from bot.demo import RAG_RUN, SEARCH_RUN, build_demo
 from evaluation import Store, load_config
 
-# Property tests draw the same examples on every run, so ``make test`` (and CI) is repeatable; ``HYPOTHESIS_PROFILE=
-# random`` draws fresh ones (how the Wilson bound at 10 of 10 was found).
+# Property tests draw the same examples on every run, so ``make test`` (and CI) is repeatable;
+# ``HYPOTHESIS_PROFILE= random`` draws fresh ones (how the Wilson bound at 10 of 10 was found).
 settings.register_profile("repeatable", derandomize=True)
 settings.register_profile("random", derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
@@ -55,7 +56,8 @@ def config():
 
 @pytest.fixture
 def run_cli(tmp_path: Path):
-    """Run ``hilbot`` in-process, exactly as the console script does, with its data dir under tmp_path.
+    """Run ``hilbot`` in-process, exactly as the console script does, with its data dir under
+    tmp_path.
 
     Returns the exit code and both streams (``returncode``, ``stdout``, ``stderr``).
     """
@@ -70,7 +72,8 @@ def run_cli(tmp_path: Path):
 
 @pytest.fixture
 def run_process(tmp_path: Path):
-    """Run the installed ``hilbot`` console script in a subprocess (for the few smoke tests that need one)."""
+    """Run the installed ``hilbot`` console script in a subprocess (for the few smoke tests that
+    need one)."""
 
     def run(
         *args: str, input: str | None = None, cwd: Path | None = None, env: dict | None = None
@@ -99,7 +102,8 @@ __all__ = ["RAG_RUN", "ROOT", "SEARCH_RUN"]
 
 @pytest.fixture
 def openai_api(monkeypatch):
-    """The local Chat Completions server, with OPENAI_BASE_URL and OPENAI_API_KEY pointing at it (no other OPENAI_* variable)."""
+    """The local Chat Completions server, with OPENAI_BASE_URL and OPENAI_API_KEY pointing at it (no
+    other OPENAI_* variable)."""
     from tests.fakes.openai_api import FakeOpenAI
 
     for name in [

@@ -8,7 +8,8 @@
   within their package;
 * a statistics module (:mod:`analysis.stats`) imports numpy, scipy, the standard library and its
   siblings only;
-* the modules' top-level imports have no cycle (a cycle works only in some import orders).
+* the modules' top-level imports have no cycle (a cycle works only in some import orders);
+* at most 0.5% of the Python lines are over 100 characters (the formatter's width).
 
 Imports are resolved as Python resolves them: relative imports against the module's package, ``from
 pkg import name`` to the submodule ``pkg.name`` when there is one, and a lazy package's public names
@@ -308,3 +309,36 @@ def test_the_checks_see_what_they_look_for():
     assert any(not i.top_level and i.target == "analysis.report" for i in agreement)
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+LINE_LENGTH = 100
+LONG_LINES_SHARE = 0.005
+SOURCE_DIRS = (*PACKAGES, "tests", "bench", "examples")
+
+
+def long_lines(text: str) -> int:
+    """Lines over :data:`LINE_LENGTH` characters (characters, not UTF-8 bytes)."""
+    return sum(len(line) > LINE_LENGTH for line in text.splitlines())
+
+
+def test_few_lines_are_over_100_characters():
+    files = [
+        p
+        for d in SOURCE_DIRS
+        for p in sorted((ROOT / d).rglob("*.py"))
+        if "fixtures" not in p.relative_to(ROOT).parts  # data the tests read, some written by them
+    ]
+    assert len(files) > 250  # the whole tree was found
+    counts = {p: long_lines(p.read_text(encoding="utf-8")) for p in files}
+    total = sum(len(p.read_text(encoding="utf-8").splitlines()) for p in files)
+    over = sum(counts.values())
+    worst = sorted(counts.items(), key=lambda kv: -kv[1])[:5]
+    assert over <= LONG_LINES_SHARE * total, (
+        f"{over} of {total} lines are over {LINE_LENGTH} characters (at most "
+        f"{LONG_LINES_SHARE:.1%}); most in: "
+        + ", ".join(f"{p.relative_to(ROOT)} ({n})" for p, n in worst)
+    )
+
+
+def test_long_lines_are_counted_in_characters():
+    assert long_lines("κ" * 100 + "\n" + "x" * 101) == 1

@@ -1,4 +1,5 @@
-"""The README a newcomer reads in ten minutes, and every link of the documentation leading somewhere.
+"""The README a newcomer reads in ten minutes, and every link of the documentation leading
+somewhere.
 
 The README stays at most 300 lines and starts with exactly the two set-up commands; every relative
 link in README.md, docs/*.md and bench/README.md names a file that exists and, with ``#anchor``, a

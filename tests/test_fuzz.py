@@ -131,7 +131,8 @@ def byte_mutations(draw: Any, data: bytes) -> bytes:
 
 @st.composite
 def retyped(draw: Any, record: dict) -> dict:
-    """``record`` with some fields (top level or one level down) given values of other types, or removed."""
+    """``record`` with some fields (top level or one level down) given values of other types, or
+    removed."""
     record = json.loads(json.dumps(record))
     for _ in range(draw(st.integers(0, 3))):
         target = record
@@ -230,7 +231,8 @@ def _snapshot(root: Path) -> dict[str, bytes]:
 
 
 def check(result, *, allowed: tuple[int, ...] = (0, 2)) -> None:
-    """Exactly one line on stderr and exit 2, or success (warnings allowed); never a traceback or the backstop."""
+    """Exactly one line on stderr and exit 2, or success (warnings allowed); never a traceback or
+    the backstop."""
     assert "Traceback" not in result.stderr and BUG not in result.stderr, result.stderr[-2000:]
     assert result.exit_code in allowed, (result.exit_code, result.stderr[-2000:])
     lines = result.stderr.splitlines()
@@ -359,7 +361,7 @@ def test_hostile_import_files(
         assert new == [] and sorted((root / "runs").iterdir()) == runs_before
 
 
-# --------------------------------------------------------------------------- test cases, query sets, outputs
+# ------------------------------------------------------------------ test cases, query sets, outputs
 
 
 CASE = {

@@ -53,8 +53,8 @@ CHANNELS: Registry[ChannelFactory] = Registry(
         "slack": "bot.channels.slack",
     },
 )
-"""Every channel by name: built-in modules (and their SDKs) are imported on first use, plugins come from
-``hilbot.channels`` entry points."""
+"""Every channel by name: built-in modules (and their SDKs) are imported on first use, plugins come
+from ``hilbot.channels`` entry points."""
 
 
 def channel(name: str) -> Callable[[ChannelFactory], ChannelFactory]:
@@ -68,7 +68,8 @@ def get_channel(name: str) -> Channel | ChatChannel:
 
 
 def chat_channel(name: str) -> ChatChannel:
-    """A chat channel by name; the terminal is not one (it reviews one session, see ``hilbot review``)."""
+    """A chat channel by name; the terminal is not one (it reviews one session, see ``hilbot
+    review``)."""
     found = get_channel(name)
     if not hasattr(found, "serve"):
         raise HilbotError(

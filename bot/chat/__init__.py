@@ -1,4 +1,5 @@
-"""The chat review flow, platform-neutral: a platform adapter parses its events and implements a small port.
+"""The chat review flow, platform-neutral: a platform adapter parses its events and implements a
+small port.
 
 - :mod:`bot.chat.port`: the events (:class:`Command`, :class:`Tap`, :class:`Text`) and the port
   (:class:`ChatPort`: send and edit cards, send text, answer taps, send files).

@@ -118,7 +118,8 @@ class ChatFlow:
             self.on_error(exc, context)
 
     async def close(self, grace: float | None = None) -> None:
-        """Let background work finish (edits and cards already under way), for at most ``grace`` seconds.
+        """Let background work finish (edits and cards already under way), for at most ``grace``
+        seconds.
 
         What is left then is cancelled: a card not sent is not in the log as delivered, so it is
         dealt again when its reviewer next asks (or the run next grows). A stop never waits for a
@@ -168,7 +169,8 @@ class ChatFlow:
         await handler(command, reviewer)
 
     async def say(self, chat: Chat, text: str, **kw: Any) -> str:
-        """Send a plain text to a chat (``kw``: the port's ``send_text`` options); its message id."""
+        """Send a plain text to a chat (``kw``: the port's ``send_text`` options); its message
+        id."""
         return await self.port.send_text(chat, text, **kw)
 
     async def _start(self, command: Command, reviewer: Reviewer) -> None:
@@ -243,7 +245,10 @@ class ChatFlow:
         """Deal first cards to every listed reviewer, in their private chats, and report."""
         sent = await asyncio.gather(*(self._push_one(r, run_id, dimension) for r in reviewers))
         failed = [r for r, n in zip(reviewers, sent) if n is None]
-        text = f"Pushed {run_id}: {sum(n or 0 for n in sent)} cards to {sum(1 for n in sent if n)} reviewers."
+        text = (
+            f"Pushed {run_id}: {sum(n or 0 for n in sent)} cards to "
+            f"{sum(1 for n in sent if n)} reviewers."
+        )
         if failed:
             text += f" Could not reach {', '.join(failed)} (they must start the bot first)."
         await self.say(report_to, text)
@@ -263,8 +268,9 @@ class ChatFlow:
         await self.post_digest([command.chat])
 
     def home(self, user: Any) -> tuple[str, list[tuple[str, str, str]]]:
-        """A reviewer's overview: a line of introduction, then for each recent run its progress line,
-        "Start" or "Resume", and ``run|dimension`` to start it with. A stranger gets the refusal and no runs."""
+        """A reviewer's overview: a line of introduction, then for each recent run its progress
+        line, "Start" or "Resume", and ``run|dimension`` to start it with. A stranger gets the
+        refusal and no runs."""
         reviewer = self.access.reviewer(self.port.platform, user)
         if reviewer is None:
             return texts.refusal(self.port.title, self.port.platform, user.id), []
@@ -283,13 +289,17 @@ class ChatFlow:
                     f"{run_id}|{session.dimension}",
                 )
             )
-        intro = f"Runs to review, newest first. Cards arrive in your private chat with the bot; see {self.prefix}help."
+        intro = (
+            "Runs to review, newest first. Cards arrive in your private chat with the bot; "
+            f"see {self.prefix}help."
+        )
         return intro if rows else f"No runs yet — see {self.prefix}runs", rows
 
     # ------------------------------------------------------------------ taps
 
     async def on_tap(self, tap: Tap) -> None:
-        """A button: check it, store what it does, answer; then, in the background, edit the card and deal."""
+        """A button: check it, store what it does, answer; then, in the background, edit the card
+        and deal."""
         self._answering += 1
         self._all_answered.clear()
         try:
@@ -382,7 +392,8 @@ class ChatFlow:
             )
 
     def _dealer(self, tap: Resolved, event: Tap) -> tuple[ReviewSession, Chat]:
-        """Whose window a judgment frees, and where the next card goes (in a group: the group's stream)."""
+        """Whose window a judgment frees, and where the next card goes (in a group: the group's
+        stream)."""
         session = tap.session
         if event.chat.group:
             shown = self.sessions.owner((event.chat.id, event.message_id))
@@ -394,7 +405,8 @@ class ChatFlow:
     async def _ask_note(
         self, session: ReviewSession, item_id: str, event: Tap, about: str | None = None
     ) -> None:
-        """Ask for the note's text (or ``about``: a follow-up's answer); the prompt is logged before the reviewer's answer is looked at."""
+        """Ask for the note's text (or ``about``: a follow-up's answer); the prompt is logged before
+        the reviewer's answer is looked at."""
         item = session.run.item(item_id)
         assert item is not None, item_id  # a tap's item is in its run
         async with self.sessions.lock(session.reviewer):
@@ -440,7 +452,8 @@ class ChatFlow:
     async def _after_note(
         self, session: ReviewSession, prompt: Any, step: Step, was_open: bool, said_in: Chat
     ) -> None:
-        """Say the note is saved, show it on the card, deal (the note is on disk: the platform may be acknowledged)."""
+        """Say the note is saved, show it on the card, deal (the note is on disk: the platform may
+        be acknowledged)."""
         saved = (step.said or "📝 Note saved.") if step.stored else step.alert or "Already saved."
         await self.say(said_in, saved)
         card_at = self.sessions.card_at(session, prompt.item_id)
@@ -466,7 +479,8 @@ class ChatFlow:
     # ------------------------------------------------------------------ dealing
 
     def keyboard(self, card: Card, *, group: bool) -> Keyboard:
-        """The card's buttons in phone-sized rows, each carrying its checked token (no Quit in a chat)."""
+        """The card's buttons in phone-sized rows, each carrying its checked token (no Quit in a
+        chat)."""
         rows: Keyboard = []
         for row in card.buttons:
             buttons = [b for b in row if b.action.kind != "quit"]
@@ -492,7 +506,8 @@ class ChatFlow:
 
         A card the platform refuses is reported to the reviewer in one line and left out; the
         next item is dealt in its place. A card that cannot go out now (the network, the chat)
-        is freed to be dealt again later; ``strict`` raises its :class:`PortError` (push reports it).
+        is freed to be dealt again later; ``strict`` raises its :class:`PortError` (push reports
+        it).
         """
         sent = 0
         while True:
@@ -518,7 +533,8 @@ class ChatFlow:
                     return sent
 
     async def _deliver(self, session: ReviewSession, card: Card, chat: Chat) -> int:
-        """Send one card: 1 when sent, 0 when the platform refused it for good (and the reviewer is told)."""
+        """Send one card: 1 when sent, 0 when the platform refused it for good (and the reviewer is
+        told)."""
         try:
             await self._send_card(session, card, chat)
             return 1

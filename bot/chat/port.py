@@ -138,7 +138,8 @@ class ChatPort(Protocol):
         ask: bool = False,
         code: bool = False,
     ) -> str:
-        """Send plain text (split to fit); ``ask`` invites a reply, ``code`` keeps it monospaced. Returns the id."""
+        """Send plain text (split to fit); ``ask`` invites a reply, ``code`` keeps it monospaced.
+        Returns the id."""
         ...
 
     async def answer(self, tap: Tap, text: str, *, alert: bool) -> None:
@@ -159,7 +160,8 @@ class ChatPort(Protocol):
 
     async def ask_note(self, tap: Tap, about: str) -> str:
         """Ask the tapper for a note on the item ``about`` names; returns the prompt's id, which the
-        answering :class:`Text` names in ``reply_to`` (Telegram: a reply-to message; Slack: a modal)."""
+        answering :class:`Text` names in ``reply_to`` (Telegram: a reply-to message; Slack: a
+        modal)."""
         ...
 
 

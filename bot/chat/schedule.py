@@ -1,4 +1,5 @@
-"""The chat core's background jobs, for every platform: runs that grow, and digests on a schedule."""
+"""The chat core's background jobs, for every platform: runs that grow, and digests on a
+schedule."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ if TYPE_CHECKING:
 
 _log = logging.getLogger("hilbot.chat")
 ROUND_GRACE_S = 30.0
-"""How long stopping waits for a round of the sources and sinks under way (its waits end at once)."""
+"""How long stopping waits for a round of the sources and sinks under way (its waits end at
+once)."""
 
 
 def _utcnow() -> datetime:
@@ -25,13 +27,15 @@ def _utcnow() -> datetime:
 
 
 class Scheduler:
-    """Re-reads growing runs every ``refresh_s`` (their new items are dealt) and posts the digest on schedule.
+    """Re-reads growing runs every ``refresh_s`` (their new items are dealt) and posts the digest on
+    schedule.
 
     The digest goes to ``chats`` daily at ``[…digest] time`` in its time zone, or every
     ``every_minutes``; "new" ratings are those since the previous digest (at the first, the
     period before it). Each scheduled post is a ``digest_posted`` record in the log, so the
     schedule survives a restart: a digest that fell due while the bot was down is posted when it
-    starts (once, however many were missed), and one posted just before a restart is not posted again.
+    starts (once, however many were missed), and one posted just before a restart is not posted
+    again.
     """
 
     def __init__(
@@ -78,7 +82,8 @@ class Scheduler:
 
     async def sync(self) -> None:
         """One round of the configured sources and sinks (off the event loop): new items of the
-        following sources join their runs, pending labels go out; what failed is logged and tried again."""
+        following sources join their runs, pending labels go out; what failed is logged and tried
+        again."""
         import os
 
         from evaluation.connectors.commands import sync_round
@@ -91,8 +96,8 @@ class Scheduler:
             _log.warning("%s", problem)
 
     async def stop(self) -> None:
-        """Stop the jobs (a job under way is cancelled; a round of the sources and sinks under way is
-        told to stop waiting, and finishes recording what it sent before this returns)."""
+        """Stop the jobs (a job under way is cancelled; a round of the sources and sinks under way
+        is told to stop waiting, and finishes recording what it sent before this returns)."""
         self._halt.set()
         if self._round is not None and not self._round.done():
             await asyncio.wait([self._round], timeout=ROUND_GRACE_S)

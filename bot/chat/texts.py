@@ -38,8 +38,10 @@ def clip(text: str, limit: int = ECHO_CHARS) -> str:
 def help_text(prefix: str) -> str:
     """How to review, and every command once."""
     lines = [
-        "Rate each card with its buttons; after a middling or bad rating you can add concern tags and a note.",
-        "Your rating is saved before the button answers. The AI's verdict stays hidden until you have rated.",
+        "Rate each card with its buttons; after a middling or bad rating you can add concern tags "
+        "and a note.",
+        "Your rating is saved before the button answers. The AI's verdict stays hidden until you "
+        "have rated.",
         "",
     ]
     lines += [
@@ -57,8 +59,8 @@ def welcome(prefix: str, title: str, user_id: str) -> str:
 def refusal(title: str, platform: str, user_id: str) -> str:
     """What a user who is not on the list is told (and nothing else)."""
     return (
-        f"You are not on this bot's reviewer list. Your {title} user id is {user_id}; an admin can add it to "
-        f"[{platform}] reviewers in hilbot.toml."
+        f"You are not on this bot's reviewer list. Your {title} user id is {user_id}; an admin can "
+        f"add it to [{platform}] reviewers in hilbot.toml."
     )
 
 
@@ -67,14 +69,18 @@ STALE_BUTTON = "This button is not valid any more."
 
 
 def progress_line(run_id: str, dimension: str, progress: Progress, lead: str | None = None) -> str:
-    """``Reviewing demo-docs-search · overall: 1 rated, 0 skipped, 17 left of 18`` (``lead`` first, if any).
+    """``Reviewing demo-docs-search · overall: 1 rated, 0 skipped, 17 left of 18`` (``lead`` first,
+    if any).
 
     The counts are this reviewer's: what they judged, and what they hold or may still be dealt
     (items other reviewers hold, when ``k`` ratings are enough, are not theirs). Card titles count
     the same way (``[2/18]``).
     """
     p = progress
-    text = f"{run_id} · {dimension}: {p.done} rated, {p.skipped} skipped, {p.remaining} left of {p.total}"
+    text = (
+        f"{run_id} · {dimension}: {p.done} rated, {p.skipped} skipped, {p.remaining} left of "
+        f"{p.total}"
+    )
     return f"{lead} {text}" if lead else text
 
 
@@ -84,8 +90,8 @@ def done(run_id: str, dimension: str, summary: ReviewSummary) -> str:
     human = f"{s.humanAverageScore:.2f}" if s.humanAverageScore is not None else "–"
     delta = signed(s.aiVsHumanDelta)
     return (
-        f"🎉 All done with {run_id} · {dimension}: {s.queriesReviewed} rated, {s.queriesSkipped} skipped, "
-        f"{s.queriesFlagged} flagged · human average {human} · human − AI {delta}"
+        f"🎉 All done with {run_id} · {dimension}: {s.queriesReviewed} rated, {s.queriesSkipped} "
+        f"skipped, {s.queriesFlagged} flagged · human average {human} · human − AI {delta}"
     )
 
 
@@ -98,11 +104,15 @@ def nothing_new(held: int, prefix: str) -> str:
 
 def unsendable(title: str, card_title: str, reason: str) -> str:
     """A card the platform would not take: one line, and the review goes on."""
-    return f"⚠️ {title} refused the card {clip(card_title)} ({clip(reason, 120)}); it is left out, and the next card follows."
+    return (
+        f"⚠️ {title} refused the card {clip(card_title)} ({clip(reason, 120)}); it is left "
+        "out, and the next card follows."
+    )
 
 
 def error(exc: HilbotError, prefix: str) -> str:
-    """A review error as a chat reply: what, and a fix the chat can act on (never a terminal command)."""
+    """A review error as a chat reply: what, and a fix the chat can act on (never a terminal
+    command)."""
     what = clip(exc.what, 200)
     if "dimension" in exc.what:
         return f"{what} — {clip(exc.fix or '', 200)}" if exc.fix else what

@@ -1,4 +1,5 @@
-"""The ``hilbot`` command line's entry point: every failure one line, and a clean stop on SIGINT or SIGTERM.
+"""The ``hilbot`` command line's entry point: every failure one line, and a clean stop on SIGINT or
+SIGTERM.
 
 The subcommands are assembled in :mod:`bot.cli._app`, imported only once the stop signals are
 handled, so even a signal that arrives while hilbot is still starting ends it without a traceback.
@@ -72,8 +73,8 @@ def _execute(argv: list[str]) -> int:
         if os.environ.get("HILBOT_DEBUG"):
             raise
         _fail(
-            f"unexpected failure ({type(exc).__name__}: {_first_line(exc)}) — this is a bug in hilbot; "
-            "please report it with the command you ran (HILBOT_DEBUG=1 shows the traceback)",
+            f"unexpected failure ({type(exc).__name__}: {_first_line(exc)}) — this is a bug in "
+            "hilbot; please report it with the command you ran (HILBOT_DEBUG=1 shows the traceback)",
             2,
         )
     finally:

@@ -20,13 +20,13 @@ def adjudicate(
         Optional[str], typer.Option("--adjudicator", "-a", help="Your id (default: $USER).")
     ] = None,
 ) -> None:
-    """Resolve disagreements: the items whose labels differ (or that the AI and the humans see far apart),
-    largest disagreement first, with every reviewer's label, tags and notes shown.
+    """Resolve disagreements: the items whose labels differ (or that the AI and the humans see far
+    apart), largest disagreement first, with every reviewer's label, tags and notes shown.
 
-    Keys: a scale key records the consensus label, x excludes the item (then a reason: 1-4), enter leaves it
-    for later, v view full, ? guide, q quit. Each decision is an `adjudication` record in the log; the
-    reviewers' ratings stay as they were, so agreement is still measured on them. Which items count as
-    disputed: [adjudication] min_spread and ai_gap in hilbot.toml.
+    Keys: a scale key records the consensus label, x excludes the item (then a reason: 1-4), enter
+    leaves it for later, v view full, ? guide, q quit. Each decision is an `adjudication` record in
+    the log; the reviewers' ratings stay as they were, so agreement is still measured on them. Which
+    items count as disputed: [adjudication] min_spread and ai_gap in hilbot.toml.
 
     Example: hilbot adjudicate demo-docs-search --adjudicator lead
     """

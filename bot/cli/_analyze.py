@@ -37,8 +37,8 @@ class _Analyses(TyperGroup):
 
 app = typer.Typer(
     cls=_Analyses,
-    help="Analyse the ratings: validate, agreement, calibration, correlate, patterns, synthesize, triage, "
-    "and any analysis a plugin adds.",
+    help="Analyse the ratings: validate, agreement, calibration, correlate, patterns, synthesize, "
+    "triage, and any analysis a plugin adds.",
     no_args_is_help=True,
     rich_markup_mode=None,
 )
@@ -69,7 +69,8 @@ def command(spec: "Analysis") -> Any:
 
 
 def _common(spec: "Analysis") -> list[tuple[str, Any, Any]]:
-    """``--run``, ``--dimension`` (scoped analyses), ``--format``, ``--out`` (analyses that write files)."""
+    """``--run``, ``--dimension`` (scoped analyses), ``--format``, ``--out`` (analyses that write
+    files)."""
     common: list[tuple[str, Any, Any]] = []
     if spec.scoped:
         common += [
@@ -100,7 +101,8 @@ def _common(spec: "Analysis") -> list[tuple[str, Any, Any]]:
 
 
 def _typed(option: "Option") -> tuple[Any, Any]:
-    """The annotation and the typer default of an analysis option (its values are checked by the analysis)."""
+    """The annotation and the typer default of an analysis option (its values are checked by the
+    analysis)."""
     kind: Any = str if option.many else option.kind
     default = (
         option.default

@@ -88,7 +88,8 @@ def hold_warnings() -> None:
 
 
 def release_warnings(*, show: bool) -> None:
-    """Print the held warnings (the command succeeded) or drop them (it failed); print at once from now on."""
+    """Print the held warnings (the command succeeded) or drop them (it failed); print at once from
+    now on."""
     global _held
     held, _held = _held or [], None
     for text in held if show else ():

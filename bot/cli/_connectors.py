@@ -1,5 +1,5 @@
-"""``hilbot pull``, ``hilbot push`` and ``hilbot status``: items in from the tools a team already uses,
-human labels back out to them."""
+"""``hilbot pull``, ``hilbot push`` and ``hilbot status``: items in from the tools a team already
+uses, human labels back out to them."""
 
 from __future__ import annotations
 
@@ -62,7 +62,8 @@ def pull(
         dimensions=names,
     )
     typer.echo(
-        f"pulled {report.added} of {report.found} items from {report.source} into run {report.run_id}"
+        f"pulled {report.added} of {report.found} items from {report.source} into run "
+        f"{report.run_id}"
     )
     typer.echo(f"review it: hilbot review {report.run_id}")
 
@@ -88,7 +89,8 @@ def push(
         bool, typer.Option("--retry", help="Send the labels the tool refused before again.")
     ] = False,
 ) -> None:
-    """Write the run's human labels back to the tool its items came from, as that tool's own human feedback.
+    """Write the run's human labels back to the tool its items came from, as that tool's own human
+    feedback.
 
     Each label goes once: a re-sent or corrected rating updates it there. Every label on its way is
     recorded (pending, sent, confirmed) so nothing is lost to a restart; exit 1 while some wait or

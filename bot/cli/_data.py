@@ -59,7 +59,8 @@ def import_(
     for error in report.errors:
         typer.echo(f"skipped: {error}", err=True)
     typer.echo(
-        f"imported {report.imported} items into run {report.run_id} ({report.skipped} bad rows skipped)"
+        f"imported {report.imported} items into run {report.run_id} ({report.skipped} bad rows "
+        "skipped)"
     )
     typer.echo(f"review it: hilbot review {report.run_id}")
 

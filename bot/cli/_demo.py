@@ -20,7 +20,8 @@ def demo(
         ),
     ] = True,
 ) -> None:
-    """Build two demo runs (18 documentation searches, 12 RAG answers), print them, start the review.
+    """Build two demo runs (18 documentation searches, 12 RAG answers), print them, start the
+    review.
 
     With no terminal it prints the command to review and exits 0.
 

@@ -15,7 +15,8 @@ def digest(
         str,
         typer.Option(
             "--post",
-            help="Where to: stdout, telegram ([telegram.digest] chats) or slack ([slack.digest] chats).",
+            help="Where to: stdout, telegram ([telegram.digest] chats) or slack ([slack.digest] "
+            "chats).",
         ),
     ] = "stdout",
     since_hours: Annotated[

@@ -31,14 +31,16 @@ def _judge(name: str | None, config: "HilbotConfig", store: "Store") -> "Judge":
                 "" if has_key(config.llm) else f" with {key_hint(config.llm)} set"
             )
             typer.echo(
-                f"note: judging with the lexical judge (local methods, nothing sent). AI review is opt-in: {how}.",
+                "note: judging with the lexical judge (local methods, nothing sent). AI review is "
+                f"opt-in: {how}.",
                 err=True,
             )
     return get_judge(name, config, store)
 
 
 class _Printer:
-    """Prints each finished item in the chosen mode and drives a progress bar on a terminal's stderr."""
+    """Prints each finished item in the chosen mode and drives a progress bar on a terminal's
+    stderr."""
 
     def __init__(self, mode: str, total: int, judge=None):
         from evaluation.output import quiet_item, verbose_item
@@ -238,8 +240,8 @@ def compare(
         CompareFormat, typer.Option("--format", "-f", help="markdown or json.")
     ] = CompareFormat.markdown,
 ) -> None:
-    """Compare runs: the comparison table (Overall, Quote Quality, Reasoning, Correctness, Speed, Cost)
-    and the quote coverage matrix of each test case.
+    """Compare runs: the comparison table (Overall, Quote Quality, Reasoning, Correctness, Speed,
+    Cost) and the quote coverage matrix of each test case.
 
     Example: hilbot compare claude gpt41 grok3 --format markdown
     """

@@ -37,11 +37,12 @@ def sample(
         Optional[str], typer.Option("--run-id", help="Id of the new run (default: RUN-sample-N).")
     ] = None,
 ) -> None:
-    """Write a new run holding a stratified random sample of RUN's items, so a team reviews a representative subset.
+    """Write a new run holding a stratified random sample of RUN's items, so a team reviews a
+    representative subset.
 
-    Proportional allocation rounds by largest remainder and gives every stratum at least one item when
-    --n allows; equal allocation splits --n evenly, capped at each stratum's size. Also prints how many
-    items a 95% interval of a given width needs.
+    Proportional allocation rounds by largest remainder and gives every stratum at least one item
+    when --n allows; equal allocation splits --n evenly, capped at each stratum's size. Also prints
+    how many items a 95% interval of a given width needs.
 
     Example: hilbot sample nightly-42 --n 100 --by category,verdict --seed 7
     """
@@ -61,7 +62,8 @@ def sample(
         typer.echo(f"{label:<{width}}  {stratum.population:>7}  {stratum.sampled:>7}")
     typer.echo(f"{'total':<{width}}  {drawn.population:>7}  {drawn.n:>7}")
     typer.echo(
-        f"sampled {drawn.n} of {drawn.population} items ({drawn.allocation}, seed {drawn.seed}) into run {placed}"
+        f"sampled {drawn.n} of {drawn.population} items ({drawn.allocation}, seed {drawn.seed}) "
+        f"into run {placed}"
     )
     typer.echo(f"review it: hilbot review {placed}")
     for line in advice_lines(drawn.n, drawn.population):

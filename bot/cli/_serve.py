@@ -16,7 +16,8 @@ def serve(
         bool, typer.Option("--verbose", "-v", help="Log every call to the platform.")
     ] = False,
 ) -> None:
-    """Run the reviewer bot on a chat platform until stopped (Ctrl-C or SIGTERM: a clean stop, exit 0).
+    """Run the reviewer bot on a chat platform until stopped (Ctrl-C or SIGTERM: a clean stop, exit
+    0).
 
     Telegram: the token comes from TELEGRAM_BOT_TOKEN; TELEGRAM_API_URL (or [telegram] api_url)
     points at another Bot API server.
@@ -34,7 +35,8 @@ def serve(
     from bot.channels import chat_channel
     from evaluation.scrub import install_logging
 
-    # Every line, from any library, at any level, is scrubbed of secrets (an HTTP client logs each URL, the bot token in it).
+    # Every line, from any library, at any level, is scrubbed of secrets (an HTTP client logs each
+    # URL, the bot token in it).
     undo = install_logging(
         logging.DEBUG if verbose else logging.INFO,
         quiet=(

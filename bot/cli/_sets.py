@@ -24,7 +24,8 @@ DirOption = Annotated[
     Optional[str],
     typer.Option(
         "--dir",
-        help="Directory of query sets (default: [queries] dir in hilbot.toml, tests/fixtures/queries).",
+        help="Directory of query sets (default: [queries] dir in hilbot.toml, "
+        "tests/fixtures/queries).",
     ),
 ]
 
@@ -36,7 +37,8 @@ def _sets(context: Context, directory: str | None) -> "QuerySets":
 
 
 def _ask(prompt: str) -> str:
-    """A line from stdin; piped input is echoed (control characters made visible) so a transcript reads like a session."""
+    """A line from stdin; piped input is echoed (control characters made visible) so a transcript
+    reads like a session."""
     from evaluation.text import visible
 
     line = input(prompt)
@@ -46,7 +48,8 @@ def _ask(prompt: str) -> str:
 
 
 def _llm(config: "HilbotConfig", store: "Store") -> "LLM":
-    """The LLM client for proposals: never answered from the cache, so a new run gives a new batch."""
+    """The LLM client for proposals: never answered from the cache, so a new run gives a new
+    batch."""
     from evaluation.llm import LLM
 
     return LLM(config.llm.model_copy(update={"cache": False}), store)
@@ -105,7 +108,8 @@ def generate(
     Actions: [a]ccept all, [e]dit list, [r]egenerate, [q]uit. Edit mode: drop 3,7,12 ·
     edit 5 · add · fill (the LLM tops the list up to --count) · list · done · help.
     Accept writes generated/<date>.json (<date>-2.json… when taken); quit writes nothing.
-    Needs the [llm] provider's key (ANTHROPIC_API_KEY; OPENAI_BASE_URL for a local model); proposals are never answered from the LLM cache.
+    Needs the [llm] provider's key (ANTHROPIC_API_KEY; OPENAI_BASE_URL for a local model); proposals
+    are never answered from the LLM cache.
 
     Example: hilbot sets generate --set core --count 12
     """

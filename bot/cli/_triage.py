@@ -1,4 +1,5 @@
-"""``hilbot triage``: sort the changes between two outputs, decide the clear ones, review the rest."""
+"""``hilbot triage``: sort the changes between two outputs, decide the clear ones, review the
+rest."""
 
 from __future__ import annotations
 
@@ -70,17 +71,18 @@ def triage(
         typer.Option(
             "--exclude",
             metavar="GLOB",
-            help="Never compare snapshot paths matching GLOB (repeatable; added to [triage] exclude), "
-            "e.g. '**/*.bin' or 'big/**'.",
+            help="Never compare snapshot paths matching GLOB (repeatable; added to [triage] "
+            "exclude), e.g. '**/*.bin' or 'big/**'.",
         ),
     ] = None,
 ) -> None:
-    """Triage changed outputs: FAIL · RECOMMEND FAIL · UNSURE · RECOMMEND ACCEPT · ACCEPT, with a confidence.
+    """Triage changed outputs: FAIL · RECOMMEND FAIL · UNSURE · RECOMMEND ACCEPT · ACCEPT, with a
+    confidence.
 
     Rules of [triage] accept or reject the clear cases; the rest (and a blind audit sample of the
     rules' decisions) go to humans: with -i here, or in Telegram and Slack (hilbot serve), where
-    accepting a snapshot change writes the actual file over the expected one (hilbot triage --apply RUN).
-    Exit 1 when a change was rejected or still waits for a human, or an accepted one was not
+    accepting a snapshot change writes the actual file over the expected one (hilbot triage --apply
+    RUN). Exit 1 when a change was rejected or still waits for a human, or an accepted one was not
     written.
 
     Examples:

@@ -48,7 +48,8 @@ def data_file(name: str) -> Path:
 
 
 def build_demo(store: Store, *, panel: bool = False) -> DemoRuns:
-    """Import the bundled outputs as two runs unless they already exist (``panel``: and the panel's run and ratings)."""
+    """Import the bundled outputs as two runs unless they already exist (``panel``: and the panel's
+    run and ratings)."""
     created = []
     for run_id, (filename, set_name) in _FILES.items():
         if not store.run_exists(run_id):
@@ -75,7 +76,8 @@ def build_demo(store: Store, *, panel: bool = False) -> DemoRuns:
 
 
 def _panel_ratings(store: Store) -> None:
-    """The sample panel's ratings of ``demo-panel`` into the log (their idempotency keys make a second append a no-op)."""
+    """The sample panel's ratings of ``demo-panel`` into the log (their idempotency keys make a
+    second append a no-op)."""
     import json
 
     from evaluation import parse_record
@@ -95,7 +97,8 @@ def run_demo(
     on_issues: Callable[[list], None] | None = None,
     echo: Callable[[str], None] = print,
 ) -> DemoRuns:
-    """Build the demo runs, print the verbose run output, then review in the terminal or say how to."""
+    """Build the demo runs, print the verbose run output, then review in the terminal or say how
+    to."""
     from evaluation.output import run_lines
 
     from ..channels.terminal import review_run

@@ -187,11 +187,14 @@ class SourceSpec(BaseModel):
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
 
     name: str
-    """The tool's name (``langfuse``): ``hilbot pull NAME`` and ``type = "NAME"`` in ``[sources.X]``."""
+    """The tool's name (``langfuse``): ``hilbot pull NAME`` and ``type = "NAME"`` in
+    ``[sources.X]``."""
     extra: str
-    """The optional dependency that installs its SDK (``pip install 'hilbot[langfuse]'``), or ``""``."""
+    """The optional dependency that installs its SDK (``pip install 'hilbot[langfuse]'``), or
+    ``""``."""
     settings: type[BaseModel]
-    """What a ``[sources.X]`` of this type (and ``hilbot pull``'s options) take; unknown keys are errors."""
+    """What a ``[sources.X]`` of this type (and ``hilbot pull``'s options) take; unknown keys are
+    errors."""
     pull: Callable[[Any, Env], Pulled]
     """The source."""
 
@@ -247,7 +250,8 @@ sinks: Registry[SinkSpec] = Registry(
 
 
 def source(spec: SourceSpec) -> SourceSpec:
-    """Register a tool's source under its name (what the built-ins do at the end of their module)."""
+    """Register a tool's source under its name (what the built-ins do at the end of their
+    module)."""
     return sources.register(spec.name)(spec)
 
 

@@ -1,5 +1,5 @@
-"""The connector commands as library calls: ``hilbot pull``, ``hilbot push``, ``hilbot status``, and the
-round ``hilbot serve`` runs every few seconds to keep the configured sources and sinks in step.
+"""The connector commands as library calls: ``hilbot pull``, ``hilbot push``, ``hilbot status``, and
+the round ``hilbot serve`` runs every few seconds to keep the configured sources and sinks in step.
 
 A name given to ``pull`` or ``push`` is a configured ``[sources.NAME]`` / ``[sinks.NAME]`` of
 hilbot.toml, or else a tool's name (``langfuse``), with the settings given on the command line.
@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 
 def options_to_settings(tool: str, args: Sequence[str], *, sink: bool = False) -> dict[str, Any]:
     """``--queue q1 --tags a,b --root-spans-only`` as a source's (or sink's) settings: dashes become
-    underscores, a list setting takes a comma-separated value (or the option repeated), a flag alone is true."""
+    underscores, a list setting takes a comma-separated value (or the option repeated), a flag alone
+    is true."""
     model = (sinks.get(tool) if sink else sources.get(tool)).settings
     fields = model.model_fields
     settings: dict[str, Any] = {}
@@ -78,7 +79,8 @@ def pull_command(
     run_id: str | None = None,
     dimensions: list[str] | None = None,
 ) -> PullReport:
-    """``hilbot pull NAME [--setting value …]``: items of a configured source or a tool into a run."""
+    """``hilbot pull NAME [--setting value …]``: items of a configured source or a tool into a
+    run."""
     configured = config.sources.get(name)
     if configured is not None:
         settings = {**configured.settings(), **options_to_settings(configured.type, args)}

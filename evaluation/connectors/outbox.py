@@ -40,7 +40,8 @@ PushState = Literal["pending", "sent", "confirmed", "failed"]
 Operation = Literal["pull", "send", "confirm"]
 
 _NEXT_CALL: dict[str, float] = {}
-"""When each sink may be called next (monotonic time): the rate holds across pushes of one process."""
+"""When each sink may be called next (monotonic time): the rate holds across pushes of one
+process."""
 
 
 @dataclass
@@ -63,8 +64,8 @@ class PushReport:
     def lines(self) -> list[str]:
         """The report in words."""
         lines = [
-            f"{self.sink}: {self.sent} label(s) sent, {self.confirmed} confirmed, {self.waiting} waiting"
-            + (f", {len(self.failed)} failed" if self.failed else "")
+            f"{self.sink}: {self.sent} label(s) sent, {self.confirmed} confirmed, {self.waiting} "
+            "waiting" + (f", {len(self.failed)} failed" if self.failed else "")
         ]
         lines += [f"  failed: {why}" for why in self.failed]
         if self.error and self.waiting:
@@ -205,7 +206,8 @@ def _due(label: Label, state: _State | None, retry_failed: bool) -> str:
 
 
 def outbox_status(store: "Store") -> list[str]:
-    """What waits in the outbox, per sink, and why: pending and sent-but-unconfirmed labels, failures."""
+    """What waits in the outbox, per sink, and why: pending and sent-but-unconfirmed labels,
+    failures."""
     by_sink: dict[str, list[_State]] = {}
     for (name, _), state in outbox(store).items():
         by_sink.setdefault(name, []).append(state)
@@ -328,7 +330,8 @@ class _Pusher:
         return result
 
     def send(self, batch: list[Label], attempts: dict[str, int]) -> bool:
-        """Send one batch until it is accepted, refused for good, or the time is up; False when it is up."""
+        """Send one batch until it is accepted, refused for good, or the time is up; False when it
+        is up."""
         backoff = BACKOFF_S[0]
         while True:
             if not self.pace():
@@ -369,7 +372,8 @@ class _Pusher:
             self._failed(missing, attempts, "the platform did not accept it (no error given)")
 
     def confirm(self, labels: list[Label]) -> None:
-        """Read back what was sent; the confirmed ones are recorded, the rest wait for a later push."""
+        """Read back what was sent; the confirmed ones are recorded, the rest wait for a later
+        push."""
         for batch in _batches(labels, self.spec.batch):
             if not self.pace():
                 return
@@ -413,7 +417,8 @@ def push_labels(
     stop: threading.Event | None = None,
     rate_per_s: float | None = None,
 ) -> PushReport:
-    """Send ``labels`` to sink ``name`` (a ``tool`` sink with ``settings``) and confirm them, within ``seconds``.
+    """Send ``labels`` to sink ``name`` (a ``tool`` sink with ``settings``) and confirm them, within
+    ``seconds``.
 
     Labels already confirmed at their version are passed over; ``retry_failed`` sends the refused
     ones again. What is left when the time is up stays pending in the log for the next push.

@@ -31,7 +31,8 @@ DEFAULT_DIMENSIONS = {
     "answer": ["answer"],
     "scenario": ["trigger-accuracy", "code-validity", "technical-accuracy", "completeness"],
 }
-"""The dimensions a pulled run is rated on unless its source says otherwise (as ``hilbot import``'s)."""
+"""The dimensions a pulled run is rated on unless its source says otherwise (as ``hilbot
+import``'s)."""
 
 
 @dataclass
@@ -134,7 +135,8 @@ def _create(
         raise ConnectorError(
             f"{pulled.source}: nothing to review",
             fix="check the source's settings (queue, filter, "
-            "time range); a source that keeps producing items can follow it: [sources.NAME] follow = true",
+            "time range); a source that keeps producing items can follow it: [sources.NAME] follow "
+            "= true",
         )
     generated = run_id is None
     new_id = run_id or store.new_run_id()

@@ -58,7 +58,8 @@ def kept_logging() -> Iterator[None]:
 
 
 class _KeptLoader(importlib.abc.Loader):
-    """A module's loader, run with the process's logging kept; everything else is the loader's own."""
+    """A module's loader, run with the process's logging kept; everything else is the loader's
+    own."""
 
     def __init__(self, inner: Any):
         self._inner = inner
@@ -75,7 +76,8 @@ class _KeptLoader(importlib.abc.Loader):
 
 
 class _Finder(importlib.abc.MetaPathFinder):
-    """Finds the SDKs' modules as the path finder does, with :class:`_KeptLoader` around their loaders."""
+    """Finds the SDKs' modules as the path finder does, with :class:`_KeptLoader` around their
+    loaders."""
 
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None

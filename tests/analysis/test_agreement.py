@@ -1,11 +1,15 @@
-"""Inter-rater agreement: published values, hand-worked κ, cross-checks, edge cases, properties, the report.
+"""Inter-rater agreement: published values, hand-worked κ, cross-checks, edge cases, properties, the
+report.
 
 Reference values:
 
-* Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", the 4 observers × 12 units example with
-  missing values: α nominal 0.743, ordinal 0.815, interval 0.849, ratio 0.797 (n.. = 40 pairable values).
+* Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", the 4 observers × 12 units
+  example with
+  missing values: α nominal 0.743, ordinal 0.815, interval 0.849, ratio 0.797 (n.. = 40 pairable
+  values).
 * Fleiss (1971), 30 patients × 6 psychiatrists × 5 diagnoses: κ = 0.430 (also ``statsmodels``).
-* Cohen's κ worked by hand below, and weighted κ against ``statsmodels.stats.inter_rater.cohens_kappa``.
+* Cohen's κ worked by hand below, and weighted κ against
+  ``statsmodels.stats.inter_rater.cohens_kappa``.
 
 The ``krippendorff`` package (GPL-3.0) is a test-only oracle; analysis/ never imports it.
 The statistics are :mod:`analysis.stats`; the report is :mod:`analysis.agreement`.
@@ -63,8 +67,9 @@ KRIPPENDORFF_2011 = np.array(
 )
 KRIPPENDORFF_2011_ALPHA = {"nominal": 0.743, "ordinal": 0.815, "interval": 0.849, "ratio": 0.797}
 
-# Fleiss (1971), Table 1: the diagnosis (1 depression, 2 personality disorder, 3 schizophrenia, 4 neurosis,
-# 5 other) each of 6 raters gave each of 30 patients (raters differ per patient, so only the counts matter).
+# Fleiss (1971), Table 1: the diagnosis (1 depression, 2 personality disorder, 3 schizophrenia, 4
+# neurosis, 5 other) each of 6 raters gave each of 30 patients (raters differ per patient, so only
+# the counts matter).
 FLEISS_1971 = np.array(
     [
         [4, 4, 4, 4, 4, 4],
@@ -158,7 +163,8 @@ def test_krippendorff_2011_coincidence_matrix():
     assert list(coded.values) == [1, 2, 3, 4, 5]
     assert o == pytest.approx(expected)
     assert o.sum(axis=1) == pytest.approx([9, 13, 10, 5, 3])  # n_c; n.. = 40
-    # nominal: α = 1 − (n − 1) Σ_{c≠k} o_ck / (n² − Σ n_c²) = 1 − 39 · 8 / (1600 − 384) = 1 − 312/1216
+    # nominal: α = 1 − (n − 1) Σ_{c≠k} o_ck / (n² − Σ n_c²) = 1 − 39 · 8 / (1600 − 384) = 1 −
+    # 312/1216
     assert krippendorff_alpha(KRIPPENDORFF_2011, "nominal") == pytest.approx(
         1 - 312 / 1216, abs=1e-12
     )
@@ -184,10 +190,13 @@ def test_fleiss_1971_published_kappa():
 #
 # p_o = (2 + 3 + 3)/10 = 0.8;  p_e = (3·2 + 4·4 + 3·4)/100 = (6 + 16 + 12)/100 = 0.34
 # κ = (0.8 − 0.34)/(1 − 0.34) = 0.46/0.66 = 23/33 = 0.696969…
-# linear weights |i−j|/2: observed disagreement = (1 + 1)·0.5/10 = 0.1; expected = Σ w_ij·r_i·c_j / 100 =
-#   (3·4·0.5 + 3·4·1 + 4·2·0.5 + 4·4·0.5 + 3·2·1 + 3·4·0.5)/100 = (6 + 12 + 4 + 8 + 6 + 6)/100 = 0.42
+# linear weights |i−j|/2: observed disagreement = (1 + 1)·0.5/10 = 0.1; expected = Σ
+# w_ij·r_i·c_j / 100 =
+#   (3·4·0.5 + 3·4·1 + 4·2·0.5 + 4·4·0.5 + 3·2·1 + 3·4·0.5)/100 = (6 + 12 + 4 + 8 + 6 + 6)/100 =
+#   0.42
 #   κ_linear = 1 − 0.1/0.42 = 16/21 = 0.761904…
-# quadratic weights (|i−j|/2)²: observed = (1 + 1)·0.25/10 = 0.05; expected = (3 + 12 + 2 + 4 + 6 + 3)/100 = 0.30
+# quadratic weights (|i−j|/2)²: observed = (1 + 1)·0.25/10 = 0.05;
+# expected = (3 + 12 + 2 + 4 + 6 + 3)/100 = 0.30
 #   κ_quadratic = 1 − 0.05/0.30 = 5/6 = 0.8333…
 HAND_A = ["bad", "bad", "bad", "ok", "ok", "ok", "ok", "good", "good", "good"]
 HAND_B = ["bad", "bad", "ok", "ok", "ok", "ok", "good", "good", "good", "good"]
@@ -234,12 +243,14 @@ def test_cohen_kappa_categories_order_matters_only_for_weights():
     assert cohen_kappa(HAND_A, HAND_B, categories=shuffled, weights="linear") != pytest.approx(
         16 / 21
     )
-    # an unused category at the end changes nothing (weighted κ is invariant to rescaling the weights) …
+    # an unused category at the end changes nothing (weighted κ is invariant to rescaling the
+    # weights) …
     for weights, expected in ((None, 23 / 33), ("linear", 16 / 21), ("quadratic", 5 / 6)):
         assert cohen_kappa(
             HAND_A, HAND_B, categories=[*ORDER, "great"], weights=weights
         ) == pytest.approx(expected)
-    # … but one between used categories moves them apart: 1 − (2·½)/(…) with positions 0, 2, 3 instead of 0, 1, 2
+    # … but one between used categories moves them apart: 1 − (2·½)/(…) with positions 0, 2, 3
+    # instead of 0, 1, 2
     assert cohen_kappa(
         HAND_A, HAND_B, categories=["bad", "meh", "ok", "good"], weights="linear"
     ) != pytest.approx(16 / 21)
@@ -293,7 +304,8 @@ def test_fleiss_and_cohen_match_statsmodels_on_random_data():
 
 
 def test_alpha_never_builds_units_by_values_squared():
-    # 200k units × 3 raters × 101 values: a units × values² array would be 200k · 101² · 8 B ≈ 16 GB.
+    # 200k units × 3 raters × 101 values: a units × values² array would be 200k · 101² · 8 B ≈ 16
+    # GB.
     data = random_reliability_data(9, 3, 200_000, np.round(np.linspace(0, 1, 101), 2), 0.1)
     tracemalloc.start()
     try:
@@ -358,11 +370,12 @@ def test_fleiss_kappa_undefined_cases():
 
 
 def test_fleiss_kappa_keeps_every_unit_with_missing_ratings():
-    """Fleiss' κ with missing ratings as Gwet's formulas handle them: every unit counts (a bug fixed: units with another
-    number of ratings than the most common one were dropped, 0.6415 here instead of the published 0.76117).
+    """Fleiss' κ with missing ratings as Gwet's formulas handle them: every unit counts (a bug
+    fixed: units with another number of ratings than the most common one were dropped, 0.6415 here
+    instead of the published 0.76117).
 
-    cac.raw4raters (Krippendorff 2011's data; irrCAC README: ``fleiss.kappa.raw(cac.raw4raters)`` → 0.76117, pa 0.8181818,
-    pe 0.2387153). Units have 3, 4, 4, 4, 4, 4, 4, 4, 4, 3, 2 and 1 ratings.
+    cac.raw4raters (Krippendorff 2011's data; irrCAC README: ``fleiss.kappa.raw(cac.raw4raters)`` →
+    0.76117, pa 0.8181818, pe 0.2387153). Units have 3, 4, 4, 4, 4, 4, 4, 4, 4, 3, 2 and 1 ratings.
     """
     counts = np.stack(
         [
@@ -493,7 +506,8 @@ def test_vectorised_kappa_replicates_equal_recomputing_on_resampled_units():
 
 
 def test_kappa_replicates_are_kappa_of_the_multinomial_tables_drawn_with_the_seed():
-    """The report's κ bootstrap draws each replicate's confusion table (Multinomial(n, table / n)): pinned here."""
+    """The report's κ bootstrap draws each replicate's confusion table (Multinomial(n, table / n)):
+    pinned here."""
     from analysis.stats.kappa import _cohen_pairs, _cohen_replicates
     from analysis.stats.weightings import kappa_weights
 
@@ -517,7 +531,8 @@ def test_kappa_replicates_are_kappa_of_the_multinomial_tables_drawn_with_the_see
 
 @pytest.mark.parametrize("seed", range(3))
 def test_the_table_bootstrap_of_kappa_matches_resampling_the_items(seed):
-    """Same bootstrap distribution: the percentile CIs of the two ways agree to within Monte-Carlo error."""
+    """Same bootstrap distribution: the percentile CIs of the two ways agree to within Monte-Carlo
+    error."""
     rng = np.random.default_rng(seed)
     a = rng.integers(0, 4, 200)
     b = np.where(rng.random(200) < 0.7, a, rng.integers(0, 4, 200))
@@ -706,8 +721,9 @@ def test_percentile_ci_can_exclude_its_estimate_at_systematic_disagreement():
     # Found by hypothesis: 12 items, two ratings each, never the same category. Every P_i = 0, so
     # κ = −P̄e/(1 − P̄e); resampling items makes the category shares more uneven on average
     # (E[Σ p̂²] = Σ p² + Σ Var p̂), so nearly every replicate's κ is below the estimate and the 95%
-    # percentile interval lies entirely below it. That is the percentile bootstrap of a biased statistic
-    # at the edge of its range in a small sample, not an arithmetic error; the CI is reported as is.
+    # percentile interval lies entirely below it. That is the percentile bootstrap of a biased
+    # statistic at the edge of its range in a small sample, not an arithmetic error; the CI is
+    # reported as is.
     pairs = [
         (0, 1),
         (0, 1),
@@ -755,7 +771,8 @@ GRID = {
 
 
 def ratings_frame(rows: list[tuple[str, str, str, str, str, float]]) -> pd.DataFrame:
-    """A ``ratings`` frame with the contract's columns from (run, item, dimension, reviewer, judgment, score)."""
+    """A ``ratings`` frame with the contract's columns from (run, item, dimension, reviewer,
+    judgment, score)."""
     frame = pd.DataFrame(
         rows, columns=["run_id", "item_id", "dimension", "reviewer", "judgment", "score"]
     )
@@ -844,8 +861,10 @@ def test_report_pairs_with_hand_worked_kappa(report):
     assert list(bob_alice.coefficients["linear"]) == [
         "cohen_kappa"
     ]  # the others only unweighted and under --weights
-    # alice vs bob on i01–i06, i08: (5,5) (4,4) (3,3) (2,1) (1,1) (5,4) (2,2) → 5 of 7 agree, p_o = 5/7.
-    # marginals (categories 1–5): alice 1,2,1,1,2 / bob 2,1,1,2,1 → p_e = (2 + 2 + 1 + 2 + 2)/49 = 9/49
+    # alice vs bob on i01–i06, i08: (5,5) (4,4) (3,3) (2,1) (1,1) (5,4) (2,2) → 5 of 7 agree,
+    # p_o = 5/7.
+    # marginals (categories 1–5): alice 1,2,1,1,2 / bob 2,1,1,2,1 → p_e = (2 + 2 + 1 + 2 + 2)/49 =
+    # 9/49
     # κ = (5/7 − 9/49)/(1 − 9/49) = (26/49)/(40/49) = 0.65 → "acceptable"
     assert bob_alice.unweighted.value == pytest.approx(0.65, abs=1e-12)
     assert bob_alice.unweighted.band == "acceptable"
@@ -894,7 +913,8 @@ def test_report_coefficients_fleiss_and_alpha(report):
     dim = report.dimension("completeness")
     numbers, scores = grid_matrix(NUMBERS.get), grid_matrix(COMPLETENESS.get)
     positions = grid_matrix(int)
-    # Fleiss' κ over every item with a rating (i10 has one: it counts for the chance agreement), as Gwet's formulas do
+    # Fleiss' κ over every item with a rating (i10 has one: it counts for the chance agreement), as
+    # Gwet's formulas do
     counts = np.stack(
         [np.bincount(col[~np.isnan(col)].astype(int), minlength=6)[1:] for col in positions.T]
     )
@@ -906,7 +926,8 @@ def test_report_coefficients_fleiss_and_alpha(report):
     assert dim.fleiss.bootstrap_ci == pytest.approx(
         bootstrap_ci(fleiss_kappa, counts, n_boot=300, seed=1), abs=1e-12
     )
-    # every coefficient and weighting: irrCAC's raw formulas on the items × reviewers matrix, the numbers as values
+    # every coefficient and weighting: irrCAC's raw formulas on the items × reviewers matrix, the
+    # numbers as values
     for weighting, coefficients in dim.coefficients.items():
         expected = raw_coefficients(positions.T - 1, values=[1, 2, 3, 4, 5], weights=weighting)
         for name, estimate in coefficients.items():
@@ -939,7 +960,8 @@ def test_report_coefficients_fleiss_and_alpha(report):
         assert estimate.bootstrap_ci == pytest.approx(
             bootstrap_ci(krippendorff_alpha, matrix, level, n_boot=300, seed=1), abs=1e-12
         )
-    # interval α does not care whether the values are 1–5 or 0–1; ratio α does (the numbers are what counts)
+    # interval α does not care whether the values are 1–5 or 0–1; ratio α does (the numbers are what
+    # counts)
     assert dim.alpha["interval"].value == pytest.approx(
         package_alpha(scores, "interval"), abs=1e-12
     )
@@ -954,7 +976,8 @@ def test_report_coefficients_fleiss_and_alpha(report):
 
 def test_report_disagreements_by_spread_then_raters(report):
     dim = report.dimension("completeness")
-    # i08: 2,2,5 → spread 1.0 − 0.25 = 0.75; then spread 0.25: i02 and i04 (3 raters, by id), i06 (2 raters)
+    # i08: 2,2,5 → spread 1.0 − 0.25 = 0.75; then spread 0.25: i02 and i04 (3 raters, by id), i06 (2
+    # raters)
     assert [(d.item_id, d.spread, d.n_raters) for d in dim.disagreements] == [
         ("i08", 0.75, 3),
         ("i02", 0.25, 3),
@@ -1069,7 +1092,8 @@ def test_report_filters_min_shared_and_run():
 
 
 def test_report_is_the_same_with_sparse_products_for_many_reviewers_and_categories(monkeypatch):
-    """Past a size the pairs' tables and the bootstrap's sums come from sparse products: the same figures."""
+    """Past a size the pairs' tables and the bootstrap's sums come from sparse products: the same
+    figures."""
     import analysis.stats.gwet as coefficients
     import analysis.stats.ratings as module
 
@@ -1177,10 +1201,12 @@ def test_report_markdown_is_one_table_per_dimension():
 
 
 def test_report_pools_the_dimensions_with_their_own_chance_agreement(report):
-    """completeness and technical-accuracy are pooled; overall (one reviewer) is left out and says why. Every pooled
-    value is (mean p_a − mean p_e)/(1 − mean p_e) of the two dimensions' own p_a and p_e. technical-accuracy's
-    reviewers all say "correct": for Fleiss' and Conger's κ p_a = p_e = 1 there and every item's terms are 0, so the
-    pooled κs are completeness's own, with its SE (the items: i01–i10 of either dimension)."""
+    """completeness and technical-accuracy are pooled; overall (one reviewer) is left out and says
+    why. Every pooled value is (mean p_a − mean p_e)/(1 − mean p_e) of the two dimensions' own p_a
+    and p_e. technical-accuracy's
+    reviewers all say "correct": for Fleiss' and Conger's κ p_a = p_e = 1 there and every item's
+    terms are 0, so the pooled κs are completeness's own, with its SE (the items: i01–i10 of either
+    dimension)."""
     across = report.across
     assert across is not None
     assert across.dimensions == ("completeness", "technical-accuracy") and across.left_out == {
@@ -1211,9 +1237,11 @@ def test_report_pools_the_dimensions_with_their_own_chance_agreement(report):
 
 
 def test_report_pools_two_disagreeing_dimensions_by_hand():
-    """Two two-reviewer dimensions on items a–c: fluency (good, good) (poor, poor) (good, good): p_a = 1,
-    π = (1/3, 2/3) → p_e = 5/9; tone on a–b: (poor, good) (good, good): p_a = 1/2, π = (1/4, 3/4) → p_e = 5/8.
-    Pooled Fleiss' κ (23/59) is not the mean of the two κs (1 and −1/3); the JSON keys it under ``across``."""
+    """Two two-reviewer dimensions on items a–c: fluency (good, good) (poor, poor) (good, good):
+    p_a = 1,
+    π = (1/3, 2/3) → p_e = 5/9; tone on a–b: (poor, good) (good, good): p_a = 1/2, π = (1/4,
+    3/4) → p_e = 5/8. Pooled Fleiss' κ (23/59) is not the mean of the two κs (1 and −1/3); the JSON
+    keys it under ``across``."""
     rows = [
         ("r1", item, dim, who, j, 1.0 if j == "good" else 0.0)
         for dim, items in (

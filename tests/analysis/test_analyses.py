@@ -80,7 +80,7 @@ def rated(store):
     return store
 
 
-# --------------------------------------------------------------------------- a plugin analysis is a whole command
+# ------------------------------------------------------------- a plugin analysis is a whole command
 
 
 def test_a_plugin_analysis_is_a_command_with_its_options_and_help(plugin, rated, run_cli):
@@ -137,7 +137,7 @@ def test_a_plugin_analysis_runs_from_python_with_its_checks(plugin, rated, confi
         run_analysis("coverage", rated, config, colour="red")
 
 
-# --------------------------------------------------------------------------- built-ins register the same way
+# ------------------------------------------------------------------ built-ins register the same way
 
 
 @pytest.mark.parametrize(
@@ -183,7 +183,7 @@ def test_calibration_groups_are_choices_listed_in_the_help(run_cli):
     assert "any of " + " or ".join(GROUP_KEYS[:2]) in " ".join(helped.split())
 
 
-# --------------------------------------------------------------------------- options and registrations
+# ------------------------------------------------------------------------ options and registrations
 
 
 @pytest.mark.parametrize(
@@ -281,8 +281,8 @@ class _Document:
 
 
 def test_json_is_indented_for_reading_and_compact_when_large():
-    """A large report (the 1M-line log's agreement is ~85 MB) is written compact: indenting it takes the pure-Python
-    encoder, seconds; a small one stays indented. Either way it is the same JSON."""
+    """A large report (the 1M-line log's agreement is ~85 MB) is written compact: indenting it takes
+    the pure-Python encoder, seconds; a small one stays indented. Either way it is the same JSON."""
     from analysis.registry import INDENTED_UP_TO
 
     spec = analyses.get("agreement")

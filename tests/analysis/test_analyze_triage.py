@@ -1,6 +1,8 @@
-"""``hilbot analyze triage``: what the humans' corrections say about the diff triage, worked by hand.
+"""``hilbot analyze triage``: what the humans' corrections say about the diff triage, worked by
+hand.
 
-The TEN changes of one triage run ``tri`` (the table most tests use); ``human`` is the latest decision:
+The TEN changes of one triage run ``tri`` (the table most tests use); ``human`` is the latest
+decision:
 
     change                  cat conf  outcome   audit  human
     c1  test/a.md            5  0.99  accepted  yes    accept
@@ -99,7 +101,8 @@ def rating(
 
 
 def write(store: Store, rows) -> None:
-    """Decisions then ratings for (change, path, category, confidence, outcome, audit, human) rows."""
+    """Decisions then ratings for (change, path, category, confidence, outcome, audit, human)
+    rows."""
     store.ratings.append_many(
         [
             decision(c, cat, conf, out, audit, path=path)
@@ -125,7 +128,7 @@ def ten(store: Store) -> Store:
     return store
 
 
-# --------------------------------------------------------------------------- counts, confusion, audit
+# ------------------------------------------------------------------------- counts, confusion, audit
 
 
 def test_counts_of_the_ten_changes(ten):
@@ -205,7 +208,8 @@ def test_audit_accuracy_four_of_five_with_its_wilson_interval(store):
 
 def test_calibration_and_brier_score_by_hand(ten):
     cal = report(ten).calibration
-    # The AI took a side on c1 c2 c3 c4 (accept) and c7 c8 (reject); the humans agreed on c1 c3 c7 c8; c5 c6 are UNSURE.
+    # The AI took a side on c1 c2 c3 c4 (accept) and c7 c8 (reject); the humans agreed on c1 c3 c7
+    # c8; c5 c6 are UNSURE.
     assert (cal.agreement.n, cal.agreement.agreed, cal.unsure_left_out) == (6, 4, 2)
     brier = (
         (0.99 - 1) ** 2
@@ -269,7 +273,8 @@ def test_the_smallest_safe_threshold_and_how_much_it_automates(store):
     accept, reject = report(
         store, settings(auto_accept_threshold=0.9), target_precision=0.99, min_n=5
     ).thresholds
-    # at 0.9: 18 of 20 (0.9) < 0.99; at 0.99: 10 of 10. It would decide the 10 + 5 ACCEPTs at ≥ 0.99 of the 30 triaged.
+    # at 0.9: 18 of 20 (0.9) < 0.99; at 0.99: 10 of 10. It would decide the 10 + 5 ACCEPTs at ≥ 0.99
+    # of the 30 triaged.
     t = accept.suggested
     assert (accept.side, accept.categories, accept.decided) == ("accept", (5,), 20)
     assert (t.threshold, t.n, t.agreed, t.precision) == (0.99, 10, 10, 1.0)
@@ -531,11 +536,13 @@ def _trees(root):
 
 @pytest.fixture
 def triaged(tmp_path):
-    """A real triage of four snapshot changes; the human decided three of them. Returns the run id."""
+    """A real triage of four snapshot changes; the human decided three of them. Returns the run
+    id."""
     from evaluation.triage_run import run_triage
 
     (tmp_path / "hilbot.toml").write_text(
-        '[triage]\nrelative_tolerance = 0.01\nrequire_human = ["**/security_*"]\naudit_share = 1.0\n'
+        '[triage]\nrelative_tolerance = 0.01\nrequire_human = ["**/security_*"]\naudit_share = '
+        "1.0\n"
     )
     store = Store(tmp_path / "results")
     outcome = run_triage(
@@ -562,7 +569,8 @@ def test_the_command_end_to_end(triaged, run_cli, tmp_path):
     data = json.loads(run_cli("analyze", "triage", "--format", "json", "--run", triaged).stdout)
     assert data["version"] == 1 and data["run"] == triaged and data["runs"] == [triaged]
     assert data["counts"]["triaged"] == 4 and data["audit"]["auto_accept"]["agreed"] == 1
-    # format.md ACCEPT 1.0 agreed, security ACCEPT 1.0 agreed, numbers RECOMMEND ACCEPT 0.8 not: (0 + 0 + 0.64) / 3
+    # format.md ACCEPT 1.0 agreed, security ACCEPT 1.0 agreed, numbers RECOMMEND ACCEPT 0.8 not:
+    # (0 + 0 + 0.64) / 3
     assert data["calibration"]["brier"] == pytest.approx(0.64 / 3)
     out = tmp_path / "reports"
     written = run_cli("analyze", "triage", "--out", str(out), "--min-n", "1")

@@ -1,7 +1,8 @@
-"""`analysis.calibration`: the AI judge against humans, on hand-built frames with exactly the contract's columns.
+"""`analysis.calibration`: the AI judge against humans, on hand-built frames with exactly the
+contract's columns.
 
-Every expected value is worked by hand in the comments (and, where a library offers it, cross-checked).
-The frame builders here are shared with test_correlate.py and test_patterns.py.
+Every expected value is worked by hand in the comments (and, where a library offers it,
+cross-checked). The frame builders here are shared with test_correlate.py and test_patterns.py.
 """
 
 from __future__ import annotations
@@ -69,7 +70,8 @@ def rating(
     score: float | None = None,
     **extra: Any,
 ) -> dict:
-    """One ratings row; the score defaults to the judgment's option score on the dimension's scale."""
+    """One ratings row; the score defaults to the judgment's option score on the dimension's
+    scale."""
     if score is None:
         score = CONFIG.scale_for(dimension).option(judgment).score
     return {"item_id": item, "judgment": judgment, "dimension": dimension, "score": score, **extra}
@@ -99,7 +101,8 @@ def make_ratings(rows: list[dict]) -> pd.DataFrame:
 def make_items(
     rows: list[dict], *, ai: tuple[str, ...] = ("overall",), features: tuple[str, ...] = ()
 ) -> pd.DataFrame:
-    """Items rows; ``ai`` and ``features`` name the ``ai_*`` / ``feature_*`` columns (NaN when a row lacks one)."""
+    """Items rows; ``ai`` and ``features`` name the ``ai_*`` / ``feature_*`` columns (NaN when a row
+    lacks one)."""
     defaults = {
         "run_id": RUN,
         "kind": "search",
@@ -178,10 +181,12 @@ def assert_json_safe(report: Any) -> dict:
     return data
 
 
-# ---------------------------------------------------------------- rank correlation on a textbook example
+# ----------------------------------------------------------- rank correlation on a textbook example
 
-# The classic 10-pair example (Wikipedia, "Spearman's rank correlation coefficient"): IQ against hours of TV
-# per week. Ranks of IQ: 3 1 4 5 2 6 ... ; Σd² = 194, so ρ = 1 − 6·194 / (10·(10² − 1)) = 1 − 1164/990 = −29/165.
+# The classic 10-pair example (Wikipedia, "Spearman's rank correlation coefficient"): IQ against
+# hours of TV
+# per week. Ranks of IQ: 3 1 4 5 2 6 ... ; Σd² = 194, so ρ = 1 − 6·194 / (10·(10² − 1)) = 1 −
+# 1164/990 = −29/165.
 IQ = [106, 86, 100, 101, 99, 103, 97, 113, 112, 110]
 TV = [7, 0, 27, 50, 28, 29, 20, 12, 6, 17]
 RHO = -29 / 165  # −0.175757…
@@ -194,7 +199,8 @@ def test_spearman_on_the_textbook_example():
     assert result.coefficient == pytest.approx(RHO, abs=1e-12)
     assert result.p_value == pytest.approx(0.627188, abs=1e-6)  # t = ρ√(8/(1−ρ²)) = −0.5056, 8 df
     assert result.n == 10
-    # Fisher z = atanh(−0.175758) = −0.177602; Bonett–Wright SE = √((1 + ρ²/2)/7) = √(1.015446/7) = 0.380872;
+    # Fisher z = atanh(−0.175758) = −0.177602; Bonett–Wright SE = √((1 + ρ²/2)/7) = √(1.015446/7) =
+    # 0.380872;
     # z ± 1.959964·SE = −0.177602 ± 0.746496 = [−0.924097, 0.568894]; tanh → [−0.727830, 0.514547].
     assert result.ci.low == pytest.approx(-0.727830, abs=1e-6)
     assert result.ci.high == pytest.approx(0.514547, abs=1e-6)
@@ -233,8 +239,8 @@ def test_fisher_ci_is_undefined_for_perfect_agreement():
 
 # ---------------------------------------------------------------- categories and κ worked by hand
 
-# The search scale: terrible .1, poor .4, okay .7, good 1.0; category boundaries at the midpoints .25, .55, .85,
-# a score on a boundary going up (q09 at .85 → good, q10 at .25 → poor).
+# The search scale: terrible .1, poor .4, okay .7, good 1.0; category boundaries at the midpoints
+# .25, .55, .85, a score on a boundary going up (q09 at .85 → good, q10 at .25 → poor).
 #   item  AI    → AI category   human      PASS? AI (≥ .6) / human (success = score ≥ .5)   human − AI
 #   q01  .95     good          good 1.0    PASS / PASS                                       +.05
 #   q02  .90     good          good 1.0    PASS / PASS                                       +.10
@@ -267,7 +273,8 @@ HAND_MATRIX = ((1, 0, 0, 0), (1, 2, 0, 0), (0, 1, 1, 0), (0, 0, 1, 3))
 # p_o = 7/10; rows 1 3 2 4, columns 2 3 2 3: p_e = (1·2 + 3·3 + 2·2 + 4·3)/100 = 27/100;
 # κ = (0.70 − 0.27)/(1 − 0.27) = 43/73 = 0.589041.
 HAND_KAPPA = 43 / 73
-# Quadratic weights ((i − j)/3)²: Σ w·O = 3 · 1/9 = 30/90; Σ w·E = Σ r_i c_j (i − j)² / (9·10) = 242/90
+# Quadratic weights ((i − j)/3)²: Σ w·O = 3 · 1/9 = 30/90; Σ w·E = Σ r_i c_j
+# (i − j)² / (9·10) = 242/90
 # (row terms 38 + 3·16 + 2·14 + 4·32 = 242); κ_w = 1 − 30/242 = 212/242 = 0.876033.
 HAND_WEIGHTED = 212 / 242
 # PASS/FAIL (rows AI FAIL, PASS): FAIL → [4 0] (q06 q07 q08 q10), PASS → [1 5] (q05; q01–q04 q09).
@@ -322,7 +329,8 @@ def test_pass_fail_and_delta_worked_by_hand():
 
 
 def test_pass_mark_comes_from_the_config_and_can_be_overridden():
-    # At a pass mark of .9 only q01 (.95) and q02 (.90) pass: FAIL → [5 3] (q03 q09 fail though humans pass).
+    # At a pass mark of .9 only q01 (.95) and q02 (.90) pass: FAIL → [5 3] (q03 q09 fail though
+    # humans pass).
     report = calibration(hand_frames(), CONFIG, pass_mark=0.9)
     assert report.pass_mark == 0.9
     assert report.groups[0].pass_fail.confusion.counts == ((5, 3), (0, 2))
@@ -363,7 +371,8 @@ def test_the_textbook_example_through_calibration():
 
 
 def test_human_score_is_the_mean_of_the_items_current_ratings():
-    # q1: good 1.0 and poor .4 → mean .7 → okay; q2: one rating; q3 unscored by the AI; q4 not in items.
+    # q1: good 1.0 and poor .4 → mean .7 → okay; q2: one rating; q3 unscored by the AI; q4 not in
+    # items.
     ratings = make_ratings(
         [
             rating("q1", "good"),
@@ -498,8 +507,8 @@ def test_no_ratings_and_unknown_dimension():
     assert group.categories.kappa == Undefined("AI and humans put every item in one category (x)")
     assert group.notes == (
         (
-            "dimension 'vibes' is not configured: judgments ordered by their mean score (x (0.62)); "
-            "AI and human scores go to the nearest one"
+            "dimension 'vibes' is not configured: judgments ordered by their mean score (x "
+            "(0.62)); AI and human scores go to the nearest one"
         ),
     )
     assert group.pass_fail.confusion.labels == ("FAIL", "PASS")
@@ -510,8 +519,9 @@ def test_no_ratings_and_unknown_dimension():
     assert_json_safe(calibration((ratings, items), CONFIG))
 
 
-# An unconfigured dimension "tone", worked by hand. Judgments and their mean scores: cold .1, aloof (.3, .4, .5) → .4,
-# warm .9; categories cold < aloof < warm (neither alphabetical nor the log's order), midpoints .25 and .65.
+# An unconfigured dimension "tone", worked by hand. Judgments and their mean scores: cold .1, aloof
+# (.3, .4, .5) → .4, warm .9; categories cold < aloof < warm (neither alphabetical nor the log's
+# order), midpoints .25 and .65.
 #   item  ratings              human mean → category   AI score → category
 #   t1    warm, warm           .9   warm               .95  warm
 #   t2    aloof(.3), cold      .2   cold               .30  aloof
@@ -548,7 +558,8 @@ def test_an_unconfigured_dimension_gets_its_categories_from_the_log_worked_by_ha
     (group,) = calibration(tone_frames(), CONFIG).groups
     assert group.key == {"dimension": "tone"} and group.n == 5
     assert group.categories.confusion.labels == ("cold", "aloof", "warm")
-    # rows AI, columns humans: AI cold ← t4 (cold); AI aloof ← t2 (cold); AI warm ← t1 (warm), t3 (aloof), t5 (warm)
+    # rows AI, columns humans: AI cold ← t4 (cold); AI aloof ← t2 (cold); AI warm ← t1 (warm), t3
+    # (aloof), t5 (warm)
     assert group.categories.confusion.counts == ((1, 0, 0), (1, 0, 0), (0, 1, 2))
     assert group.categories.observed == pytest.approx(3 / 5)
     # κ: p_o = .6, p_e = (1·2 + 1·1 + 3·2)/25 = 9/25 → κ = (.6 − .36)/(1 − .36) = .375
@@ -559,7 +570,8 @@ def test_an_unconfigured_dimension_gets_its_categories_from_the_log_worked_by_ha
             "(cold (0.10) < aloof (0.40) < warm (0.90)); AI and human scores go to the nearest one"
         ),
     )
-    # humans pass at mean ≥ .5 (t1 t5), the AI at ≥ .6 (t1 t3 t5): rows AI FAIL (t2 t4), AI PASS (t3 | t1 t5)
+    # humans pass at mean ≥ .5 (t1 t5), the AI at ≥ .6 (t1 t3 t5): rows AI FAIL (t2 t4), AI PASS
+    # (t3 | t1 t5)
     assert group.pass_fail.confusion.counts == ((2, 0), (1, 2))
     assert_json_safe(calibration(tone_frames(), CONFIG))
 
@@ -684,7 +696,8 @@ def test_kappa_is_at_most_one(counts):
 
 @pytest.mark.parametrize("weights", ["none", "linear", "quadratic"])
 def test_calibrations_kappa_is_the_agreement_kappa_on_the_same_table(weights):
-    """Cohen's κ and its weights exist once: calibration's κ on a confusion matrix is agreement's on the pairs."""
+    """Cohen's κ and its weights exist once: calibration's κ on a confusion matrix is agreement's on
+    the pairs."""
     import numpy as np
 
     from analysis.calibration import ConfusionMatrix

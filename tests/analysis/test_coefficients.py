@@ -1,26 +1,30 @@
-"""Chance-corrected agreement coefficients and Gwet's variances: published values, hand-worked examples,
-a second implementation, the resampling sums, edge cases.
+"""Chance-corrected agreement coefficients and Gwet's variances: published values, hand-worked
+examples, a second implementation, the resampling sums, edge cases.
 
 Published values, each from a source read for this file:
 
-* irrCAC README (github.com/kgwet/irrCAC, README.md, irrCAC 1.4): ``cac.raw4raters`` (Gwet 2014, the 4 raters ×
-  12 units of p. 120; the same data as Krippendorff's 2011 example) — pa, pe, coefficient, SE, 95% CI and p-value
-  of ``pa.coeff.raw``, ``gwet.ac1.raw``, ``fleiss.kappa.raw``, ``krippen.alpha.raw``, ``conger.kappa.raw``,
-  ``bp.coeff.raw``; ``distrib.6raters`` (15 patients × 6 raters) with the ``*.dist`` functions.
-* irrCAC overview vignette (CRAN irrCAC 1.0, inst/doc/overview.html): ``cont3x3abstractors`` with ``kappa2.table``,
-  ``scott2.table``, ``gwet.ac1.table``, ``bp2.table``, ``krippen2.table``, ``pa2.table`` (also in the README).
-* irrCAC weighting vignette (CRAN irrCAC 1.0, inst/doc/weighting.html): the weights of 1:3; the same tables and
-  ``cac.raw4raters`` with quadratic weights. irrCAC 1.0 printed two-sided p-values, 2 (1 − T(|κ|/SE)); its sources
-  print the one-sided 1 − T(κ/SE) hilbot reports since November 2021 (irrCAC 1.2), so those are checked as 2 p. In
-  August 2021 Krippendorff's α's variance changed too (p'_a instead of p_a in its linearisation, the n − 1 df of
-  every rated unit): the README's unweighted α SE is the current formula; the vignette's quadratic α is checked for
-  its value, pa and pe only.
-* The ``*.dist`` functions compute Krippendorff's α's variance by another formula than ``krippen.alpha.raw`` (whose
-  formula hilbot follows), so for ``distrib.6raters`` only α's value, pa and pe are checked.
+* irrCAC README (github.com/kgwet/irrCAC, README.md, irrCAC 1.4): ``cac.raw4raters`` (Gwet 2014, the
+  4 raters × 12 units of p. 120; the same data as Krippendorff's 2011 example) — pa, pe,
+  coefficient, SE, 95% CI and p-value of ``pa.coeff.raw``, ``gwet.ac1.raw``, ``fleiss.kappa.raw``,
+  ``krippen.alpha.raw``, ``conger.kappa.raw``, ``bp.coeff.raw``; ``distrib.6raters`` (15
+  patients × 6 raters) with the ``*.dist`` functions.
+* irrCAC overview vignette (CRAN irrCAC 1.0, inst/doc/overview.html): ``cont3x3abstractors`` with
+  ``kappa2.table``, ``scott2.table``, ``gwet.ac1.table``, ``bp2.table``, ``krippen2.table``,
+  ``pa2.table`` (also in the README).
+* irrCAC weighting vignette (CRAN irrCAC 1.0, inst/doc/weighting.html): the weights of 1:3; the same
+  tables and ``cac.raw4raters`` with quadratic weights. irrCAC 1.0 printed two-sided p-values, 2
+  (1 − T(|κ|/SE)); its sources print the one-sided 1 − T(κ/SE) hilbot reports since November 2021
+  (irrCAC 1.2), so those are checked as 2 p. In August 2021 Krippendorff's α's variance changed too
+  (p'_a instead of p_a in its linearisation, the n − 1 df of every rated unit): the README's
+  unweighted α SE is the current formula; the vignette's quadratic α is checked for its value, pa
+  and pe only.
+* The ``*.dist`` functions compute Krippendorff's α's variance by another formula than
+  ``krippen.alpha.raw`` (whose formula hilbot follows), so for ``distrib.6raters`` only α's value,
+  pa and pe are checked.
 
-The second implementations (``krippendorff``, GPL-3.0, a test extra; ``statsmodels``) check the values on random
-data. The irrCAC Python port (0.4.4) was used by hand while writing this module, not here: it has no licence and
-pins scipy 1.12.
+The second implementations (``krippendorff``, GPL-3.0, a test extra; ``statsmodels``) check the
+values on random data. The irrCAC Python port (0.4.4) was used by hand while writing this module,
+not here: it has no licence and pins scipy 1.12.
 """
 
 from __future__ import annotations
@@ -84,7 +88,8 @@ RAW4 = (
 FIVE = [1, 2, 3, 4, 5]
 # cont3x3abstractors: rows rater 1 (Ectopic, AIU, NIU), columns rater 2
 ABSTRACTORS = np.array([[13, 0, 0], [0, 20, 7], [0, 4, 56]])
-# distrib.6raters: raters per patient and category (Depression, Personality Disorder, Schizophrenia, Neurosis, Other)
+# distrib.6raters: raters per patient and category (Depression, Personality Disorder, Schizophrenia,
+# Neurosis, Other)
 DISTRIB = np.array(
     [
         [0, 0, 0, 6, 0],
@@ -114,7 +119,8 @@ def printed(x: float) -> float:
 
 
 def check(c: Coefficient, *, value, se=None, ci=None, p=None, pa=None, pe=None) -> None:
-    """``c`` equals the published figures to the digits printed (p-values: their 7 significant digits)."""
+    """``c`` equals the published figures to the digits printed (p-values: their 7 significant
+    digits)."""
     assert c.value == pytest.approx(value, abs=printed(value))
     for got, published in ((c.se, se), (c.pa, pa), (c.pe, pe)):
         if published is not None:
@@ -125,11 +131,12 @@ def check(c: Coefficient, *, value, se=None, ci=None, p=None, pa=None, pe=None) 
         assert c.p_value == pytest.approx(p, rel=1e-6)
 
 
-# ---------------------------------------------------------------- published: raw ratings with missing values
+# ------------------------------------------------------- published: raw ratings with missing values
 
 
 def test_cac_raw4raters_unweighted_irrcac_readme():
-    """irrCAC README: ``*.raw(cac.raw4raters)``, every coefficient with pa, pe, SE, CI and (one-sided) p."""
+    """irrCAC README: ``*.raw(cac.raw4raters)``, every coefficient with pa, pe, SE, CI and
+    (one-sided) p."""
     got = raw_coefficients(RAW4, FIVE)
     check(
         got["percent_agreement"],
@@ -190,8 +197,8 @@ def test_cac_raw4raters_unweighted_irrcac_readme():
 
 
 def test_cac_raw4raters_quadratic_irrcac_weighting_vignette():
-    """irrCAC weighting vignette (irrCAC 1.0): ``*.raw(cac.raw4raters, weights = "quadratic")``; its p-values are
-    two-sided (2 p); its α variance predates August 2021's (value, pa and pe only)."""
+    """irrCAC weighting vignette (irrCAC 1.0): ``*.raw(cac.raw4raters, weights = "quadratic")``; its
+    p-values are two-sided (2 p); its α variance predates August 2021's (value, pa and pe only)."""
     got = raw_coefficients(RAW4, FIVE, "quadratic")
     check(got["percent_agreement"], value=0.9753788, se=0.09062, ci=(0.776, 1), pa=0.9753788, pe=0)
     check(got["gwet_ac"], value=0.914, se=0.10396, ci=(0.685, 1), pa=0.9753788, pe=0.7137044)
@@ -211,7 +218,8 @@ def test_cac_raw4raters_quadratic_irrcac_weighting_vignette():
 
 
 def test_distrib_6raters_irrcac_readme():
-    """irrCAC README: ``*.dist(distrib.6raters)`` (every patient rated by all 6: the raw formulas give the same)."""
+    """irrCAC README: ``*.dist(distrib.6raters)`` (every patient rated by all 6: the raw formulas
+    give the same)."""
     ratings = np.array([np.repeat(np.arange(5), row) for row in DISTRIB], dtype=float)
     got = raw_coefficients(ratings, FIVE)
     check(
@@ -299,7 +307,8 @@ def test_weights_of_three_categories_irrcac_weighting_vignette():
             near, abs=5e-8
         ), kind
         assert w[0, 2] == pytest.approx(far, abs=1e-12), kind
-    # ratio (by hand): 1 − ((x_k − x_l)/(x_k + x_l))² / ((3 − 1)/(3 + 1))²: (1, 2) → 1 − (1/9)/(1/4) = 5/9, (2, 3) → 1 − (1/25)·4
+    # ratio (by hand): 1 − ((x_k − x_l)/(x_k + x_l))² / ((3 − 1)/(3 + 1))²: (1,
+    # 2) → 1 − (1/9)/(1/4) = 5/9, (2, 3) → 1 − (1/25)·4
     assert weights("ratio", [1, 2, 3])[0, 1] == pytest.approx(5 / 9) and weights(
         "ratio", [1, 2, 3]
     )[1, 2] == pytest.approx(0.84)
@@ -312,7 +321,8 @@ def test_weights_of_three_categories_irrcac_weighting_vignette():
 # ---------------------------------------------------------------- hand-worked
 
 
-# Three units, two categories a (0) and b (1); u3 has one rating (it counts for the chance agreement only):
+# Three units, two categories a (0) and b (1); u3 has one rating (it counts for the chance agreement
+# only):
 #        R1 R2 R3
 #   u1   a  a  b     p_a,1 = (2·1 + 1·0)/(3·2) = 1/3
 #   u2   a  a  –     p_a,2 = 2·1/(2·1) = 1
@@ -320,11 +330,15 @@ def test_weights_of_three_categories_irrcac_weighting_vignette():
 # p_a = (1/3 + 1)/2 = 2/3 (n₂ = 2); π = ((2/3 + 1 + 0)/3, (1/3 + 0 + 1)/3) = (5/9, 4/9)
 # Fleiss: p_e = 25/81 + 16/81 = 41/81 → κ = (54/81 − 41/81)/(40/81) = 13/40
 # AC1: p_e = 2 · (5/9 · 4/9 · 2)/(2 · 1) = 40/81 → (54 − 40)/(81 − 40) = 14/41;  BP: p_e = 1/2 → 1/3
-# Conger: rater shares R1 (1, 0), R2 (1, 0), R3 (0, 1); p̄ = (2/3, 1/3); s²_aa = (2 − 3·4/9)/2 = 1/3,
+# Conger: rater shares R1 (1, 0), R2 (1, 0), R3 (0, 1); p̄ = (2/3, 1/3);
+# s²_aa = (2 − 3·4/9)/2 = 1/3,
 #   s²_bb = (1 − 3·1/9)/2 = 1/3; p_e = (4/9 − 1/9) + (1/9 − 1/9) = 1/3 → κ = (2/3 − 1/3)/(2/3) = 1/2
-# Krippendorff (u1, u2 only): coincidences o_aa = 2/2 + 2/1 = 3, o_ab = o_ba = 2/2 = 1, o_bb = 0; n = 5, n_a = 4,
-#   n_b = 1 → α = 1 − (5 − 1)(1 + 1)/(2·4·1) = 0; Gwet's form: p'_a = 3/5, p_a = (4/5)(3/5) + 1/5 = 17/25 = p_e
-# Percent agreement's SE: (n/n₂) p_a,i = (1/2, 3/2, 0); Σ (· − 2/3)² = (1 + 25 + 16)/36 → v = (42/36)/(3·2) = 7/36
+# Krippendorff (u1, u2 only): coincidences o_aa = 2/2 + 2/1 = 3, o_ab = o_ba = 2/2 = 1, o_bb = 0;
+# n = 5, n_a = 4,
+#   n_b = 1 → α = 1 − (5 − 1)(1 + 1)/(2·4·1) = 0; Gwet's form: p'_a = 3/5,
+#   p_a = (4/5)(3/5) + 1/5 = 17/25 = p_e
+# Percent agreement's SE: (n/n₂) p_a,i = (1/2, 3/2, 0); Σ (· − 2/3)² = (1 + 25 + 16)/36 → v =
+# (42/36)/(3·2) = 7/36
 SMALL = np.array([[0, 0, 1], [0, 0, N], [N, N, 1]])
 
 
@@ -350,7 +364,8 @@ def test_hand_worked_missing_ratings():
 #   [[2, 1, 0], [0, 3, 1], [0, 0, 3]]: p_o = 0.8; rows (.3, .4, .3), columns (.2, .4, .4); κ = 23/33
 #   π = (.25, .4, .35): Scott p_e = .0625 + .16 + .1225 = .345 → π = .455/.655
 #   AC1 p_e = (.25·.75 + .4·.6 + .35·.65)/2 = .3275 → .4725/.6725;  BP p_e = 1/3 → 0.7
-#   Krippendorff: ε = 1/20, p_a = .95·.8 + .05 = .81 → α = .465/.655;  percent agreement SE = √((.8 − .64)/10)
+#   Krippendorff: ε = 1/20, p_a = .95·.8 + .05 = .81 → α = .465/.655;  percent agreement
+#   SE = √((.8 − .64)/10)
 HAND = np.array([[2, 1, 0], [0, 3, 1], [0, 0, 3]])
 
 
@@ -388,7 +403,8 @@ def units_of(data: np.ndarray, q: int) -> Units:
 def pool(
     dimensions: list[tuple[np.ndarray, int, np.ndarray]], weighting: str, name: str
 ) -> Coefficient:
-    """``pooled`` of the dimensions (ratings, q, each rated unit's item) over the items they name."""
+    """``pooled`` of the dimensions (ratings, q, each rated unit's item) over the items they
+    name."""
     parts = []
     for data, q, items in dimensions:
         t = terms(units_of(data, q), weights(weighting, q))[name]
@@ -400,7 +416,8 @@ def pool(
 @pytest.mark.parametrize("weighting", ["identity", "quadratic", "ordinal"])
 @pytest.mark.parametrize("name", POOLED)
 def test_pooling_one_dimension_is_that_dimension_with_its_irrcac_se(weighting, name):
-    """One dimension pooled is the dimension's coefficient with Gwet's SE (published for the identity above)."""
+    """One dimension pooled is the dimension's coefficient with Gwet's SE (published for the
+    identity above)."""
     own = raw_coefficients(RAW4, FIVE, weighting)[name]
     got = pool([(RAW4, 5, np.arange(12))], weighting, name)
     assert got.value == pytest.approx(own.value, abs=1e-12) and got.se == pytest.approx(
@@ -412,11 +429,13 @@ def test_pooling_one_dimension_is_that_dimension_with_its_irrcac_se(weighting, n
 
 
 def test_pooled_kappa_worked_by_hand_is_not_the_mean_of_the_kappas():
-    """De Vries et al. (2008): (mean p_a − mean p_e)/(1 − mean p_e), each dimension with its own chance agreement.
+    """De Vries et al. (2008): (mean p_a − mean p_e)/(1 − mean p_e), each dimension with its own
+    chance agreement.
 
     A: 2 raters, items 0–2 rated (0,0) (1,1) (1,1): p_a = 1, π = (1/3, 2/3), p_e = 5/9, κ = 1.
     B: 2 raters, items 0–1 rated (0,1) (1,1): p_a = 1/2, π = (1/4, 3/4), p_e = 5/8, κ = −1/3.
-    Pooled: p̄_a = 3/4, p̄_e = (5/9 + 5/8)/2 = 85/144, κ = (108/144 − 85/144)/(59/144) = 23/59 (the mean κ: 1/3).
+    Pooled: p̄_a = 3/4, p̄_e = (5/9 + 5/8)/2 = 85/144, κ = (108/144 − 85/144)/(59/144) = 23/59 (the
+    mean κ: 1/3).
     """
     a = np.array([[0, 0], [1, 1], [1, 1]], dtype=float)
     b = np.array([[0, 1], [1, 1]], dtype=float)
@@ -428,8 +447,9 @@ def test_pooled_kappa_worked_by_hand_is_not_the_mean_of_the_kappas():
 
 
 def test_pooled_se_counts_the_items_not_the_dimensions():
-    """The same ratings as two dimensions of the same items: the same value and SE (no spurious √2); on two
-    disjoint sets of items: the same value, and the SE of 2n items, √((n − 1)/(2n − 1)) of one set's."""
+    """The same ratings as two dimensions of the same items: the same value and SE (no spurious √2);
+    on two disjoint sets of items: the same value, and the SE of 2n items, √((n − 1)/(2n − 1)) of
+    one set's."""
     data = random_ratings(5, 40, 4, 5, 0.25)
     own = raw_coefficients(data, FIVE)["fleiss_kappa"]
     n = len(units_of(data, 5).size)
@@ -445,9 +465,9 @@ def test_pooled_se_counts_the_items_not_the_dimensions():
 
 @pytest.mark.parametrize("name", ["fleiss_kappa", "conger_kappa", "gwet_ac"])
 def test_pooled_se_is_the_spread_of_resampled_items(name):
-    """Two dimensions rated on the same items, correlated through the items' true category: the analytic SE is
-    within 15% of the standard deviation of the pooled value over 300 resamples of the items (the dimensions
-    resampled together)."""
+    """Two dimensions rated on the same items, correlated through the items' true category: the
+    analytic SE is within 15% of the standard deviation of the pooled value over 300 resamples of
+    the items (the dimensions resampled together)."""
     rng = np.random.default_rng(7)
     truth = rng.integers(0, 4, 250)
     dims = []
@@ -686,7 +706,8 @@ def test_property_every_figure_is_a_finite_number_or_undefined(rows, kind):
 
 
 def test_a_large_dimension_is_fast():
-    """25,000 items × 40 raters × 5 categories, every weighting: well under a second each (generous bound here)."""
+    """25,000 items × 40 raters × 5 categories, every weighting: well under a second each (generous
+    bound here)."""
     import time
 
     data = random_ratings(7, 25_000, 40, 5, 0.2)

@@ -1,4 +1,5 @@
-"""`analysis.correlate`: success rate by bucket of a feature, Wilson intervals, monotonicity, Spearman ρ.
+"""`analysis.correlate`: success rate by bucket of a feature, Wilson intervals, monotonicity,
+Spearman ρ.
 
 The quality scale: excellent 1.0 and good .7 are successes (``success = true``); okay .4 and miss .1
 are not (no flag, score < .5).
@@ -33,7 +34,8 @@ Q = "quality"
 
 
 def frames(groups: dict[float, list[str]], feature: str = "leap_distance"):
-    """One item per judgment, its feature the dict key (one rating each, on the quality dimension)."""
+    """One item per judgment, its feature the dict key (one rating each, on the quality
+    dimension)."""
     ratings, items = [], []
     for value, judgments in groups.items():
         for judgment in judgments:
@@ -44,7 +46,8 @@ def frames(groups: dict[float, list[str]], feature: str = "leap_distance"):
 
 
 def raw_frames(pairs: list[tuple[object, str]], feature: str = "leap_distance"):
-    """One item per (feature value, judgment), the values kept as given (an object column, as a run file holds them)."""
+    """One item per (feature value, judgment), the values kept as given (an object column, as a run
+    file holds them)."""
     ratings = make_ratings(
         [rating(f"i{k:03d}", judgment, dimension=Q) for k, (_, judgment) in enumerate(pairs)]
     )
@@ -64,7 +67,8 @@ def as_pairs(groups: dict) -> list[tuple[object, str]]:
 @pytest.mark.parametrize(
     "k, n, low, high",
     [
-        # Newcombe (1998), Statistics in Medicine 17:857–872, Table I, method 3 (Wilson score, no correction).
+        # Newcombe (1998), Statistics in Medicine 17:857–872, Table I, method 3 (Wilson score, no
+        # correction).
         (81, 263, 0.2553, 0.3662),
         (15, 148, 0.0624, 0.1605),
         (
@@ -84,8 +88,9 @@ def test_wilson_matches_newcombes_published_intervals(k, n, low, high):
 
 
 def test_wilson_is_exactly_0_or_1_at_all_failures_or_all_successes():
-    """At k = n the upper bound is exactly 1 and at k = 0 the lower bound exactly 0 (Wilson's formula, not rounding:
-    10 of 10 gave 0.9999999999999999, below the success rate the interval must contain)."""
+    """At k = n the upper bound is exactly 1 and at k = 0 the lower bound exactly 0 (Wilson's
+    formula, not rounding: 10 of 10 gave 0.9999999999999999, below the success rate the interval
+    must contain)."""
     for n in range(1, 200):
         assert wilson_interval(n, n).high == 1.0 and wilson_interval(0, n).low == 0.0
         assert wilson_interval(n, n).low <= 1.0 and wilson_interval(0, n).high >= 0.0
@@ -117,7 +122,8 @@ def test_wilson_of_no_trials_is_undefined():
 # leap 2: excellent good good miss     → 3/4 = .75, mean (1 + .7 + .7 + .1)/4 = .625
 # leap 3: miss miss miss miss          → 0/4 = 0,   mean .1
 # Expecting "decreasing", 1 → 2 breaks the order (.25 < .75); Wilson 1/4 = [.0456, .6994] and
-# 3/4 = [.3006, .9544] overlap, so the break is not beyond the CIs. The ends agree (leap 3's 0 < leap 0's 1).
+# 3/4 = [.3006, .9544] overlap, so the break is not beyond the CIs. The ends agree (leap 3's
+# 0 < leap 0's 1).
 BROKEN = {
     0: ["excellent", "excellent", "good", "good"],
     1: ["good", "miss", "miss", "okay"],
@@ -192,7 +198,8 @@ def test_monotonicity_skips_empty_buckets_and_needs_two():
 
 
 def test_more_than_ten_values_get_quintiles_and_an_int_gets_that_many_quantiles():
-    # 20 items with leap 1…20: quintile edges (linear interpolation) 1, 4.8, 8.6, 12.4, 16.2, 20 → 4 per bucket.
+    # 20 items with leap 1…20: quintile edges (linear interpolation) 1, 4.8, 8.6, 12.4, 16.2, 20 → 4
+    # per bucket.
     data = frames({float(v): ["good" if v <= 10 else "miss"] for v in range(1, 21)})
     report = correlate(*data, CONFIG, "leap_distance")
     assert report.bucketing == "quantile"
@@ -222,7 +229,8 @@ def test_more_than_ten_values_get_quintiles_and_an_int_gets_that_many_quantiles(
 
 
 def test_explicit_edges_with_an_empty_bucket_and_values_outside():
-    # Values 0, .5, 1, 5, 11 against edges 0 | 1 | 2 | 10: [0, 1] holds 3, (1, 2] none, (2, 10] one; 11 is outside.
+    # Values 0, .5, 1, 5, 11 against edges 0 | 1 | 2 | 10: [0, 1] holds 3, (1, 2] none, (2, 10] one;
+    # 11 is outside.
     data = frames({0: ["good"], 0.5: ["good"], 1: ["miss"], 5: ["miss"], 11: ["good"]})
     report = correlate(*data, CONFIG, "leap_distance", buckets=[0, 1, 2, 10])
     assert report.bucketing == "edges"
@@ -281,7 +289,8 @@ options = [
 ]
 """)
     config = load_config(toml)
-    # excellent: no flag, 1.0 ≥ .5 → success; meh: flag false; okay: flag true; "legacy" (not an option) .8 → success.
+    # excellent: no flag, 1.0 ≥ .5 → success; meh: flag false; okay: flag true; "legacy" (not an
+    # option) .8 → success.
     ratings = make_ratings(
         [
             rating("a", "excellent", dimension=Q, score=1.0),
@@ -387,7 +396,7 @@ def test_reordering_and_relabelling_items_changes_nothing(data, seed):
     assert rounded(correlate(*shuffled, CONFIG, "leap_distance").to_dict()) == rounded(first)
 
 
-# ---------------------------------------------------------------- feature values: number text, categories, errors
+# -------------------------------------------------- feature values: number text, categories, errors
 
 
 def test_numbers_written_as_text_give_the_same_report_as_numbers():
@@ -473,9 +482,10 @@ def test_the_error_names_the_feature_and_an_example_bad_value():
     with pytest.raises(FeatureError) as caught:
         correlate(ratings, items, CONFIG, "leap_distance")
     assert str(caught.value) == (
-        "feature 'leap_distance' has text values that are neither numbers nor labels of one known order, e.g. 'huge'"
-        " — give the order of its values in --order, lowest first and comma-separated"
-        " (e.g. --order none,small,medium,large,max), or in [features.<name>] order = [...] in hilbot.toml, or correct the values in the run files"
+        "feature 'leap_distance' has text values that are neither numbers nor labels of one known "
+        "order, e.g. 'huge' — give the order of its values in --order, lowest first and "
+        "comma-separated (e.g. --order none,small,medium,large,max), or in [features.<name>] order "
+        "= [...] in hilbot.toml, or correct the values in the run files"
     )
     # Known labels mixed with numbers are no order either: the error shows one of each.
     with pytest.raises(
@@ -492,8 +502,9 @@ def test_the_error_names_the_feature_and_an_example_bad_value():
 
 
 def test_category_labels_use_the_built_in_order_worked_by_hand():
-    # Labels none, small, small, large, max → positions 0 1 1 3 4; human 1.0 .7 .4 .4 .1 (excellent good okay okay miss).
-    # Ranks x: 1 2.5 2.5 4 5, y: 5 4 2.5 2.5 1; deviations from 3: x −2 −.5 −.5 1 2, y 2 1 −.5 −.5 −2;
+    # Labels none, small, small, large, max → positions 0 1 1 3 4; human 1.0 .7 .4 .4 .1 (excellent
+    # good okay okay miss). Ranks x: 1 2.5 2.5 4 5, y: 5 4 2.5 2.5 1; deviations from 3:
+    # x −2 −.5 −.5 1 2, y 2 1 −.5 −.5 −2;
     # Σxy = −4 − .5 + .25 − .5 − 4 = −8.75, Σx² = Σy² = 9.5, ρ = −8.75/9.5 = −0.921053.
     pairs = [
         ("none", "excellent"),
@@ -518,7 +529,8 @@ def test_category_labels_use_the_built_in_order_worked_by_hand():
         ("max", 4, 1),
     ]
     assert report.spearman.coefficient == pytest.approx(-8.75 / 9.5)
-    # Cross-check from the explicit arrays (any increasing coding of the categories gives the same ρ).
+    # Cross-check from the explicit arrays (any increasing coding of the categories gives the same
+    # ρ).
     assert report.spearman.coefficient == pytest.approx(
         stats.spearmanr([0, 1, 1, 3, 4], [1.0, 0.7, 0.4, 0.4, 0.1]).statistic
     )
@@ -633,11 +645,12 @@ def test_category_features_count_missing_values_refuse_buckets_and_name_a_consta
     assert constant.spearman.coefficient == Undefined("feature is constant (medium throughout)")
 
 
-# ---------------------------------------------------------------- end to end: runs written differently
+# ------------------------------------------------------------- end to end: runs written differently
 
 
 def _set_feature(store: Store, run_id: str, spell) -> None:
-    """Rewrite a run file's leap_distance values through ``spell`` (as another source system would write them)."""
+    """Rewrite a run file's leap_distance values through ``spell`` (as another source system would
+    write them)."""
     path = store.run_path(run_id)
     records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     for record in records:
@@ -692,7 +705,8 @@ def test_cli_category_labels_with_the_built_in_or_a_given_order(two_runs, run_cl
         {**b, "lower": relabel[b["lower"]], "upper": relabel[b["upper"]]}
         for b in numeric["monotonicity"]["breaks"]
     ]
-    # Labels no built-in order knows: exit 2, one line naming the feature and a value; --order fixes it.
+    # Labels no built-in order knows: exit 2, one line naming the feature and a value; --order fixes
+    # it.
     own = ("nil", "hop", "skip", "jump", "vault")
     for run_id in two_runs.run_ids():
         _set_feature(two_runs, run_id, lambda v: own[LABELS.index(v)])

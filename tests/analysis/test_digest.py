@@ -3,7 +3,8 @@
 The ``reviewed`` store holds three runs (k = 2 ratings per item):
 
 * ``alpha`` (overall), AI overall: a1 .8, a2 .6, a3 .4, a4 unscored.
-* ``beta`` (overall, relevance), AI: b1 overall .5 / relevance .9, b2 overall .3 (relevance falls back to .3).
+* ``beta`` (overall, relevance), AI: b1 overall .5 / relevance .9, b2 overall .3 (relevance falls
+  back to .3).
 * ``gamma`` (overall), 3 items, never judged.
 
 SINCE = 2026-11-20 09:00 UTC; NOW = a day later. Events (minutes relative to SINCE):
@@ -184,9 +185,12 @@ def reviewed(store: Store) -> Store:
 def test_run_progress_figures(reviewed, k2):
     digest = build_digest(reviewed, k2, since=SINCE, now=NOW, chart=False)
     alpha, relevance = digest.runs
-    # alpha: current ratings a1 {1.0, .75}, a2 {.5, 0, .75}, a3 {.25}, a4 {1.0}; skips: alice a3, dave a4.
-    # Rated (>= 2 ratings): a1 mean .875, a2 mean 1.25/3; human = (.875 + 1.25/3) / 2; AI = (.8 + .6) / 2.
-    # Δ (human − AI) over the same two items: ((.875 - .8) + (1.25/3 - .6)) / 2 = human − AI exactly.
+    # alpha: current ratings a1 {1.0, .75}, a2 {.5, 0, .75}, a3 {.25}, a4 {1.0}; skips: alice a3,
+    # dave a4.
+    # Rated (>= 2 ratings): a1 mean .875, a2 mean 1.25/3; human = (.875 + 1.25/3) / 2;
+    # AI = (.8 + .6) / 2.
+    # Δ (human − AI) over the same two items: ((.875 - .8) + (1.25/3 - .6)) / 2 = human − AI
+    # exactly.
     assert alpha == RunProgress(
         run_id="alpha",
         dimension="overall",
@@ -200,7 +204,8 @@ def test_run_progress_figures(reviewed, k2):
         ai_vs_human_delta=pytest.approx((0.875 - 0.8 + 1.25 / 3 - 0.6) / 2),
     )
     assert alpha.ai_vs_human_delta == pytest.approx(alpha.human_average - alpha.ai_average)
-    # beta relevance: one rating per item, so nothing rated: no human figure, and no Δ beside it either
+    # beta relevance: one rating per item, so nothing rated: no human figure, and no Δ beside it
+    # either
     # (before, Δ = .15 from the single ratings stood next to "human –").
     assert relevance == RunProgress(
         run_id="beta",
@@ -219,7 +224,8 @@ def test_run_progress_figures(reviewed, k2):
 def test_digest_totals(reviewed, k2):
     digest = build_digest(reviewed, k2, since=SINCE, now=NOW, chart=False)
     assert digest.generated_at == NOW and digest.since == SINCE
-    # New: alice a1 (+10, a change of an older rating), bob a2, carol a2, carol a3, bob a4 -> 5 from 3 reviewers.
+    # New: alice a1 (+10, a change of an older rating), bob a2, carol a2, carol a3, bob a4 -> 5 from
+    # 3 reviewers.
     assert (digest.new_ratings, digest.new_reviewers) == (5, 3)
     # All 9 current ratings: alpha 1 + .75 + .5 + 0 + .75 + .25 + 1 = 4.25, beta 1.5 -> 5.75 / 9.
     assert digest.human_average == pytest.approx(5.75 / 9)
@@ -254,7 +260,8 @@ def test_k_changes_rated_items_and_averages(reviewed, config):
     assert relevance.human_average == pytest.approx(0.75) and relevance.ai_average == pytest.approx(
         0.6
     )
-    # Δ over the rated items the AI scored (a1..a3; a4 is unscored): with k = 1 every rated item counts
+    # Δ over the rated items the AI scored (a1..a3; a4 is unscored): with k = 1 every rated item
+    # counts
     assert alpha.ai_vs_human_delta == pytest.approx((0.875 - 0.8 + 1.25 / 3 - 0.6 + 0.25 - 0.4) / 3)
 
 
@@ -338,8 +345,10 @@ def test_lines(reviewed, k2):
     digest = build_digest(reviewed, k2, since=SINCE, now=NOW, chart=False)
     assert digest.lines() == [
         "hilbot digest · 2026-11-21 09:00 UTC",
-        # human (.875 + .41667) / 2 = .64583, AI (.8 + .6) / 2 = .7, over the items rated k = 2 times;
-        # Δ over the same items: ((.875 - .8) + (.41667 - .6)) / 2 = -.05417, the difference of the two shown
+        # human (.875 + .41667) / 2 = .64583, AI (.8 + .6) / 2 = .7, over the items rated k = 2
+        # times;
+        # Δ over the same items: ((.875 - .8) + (.41667 - .6)) / 2 = -.05417, the difference of the
+        # two shown
         "alpha · overall: 2/4 rated · 7 ratings, 2 skips · human 0.65 · AI 0.70 · human − AI −0.05",
         # no item has its k ratings yet: no human figure, so no AI figure and no Δ either
         "beta · relevance: 0/2 rated · 2 ratings · human – · AI – · human − AI –",
@@ -388,8 +397,8 @@ def test_skips_only_is_still_no_ratings(store, config):
 
 
 def _triage(store: Store) -> None:
-    """Run ``tri``: t1 ACCEPT .99 accepted by a rule; the humans agreed on t2 (RECOMMEND ACCEPT), not on t3 (RECOMMEND FAIL);
-    t4 is UNSURE (no side, left out of the agreement), t5 waits."""
+    """Run ``tri``: t1 ACCEPT .99 accepted by a rule; the humans agreed on t2 (RECOMMEND ACCEPT),
+    not on t3 (RECOMMEND FAIL); t4 is UNSURE (no side, left out of the agreement), t5 waits."""
     from evaluation.records import TriageDecision
 
     rows = [
@@ -468,7 +477,8 @@ def test_the_triage_line_shows_before_any_rating(store, config):
     )  # the decisions only: nobody has decided yet
     assert build_digest(store, config, now=NOW).lines() == [
         "hilbot digest · 2026-11-21 09:00 UTC",
-        "Triage: 5 changes, 1 decided by rules (20%), no human decision yet on a change the AI accepted or rejected",
+        "Triage: 5 changes, 1 decided by rules (20%), no human decision yet on a change the AI "
+        "accepted or rejected",
         "No ratings yet.",
     ]
 

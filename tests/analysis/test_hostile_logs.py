@@ -45,7 +45,8 @@ MARKDOWN = [
 ]
 """Every human-readable output of these commands."""
 RAW = ("\x1b", "\x07", "\x9b", "\u202e", "\r")
-"""Characters that must never reach a terminal raw (click strips only whole CSI sequences itself)."""
+"""Characters that must never reach a terminal raw (click strips only whole CSI sequences
+itself)."""
 
 
 @pytest.fixture
@@ -186,10 +187,10 @@ def test_a_timestamp_out_of_range_is_a_bad_line(data, stamp, command):
 
 
 BAD_LINES = [
-    '{"type": "note", "run_id": "%s", "item_id": "q01", "reviewer": {"id": "alice"}, "idempotency_key": "n1", '
-    '"text": "\\ud800"}' % SEARCH_RUN,
-    '{"type": "note", "run_id": "%s", "item_id": "q01", "reviewer": {"id": "alice"}, "idempotency_key": "n2", '
-    '"text": NaN}' % SEARCH_RUN,
+    '{"type": "note", "run_id": "%s", "item_id": "q01", "reviewer": {"id": "alice"}, '
+    '"idempotency_key": "n1", "text": "\\ud800"}' % SEARCH_RUN,
+    '{"type": "note", "run_id": "%s", "item_id": "q01", "reviewer": {"id": "alice"}, '
+    '"idempotency_key": "n2", "text": NaN}' % SEARCH_RUN,
     json.dumps(rating(score="x")),
     json.dumps(rating(reviewer=5)),
     json.dumps(rating(concerns={})),
@@ -380,16 +381,18 @@ def test_patterns_leaves_ratings_without_a_time_out_of_the_drift_only(data):
     outcome = run(data, "analyze", "patterns", "--format", "json")
     succeeded(outcome)
     [dimension] = json.loads(outcome.stdout)["dimensions"]
-    # patterns counts gold labels, one per item (18); q01's latest label is the one without a time, so its gold label
-    # has none: it counts in the item total and is left out of the drift windows only
+    # patterns counts gold labels, one per item (18); q01's latest label is the one without a time,
+    # so its gold label has none: it counts in the item total and is left out of the drift windows
+    # only
     assert dimension["n"] == 18 and sum(w["n"] for w in dimension["drift"]) == 17
 
 
-# --------------------------------------------------------------------------- files that cannot be read
+# ------------------------------------------------------------------------ files that cannot be read
 
 
 def _fifo(path: Path) -> None:
-    """A FIFO at ``path``; a thread opens its write end for a while, so a blocked reader sees EOF instead of hanging."""
+    """A FIFO at ``path``; a thread opens its write end for a while, so a blocked reader sees EOF
+    instead of hanging."""
     os.mkfifo(path)
 
     def unblock() -> None:
@@ -461,7 +464,8 @@ def test_a_log_that_cannot_be_read_is_one_line(data, case, command):
 
 @pytest.mark.parametrize("command", READERS)
 def test_a_ratings_log_without_permission_is_one_line(data, command, monkeypatch):
-    """Permission denied (simulated at the OS call: the tests may run as root, which chmod 000 does not stop)."""
+    """Permission denied (simulated at the OS call: the tests may run as root, which chmod 000 does
+    not stop)."""
     import builtins
 
     denied = str(data / "ratings.jsonl")
@@ -549,11 +553,12 @@ def test_numeric_options_at_their_limits_work(data, args):
     succeeded(run(data, *args))
 
 
-# --------------------------------------------------------------------------- text from files is shown safely
+# ------------------------------------------------------------------ text from files is shown safely
 
 
 HOSTILE_TEXT = "\x1b]0;pwned\x07\x9b2J\u202eevil\r $\\frac{$"
-"""Escape sequences, a bidi override, a carriage return, and mathtext a chart would try to typeset."""
+"""Escape sequences, a bidi override, a carriage return, and mathtext a chart would try to
+typeset."""
 
 
 def _plant_hostile_text(data: Path) -> None:

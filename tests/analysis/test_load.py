@@ -456,7 +456,8 @@ def test_bad_lines_are_reported_like_read_log_and_the_rest_loads(reviewed):
     assert "score" in issues[1].reason
     assert (
         str(issues[2])
-        == f"{path}:17: torn last line (a crash mid-write?), skipped; the next append starts on a fresh line"
+        == f"{path}:17: torn last line (a crash mid-write?), skipped; the next append starts on a "
+        "fresh line"
     )
     assert len(frames.ratings) == 6
 
@@ -490,7 +491,8 @@ def test_items_frame(reviewed):
         b1["feature_leap_distance"],
     ) == (2.0, 0.5, 4.0)
     assert np.isnan(a3["feature_leap_distance"])  # a feature of None
-    # a feature that is not always a number keeps the values as written (for correlate to judge), None where absent
+    # a feature that is not always a number keeps the values as written (for correlate to judge),
+    # None where absent
     assert (
         a2["feature_flag"],
         a3["feature_label"],
@@ -527,7 +529,7 @@ def test_ai_score_column_falls_back_to_overall(reviewed):
     assert ai_score_column(pd.DataFrame({"x": [1]}), "overall").isna().all()
 
 
-# --------------------------------------------------------------------------- equality with the Ledger
+# ------------------------------------------------------------------------- equality with the Ledger
 
 
 def _ledger_view(store: Store):
@@ -676,16 +678,18 @@ HOSTILE_LINES = [
     {"timestamp": -1},
 ]
 RAW_HOSTILE = [
-    '{"type": "note", "run_id": "alpha", "item_id": "a1", "reviewer": {"id": "x"}, "idempotency_key": "s", "text": "\\ud800"}',
-    '{"type": "note", "run_id": "alpha", "item_id": "a1", "reviewer": {"id": "x"}, "idempotency_key": "n", "text": NaN}',
-    '{"type": "rating", "run_id": "alpha", "item_id": "a1", "reviewer": {"id": "x"}, "idempotency_key": "i", '
-    '"judgment": "good", "score": Infinity}',
-    '{"type": "delivery", "run_id": "alpha", "item_id": "a1", "reviewer": {"id": "x"}, "channel": "telegram", '
-    '"chat_id": "1", "message_id": "2", "timestamp": "3000-01-01T00:00:00Z"}',
-    '{"type": "note", "run_id": "alpha", "item_id": "a1", "reviewer": {"id": "x"}, "idempotency_key": "d", "text": "a", '
-    '"text": "b"}',
-    '{"type": "rating", "run_id": "alpha", "item_id": "a1", "reviewer": {"id": "x"}, "idempotency_key": "big", '
-    '"judgment": "good", "score": 1, "v": 100000000000000000000000000000}',
+    '{"type": "note", "run_id": "alpha", "item_id": "a1", "reviewer": {"id": "x"}, '
+    '"idempotency_key": "s", "text": "\\ud800"}',
+    '{"type": "note", "run_id": "alpha", "item_id": "a1", "reviewer": {"id": "x"}, '
+    '"idempotency_key": "n", "text": NaN}',
+    '{"type": "rating", "run_id": "alpha", "item_id": "a1", "reviewer": {"id": "x"}, '
+    '"idempotency_key": "i", "judgment": "good", "score": Infinity}',
+    '{"type": "delivery", "run_id": "alpha", "item_id": "a1", "reviewer": {"id": "x"}, "channel": '
+    '"telegram", "chat_id": "1", "message_id": "2", "timestamp": "3000-01-01T00:00:00Z"}',
+    '{"type": "note", "run_id": "alpha", "item_id": "a1", "reviewer": {"id": "x"}, '
+    '"idempotency_key": "d", "text": "a", "text": "b"}',
+    '{"type": "rating", "run_id": "alpha", "item_id": "a1", "reviewer": {"id": "x"}, '
+    '"idempotency_key": "big", "judgment": "good", "score": 1, "v": 100000000000000000000000000000}',
 ]
 
 

@@ -1,4 +1,5 @@
-"""`analysis.patterns`: distribution, success by source type / category / concern, drift and regressed patterns.
+"""`analysis.patterns`: distribution, success by source type / category / concern, drift and
+regressed patterns.
 
 The quality scale: excellent 1.0 and good .7 are successes; okay .4 and miss .1 are not.
 """
@@ -108,7 +109,8 @@ def test_distribution_and_overall_worked_by_hand():
 
 def test_by_source_type_prefers_the_ratings_own_source():
     (dim,) = patterns(*small(), CONFIG).dimensions
-    # article r4 0/1 .1; chat r1 r5 1/2 (1 + .1)/2 = .55; transcript r2 r6 1/2 (.7 + .4)/2 = .55; None r3 0/1 .4.
+    # article r4 0/1 .1; chat r1 r5 1/2 (1 + .1)/2 = .55; transcript r2 r6 1/2 (.7 + .4)/2 = .55;
+    # None r3 0/1 .4.
     got = [(g.key, g.n, g.successes, round(g.mean_score, 9)) for g in dim.by_source_type]
     assert got == [
         ("article", 1, 0, 0.1),
@@ -162,7 +164,8 @@ def test_unknown_judgments_are_listed_after_the_scale():
 
 
 def test_an_unconfigured_dimension_is_described_from_the_log():
-    # tone, in no configuration: mean scores warm .9, aloof (.3, .5) → .4, cold .1, and "blank" (no score) last
+    # tone, in no configuration: mean scores warm .9, aloof (.3, .5) → .4, cold .1, and "blank" (no
+    # score) last
     ratings = make_ratings(
         [
             rating("i1", "aloof", dimension="tone", score=0.3),
@@ -184,8 +187,8 @@ def test_an_unconfigured_dimension_is_described_from_the_log():
     ]
     assert dim.notes == (
         (
-            "dimension 'tone' is not configured: judgments ordered by their mean score, best first; "
-            "a rating succeeds when its score ≥ 0.5"
+            "dimension 'tone' is not configured: judgments ordered by their mean score, best "
+            "first; a rating succeeds when its score ≥ 0.5"
         ),
     )
     assert dim.overall.successes == 2  # warm .9 and aloof .5
@@ -212,8 +215,8 @@ def test_a_dimension_neither_configured_nor_rated_is_a_clear_error():
 
 
 def test_drift_per_window_with_an_empty_week():
-    # Anchor: 2025-03-03 00:00 UTC (the day of the first rating). Days 0 and 1 → week 1 (excellent, good:
-    # 2/2, mean .85); nothing in week 2; days 15 and 16 → week 3 (miss, okay: 0/2, mean .25).
+    # Anchor: 2025-03-03 00:00 UTC (the day of the first rating). Days 0 and 1 → week 1 (excellent,
+    # good: 2/2, mean .85); nothing in week 2; days 15 and 16 → week 3 (miss, okay: 0/2, mean .25).
     ratings = make_ratings(
         [
             rating("a", "excellent", dimension=Q, timestamp=day(0)),
@@ -252,7 +255,8 @@ def test_window_days_must_be_positive():
 
 
 def group_ratings(category, source, week1: list[str], week3: list[str]):
-    """Ratings of one (category, source type): ``week1`` on days 0–4, ``week3`` on days 14–18, one item each."""
+    """Ratings of one (category, source type): ``week1`` on days 0–4, ``week3`` on days 14–18, one
+    item each."""
     rows, items = [], []
     for offset, judgments in ((0, week1), (14, week3)):
         for k, judgment in enumerate(judgments):
@@ -309,7 +313,8 @@ def test_regression_flags_excellent_early_miss_late_and_not_the_stable_ones():
 
 def test_regression_thresholds_are_parameters():
     frames = regression_frames(REGRESSED, STABLE, NOISY, THIN)
-    # With 3 ratings enough, THIN is checked: 5/5 → 0/3, Wilson 0/3 = [0, .5615] below 5/5's .5655 → flagged.
+    # With 3 ratings enough, THIN is checked: 5/5 → 0/3, Wilson 0/3 = [0, .5615] below 5/5's
+    # .5655 → flagged.
     loose = patterns(*frames, CONFIG, min_ratings=3).dimensions[0]
     assert {(r.category, r.source_type) for r in loose.regressions} == {
         ("macro", "tweet"),
@@ -320,7 +325,8 @@ def test_regression_thresholds_are_parameters():
 
 
 def test_regression_compares_the_first_and_last_full_windows():
-    # No category or source type (a None group); weeks 1, 2, 3: 5/5, 5/5 (good), 0/5 → week 1 against week 3.
+    # No category or source type (a None group); weeks 1, 2, 3: 5/5, 5/5 (good), 0/5 → week 1
+    # against week 3.
     rows, items = group_ratings(None, None, ["excellent"] * 5, ["miss"] * 5)
     middle = [rating(f"mid{k}", "good", dimension=Q, timestamp=day(7 + k)) for k in range(5)]
     items += [{"item_id": f"mid{k}"} for k in range(5)]

@@ -1,11 +1,13 @@
-"""The fast reader's record plans stay in step with the pydantic models (analysis/_plans.py vs evaluation/records.py).
+"""The fast reader's record plans stay in step with the pydantic models (analysis/_plans.py vs
+evaluation/records.py).
 
 A plan accepts a record only when every key is a field it checks; anything else goes to the
 models (the "slow path", counted in ``Scan.slow_lines``). So:
 
 * each plan checks exactly the fields of its model, and each nested key set (reviewer, metadata,
   labels) exactly the fields of the nested model; a field added to a model is named here;
-* what hilbot itself writes (``evaluation.log.encode``, as the store appends) never takes the slow path;
+* what hilbot itself writes (``evaluation.log.encode``, as the store appends) never takes the slow
+  path;
 * the fast path never accepts a line the model rejects, field by field and value by value.
 """
 
@@ -53,12 +55,13 @@ def _nested_models(model: type[BaseModel]) -> dict[str, type[BaseModel]]:
 
 
 def _gaps(type_name: str, model: type[BaseModel]) -> list[str]:
-    """Where the ``type_name`` plan and ``model`` disagree on field names, one sentence each (none: in step)."""
+    """Where the ``type_name`` plan and ``model`` disagree on field names, one sentence each (none:
+    in step)."""
     plan = PLANS[type_name]
     fields = set(model.model_fields)
     gaps = [
-        f"{model.__name__}.{name} is a field the {type_name!r} plan does not check: every record carrying it "
-        f"goes to the slow path; check it in analysis/_plans.py"
+        f"{model.__name__}.{name} is a field the {type_name!r} plan does not check: every record "
+        "carrying it goes to the slow path; check it in analysis/_plans.py"
         for name in sorted(fields - plan.allowed)
     ]
     gaps += [
@@ -69,11 +72,13 @@ def _gaps(type_name: str, model: type[BaseModel]) -> list[str]:
         keys = NESTED.get(name)
         if keys is None:
             gaps.append(
-                f"{model.__name__}.{name} holds a {nested.__name__}, for which the plans have no key set"
+                f"{model.__name__}.{name} holds a {nested.__name__}, for which the plans have no "
+                "key set"
             )
             continue
         gaps += [
-            f"{nested.__name__}.{key} ({model.__name__}.{name}.{key}) is a field the plans do not check"
+            f"{nested.__name__}.{key} ({model.__name__}.{name}.{key}) is a field the plans do not "
+            "check"
             for key in sorted(set(nested.model_fields) - keys)
         ]
         gaps += [
@@ -151,7 +156,8 @@ def _full_records() -> dict[str, BaseModel]:
 
 
 def _minimal_records() -> dict[str, BaseModel]:
-    """One record per type with only the required fields (defaults and "now" filled in, as on the terminal)."""
+    """One record per type with only the required fields (defaults and "now" filled in, as on the
+    terminal)."""
     who = Reviewer(id="ada")
     return {
         "rating": Rating(
@@ -194,8 +200,9 @@ def test_nested_key_sets_are_the_nested_models_fields():
 
 
 def test_the_records_have_no_aliases():
-    """hilbot writes field names (``encode`` dumps without ``by_alias``) and the models read names and aliases
-    (``populate_by_name``): an alias would be a second key for one field, which the plans do not know."""
+    """hilbot writes field names (``encode`` dumps without ``by_alias``) and the models read names
+    and aliases (``populate_by_name``): an alias would be a second key for one field, which the
+    plans do not know."""
     for model in (*MODELS.values(), Reviewer, RatingMetadata, Labels):
         aliased = [
             name
@@ -223,7 +230,8 @@ def test_a_field_a_model_gains_is_named_and_its_lines_take_the_slow_path(tmp_pat
     assert "MoodMetadata.mood (TimedRating.metadata.mood) is a field the plans do not check" in gaps
     assert "TimedDelivery.edited is a field the 'delivery' plan does not check" in gaps
 
-    # until a plan checks it, a line carrying the new field goes to the model (here the real one, which forbids it)
+    # until a plan checks it, a line carrying the new field goes to the model (here the real one,
+    # which forbids it)
     rating = json.loads(encode(_full_records()["rating"]))
     lines = [
         json.dumps({**rating, "duration_s": 1.5}),
@@ -250,7 +258,8 @@ def test_lines_hilbot_writes_take_the_fast_path(tmp_path, records):
 
 
 def test_the_full_records_set_every_field():
-    """So that the fast-path test above covers every field a model has (a new one must be set there too)."""
+    """So that the fast-path test above covers every field a model has (a new one must be set there
+    too)."""
     for type_name, record in _full_records().items():
         line = json.loads(encode(record))
         missing = sorted(set(MODELS[type_name].model_fields) - set(line))
@@ -320,7 +329,7 @@ def test_slow_lines_add_up_over_several_reader_processes(tmp_path):
     assert scan_log(path, jobs=1).slow_lines == scan_log(path, jobs=2).slow_lines == 6
 
 
-# --------------------------------------------------------------------------- never laxer than the models
+# ---------------------------------------------------------------------- never laxer than the models
 
 MISSING = object()
 PROBES: list[Any] = [
@@ -349,7 +358,8 @@ PROBES: list[Any] = [
     {"id": "x"},
     {"platform": "slack", "id": "u", "name": None},
 ]
-"""Values tried in every field: each JSON type, edge numbers, literals and shapes some field accepts."""
+"""Values tried in every field: each JSON type, edge numbers, literals and shapes some field
+accepts."""
 
 
 def _variants() -> list[tuple[str, dict]]:
@@ -411,7 +421,7 @@ def test_the_fast_path_never_accepts_what_a_model_rejects(tmp_path, monkeypatch)
     assert len(fast) > len(variants) // 10  # the valid probes stay fast (a sanity check of the spy)
 
 
-# --------------------------------------------------------------------------- the view validate reads
+# -------------------------------------------------------------------------- the view validate reads
 
 
 def test_the_scan_view(tmp_path):

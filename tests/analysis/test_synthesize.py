@@ -98,7 +98,8 @@ def test_evidence_follows_the_log(reviewed):
 def test_statistical_synthesis_is_labelled_and_appended(reviewed):
     record = synthesize(reviewed, _config(), run_id="r1")
     assert record.synthesis_source == "statistical"
-    # 5 ratings: q1 0.1, 0.4; q2 1.0, 0.7; q3 0.7 → mean 0.58; deltas −0.8 −0.5 +0.2 −0.1 +0.4 → mean −0.16
+    # 5 ratings: q1 0.1, 0.4; q2 1.0, 0.7; q3 0.7 → mean 0.58; deltas −0.8 −0.5 +0.2 −0.1 +0.4 →
+    # mean −0.16
     assert record.queriesReviewed == 5 and record.humanAverageScore == pytest.approx(0.58)
     assert record.aiVsHumanDelta == pytest.approx(-0.16)
     assert "the AI scores 0.16 higher than the reviewers" in record.synthesis
@@ -193,7 +194,8 @@ def test_synthesize_and_store_with_the_llm_when_opted_in(reviewed, fake):
 
 
 def test_synthesize_and_store_with_nothing_rated_stores_nothing(reviewed):
-    """A session ended before any rating (or on another dimension) has nothing to synthesize: None, nothing written."""
+    """A session ended before any rating (or on another dimension) has nothing to synthesize: None,
+    nothing written."""
     from analysis.synthesize import synthesize_and_store
 
     before = reviewed.ratings.path.read_bytes()

@@ -1,13 +1,14 @@
-"""Analysis on ratings of a dimension hilbot.toml does not define: every ``hilbot analyze`` command works on any log.
+"""Analysis on ratings of a dimension hilbot.toml does not define: every ``hilbot analyze`` command
+works on any log.
 
-A dimension the configuration lacks is described from the log itself: its judgments ordered by their mean score
-(the convention of :func:`analysis.agreement.judgment_means`), and the report says the dimension is not
-configured. A ``--dimension`` that neither the configuration defines nor any rating carries is a one-line error
-with the fix.
+A dimension the configuration lacks is described from the log itself: its judgments ordered by their
+mean score (the convention of :func:`analysis.agreement.judgment_means`), and the report says the
+dimension is not configured. A ``--dimension`` that neither the configuration defines nor any rating
+carries is a one-line error with the fix.
 
 The log here: the two demo runs rated on ``tone`` by three reviewers. The judgments' mean scores are
-cold 0.1 < aloof 0.45 (0.3 from alice, 0.5 from the others) < warm 0.9, an order that is neither alphabetical
-nor the order the judgments first appear in.
+cold 0.1 < aloof 0.45 (0.3 from alice, 0.5 from the others) < warm 0.9, an order that is neither
+alphabetical nor the order the judgments first appear in.
 """
 
 from __future__ import annotations
@@ -74,8 +75,9 @@ def toned(demo_store: Store) -> Store:
 
 @pytest.fixture(params=["built-in config", "own config, tone in the run headers"])
 def setup(request, demo_store: Store, tmp_path: Path) -> Store:
-    """The tone ratings under the built-in configuration, or under a hilbot.toml that defines another dimension
-    (``clarity``, never rated) while the run headers list ``tone``, which the configuration lacks."""
+    """The tone ratings under the built-in configuration, or under a hilbot.toml that defines
+    another dimension (``clarity``, never rated) while the run headers list ``tone``, which the
+    configuration lacks."""
     rate_tone(demo_store)
     if request.param != "built-in config":
         (tmp_path / "hilbot.toml").write_text('[dimensions.clarity]\nscale = "quality"\n')
@@ -124,9 +126,10 @@ def test_calibration_describes_the_dimension_from_the_log(select, setup, run_cli
 def test_calibration_puts_each_item_in_the_judgment_of_its_gold_label(toned, run_cli):
     data = json.loads(ok(run_cli, "calibration", "--format", "json").stdout)
     (group,) = data["groups"]
-    # Each item's human label is its gold label, here the majority of its three ratings (not the mean of them, which
-    # put warm,cold,warm in aloof). Per cycle of six items: warm,warm,aloof → warm; cold,aloof,cold → cold; all warm
-    # → warm; all cold → cold; aloof,aloof,warm → aloof; warm,cold,warm → warm. 30 items: 5 cycles.
+    # Each item's human label is its gold label, here the majority of its three ratings (not the
+    # mean of them, which put warm,cold,warm in aloof). Per cycle of six items:
+    # warm,warm,aloof → warm; cold,aloof,cold → cold; all warm → warm; all cold → cold;
+    # aloof,aloof,warm → aloof; warm,cold,warm → warm. 30 items: 5 cycles.
     human = [sum(column) for column in zip(*group["categories"]["confusion"]["counts"])]
     assert human == [10, 5, 15]  # cold, aloof, warm
     assert data["gold"]["derived"] == 30 and data["gold"]["adjudicated"] == 0
@@ -170,7 +173,7 @@ def test_patterns_with_charts(toned, run_cli, tmp_path):
     assert {p.name for p in out.iterdir()} >= {"patterns.md", "patterns.json", "distribution.png"}
 
 
-# ---------------------------------------------------------------- agreement (already describes it: pinned)
+# --------------------------------------------------------- agreement (already describes it: pinned)
 
 
 @pytest.mark.parametrize("select", [[], ["--dimension", TONE]])

@@ -135,15 +135,18 @@ def test_one_line_per_flag(flagged, config):
     report = validate(flagged, config)
     path = flagged.ratings.path
     assert report.lines() == [
-        f"{path}:1: excellent_with_concern: 'excellent' (the top of the scale) carries concerns lacks_catalyst",
-        f"{path}:2: excellent_with_concern: 'good' (an option that asks no concerns) carries concerns thesis_unclear",
+        f"{path}:1: excellent_with_concern: 'excellent' (the top of the scale) carries concerns "
+        "lacks_catalyst",
+        f"{path}:2: excellent_with_concern: 'good' (an option that asks no concerns) carries "
+        "concerns thesis_unclear",
         f"{path}:3: unknown_item: rating of item 'zz', which run 'alpha' does not have",
         f"{path}:4: unknown_item: rating of run 'ghost', which no run file holds",
         f"{path}:5: unknown_dimension: dimension 'vibes' is not in hilbot.toml's [dimensions]",
-        f"{path}:6: unknown_judgment: 'superb' is not an option of 'quality' (excellent, good, okay, miss)",
+        f"{path}:6: unknown_judgment: 'superb' is not an option of 'quality' (excellent, good, "
+        "okay, miss)",
         f"{path}:7: score_mismatch: 'good' scores 0.7 on 'quality', the rating says 0.9",
-        f"{path}:9: rated_twice_in_session: terminal:frank rated alpha/a1 on 'quality' before in session "
-        "2026-11-20 (line 8): changed 'okay' to 'miss'",
+        f"{path}:9: rated_twice_in_session: terminal:frank rated alpha/a1 on 'quality' before in "
+        "session 2026-11-20 (line 8): changed 'okay' to 'miss'",
     ]
     assert report.counts == {
         "excellent_with_concern": 2,
@@ -185,7 +188,8 @@ def test_a_session_falls_back_on_the_date_and_a_plain_repeat_is_not_flagged(stor
 
 
 def _session(store: Store, *ratings: tuple) -> None:
-    """frank's ratings of alpha/a1 on quality, all in session 2026-11-20: (judgment, score, concerns[, note])."""
+    """frank's ratings of alpha/a1 on quality, all in session 2026-11-20: (judgment, score,
+    concerns[, note])."""
     _runs(store)
     for n, (judgment, score, concerns, *note) in enumerate(ratings, start=1):
         store.ratings.append(
@@ -205,7 +209,8 @@ def _session(store: Store, *ratings: tuple) -> None:
 
 
 def test_toggling_concern_tags_on_the_same_judgment_is_not_a_rerating(store, config):
-    """The issue: each tag toggle stores a new rating event with the same judgment; none of them is a re-rating."""
+    """The issue: each tag toggle stores a new rating event with the same judgment; none of them is
+    a re-rating."""
     _session(
         store,
         ("okay", 0.4, []),
@@ -246,7 +251,8 @@ def test_tag_toggles_then_a_change_are_flagged_once(store, config):
         ("miss", 0.1, ["lacks_catalyst"]),
     )
     log = store.ratings
-    # others in the same session, interleaved after: another reviewer and another item, tag toggles only
+    # others in the same session, interleaved after: another reviewer and another item, tag toggles
+    # only
     log.append(_rating("gina", "alpha", "a1", "quality", "miss", 0.1, 4, session="2026-11-20"))
     log.append(_rating("frank", "alpha", "a2", "quality", "okay", 0.4, 5, session="2026-11-20"))
     log.append(
@@ -279,10 +285,10 @@ def test_each_change_back_and_forth_is_flagged(store, config):
     report = validate(store, config)
     path = store.ratings.path
     assert report.lines() == [
-        f"{path}:2: rated_twice_in_session: terminal:frank rated alpha/a1 on 'quality' before in session 2026-11-20 "
-        "(line 1): changed 'okay' to 'miss'",
-        f"{path}:4: rated_twice_in_session: terminal:frank rated alpha/a1 on 'quality' before in session 2026-11-20 "
-        "(line 3): changed 'miss' to 'okay'",
+        f"{path}:2: rated_twice_in_session: terminal:frank rated alpha/a1 on 'quality' before in "
+        "session 2026-11-20 (line 1): changed 'okay' to 'miss'",
+        f"{path}:4: rated_twice_in_session: terminal:frank rated alpha/a1 on 'quality' before in "
+        "session 2026-11-20 (line 3): changed 'miss' to 'okay'",
     ]
     assert report.counts["rated_twice_in_session"] == 2
 
@@ -311,11 +317,13 @@ def test_schema_errors_fail_and_a_skip_with_a_score_is_both(store, config):
         (3, "invalid JSON (Expecting property name enclosed in double quotes at column 2)"),
     ]
     assert report.lines() == [
-        f"{path}:2: score: Extra inputs are not permitted; skipped and left in place (to delete it while hilbot runs, "
-        f"edit under its lock: flock {path} sed -i '2d' {path})",
-        f"{path}:2: skip_with_score: a skip carrying judgment, score; the line is not a valid skip and counts nowhere",
-        f"{path}:3: invalid JSON (Expecting property name enclosed in double quotes at column 2); skipped and left in "
-        f"place (to delete it while hilbot runs, edit under its lock: flock {path} sed -i '3d' {path})",
+        f"{path}:2: score: Extra inputs are not permitted; skipped and left in place (to delete it "
+        f"while hilbot runs, edit under its lock: flock {path} sed -i '2d' {path})",
+        f"{path}:2: skip_with_score: a skip carrying judgment, score; the line is not a valid skip "
+        "and counts nowhere",
+        f"{path}:3: invalid JSON (Expecting property name enclosed in double quotes at column 2); "
+        "skipped and left in place (to delete it while hilbot runs, edit under its lock: flock "
+        f"{path} sed -i '3d' {path})",
     ]
     assert report.counts["skip_with_score"] == 1 and sum(report.counts.values()) == 1
     assert report.exit_code == 1
@@ -329,8 +337,8 @@ def test_a_bad_run_file_line_is_a_schema_error_too(store, config):
     report = validate(store, config)
     beta = store.run_path("beta")
     assert [str(i) for i in report.schema_errors] == [
-        f"{beta}:3: a record must be a JSON object; skipped and left in place (to delete it while hilbot runs, edit under "
-        f"its lock: flock {beta} sed -i '3d' {beta})"
+        f"{beta}:3: a record must be a JSON object; skipped and left in place (to delete it while "
+        f"hilbot runs, edit under its lock: flock {beta} sed -i '3d' {beta})"
     ]
     assert report.exit_code == 1 and report.line_count == 0
 
@@ -357,7 +365,8 @@ def test_two_runs_in_one_file_are_flagged(store, config):
     before = _digest(store)
     report = validate(store, config)
     assert [str(f) for f in report.flags] == [
-        f"{path}:3: duplicate_run_header: a second run_header (the first is on line 1): two runs share this file",
+        f"{path}:3: duplicate_run_header: a second run_header (the first is on line 1): two runs "
+        "share this file",
         f"{path}:4: duplicate_item: item 'b1' again (first on line 2); reviewers see the last one",
     ]
     assert report.counts["duplicate_run_header"] == 1 and report.counts["duplicate_item"] == 1

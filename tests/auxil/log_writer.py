@@ -16,8 +16,8 @@ Modes:
 ``soak PATH WRITER``
     Appends ``probe`` records (``writer``, ``seq``), single appends and batches of 2..5 mixed,
     printing ``seq`` once each is acknowledged, until SIGTERM; then closes the log (which puts
-    back whatever a replacement of the file dropped) and prints ``closed RESTORED``. Used by the soak in
-    tests/test_soak.py, which also kills writers with SIGKILL.
+    back whatever a replacement of the file dropped) and prints ``closed RESTORED``. Used by the
+    soak in tests/test_soak.py, which also kills writers with SIGKILL.
 """
 
 from __future__ import annotations

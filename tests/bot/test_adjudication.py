@@ -1,4 +1,5 @@
-"""Adjudication: which items are disputed, the gold-label rules, the engine's records and the terminal command."""
+"""Adjudication: which items are disputed, the gold-label rules, the engine's records and the
+terminal command."""
 
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ def adjudications(store: Store) -> list[dict]:
     ]
 
 
-# ---------------------------------------------------------------------------------------------- gold-label rules
+# --------------------------------------------------------------------------------- gold-label rules
 
 
 def test_a_single_label_is_its_own_gold(config):
@@ -119,7 +120,7 @@ def test_an_adjudication_missing_its_label_or_reason_is_invalid(fields):
         Adjudication(run_id="r", item_id="i", reviewer=LEAD, idempotency_key="k", **fields)
 
 
-# ---------------------------------------------------------------------------------------------- disputes
+# ----------------------------------------------------------------------------------------- disputes
 
 
 def test_the_panels_disputes_come_largest_disagreement_first(panel, config):
@@ -131,7 +132,8 @@ def test_the_panels_disputes_come_largest_disagreement_first(panel, config):
         config.scale_for("overall"),
         config.adjudication,
     )
-    # good/okay/terrible (0.9 apart, 3 levels), then okay/good/poor and okay/poor/okay-likes by spread
+    # good/okay/terrible (0.9 apart, 3 levels), then okay/good/poor and okay/poor/okay-likes by
+    # spread
     assert [d.item_id for d in found][:2] == ["q18", "q04"]
     assert found[0].levels == 3 and found[0].why == "labels 3 levels apart"
     assert {d.item_id for d in found} == {
@@ -191,7 +193,7 @@ def test_an_ai_far_from_the_humans_is_a_dispute_even_with_one_label(store, confi
     )
 
 
-# ---------------------------------------------------------------------------------------------- the engine
+# --------------------------------------------------------------------------------------- the engine
 
 
 def test_a_consensus_is_on_disk_before_the_turn_returns_and_the_ratings_stay(panel):
@@ -298,7 +300,7 @@ def test_an_unknown_dimension_is_a_one_line_error(panel):
         AdjudicationSession(engine_of(panel), PANEL_RUN, "nope", LEAD)
 
 
-# ---------------------------------------------------------------------------------------------- the command
+# -------------------------------------------------------------------------------------- the command
 
 
 def test_hilbot_adjudicate_in_the_terminal(run_cli, tmp_path):
@@ -327,7 +329,7 @@ def test_hilbot_adjudicate_an_unknown_run_is_one_line_exit_2(run_cli):
     )
 
 
-# ---------------------------------------------------------------------------------------------- gold labels downstream
+# --------------------------------------------------------------------------- gold labels downstream
 
 
 def _adjudicate_two(store: Store) -> None:

@@ -1,4 +1,5 @@
-"""The `hilbot` command line as a user runs it: in-process through `main()`, and a few runs of the installed console script."""
+"""The `hilbot` command line as a user runs it: in-process through `main()`, and a few runs of the
+installed console script."""
 
 from __future__ import annotations
 
@@ -26,7 +27,8 @@ COMMANDS = ["demo", "review", "import", "export", "schema"]
 def test_help_imports_no_heavy_library():
     code = (
         "import sys; sys.argv = ['hilbot', '--help']\nfrom bot.cli import main\ntry:\n    main()\n"
-        "except SystemExit:\n    pass\nprint('LOADED', sorted({m.split('.')[0] for m in sys.modules}))"
+        "except SystemExit:\n    pass\nprint('LOADED', sorted({m.split('.')[0] for m in "
+        "sys.modules}))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
@@ -74,7 +76,8 @@ def test_demo_without_a_terminal_prints_the_runs_and_how_to_review(run_process, 
     assert re.search(r'^\[1/18\] "', out, re.M) and re.search(r'^\[1/12\] "', out, re.M)
     assert re.search(r"^  → 1\. \[0\.\d\d\] /docs/", out, re.M)
     assert re.search(
-        r"^  [✓✗] AI \[recorded\]: relevance=0\.\d\d ranking=0\.\d\d coverage=0\.\d\d snippet=0\.\d\d overall=0\.\d\d$",
+        r"^  [✓✗] AI \[recorded\]: relevance=0\.\d\d ranking=0\.\d\d coverage=0\.\d\d "
+        r"snippet=0\.\d\d overall=0\.\d\d$",
         out,
         re.M,
     )
@@ -130,7 +133,8 @@ def test_unknown_dimension_via_cli(run_cli):
 
 
 def test_a_failing_command_says_one_line_even_when_the_log_has_bad_lines(run_cli, tmp_path):
-    """Warnings about bad lines are shown when the command succeeds; a failure is its one error line."""
+    """Warnings about bad lines are shown when the command succeeds; a failure is its one error
+    line."""
     run_cli("demo")
     (tmp_path / "results" / "ratings.jsonl").write_bytes(b"{oops\n[]\n\xff\n")
     (tmp_path / "adir").mkdir()

@@ -1,4 +1,5 @@
-"""The query edit loop in-process: scripted lines in, said lines out; the LLM is the fake Messages API."""
+"""The query edit loop in-process: scripted lines in, said lines out; the LLM is the fake Messages
+API."""
 
 from __future__ import annotations
 
@@ -103,8 +104,8 @@ async def test_bad_input_gets_a_hint_never_a_crash(qdir, store):
     assert "Edit one query at a time, e.g. edit 5" in out
     assert "No set 'relay-focus' in this review; use one of: core" in out
     assert (
-        "fill needs the LLM: set the [llm] provider's key (ANTHROPIC_API_KEY; OPENAI_BASE_URL for a local model)"
-        in out
+        "fill needs the LLM: set the [llm] provider's key (ANTHROPIC_API_KEY; OPENAI_BASE_URL for "
+        "a local model)" in out
     )
     assert out.count("Edit commands") == 2
     assert (qdir / "core.json").read_bytes() == before

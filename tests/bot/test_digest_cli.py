@@ -1,4 +1,5 @@
-"""``hilbot digest``: printed, written to files, and posted to Telegram chats through the Bot API."""
+"""``hilbot digest``: printed, written to files, and posted to Telegram chats through the Bot
+API."""
 
 from __future__ import annotations
 

@@ -22,8 +22,9 @@ INCOMPLETE_ROW = r"  \(incomplete: no summary, {n} of {total} queries\)"
 def cut_short(
     store: Store, source_id: str, run_id: str, keep: int, *, overall: float | None = None
 ) -> str:
-    """Write ``run_id`` as ``hilbot run`` leaves a run it was killed in: the header of ``source_id`` and its
-    first ``keep`` items, no summary (``overall`` replaces every item's scores when given)."""
+    """Write ``run_id`` as ``hilbot run`` leaves a run it was killed in: the header of ``source_id``
+    and its first ``keep`` items, no summary (``overall`` replaces every item's scores when
+    given)."""
     source = store.load_run(source_id)
     header = source.header.model_copy(
         update={"run_id": run_id, "created_at": utcnow(), "baseline": None}
@@ -67,7 +68,8 @@ def test_review_list_marks_a_run_without_a_summary_incomplete(run_cli, store):
 
 
 def test_run_listing_marks_a_run_without_an_expected_size(store):
-    """A run whose header does not say how many items to expect is marked incomplete without the count."""
+    """A run whose header does not say how many items to expect is marked incomplete without the
+    count."""
     store.create_run(RunHeader(run_id="bare", set="core"), [])
     log, _ = store.start_run(RunHeader(run_id="started", set="core"))
     rows = rows_of(run_listing(store, []))  # what the chat bots' /runs shows too
@@ -130,7 +132,8 @@ def test_compare_json_says_which_run_is_incomplete(run_cli, store):
 
 def test_default_baseline_skips_an_incomplete_run_and_says_so(run_cli, store, tmp_path):
     assert cli_run(run_cli, CLAUDE, "--run-id", "claude", "--silent").returncode == 0
-    # a newer run of the set, killed after 3 items whose (perfect) scores any real run would regress from
+    # a newer run of the set, killed after 3 items whose (perfect) scores any real run would regress
+    # from
     cut_short(store, "claude", "aborted", 3, overall=1.0)
     result = cli_run(run_cli, CLAUDE, "--run-id", "claude-2", "--quiet")
     assert result.returncode == 0, result.stderr

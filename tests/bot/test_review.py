@@ -1,4 +1,5 @@
-"""The channel-agnostic review engine: assignment, blind protocol, follow-ups, durability, resume."""
+"""The channel-agnostic review engine: assignment, blind protocol, follow-ups, durability,
+resume."""
 
 from __future__ import annotations
 
@@ -326,8 +327,9 @@ def test_an_empty_dimension_is_an_unknown_dimension_not_the_default(demo_store):
 
 
 def _ledger_steps(data):
-    """A run, a ledger and reviewers, driven through any mix of deals, ratings, skips, released cards and
-    items added to a growing run; yields (run, ledger, reviewers, k, grew) after each step."""
+    """A run, a ledger and reviewers, driven through any mix of deals, ratings, skips, released
+    cards and items added to a growing run; yields (run, ledger, reviewers, k, grew) after each
+    step."""
     from evaluation import ItemData, Query, RunHeader
     from evaluation.runs import Run
 
@@ -369,8 +371,9 @@ def _ledger_steps(data):
 @settings(max_examples=150, deadline=None)
 @given(data=st.data())
 def test_progress_from_running_counts_equals_walking_the_queue(data):
-    """`progress` counts what is left from the ledger's running counts; it must equal len(queue) + open cards
-    under any mix of deals, ratings, skips, released cards and items added to a growing run."""
+    """`progress` counts what is left from the ledger's running counts; it must equal
+    len(queue) + open cards under any mix of deals, ratings, skips, released cards and items added
+    to a growing run."""
     for run, ledger, reviewers, k, _ in _ledger_steps(data):
         for reviewer in reviewers:
             left = progress(run, ledger, "overall", reviewer, k).remaining
@@ -382,8 +385,9 @@ def test_progress_from_running_counts_equals_walking_the_queue(data):
 @settings(max_examples=150, deadline=None)
 @given(data=st.data())
 def test_dealing_from_the_full_prefix_equals_a_fresh_walk(data):
-    """The queue starts its walk after the items already known to be full (kept per assignment order);
-    it must equal a walk from the first item with nothing cached, whatever reopens items or grows the run."""
+    """The queue starts its walk after the items already known to be full (kept per assignment
+    order); it must equal a walk from the first item with nothing cached, whatever reopens items or
+    grows the run."""
     from bot.assignment import order
 
     ordered = None
@@ -399,7 +403,7 @@ def test_dealing_from_the_full_prefix_equals_a_fresh_walk(data):
             assert cached == fresh
 
 
-# --------------------------------------------------------------------------- the full label: confidence, skip reasons, follow-ups
+# --------------------------------------------- the full label: confidence, skip reasons, follow-ups
 
 FULL_LABEL = """
 [review]
@@ -424,7 +428,8 @@ question = "What would have made it run?"
 choices = ["missing dependency", "missing docs"]
 when = ["parses"]
 """
-"""code-validity asking how sure, then its issues (after parses or broken), then what blocked it (after parses)."""
+"""code-validity asking how sure, then its issues (after parses or broken), then what blocked it
+(after parses)."""
 
 
 def _labelled(store, tmp_path, reviewer=ALICE):

@@ -94,7 +94,7 @@ def cli_run(run_cli, outputs: str, *extra: str, env: dict | None = None, **kw):
     )
 
 
-# --------------------------------------------------------------------------- output modes and the run file
+# -------------------------------------------------------------------- output modes and the run file
 
 ITEM_LINE = re.compile(r"^  ([✓✗]) lexical: (?:[a-z_@0-9]+=\d\.\d\d )+overall=(\d\.\d\d)$")
 
@@ -340,10 +340,14 @@ def test_search_run_with_a_python_target(run_cli, tmp_path):
 
 def test_an_interrupted_run_keeps_what_it_judged(tmp_path):
     (tmp_path / "hilbot.toml").write_text("[targets]\nconcurrency = 1\n")
-    command = f'sleep 0.3; {shlex.quote(sys.executable)} {shlex.quote(str(ROOT / "examples" / "rules_bot.py"))} "$HILBOT_QUERY"'
+    command = (
+        f"sleep 0.3; {shlex.quote(sys.executable)} "
+        f'{shlex.quote(str(ROOT / "examples" / "rules_bot.py"))} "$HILBOT_QUERY"'
+    )
     env = {**os.environ, "HILBOT_DATA_DIR": str(tmp_path / "results"), "ANTHROPIC_API_KEY": ""}
-    # Ctrl-C as in a terminal: the run starts with SIGINT at its default even when the tests themselves run as a
-    # shell's background job (which ignores SIGINT and passes that on: the run then finished and exited 0)
+    # Ctrl-C as in a terminal: the run starts with SIGINT at its default even when the tests
+    # themselves run as a shell's background job (which ignores SIGINT and passes that on: the run
+    # then finished and exited 0)
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         proc = subprocess.Popen(
@@ -395,7 +399,7 @@ def test_an_interrupted_run_keeps_what_it_judged(tmp_path):
     assert len(printed) <= len(judged)
 
 
-# --------------------------------------------------------------------------- the LLM judge through the CLI
+# -------------------------------------------------------------------- the LLM judge through the CLI
 
 
 def test_llm_judge_run_header_output_and_cache(run_cli, tmp_path):
@@ -593,8 +597,9 @@ def test_compare_json_has_the_same_numbers(run_cli, three_runs):
     assert [p["run_id"] for p in profiles] == ["claude", "gpt", "grok"]
     for p in profiles:
         row = (
-            f"| {p['label']} | {p['overall']:.0f}% | {p['quote_quality']:.0f}% | {p['reasoning']:.0f}% | "
-            f"{p['correctness']:.0f}% | {p['speed_s']:.1f}s | ${p['cost_usd']:.2f} |"
+            f"| {p['label']} | {p['overall']:.0f}% | {p['quote_quality']:.0f}% | "
+            f"{p['reasoning']:.0f}% | {p['correctness']:.0f}% | {p['speed_s']:.1f}s | "
+            f"${p['cost_usd']:.2f} |"
         )
         assert row in markdown.splitlines()
         assert p["items"] == 8 and p["failed"] == 0 and p["judge"] == "lexical"
@@ -611,7 +616,7 @@ def test_compare_unknown_run_is_exit_2(run_cli):
     assert result.returncode == 2 and result.stderr.startswith("error: no run 'nope'")
 
 
-# --------------------------------------------------------------------------- hostile item text in the run output
+# -------------------------------------------------------------- hostile item text in the run output
 
 HOSTILE = "\x1b]0;T\x07\x1b[2J\x1b[31m\x1b[8m\x9b1m\u202e\rX"
 SHOWN = "␛]0;T␇␛[2J␛[31m␛[8m<U+009B>1m<U+202E>"

@@ -116,7 +116,10 @@ def _generated(project: Path) -> list[Path]:
 def test_generate_edit_and_accept(run_cli, project, fake):
     (project / "hilbot.toml").write_text('[llm]\nmodel = "claude-test-model"\n')
     fake.queue(batch(*(f"proposed {n}" for n in range(1, 13))))
-    lines = "e\ndrop 2,3\nadd\nmy own query\nmy-category\nwhat I want\nedit 1\nfirst, reworded\n\n\ndone\na\n"
+    lines = (
+        "e\ndrop 2,3\nadd\nmy own query\nmy-category\nwhat I want\nedit 1\nfirst, "
+        "reworded\n\n\ndone\na\n"
+    )
     result = run_cli("sets", "generate", input=lines, cwd=project, env=fake.env())
     assert result.returncode == 0, result.stderr
     assert "Proposed queries, seeded from core (12 queries):" in result.stdout

@@ -174,7 +174,8 @@ def test_rag_answers_use_the_four_buttons_and_show_tool_captures(tmp_path):
 # --------------------------------------------------------------------------- hostile item text
 
 HOSTILE = "\x1b]0;T\x07\x1b[2J\x1b[31m\x1b[8m\x9b1m\u202e\u2066\rX[b]B[/b][link=http://x]L[/link]"
-"""Set the title, clear, recolour, hide, a one-byte CSI, bidi overrides, an overwrite, rich markup."""
+"""Set the title, clear, recolour, hide, a one-byte CSI, bidi overrides, an overwrite, rich
+markup."""
 SHOWN = "␛]0;T␇␛[2J␛[31m␛[8m<U+009B>1m<U+202E><U+2066>"
 """How the start of HOSTILE must reach the reviewer."""
 FIELDS = [

@@ -1,4 +1,5 @@
-"""What the terminal and the command line say: each text a new user met that was wrong or missing."""
+"""What the terminal and the command line say: each text a new user met that was wrong or
+missing."""
 
 from __future__ import annotations
 
@@ -63,7 +64,8 @@ def test_run_help_shows_each_example_on_its_own_line(run_cli):
 
 
 def test_the_delta_is_named_by_its_sign_everywhere(demo_store, run_cli):
-    """One sign, human − AI, named so: "AI-vs-human delta" read as AI − human, the sign the source reports use."""
+    """One sign, human − AI, named so: "AI-vs-human delta" read as AI − human, the sign the source
+    reports use."""
     from bot.chat import texts
     from evaluation import ReviewSummary
 

@@ -1,4 +1,5 @@
-"""Diff triage: the local and LLM triage judges, the policy, the records, the reports, applying accepted changes."""
+"""Diff triage: the local and LLM triage judges, the policy, the records, the reports, applying
+accepted changes."""
 
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ def triaged(category: int, confidence: float, **kw) -> Triage:
 SETTINGS = load_config(None).triage
 
 
-# --------------------------------------------------------------------------- patterns and the policy
+# -------------------------------------------------------------------------- patterns and the policy
 
 
 @pytest.mark.parametrize(
@@ -211,7 +212,7 @@ def test_a_malformed_answer_is_unsure_with_the_error_and_the_rest_go_on(
     assert failed.error and failed.flags_for_human and failed.confidence == 0.0
 
 
-# --------------------------------------------------------------------------- a whole triage of snapshot trees
+# ----------------------------------------------------------------- a whole triage of snapshot trees
 
 
 def write_trees(root: Path, files: dict[str, tuple[str, str]]) -> tuple[Path, Path]:
@@ -296,7 +297,8 @@ def test_the_compact_verbose_and_silent_reports(store, triage_config, tmp_path):
     compact = report_lines(outcome)
     assert (
         compact[0]
-        == "test/format.md - ACCEPT (local: identical once whitespace is normalised) → accepted by rule"
+        == "test/format.md - ACCEPT (local: identical once whitespace is normalised) → accepted by "
+        "rule"
     )
     assert compact[-1].startswith(
         "4 changes: 1 accepted and 0 rejected by rules, 3 for humans; triaged by local"
@@ -502,8 +504,8 @@ def test_after_a_review_each_change_says_who_decided_it(run_cli, tmp_path):
     result = run_cli("triage", str(expected), str(actual), "-i", "--reviewer", "ann", input="ar\nq")
     lines = result.stdout.splitlines()
     assert (
-        "test/format.md - ACCEPTED by rule (AI: ACCEPT: local: identical once whitespace is normalised)"
-        in lines
+        "test/format.md - ACCEPTED by rule (AI: ACCEPT: local: identical once whitespace is "
+        "normalised)" in lines
     )
     decided = [line for line in lines if " by a human (AI: " in line]
     assert sorted(line.split(" - ")[1].split(" (")[0] for line in decided) == [
@@ -591,10 +593,14 @@ def test_a_real_booktest_projects_diffs_are_triaged_and_accepted_into_its_books(
     lines = report.stdout.splitlines()
     prefix = "test/report_test.py/"
     assert lines[:4] == [
-        f"{prefix}test_answer.md - UNSURE (local: the text changed (local rules cannot judge it)) → to a human",
-        f"{prefix}test_format.md - ACCEPT (local: identical once whitespace is normalised) → accepted by rule",
-        f"{prefix}test_latency.md - UNSURE (local: added (local rules do not judge added or removed outputs)) → to a human",
-        f"{prefix}test_metrics.md - RECOMMEND ACCEPT (local: only numbers changed, all 1 within tolerance) → to a human",
+        f"{prefix}test_answer.md - UNSURE (local: the text changed (local rules cannot judge it)) "
+        "→ to a human",
+        f"{prefix}test_format.md - ACCEPT (local: identical once whitespace is normalised) → "
+        "accepted by rule",
+        f"{prefix}test_latency.md - UNSURE (local: added (local rules do not judge added or "
+        "removed outputs)) → to a human",
+        f"{prefix}test_metrics.md - RECOMMEND ACCEPT (local: only numbers changed, all 1 within "
+        "tolerance) → to a human",
     ]
     assert f"wrote 1 expected file(s): {prefix}test_format.md" in lines
     assert (books / prefix / "test_format.md").read_text() == (

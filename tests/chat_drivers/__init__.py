@@ -1,4 +1,5 @@
-"""Drivers for the chat behaviour suite (``tests/test_chat.py``): how a test plays users on a chat platform.
+"""Drivers for the chat behaviour suite (``tests/test_chat.py``): how a test plays users on a chat
+platform.
 
 The suite is written once and runs for every platform: it names users and chats by the opaque
 strings below, and sees messages as :class:`Message` (text, buttons, ids, edits), taps answered as
@@ -72,15 +73,16 @@ class Answer:
 
 
 class Driver(Protocol):
-    """Everything the suite may do on a platform. Waits are bounded; a timeout is an AssertionError saying what."""
+    """Everything the suite may do on a platform. Waits are bounded; a timeout is an AssertionError
+    saying what."""
 
     platform: str
     """The channel name records carry (``"telegram"``), and the prefix of their idempotency keys."""
     data_limit: int
     """The most bytes a button may carry on this platform."""
     toasts: bool
-    """Whether a tap that is not an alert is answered with a short text (Telegram's toast; Slack has none:
-    the card's own update shows what the click did)."""
+    """Whether a tap that is not an alert is answered with a short text (Telegram's toast; Slack has
+    none: the card's own update shows what the click did)."""
 
     # -- the bot
     def bot(
@@ -91,12 +93,14 @@ class Driver(Protocol):
         reviewers: Sequence[str] = (ALICE, BOB),
         admins: Sequence[str] = (ADMIN,),
     ) -> AsyncContextManager[Any]:
-        """Start the bot over ``store`` (``extra``: more hilbot.toml; fast flood limits); stop it on exit."""
+        """Start the bot over ``store`` (``extra``: more hilbot.toml; fast flood limits); stop it on
+        exit."""
 
     async def restart(self, *, fresh_ids: bool = False) -> None:
         """Stop the bot and start a new one over the same data dir, as a new process would.
 
-        ``fresh_ids``: the platform's event ids start again (a fresh server); chats and messages stay.
+        ``fresh_ids``: the platform's event ids start again (a fresh server); chats and messages
+        stay.
         """
 
     # -- users acting
@@ -114,7 +118,8 @@ class Driver(Protocol):
         replies: int = 1,
         reply_to: Message | None = None,
     ) -> list[Message]:
-        """Write ``text`` (in the user's private chat unless ``chat``); wait for ``replies`` new bot messages there."""
+        """Write ``text`` (in the user's private chat unless ``chat``); wait for ``replies`` new bot
+        messages there."""
 
     async def command(
         self, user: str, name: str, *args: str, chat: str | None = None, replies: int = 1
@@ -122,17 +127,19 @@ class Driver(Protocol):
         """Run a command; wait for ``replies`` new bot messages."""
 
     async def tap(self, user: str, message: Message, label: str, chat: str | None = None) -> Answer:
-        """Tap the button labelled ``label`` (else the only one starting with it); wait for the answer."""
+        """Tap the button labelled ``label`` (else the only one starting with it); wait for the
+        answer."""
 
     async def tap_data(self, user: str, message: Message, data: str) -> Answer:
         """Tap a button carrying ``data`` (forged or stale) under a message; wait for the answer."""
 
     async def redeliver_last_tap(self) -> None:
-        """The platform delivers the latest tap's event again, as it is; wait until the bot has had it."""
+        """The platform delivers the latest tap's event again, as it is; wait until the bot has had
+        it."""
 
     async def tap_and_crash(self, user: str, message: Message, label: str) -> None:
-        """Tap; the bot dies the moment it answers (the tap is stored by then): nothing it sends from then on
-        arrives. Then a new bot starts over the same data dir."""
+        """Tap; the bot dies the moment it answers (the tap is stored by then): nothing it sends
+        from then on arrives. Then a new bot starts over the same data dir."""
 
     # -- what users see
     def messages(self, chat: str) -> list[Message]:
@@ -154,8 +161,8 @@ class Driver(Protocol):
         """Wait until the message has a button labelled ``label``."""
 
     def asks_for_reply(self, message: Message) -> bool:
-        """Whether the message asks its reader for a note (Telegram: force_reply and "reply to this message";
-        Slack: a modal with a text input)."""
+        """Whether the message asks its reader for a note (Telegram: force_reply and "reply to this
+        message"; Slack: a modal with a text input)."""
 
     def uploads(self) -> list[tuple[str, bytes]]:
         """(chat, bytes) of every file the bot uploaded, in order."""
@@ -175,11 +182,13 @@ class Driver(Protocol):
         """Call ``check()`` the moment a tap's answer reaches the platform."""
 
     def refuse_next_card(self) -> None:
-        """The platform refuses the next card the bot sends (Telegram: 400 "message is too long")."""
+        """The platform refuses the next card the bot sends (Telegram: 400 "message is too
+        long")."""
 
     # -- the schedule
     def digest_config(self, chats: Sequence[str], **schedule: Any) -> str:
-        """hilbot.toml for a digest posted to ``chats`` on ``schedule`` (time, timezone, every_minutes)."""
+        """hilbot.toml for a digest posted to ``chats`` on ``schedule`` (time, timezone,
+        every_minutes)."""
 
     def next_digest(self, after: datetime) -> datetime | None:
         """When the scheduled digest will next be posted."""
@@ -189,7 +198,8 @@ class Driver(Protocol):
 
 
 def drivers() -> dict[str, Callable[..., Any]]:
-    """Every platform's driver, by name (Slack twice: in Socket Mode, and over signed HTTP requests)."""
+    """Every platform's driver, by name (Slack twice: in Socket Mode, and over signed HTTP
+    requests)."""
     from functools import partial
 
     from .slack import SlackDriver

@@ -1,4 +1,5 @@
-"""What every platform's driver does the same way: the bot's lifetime, tapping by label, waiting, the log."""
+"""What every platform's driver does the same way: the bot's lifetime, tapping by label, waiting,
+the log."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from . import ADMIN, ALICE, BOB, Answer, Message
 
 
 class BaseDriver:
-    """The platform-neutral half of a driver (see :class:`tests.chat_drivers.Driver`); a platform adds the rest."""
+    """The platform-neutral half of a driver (see :class:`tests.chat_drivers.Driver`); a platform
+    adds the rest."""
 
     fake: Any
     tmp_path: Path

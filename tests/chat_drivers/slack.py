@@ -1,11 +1,12 @@
-"""The Slack driver: the real slack-bolt app in Socket Mode against the local fake Slack (Web API + Socket Mode).
+"""The Slack driver: the real slack-bolt app in Socket Mode against the local fake Slack (Web
+API + Socket Mode).
 
 Users act through the fake: ``/hilbot …`` slash commands, button clicks (block_actions), note
 modal submissions, direct messages. What a user sees in a conversation is the bot's messages
 there and, in their DM, the modals the bot opened for them, in the order they appeared (a
-modal is where Slack asks for a note); a shared file is seen through ``uploads()``. A click's answer is its acknowledgement; an alert is
-the ephemeral message the bot posts to the clicker before acknowledging. Slack has no toasts:
-a click that is not an alert answers with an empty text.
+modal is where Slack asks for a note); a shared file is seen through ``uploads()``. A click's answer
+is its acknowledgement; an alert is the ephemeral message the bot posts to the clicker before
+acknowledging. Slack has no toasts: a click that is not an alert answers with an empty text.
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ def _free_port() -> int:
 
 
 def flatten(blocks: list[dict]) -> str:
-    """The text a user reads in blocks: headers, sections, context and input labels, mrkdwn escapes undone."""
+    """The text a user reads in blocks: headers, sections, context and input labels, mrkdwn escapes
+    undone."""
     lines = []
     for block in blocks:
         texts = (
@@ -124,7 +126,8 @@ class SlackDriver(BaseDriver):
         return path
 
     async def restart(self, *, fresh_ids: bool = False) -> None:
-        """Slack's ids (action timestamps, envelope ids) never start again: ``fresh_ids`` changes nothing."""
+        """Slack's ids (action timestamps, envelope ids) never start again: ``fresh_ids`` changes
+        nothing."""
         await self._stop()
         await self._start(Store(self.store.root))
 
@@ -210,8 +213,8 @@ class SlackDriver(BaseDriver):
         return Answer(unescape(said[-1]["text"]), True) if said else Answer("", False)
 
     def _ephemerals_in_dm(self, user: str, before: int) -> list[dict]:
-        """Ephemerals to the user in their own DM with the app (where an alert goes when the user is not
-        in the conversation they clicked in, e.g. a forwarded card)."""
+        """Ephemerals to the user in their own DM with the app (where an alert goes when the user is
+        not in the conversation they clicked in, e.g. a forwarded card)."""
         return self.fake.ephemerals(self.fake.dm(IDS[user]), IDS[user])[before:]
 
     async def redeliver_last_tap(self) -> None:

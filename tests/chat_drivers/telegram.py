@@ -56,12 +56,13 @@ class TelegramDriver(BaseDriver):
         reviewers: Sequence[str] = (ALICE, BOB),
         admins: Sequence[str] = (ADMIN,),
     ) -> Path:
-        """hilbot.toml: the users on the lists, fast flood limits, a short refresh and long poll, then ``extra``."""
+        """hilbot.toml: the users on the lists, fast flood limits, a short refresh and long poll,
+        then ``extra``."""
         path = self.tmp_path / "hilbot.toml"
         poll = "" if "poll_timeout_s" in extra else "poll_timeout_s = 1\n"
         path.write_text(
-            f"[telegram]\nreviewers = {[IDS[u] for u in reviewers]}\nadmins = {[IDS[u] for u in admins]}\n"
-            f"refresh_s = 0.2\n{poll}{extra}\n{FAST}"
+            f"[telegram]\nreviewers = {[IDS[u] for u in reviewers]}\nadmins = "
+            f"{[IDS[u] for u in admins]}\nrefresh_s = 0.2\n{poll}{extra}\n{FAST}"
         )
         return path
 

@@ -97,7 +97,7 @@ def test_configured_priorities_are_accepted(tmp_path):
     assert case.ground_truth_contexts[0].priority == "optional"
 
 
-# --------------------------------------------------------------------------- per-test metric weights
+# -------------------------------------------------------------------------- per-test metric weights
 
 
 def _answer_item(case) -> ItemData:

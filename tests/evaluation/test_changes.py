@@ -1,4 +1,5 @@
-"""Changes for ``hilbot triage``: snapshot trees (booktest's layout among them), two runs, a file of rows, and the diff.
+"""Changes for ``hilbot triage``: snapshot trees (booktest's layout among them), two runs, a file of
+rows, and the diff.
 
 Covers tree matching (changed/added/removed/identical, binary, hidden, symbolic links, nested
 trees, same or missing directories), a booktest project as booktest leaves it after a run, two
@@ -645,7 +646,8 @@ def test_file_bad_rows_name_file_and_line(
 def test_file_duplicate_ids_name_both_lines(tmp_path: Path) -> None:
     path = tmp_path / "changes.jsonl"
     path.write_text(
-        '{"id": "a", "expected": "1", "actual": "2"}\n{"id": "b", "expected": "1", "actual": "1"}\n{"key": "a", "old": "3", "new": "3"}\n'
+        '{"id": "a", "expected": "1", "actual": "2"}\n{"id": "b", "expected": "1", "actual": '
+        '"1"}\n{"key": "a", "old": "3", "new": "3"}\n'
     )
     with pytest.raises(ChangeError, match=r"duplicate id 'a', first on line 1") as info:
         changes_from_file(path)

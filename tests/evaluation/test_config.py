@@ -34,7 +34,8 @@ def test_defaults_ship_the_search_quality_and_scenario_scales(config):
 
 
 def test_scale_options_may_declare_their_numbers(config, tmp_path):
-    """The completeness scale's 1–5 are its numbers (what interval and ratio agreement measure); other scales have none."""
+    """The completeness scale's 1–5 are its numbers (what interval and ratio agreement measure);
+    other scales have none."""
     assert [(o.value, o.score, o.number) for o in config.scale_for("completeness").options] == [
         ("1", 0.0, 1.0),
         ("2", 0.25, 2.0),
@@ -45,19 +46,19 @@ def test_scale_options_may_declare_their_numbers(config, tmp_path):
     assert all(o.number is None for o in config.scale_for("overall").options)
     path = tmp_path / "hilbot.toml"
     path.write_text(
-        '[scales.stars]\nquestion = "Stars?"\noptions = [{value="3", label="3", key="3", score=1.0, number=3},'
-        ' {value="1", label="1", key="1", score=0.0, number=-1.5}]\n'
+        '[scales.stars]\nquestion = "Stars?"\noptions = [{value="3", label="3", key="3", '
+        'score=1.0, number=3}, {value="1", label="1", key="1", score=0.0, number=-1.5}]\n'
     )
     assert [o.number for o in load_config(path).scales["stars"].options] == [3.0, -1.5]
     path.write_text(
-        '[scales.stars]\nquestion = "Stars?"\noptions = [{value="3", label="3", key="3", score=1.0, number="three"},'
-        ' {value="1", label="1", key="1", score=0.0}]\n'
+        '[scales.stars]\nquestion = "Stars?"\noptions = [{value="3", label="3", key="3", '
+        'score=1.0, number="three"}, {value="1", label="1", key="1", score=0.0}]\n'
     )
     with pytest.raises(ConfigError, match="scales.stars.options.0.number"):
         load_config(path)
     path.write_text(
-        '[scales.stars]\nquestion = "Stars?"\noptions = [{value="3", label="3", key="3", score=1.0, number=nan},'
-        ' {value="1", label="1", key="1", score=0.0}]\n'
+        '[scales.stars]\nquestion = "Stars?"\noptions = [{value="3", label="3", key="3", '
+        'score=1.0, number=nan}, {value="1", label="1", key="1", score=0.0}]\n'
     )
     with pytest.raises(ConfigError):
         load_config(path)
@@ -67,8 +68,9 @@ def test_project_file_overrides_and_adds(tmp_path):
     path = tmp_path / "hilbot.toml"
     path.write_text(
         '[review]\nk = 2\n[concerns.search]\ntags = ["only_one"]\n'
-        '[scales.binary]\nquestion = "OK?"\noptions = [{value="y", label="yes", key="y", score=1.0},'
-        ' {value="n", label="no", key="x", score=0.0}]\n[dimensions.ok]\nscale = "binary"\n'
+        '[scales.binary]\nquestion = "OK?"\noptions = [{value="y", label="yes", key="y", '
+        'score=1.0}, {value="n", label="no", key="x", score=0.0}]\n[dimensions.ok]\nscale = '
+        '"binary"\n'
     )
     config = load_config(path)
     assert config.review.k == 2 and config.review.reveal_after_rating is True
@@ -85,8 +87,8 @@ def test_project_file_overrides_and_adds(tmp_path):
             ("hilbot.toml:3", "unknown key review.reveal_after_ratting"),
         ),
         (
-            "[scales.search]\nquestion = 'q'\noptions = [{value='a', label='a', key='a', score=1.0, colour='red'},"
-            "{value='b', label='b', key='b', score=0.0}]\n",
+            "[scales.search]\nquestion = 'q'\noptions = [{value='a', label='a', key='a', "
+            "score=1.0, colour='red'},{value='b', label='b', key='b', score=0.0}]\n",
             ("unknown key scales.search.options.0.colour",),
         ),
         ("[dimensions.x]\nscale = 'nope'\n", ("unknown scale 'nope'",)),
@@ -148,7 +150,10 @@ def test_defaults_ask_skip_reasons_confidence_and_the_labelled_follow_ups(config
     }
 
 
-FOLLOW_UP = "[dimensions.code-validity]\nscale = 'code'\n[[dimensions.code-validity.follow_ups]]\nquestion = 'Which?'\n"
+FOLLOW_UP = (
+    "[dimensions.code-validity]\nscale = "
+    "'code'\n[[dimensions.code-validity.follow_ups]]\nquestion = 'Which?'\n"
+)
 
 
 @pytest.mark.parametrize(
@@ -169,9 +174,9 @@ FOLLOW_UP = "[dimensions.code-validity]\nscale = 'code'\n[[dimensions.code-valid
         (FOLLOW_UP + "field = 'code_issues'\n", "give choices, or text = true"),
         (FOLLOW_UP + "field = 'code_issues'\nchoices = ['a', 'a']\n", "choices: 'a' listed twice"),
         (
-            FOLLOW_UP
-            + "field = 'code_issues'\nchoices = ['a']\n[[dimensions.code-validity.follow_ups]]\nquestion = 'Again?'\n"
-            "field = 'code_issues'\ntext = true\n",
+            FOLLOW_UP + "field = 'code_issues'\nchoices = "
+            "['a']\n[[dimensions.code-validity.follow_ups]]\nquestion = 'Again?'\nfield = "
+            "'code_issues'\ntext = true\n",
             "asks code_issues twice",
         ),
         (

@@ -121,7 +121,8 @@ def search(store: Store) -> Store:
 
 @pytest.fixture
 def reviewed(search: Store) -> Store:
-    """Alice rates q01 (concerns) and q05 (plus a separate note), skips q02; Bob rates q03 (typed note) and q06."""
+    """Alice rates q01 (concerns) and q05 (plus a separate note), skips q02; Bob rates q03 (typed
+    note) and q06."""
     rate(
         search,
         "q01",
@@ -388,7 +389,8 @@ def test_dimension_label_fields_are_exported_in_camel_case(search: Store):
 
 
 def test_a_note_only_item_keeps_its_note_in_every_format(search: Store):
-    """ "Note only" stores a note and a skip with skip_reason "note only": every format carries the note."""
+    """ "Note only" stores a note and a skip with skip_reason "note only": every format carries the
+    note."""
     note(
         search, "q04", "cannot judge without the v2 docs", minutes=1
     )  # Alice: note only (note, then skip)
@@ -420,7 +422,8 @@ def test_a_note_only_item_keeps_its_note_in_every_format(search: Store):
             "typo in snippet",
         )
         assert data["q03"]["hil"]["reviewer"] == "telegram:42"
-        # the note-only item's hil view: skipped with a note, and the note carried as a rated item's is
+        # the note-only item's hil view: skipped with a note, and the note carried as a rated item's
+        # is
         assert data["q04"]["hil"] == {
             "reviewed": False,
             "skipped": True,
@@ -430,7 +433,8 @@ def test_a_note_only_item_keeps_its_note_in_every_format(search: Store):
             "reviewedAt": _t(1).isoformat(),
         }
 
-    # filtered to the reviewer who wrote the note, the view still carries it; filtered to the other, nothing shows
+    # filtered to the reviewer who wrote the note, the view still carries it; filtered to the other,
+    # nothing shows
     assert (
         _by_item(_json(search, reviewer="terminal:alice"))["q04"]["hil"]["note"]
         == "cannot judge without the v2 docs"
@@ -458,7 +462,8 @@ def test_a_plain_skip_hil_view_has_no_note(reviewed: Store):
 def test_note_only_from_a_review_session_is_in_every_export(demo_store: Store, run_cli):
     """End to end: the review engine's "Note only" flow, then `hilbot export` in each format.
 
-    Assignment may deal both reviewers the same item, so each reviewer's hil view is read with --reviewer.
+    Assignment may deal both reviewers the same item, so each reviewer's hil view is read
+    with --reviewer.
     """
     from bot import Action, ReviewEngine
     from evaluation import load_config
@@ -764,7 +769,8 @@ def test_cli_export_of_an_unknown_run_is_one_error_line(search: Store, run_cli):
 
 @pytest.fixture
 def demo_reviewed(demo_store: Store) -> Store:
-    """The demo search run with two reviewers' ratings, concern tags and notes (AI overall: q01 .87, q05 .23, q06 .89)."""
+    """The demo search run with two reviewers' ratings, concern tags and notes (AI overall: q01 .87,
+    q05 .23, q06 .89)."""
     from tests.conftest import SEARCH_RUN
 
     rate(demo_store, "q01", 0.0, "terrible", run=SEARCH_RUN, minutes=1, concerns=["stale"])
@@ -910,7 +916,8 @@ def test_a_synthesis_belongs_to_its_run_and_dimension(demo_reviewed: Store, run_
 def test_a_reviewer_filtered_export_leaves_out_the_all_reviewer_synthesis(
     demo_reviewed: Store, run_cli
 ):
-    """The synthesis speaks for every reviewer; a document that says labelerId=X summarises X's work only."""
+    """The synthesis speaks for every reviewer; a document that says labelerId=X summarises X's work
+    only."""
     from tests.conftest import SEARCH_RUN
 
     _synthesize(run_cli, "--run", SEARCH_RUN)
@@ -1010,7 +1017,8 @@ UNSAFE_OUT = ("\x1b", "\x07", "\x00", "\u202e", "\x9b", "\u200b")
 
 
 def _export_to(search: Store, fmt: str, *, tty: bool) -> bytes:
-    """``hilbot export`` of the reviewed run to a pseudo-terminal (or a pipe): the bytes it wrote."""
+    """``hilbot export`` of the reviewed run to a pseudo-terminal (or a pipe): the bytes it
+    wrote."""
     import os
     import subprocess
 
@@ -1056,7 +1064,8 @@ def test_an_export_to_a_pipe_keeps_the_data_exact(reviewed: Store, fmt: str) -> 
 
 @pytest.mark.parametrize("fmt", ["json", "jsonl"])
 def test_a_json_export_to_a_terminal_is_still_the_same_json(reviewed: Store, fmt: str) -> None:
-    """On a terminal the unsafe characters of a JSON export are written as JSON escapes: the same data."""
+    """On a terminal the unsafe characters of a JSON export are written as JSON escapes: the same
+    data."""
     shown = _export_to(reviewed, fmt, tty=True).decode("utf-8").replace("\r\n", "\n")
     rows = (
         [json.loads(shown)]

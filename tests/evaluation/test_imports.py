@@ -287,7 +287,8 @@ def test_csv_columns_map_to_query_answer_scores_and_features(store: Store):
 
 
 def test_csv_numeric_feature_cells_become_numbers(store: Store):
-    """CSV cells are strings; a numeric feature kept as "3" cannot be correlated with scores later."""
+    """CSV cells are strings; a numeric feature kept as "3" cannot be correlated with scores
+    later."""
     import_outputs(store, FIXTURES / "eval-outputs.csv", run_id="csv")
     items = store.load_run("csv").items
     assert [i.features["leap_distance"] for i in items] == [3, 1, 5]

@@ -29,10 +29,15 @@ CALL_COST = (
 ) / 1_000_000  # fake usage 120 in / 30 out at claude-sonnet-5's $2/$10
 
 ASTARTES = "Each friendly **ANGEL OF DEATH** operative can counteract regardless of its order."
-SILENT = "Silent: An operative can perform the Shoot action with this weapon while it has a Conceal order."
+SILENT = (
+    "Silent: An operative can perform the Shoot action with this weapon while it has a "
+    "Conceal order."
+)
 RETRIEVED = [
-    "**Astartes**: Each friendly **ANGEL OF DEATH** operative can counteract regardless of its order.",
-    "**Silent**: An operative can perform the Shoot action with this weapon while it has a Conceal order.",
+    "**Astartes**: Each friendly **ANGEL OF DEATH** operative can counteract regardless of its "
+    "order.",
+    "**Silent**: An operative can perform the Shoot action with this weapon while it has a Conceal "
+    "order.",
 ]
 
 
@@ -104,7 +109,8 @@ def search_case() -> tuple[Case, ItemData]:
     return case, ItemData(id="s1", query=case.query, results=results)
 
 
-# nDCG@5 for relevant results at ranks 1 and 3 of two expected: (1/log2 2 + 1/log2 4) / (1/log2 2 + 1/log2 3)
+# nDCG@5 for relevant results at ranks 1 and 3 of two expected: (1/log2 2 + 1/log2 4) / (1/log2
+# 2 + 1/log2 3)
 SEARCH_NDCG = round((1 + 0.5) / (1 + 1 / math.log2(3)), 4)
 
 
@@ -302,7 +308,7 @@ def test_llm_answer_calls_only_the_judges_that_apply(monkeypatch, tmp_path, stor
         asyncio.run(scenario(get_judge("llm", config, store), fake))
 
 
-# --------------------------------------------------------------------------- header: name, params, hashes
+# --------------------------------------------------------------------- header: name, params, hashes
 
 
 def _sha(text: str) -> str:
@@ -344,8 +350,9 @@ def test_prompts_dir_override_changes_the_hash_and_the_prompt_sent(
     prompts = tmp_path / "prompts"
     prompts.mkdir()
     custom = (
-        "ZEBRA-RUBRIC: judge the rules answer.\nQ: {query}\nTruth:\n{ground_truth}\nGiven:\n{answer}\n"
-        "Answer CORRECT or INCORRECT with a one-sentence reason."
+        "ZEBRA-RUBRIC: judge the rules answer.\nQ: "
+        "{query}\nTruth:\n{ground_truth}\nGiven:\n{answer}\nAnswer CORRECT or INCORRECT with a "
+        "one-sentence reason."
     )
     (prompts / "answer_correctness.txt").write_text(custom)
     config = make_config(tmp_path, f"[judge]\nprompts_dir = '{prompts}'\n")

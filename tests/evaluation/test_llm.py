@@ -509,7 +509,8 @@ async def test_temperature_fallback_does_not_loop(monkeypatch, settings, store):
 
 
 async def test_temperature_fallback_with_calls_in_flight(monkeypatch, settings, store):
-    """Calls already sent with temperature when another call learns it is rejected must retry too."""
+    """Calls already sent with temperature when another call learns it is rejected must retry
+    too."""
     with serve(monkeypatch, latency=0.1, responder=rejects_temperature) as server:
         llm = LLM(settings.model_copy(update={"concurrency": 3}), store)
         results = await asyncio.gather(

@@ -61,7 +61,8 @@ def note_line(n: int | str, text: str = "hi") -> bytes:
 
 
 def lines_of(path: Path) -> list[bytes]:
-    """The file's lines without their newlines (a missing final newline leaves a last partial line)."""
+    """The file's lines without their newlines (a missing final newline leaves a last partial
+    line)."""
     data = path.read_bytes()
     parts = data.split(b"\n")
     if parts and parts[-1] == b"":
@@ -482,7 +483,8 @@ def test_torn_last_line_is_reported_then_isolated_by_next_append(tmp_path: Path)
     assert issues[0].reason.startswith("invalid JSON")
     assert (
         str(issues[0])
-        == f"{path}:2: {issues[0].reason} (to delete it while hilbot runs, edit under its lock: flock {path} sed -i '2d' {path})"
+        == f"{path}:2: {issues[0].reason} (to delete it while hilbot runs, edit under its lock: "
+        f"flock {path} sed -i '2d' {path})"
     )
 
     # the fresh-line repair happens once: a further append adds no blank line
@@ -591,7 +593,8 @@ def _check_issue(issue: LogIssue, path: Path, line: int) -> None:
     assert issue.torn is False
     assert (
         str(issue)
-        == f"{path}:{line}: {issue.reason} (to delete it while hilbot runs, edit under its lock: flock {path} sed -i '{line}d' {path})"
+        == f"{path}:{line}: {issue.reason} (to delete it while hilbot runs, edit under its lock: "
+        f"flock {path} sed -i '{line}d' {path})"
     )
     assert "\n" not in str(issue)
     assert issue.reason.endswith("; skipped and left in place")
@@ -647,9 +650,11 @@ def test_invalid_utf8_line_is_reported_not_fatal(tmp_path: Path) -> None:
 
 
 def test_deeply_nested_json_line_is_reported_not_fatal(tmp_path: Path) -> None:
-    """ "Bad lines are reported, never fatal" (read_log's docstring) must hold for any line's content.
+    """ "Bad lines are reported, never fatal" (read_log's docstring) must hold for any line's
+    content.
 
-    A line of deeply nested JSON makes json.loads raise RecursionError, which read_log does not catch.
+    A line of deeply nested JSON makes json.loads raise RecursionError, which read_log does not
+    catch.
     """
     path = tmp_path / "log.jsonl"
     path.write_bytes(note_line(1) + b"[" * 100_000 + b"\n" + note_line(2))

@@ -31,8 +31,14 @@ EQUAL_WEIGHTS = {name: 1.0 for name in DOCUMENTED_WEIGHTS}
 ASTARTES = (
     "Astartes: Each friendly **ANGEL OF DEATH** operative can counteract   regardless of its order."
 )
-SILENT = "*Silent*: An operative can perform the `Shoot` action with this weapon\n   while it has a _Conceal_ order."
-CONCEAL = "- [Conceal](rules/orders.md#conceal): The operative cannot perform Shoot and Charge actions,\tand it cannot counteract."
+SILENT = (
+    "*Silent*: An operative can perform the `Shoot` action with this weapon\n   while it has "
+    "a _Conceal_ order."
+)
+CONCEAL = (
+    "- [Conceal](rules/orders.md#conceal): The operative cannot perform Shoot and Charge "
+    "actions,\tand it cannot counteract."
+)
 
 
 @pytest.fixture
@@ -125,7 +131,8 @@ def test_quote_precision_counts_relevant_quotes_unweighted(eliminator):
     quotes = [
         SILENT,  # contains a context: relevant
         "The operative cannot perform Shoot and Charge actions",  # a ≥20-char part of a context: relevant
-        "Camo Cloak: While this operative has a Conceal order and is in cover, it can retain one dice.",  # off-topic
+        "Camo Cloak: While this operative has a Conceal order and is in cover, it can retain one "
+        "dice.",  # off-topic
         "Each friendly",  # part of a context but too short (<20)
     ]
     assert metrics.quote_precision(eliminator, quotes) == 2 / 4
@@ -139,7 +146,8 @@ EXPECTED = ["/a", "/b", "/c", "/d"]
 
 
 def test_ndcg_at_5_hand_worked():
-    # Binary relevance. Relevant results sit at ranks 1, 3 and 5 (/d is at rank 6, past the cut-off):
+    # Binary relevance. Relevant results sit at ranks 1, 3 and 5 (/d is at rank 6, past the
+    # cut-off):
     #   DCG@5  = 1/log2(1+1) + 1/log2(3+1) + 1/log2(5+1)              = 1 + 0.5 + 0.38685
     # Four expected pages, so the ideal list has relevant results at ranks 1..4:
     #   IDCG@5 = 1/log2(2) + 1/log2(3) + 1/log2(4) + 1/log2(5)         = 1 + 0.63093 + 0.5 + 0.43068
@@ -187,7 +195,7 @@ def test_recall_at_k_hand_worked():
     assert metrics.recall_at_k(RANKED, [], 5) is None
 
 
-# --------------------------------------------------------------------------- aggregate and dimensions
+# ------------------------------------------------------------------------- aggregate and dimensions
 
 MODEL_A = {
     "answer_correctness": 1.0,
@@ -210,7 +218,8 @@ def test_default_config_weights_are_the_documented_ones(config):
 
 
 def test_aggregate_renormalises_over_the_metrics_present():
-    # Without the two quote-faithfulness/precision metrics: (.3·1 + .3·.4 + .2·1) / (.3+.3+.2) = .62/.8 = 77.5
+    # Without the two quote-faithfulness/precision metrics: (.3·1 + .3·.4 + .2·1) / (.3+.3+.2) =
+    # .62/.8 = 77.5
     scores = {**MODEL_A, "quote_faithfulness": None, "quote_precision": float("nan")}
     assert metrics.aggregate(scores, DOCUMENTED_WEIGHTS) == pytest.approx(77.5)
     # Names without a weight (overall, ndcg@5) are ignored, not averaged in.

@@ -1,6 +1,6 @@
-"""The ``openai-compatible`` provider, end to end through the real ``openai`` SDK against a local fake
-Chat Completions server (:class:`tests.fakes.openai_api.FakeOpenAI`), as a user points hilbot at
-Ollama, vLLM or llama.cpp: request bodies, structured output and its fallbacks, retries, keys.
+"""The ``openai-compatible`` provider, end to end through the real ``openai`` SDK against a local
+fake Chat Completions server (:class:`tests.fakes.openai_api.FakeOpenAI`), as a user points hilbot
+at Ollama, vLLM or llama.cpp: request bodies, structured output and its fallbacks, retries, keys.
 
 Nothing here may leave the machine: :func:`no_network` refuses every connection and name lookup
 that is not to the loopback interface, and records the attempt.
@@ -107,11 +107,12 @@ def formats(server: FakeOpenAI) -> list[str | None]:
 
 
 def instruction(request: LLMRequest) -> str:
-    """What the provider appends to the system prompt: the answer is one JSON object matching the schema."""
+    """What the provider appends to the system prompt: the answer is one JSON object matching the
+    schema."""
     return (
-        "Answer with one JSON object and nothing else (no prose, no code fence). It is the input of the "
-        f"{request.tool_name} tool ({request.tool_description}) and matches this JSON Schema:\n"
-        + json.dumps(request.schema(), ensure_ascii=False)
+        "Answer with one JSON object and nothing else (no prose, no code fence). It is the input "
+        f"of the {request.tool_name} tool ({request.tool_description}) and matches this JSON "
+        "Schema:\n" + json.dumps(request.schema(), ensure_ascii=False)
     )
 
 
@@ -236,7 +237,7 @@ async def test_a_reply_without_usage_counts_no_tokens(openai_api, settings, stor
     assert calls_log(store)[0]["input_tokens"] == 0
 
 
-# --------------------------------------------------------------------------- the LLM judge through the CLI
+# -------------------------------------------------------------------- the LLM judge through the CLI
 
 
 def test_llm_judge_runs_against_a_local_server_and_a_rerun_is_cached(run_cli, openai_api, tmp_path):
@@ -341,7 +342,8 @@ async def test_5xx_is_retried_and_exhausted_retries_are_a_logged_error(openai_ap
     assert not isinstance(info.value, LLMOutputError)
     assert (
         info.value.what
-        == f"the server at http://127.0.0.1:{openai_api.port} answered 502 after all retries: bad gateway"
+        == f"the server at http://127.0.0.1:{openai_api.port} answered 502 after all retries: bad "
+        "gateway"
     )
     assert "\n" not in info.value.one_line()
     assert [c.status for c in openai_api.calls] == [503, 200, 500, 502]
@@ -437,7 +439,7 @@ async def test_a_fenced_or_thinking_answer_is_one_json_object(openai_api, settin
     assert response.output == Verdict(verdict="NO", reason="fenced")
 
 
-# --------------------------------------------------------------------------- servers without structured outputs
+# --------------------------------------------------------------- servers without structured outputs
 
 
 async def test_a_server_refusing_json_schema_gets_json_object_from_then_on(
@@ -530,7 +532,8 @@ async def test_temperature_is_dropped_after_a_400_naming_it(openai_api, settings
         status=400,
         error_type="invalid_request_error",
         code="unsupported_value",
-        message="Unsupported value: 'temperature' does not support 0 with this model. Only the default (1) value is supported.",
+        message="Unsupported value: 'temperature' does not support 0 with this model. Only the "
+        "default (1) value is supported.",
     )
     openai_api.queue(
         refusal, Reply(**{**refusal.__dict__, "match": lambda body: "temperature" in body})

@@ -1,4 +1,5 @@
-"""Query sets as a library: listing, ``--set`` specs, validation with file:line, saving, the LLM batch."""
+"""Query sets as a library: listing, ``--set`` specs, validation with file:line, saving, the LLM
+batch."""
 
 from __future__ import annotations
 
@@ -225,7 +226,10 @@ def test_queries_must_be_a_list(tmp_path):
 
 
 def test_query_starts_skips_nested_arrays_and_strings():
-    text = '{"a": [1, {"queries": [9]}], "b": "\\"queries\\": [", "queries": [\n {"id": "x"},\n\n [1,\n2], 3]}'
+    text = (
+        '{"a": [1, {"queries": [9]}], "b": "\\"queries\\": [", "queries": [\n {"id": "x"},\n\n '
+        "[1,\n2], 3]}"
+    )
     assert query_starts(text) == [2, 4, 5]
 
 

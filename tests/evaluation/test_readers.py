@@ -65,7 +65,8 @@ def _message(exc: HilbotError) -> str:
 
 @contextlib.contextmanager
 def _fifo(path: Path, content: bytes = b""):
-    """A named pipe at ``path`` that feeds ``content`` to whoever opens it, and never blocks the test."""
+    """A named pipe at ``path`` that feeds ``content`` to whoever opens it, and never blocks the
+    test."""
     os.mkfifo(path)
 
     def feed() -> None:
@@ -90,7 +91,8 @@ def _fifo(path: Path, content: bytes = b""):
 def _written(
     path: Path, table: dict[str, tuple[bytes, str, str]], name: str
 ) -> tuple[Path, str, str]:
-    """Write the hostile file ``table[name]`` at ``path``; returns the path, where and what the error must say."""
+    """Write the hostile file ``table[name]`` at ``path``; returns the path, where and what the
+    error must say."""
     data, where, what = table[name]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(data)
@@ -286,7 +288,8 @@ def test_a_hostile_row_of_a_json_array_is_a_bad_row_naming_its_line(tmp_path: Pa
 def test_cli_skip_bad_lists_nan_rows_and_imports_the_rest(tmp_path: Path):
     path = tmp_path / "nan.jsonl"
     path.write_bytes(
-        b'{"query": "a", "x": NaN}\n{"query": "b"}\n{"query": "c", "scores": {"overall": Infinity}}\n'
+        b'{"query": "a", "x": NaN}\n{"query": "b"}\n{"query": "c", "scores": {"overall": '
+        b"Infinity}}\n"
     )
     r = _hilbot(tmp_path, "import", str(path), "--run-id", "nan", "--skip-bad")
     assert r.exit_code == 0, r.stderr
@@ -298,8 +301,8 @@ def test_cli_skip_bad_lists_nan_rows_and_imports_the_rest(tmp_path: Path):
 def test_control_characters_in_a_bad_row_never_reach_the_terminal(tmp_path: Path):
     path = tmp_path / "esc.jsonl"
     path.write_text(
-        '{"query": "a", "id": "x"}\n{"query": "b", "id": "x", "scores": {"\\u001b[2J\\u202e": 0.5}}\n'
-        '{"query": "c", "confidence": "\\u001b]0;pwned\\u0007"}\n'
+        '{"query": "a", "id": "x"}\n{"query": "b", "id": "x", "scores": {"\\u001b[2J\\u202e": '
+        '0.5}}\n{"query": "c", "confidence": "\\u001b]0;pwned\\u0007"}\n'
     )
     r = _hilbot(tmp_path, "import", str(path), "--run-id", "esc", "--skip-bad")
     assert r.exit_code == 0, r.stderr

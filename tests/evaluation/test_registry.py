@@ -65,7 +65,8 @@ class BM25Judge:
 def install(
     root: Path, dist: str, groups: dict[str, dict[str, str]], modules: dict[str, str]
 ) -> Path:
-    """Write a distribution as pip would: its modules, and ``<dist>-0.1.dist-info`` with ``entry_points.txt``."""
+    """Write a distribution as pip would: its modules, and ``<dist>-0.1.dist-info`` with
+    ``entry_points.txt``."""
     root.mkdir(parents=True, exist_ok=True)
     for name, source in modules.items():
         (root / f"{name}.py").write_text(textwrap.dedent(source), encoding="utf-8")
@@ -85,7 +86,8 @@ def install(
 
 
 def _forget(registry: Registry) -> None:
-    """Drop what plugin modules registered, and the discovered entry points (read again on the next lookup)."""
+    """Drop what plugin modules registered, and the discovered entry points (read again on the next
+    lookup)."""
     for name, factory in list(registry._factories.items()):
         if str(getattr(factory, "__module__", "")).startswith(PREFIX):
             del registry._factories[name]
@@ -94,7 +96,8 @@ def _forget(registry: Registry) -> None:
 
 @pytest.fixture
 def plugins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    """``plugins(dist, groups, modules)`` installs a plugin distribution into this process (undone afterwards)."""
+    """``plugins(dist, groups, modules)`` installs a plugin distribution into this process (undone
+    afterwards)."""
     registries = (JUDGES, PROVIDERS, CHANNELS)
     for registry in registries:
         _forget(registry)
@@ -284,7 +287,7 @@ def test_a_judge_that_takes_no_attributes_is_still_recorded(config, store):
         _forget(JUDGES)
 
 
-# --------------------------------------------------------------------------- the run header and labels
+# ------------------------------------------------------------------------ the run header and labels
 
 
 def test_the_run_header_records_registry_name_and_kind(monkeypatch, config, store):
@@ -332,7 +335,8 @@ OLD_LABELS = {
     "ragas": "AI [ragas]",
     "gpt-judge": "AI [gpt-judge]",
 }
-"""What ``judge_label`` said before judges had kinds; built-in and imported names must read the same."""
+"""What ``judge_label`` said before judges had kinds; built-in and imported names must read the
+same."""
 
 
 @pytest.mark.parametrize("name", list(OLD_LABELS))
@@ -395,7 +399,8 @@ def test_old_run_files_without_a_kind_still_load(store):
 
 
 def _plugin_run(store, kind: str) -> None:
-    """A run judged by the ``bm25`` plugin (header kind ``kind``), read back where that plugin is not installed."""
+    """A run judged by the ``bm25`` plugin (header kind ``kind``), read back where that plugin is
+    not installed."""
     folder = store.root / "runs"
     folder.mkdir(parents=True)
     header = {
@@ -431,7 +436,8 @@ def _plugin_run(store, kind: str) -> None:
     "kind, label", [("local", "bm25"), ("llm", "AI"), ("recorded", "AI [bm25]")]
 )
 def test_labels_come_from_the_kind_the_run_header_records(store, config, kind, label):
-    """Once the plugin that judged a run is gone, its name alone says nothing: the header's kind decides."""
+    """Once the plugin that judged a run is gone, its name alone says nothing: the header's kind
+    decides."""
     from bot import Action, ReviewEngine
     from evaluation import Reviewer
     from evaluation.output import run_lines
@@ -465,7 +471,7 @@ def test_an_imported_run_records_its_judge_as_recorded_whatever_its_name(store, 
     )  # scores made elsewhere are never a local method's
 
 
-# --------------------------------------------------------------------------- unknown names, broken and clashing plugins
+# ------------------------------------------------------- unknown names, broken and clashing plugins
 
 
 def test_an_unknown_name_lists_the_known_ones_and_how_to_add_one(config, store):
@@ -596,11 +602,12 @@ def test_the_generic_registry():
         things.get("zzz")
     assert (
         caught.value.fix
-        == "use one of a, lazy, or install a plugin that adds one (entry-point group hilbot.test-things)"
+        == "use one of a, lazy, or install a plugin that adds one (entry-point group "
+        "hilbot.test-things)"
     )
 
 
-# --------------------------------------------------------------------------- providers and channels from plugins
+# -------------------------------------------------------------- providers and channels from plugins
 
 ECHO_PROVIDER = """
 from evaluation.llm import ProviderReply
@@ -688,7 +695,8 @@ def test_builtin_channels_and_providers_are_still_imported_lazily():
     names, terminal, labels, heavy, error = out.strip().split("\n")
     assert (
         names
-        == "(['slack', 'telegram', 'terminal'], ['anthropic', 'openai-compatible'], ['lexical', 'llm'])"
+        == "(['slack', 'telegram', 'terminal'], ['anthropic', 'openai-compatible'], ['lexical', "
+        "'llm'])"
     )
     assert terminal == "terminal" and labels == "('AI [recorded]', 'lexical', 'AI')"
     assert heavy == "[]", f"imported {heavy}"

@@ -1,4 +1,5 @@
-"""``hilbot sample``: stratified samples of a run, their allocation, their draw, and the sample-size advice."""
+"""``hilbot sample``: stratified samples of a run, their allocation, their draw, and the sample-size
+advice."""
 
 from __future__ import annotations
 
@@ -78,7 +79,8 @@ def _counts(sample) -> dict[str, int]:
 
 def test_proportional_counts_by_hand():
     assert allocate([50, 30, 20], 10) == [5, 3, 2]
-    # n=7: quotas 3.5, 2.1, 1.4 → floors 3, 2, 1 (6); the one left goes to the largest remainder, 0.5 (a)
+    # n=7: quotas 3.5, 2.1, 1.4 → floors 3, 2, 1 (6); the one left goes to the largest remainder,
+    # 0.5 (a)
     assert allocate([50, 30, 20], 7) == [4, 2, 1]
     # n=4: quotas 2.0, 1.2, 0.8 → floors 2, 1, 0; the one left goes to c (0.8)
     assert allocate([50, 30, 20], 4) == [2, 1, 1]
@@ -90,9 +92,11 @@ def test_proportional_ties_go_to_the_earlier_stratum():
 
 
 def test_at_least_one_per_stratum_taken_from_the_largest():
-    # quotas 9.6, 0.2, 0.2 → largest remainder 10, 0, 0; n=10 ≥ 3 strata, so b and c get 1 each, from a
+    # quotas 9.6, 0.2, 0.2 → largest remainder 10, 0, 0; n=10 ≥ 3 strata, so b and c get 1 each,
+    # from a
     assert allocate([96, 2, 2], 10) == [8, 1, 1]
-    # quotas 1.86, 2.09, 0.05 → largest remainder 2, 2, 0; a and b tie on 2, so the larger stratum (b) gives c its 1
+    # quotas 1.86, 2.09, 0.05 → largest remainder 2, 2, 0; a and b tie on 2, so the larger stratum
+    # (b) gives c its 1
     assert allocate([40, 45, 1], 4) == [2, 1, 1]
     # n < number of strata: no such rule
     assert allocate([96, 2, 2], 2) == [2, 0, 0]
@@ -128,7 +132,8 @@ def test_allocation_property(sizes, data):
     quotas = [n * size / total for size in sizes]
     if n >= len(sizes):
         assert all(c >= 1 for c in counts)
-        # the at-least-one rule only ever lowers the largest counts, so no stratum gets more than its rounded-up quota
+        # the at-least-one rule only ever lowers the largest counts, so no stratum gets more than
+        # its rounded-up quota
         assert all(c <= max(1, math.ceil(q)) for c, q in zip(counts, quotas))
         if all(
             q >= 1 for q in quotas
@@ -282,7 +287,8 @@ def test_cli_writes_the_sample(store, run_cli):
     [
         (
             ["base", "--n", "5", "--by", "maturity"],
-            "has the field 'maturity' — use one of the fields the items have: kind, set, category, verdict, tier",
+            "has the field 'maturity' — use one of the fields the items have: kind, set, category, "
+            "verdict, tier",
         ),
         (["base", "--n", "101", "--by", "category"], "run 'base' has 100 — use --n 100 or fewer"),
         (["base", "--n", "0", "--by", "category"], "use --n 1 or more"),
@@ -331,7 +337,8 @@ def test_sample_size_by_hand():
     assert sample_size(0.10) == 385  # 0.960365 / 0.05² = 384.15 → up
     assert sample_size(0.20) == 97  # 0.960365 / 0.1² = 96.04 → up
     assert sample_size(0.05) == 1537  # 0.960365 / 0.025² = 1536.58 → up
-    # finite population: 384.15 / (1 + 383.15/1000) = 277.74 → 278; N = 100: 384.15 / 4.8315 = 79.51 → 80
+    # finite population: 384.15 / (1 + 383.15/1000) = 277.74 → 278; N = 100:
+    # 384.15 / 4.8315 = 79.51 → 80
     assert sample_size(0.10, population=1000) == 278
     assert sample_size(0.10, population=100) == 80
     assert sample_size(0.10, population=18) == 18  # never more than the run

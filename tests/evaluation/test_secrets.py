@@ -1,4 +1,5 @@
-"""Secrets never written or printed: every secret the process holds is scrubbed from errors, logs and files.
+"""Secrets never written or printed: every secret the process holds is scrubbed from errors, logs
+and files.
 
 The values come from the environment at the time of the call, in every form they travel in
 (raw, URL-encoded, JSON-escaped); the end-to-end tests run ``hilbot run --judge llm`` against a
@@ -42,7 +43,8 @@ def no_secrets(monkeypatch):
 
 
 def forms(value: str) -> list[str]:
-    """The forms a value takes in transit: raw, in a URL (upper and lower case escapes), in JSON, in another letter case."""
+    """The forms a value takes in transit: raw, in a URL (upper and lower case escapes), in JSON, in
+    another letter case."""
     encoded = quote(value, safe="")
     lower = re.sub(r"%[0-9A-F]{2}", lambda m: m.group().lower(), encoded)
     return [
@@ -162,8 +164,8 @@ def test_a_mix_of_escapes_is_still_the_secret(monkeypatch):
 
 
 def test_hostile_runs_of_escapes_cost_the_scrubber_no_backtracking(monkeypatch):
-    """A server's or a user's text with long runs of backslashes next to a secret's start is scrubbed
-    in linear time (the escapes' regexes are atomic and bounded)."""
+    """A server's or a user's text with long runs of backslashes next to a secret's start is
+    scrubbed in linear time (the escapes' regexes are atomic and bounded)."""
     import time
 
     monkeypatch.setenv("FOO_API_KEY", 'CANARY-foo/key"\\é')
@@ -388,7 +390,8 @@ def test_a_messages_api_that_echoes_the_key_leaks_it_nowhere(tmp_path):
 
 
 def test_a_logged_token_field_loses_its_value_in_every_form():
-    """A platform's payload carries the app's verification token, which no variable of this process holds."""
+    """A platform's payload carries the app's verification token, which no variable of this process
+    holds."""
     from evaluation.scrub import scrub_fields
 
     for body in (
@@ -474,7 +477,8 @@ def test_triage_reports_print_no_key_a_server_echoed(tmp_path, provider, verbose
 
 
 def test_a_secret_across_a_cards_cut_leaves_no_piece_of_it(monkeypatch):
-    """A card clips a long answer: cut first, a piece of the key would be left that no scrubber knows."""
+    """A card clips a long answer: cut first, a piece of the key would be left that no scrubber
+    knows."""
     from bot.render import ANSWER_CHARS, item_sections
     from evaluation import ItemData, Query
 

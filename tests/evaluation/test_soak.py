@@ -1,4 +1,5 @@
-"""Crash-and-edit soak: writers append while other programs rewrite and rename the log and writers die.
+"""Crash-and-edit soak: writers append while other programs rewrite and rename the log and writers
+die.
 
 Phase 1 (kills): writer processes append probe records and print each sequence number once its
 append returned (acknowledged). Meanwhile the log is rewritten by ``flock FILE sed -i …`` (the
@@ -188,7 +189,8 @@ def test_every_acknowledged_record_survives_edits_renames_and_kills_exactly_once
 
 
 def _check(path: Path, everyone: list[Writer], *, once: bool = True) -> set[tuple[str, int]]:
-    """Every acknowledged record is in the file (exactly once, with ``once``); the acknowledged records."""
+    """Every acknowledged record is in the file (exactly once, with ``once``); the acknowledged
+    records."""
     seen = _records(path)
     acked = {(w.name, seq) for w in everyone for seq in w.acked}
     lost = sorted(acked - set(seen))

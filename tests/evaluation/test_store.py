@@ -110,7 +110,8 @@ def test_an_append_after_the_log_is_deleted_creates_it_again(tmp_path: Path) -> 
 
 
 def _k2_acknowledged_after_the_editor_read(path: Path) -> EventLog:
-    """k1 written; the editor reads the file; k2 written and acknowledged; the editor renames its copy over."""
+    """k1 written; the editor reads the file; k2 written and acknowledged; the editor renames its
+    copy over."""
     log = EventLog(path)
     log.append(note(1))
     read_by_editor = path.read_bytes()
@@ -149,7 +150,8 @@ def test_a_line_another_writer_wrote_and_the_user_deleted_stays_deleted(tmp_path
 
 
 def copy_in_place(path: Path, content: bytes) -> None:
-    """What ``cp older.jsonl ratings.jsonl`` does: the same file (inode), truncated and written again."""
+    """What ``cp older.jsonl ratings.jsonl`` does: the same file (inode), truncated and written
+    again."""
     with open(path, "r+b") as handle:
         handle.truncate(0)
         handle.write(content)
@@ -213,7 +215,7 @@ def test_a_rating_made_after_sed_i_on_the_ratings_log_is_in_the_file(demo_store:
     assert [r.judgment for r in ratings] == ["good", "poor"]
 
 
-# --------------------------------------------------------------------------- 2. no command writes over a log
+# ------------------------------------------------------------------ 2. no command writes over a log
 
 
 @pytest.mark.parametrize(
@@ -319,7 +321,7 @@ def test_out_paths_that_cannot_be_written_are_one_line(
     ) == []
 
 
-# --------------------------------------------------------------------------- 3. exclusive runs, ids that never collide
+# -------------------------------------------------------- 3. exclusive runs, ids that never collide
 
 
 def _rows(tmp_path: Path, count: int = 3, name: str = "rows.jsonl") -> Path:
@@ -465,7 +467,8 @@ def _on_a_small_file_system(
     tmp_path: Path, data: Path, how: str, *command: str
 ) -> subprocess.CompletedProcess:
     """``hilbot COMMAND`` with ``data`` on a file system of its own (tmpfs, in a private mount
-    namespace): ``read-only``, or ``no-inodes`` (every inode in use). Its files are copied in first."""
+    namespace): ``read-only``, or ``no-inodes`` (every inode in use). Its files are copied in
+    first."""
     fill = "i=0; while touch data/.fill$i 2>/dev/null; do i=$((i+1)); done"
     script = (
         f"set -e; cp -a data {tmp_path}/.copy; mount -t tmpfs -o size=8m,nr_inodes=256 tmpfs data; "
@@ -536,7 +539,7 @@ def test_a_failing_item_stream_leaves_no_run(store: Store) -> None:
     assert not folder.exists() or list(folder.iterdir()) == []
 
 
-# --------------------------------------------------------------------------- 5. never through a link
+# -------------------------------------------------------------------------- 5. never through a link
 
 
 def test_a_dangling_link_at_a_run_path_is_not_followed(store: Store, tmp_path: Path) -> None:

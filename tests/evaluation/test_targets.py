@@ -280,7 +280,7 @@ def test_a_failing_item_is_recorded_and_the_run_goes_on(tmp_path, monkeypatch, s
     assert {i.id: i.latency_ms for i in reread.items} == {i.id: i.latency_ms for i in run.items}
 
 
-# --------------------------------------------------------------------------- --target-cmd: hostile queries
+# -------------------------------------------------------------------- --target-cmd: hostile queries
 
 ARGS = 'import sys, json; print(json.dumps({"answer": json.dumps(sys.argv[1:])}))'
 """A script printing the arguments it got as the answer (a JSON list)."""
@@ -752,7 +752,8 @@ def test_outputs_with_a_bom_and_crlf_read_fine(tmp_path):
 def test_a_bad_row_value_is_an_item_error_not_a_crash(tmp_path):
     path = tmp_path / "out.jsonl"
     path.write_text(
-        '{"id": "a", "results": 5}\n{"id": "b", "results": [{"rank": "first"}]}\n{"id": "c", "answer": "ok"}\n'
+        '{"id": "a", "results": 5}\n{"id": "b", "results": [{"rank": "first"}]}\n{"id": "c", '
+        '"answer": "ok"}\n'
     )
     target = OutputsTarget(path)
     assert call(target, case("q", "a")).error.startswith("bad output row: results must be a list")

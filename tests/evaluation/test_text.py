@@ -1,4 +1,5 @@
-"""``evaluation.text.visible``: untrusted text made safe to show in a terminal, every dangerous character visible."""
+"""``evaluation.text.visible``: untrusted text made safe to show in a terminal, every dangerous
+character visible."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""An aiohttp app served on 127.0.0.1 by an event loop in a thread of its own (what every fake runs on).
+"""An aiohttp app served on 127.0.0.1 by an event loop in a thread of its own (what every fake runs
+on).
 
 The thread lets sync tests, async tests (whose own loop keeps running), subprocesses and the
 benchmarks all talk to the same fake.
@@ -93,7 +94,8 @@ class Waits:
 
 @dataclass
 class Window:
-    """A sliding window: at most ``limit`` calls in any ``period`` seconds (as a platform counts them)."""
+    """A sliding window: at most ``limit`` calls in any ``period`` seconds (as a platform counts
+    them)."""
 
     limit: int
     period: float
@@ -101,7 +103,8 @@ class Window:
 
     @classmethod
     def per_second(cls, rate: float) -> "Window":
-        """A window allowing ``rate`` calls a second (one call per 1/rate seconds below one a second)."""
+        """A window allowing ``rate`` calls a second (one call per 1/rate seconds below one a
+        second)."""
         period = max(1.0, 1.0 / rate)
         return cls(max(1, round(rate * period)), period)
 
@@ -113,7 +116,8 @@ class Window:
 
 
 def take_fault(queue: deque[Any], params: dict) -> Any:
-    """The first fault of ``queue`` whose ``match`` accepts a call's params (or that matches any), taken off it."""
+    """The first fault of ``queue`` whose ``match`` accepts a call's params (or that matches any),
+    taken off it."""
     for index, fault in enumerate(queue):
         if fault.match is None or fault.match(params):
             del queue[index]
@@ -134,7 +138,8 @@ class Call:
 
 
 def example_for(schema: dict[str, Any], defs: dict[str, Any]) -> Any:
-    """A value valid for a JSON schema, as a model would answer: enums take their first value, numbers 0.8 of their range."""
+    """A value valid for a JSON schema, as a model would answer: enums take their first value,
+    numbers 0.8 of their range."""
     if "$ref" in schema:
         return example_for(defs[schema["$ref"].split("/")[-1]], defs)
     if "enum" in schema:
@@ -157,8 +162,8 @@ def example_for(schema: dict[str, Any], defs: dict[str, Any]) -> Any:
 
 
 def quoting(value: Any, quoted: str) -> Any:
-    """A text (or each text of a list) with ``quoted`` appended; anything else as it is (a fake echoing
-    what it was sent into its answer)."""
+    """A text (or each text of a list) with ``quoted`` appended; anything else as it is (a fake
+    echoing what it was sent into its answer)."""
     if isinstance(value, list):
         return [quoting(entry, quoted) for entry in value]
     return f"{value} {quoted}" if isinstance(value, str) else value

@@ -39,7 +39,8 @@ class Reply:
     message: str | None = None
     """``error.message`` of an error body (default ``fake <error_type>``)."""
     echo_key: bool = False
-    """Append the request's key header (``x-api-key``, or ``authorization``) to the error message, as careless servers do."""
+    """Append the request's key header (``x-api-key``, or ``authorization``) to the error message,
+    as careless servers do."""
     echo_headers: bool = False
     """Append the request's headers (as JSON) to every text field of a normal answer, as a server
     quoting its request does."""
@@ -61,7 +62,8 @@ def error(
     message: str | None = None,
     echo_key: bool = False,
 ) -> Reply:
-    """An error answer (429 rate_limit_error, 529 overloaded_error, 500 api_error…); ``echo_key``: its message quotes the key."""
+    """An error answer (429 rate_limit_error, 529 overloaded_error, 500 api_error…); ``echo_key``:
+    its message quotes the key."""
     return Reply(
         status=status,
         error_type=error_type,

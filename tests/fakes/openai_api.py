@@ -1,13 +1,14 @@
 """A local server that speaks the OpenAI Chat Completions API (``POST /v1/chat/completions``).
 
-It runs an aiohttp app on 127.0.0.1 in a thread of its own (:class:`tests.fakes._server.ThreadedApp`),
-like the Messages API fake, so sync tests, async tests and subprocesses (via ``OPENAI_BASE_URL``)
-can all use it. It answers as OpenAI and the local servers that copy its protocol do: the key as
-``Authorization: Bearer`` (checked only when :attr:`FakeOpenAI.api_key` is set, as local servers
-need none), errors as ``{"error": {"message", "type", "param", "code"}}``, 429 with
-``Retry-After``, ``usage`` in every answer. ``response_format`` ``json_schema`` and
-``json_object`` are honoured, or refused with a 400 naming them (:attr:`FakeOpenAI.json_schema`,
-:attr:`FakeOpenAI.json_object`), as servers without structured outputs do.
+It runs an aiohttp app on 127.0.0.1 in a thread of its own
+(:class:`tests.fakes._server.ThreadedApp`), like the Messages API fake, so sync tests, async tests
+and subprocesses (via ``OPENAI_BASE_URL``) can all use it. It answers as OpenAI and the local
+servers that copy its protocol do: the key as ``Authorization: Bearer`` (checked only when
+:attr:`FakeOpenAI.api_key` is set, as local servers need none), errors as ``{"error": {"message",
+"type", "param", "code"}}``, 429 with ``Retry-After``, ``usage`` in every answer.
+``response_format`` ``json_schema`` and ``json_object`` are honoured, or refused with a 400 naming
+them (:attr:`FakeOpenAI.json_schema`, :attr:`FakeOpenAI.json_object`), as servers without structured
+outputs do.
 
 Replies are queued (FIFO; a reply with a ``match`` waits for a request it accepts); when none
 applies, a responder builds a valid answer for the schema the request carries: its
@@ -53,7 +54,8 @@ class Reply:
     message: str | None = None
     """``error.message`` of an error body (default ``fake <error_type>``)."""
     echo_key: bool = False
-    """Append the request's ``Authorization`` header to the error message, as careless servers do."""
+    """Append the request's ``Authorization`` header to the error message, as careless servers
+    do."""
     echo_headers: bool = False
     """Append the request's headers (as JSON) to every text field of a normal answer, as a server
     quoting its request does."""
@@ -81,7 +83,8 @@ def error(
     code: str | None = None,
     echo_key: bool = False,
 ) -> Reply:
-    """An error answer (429 rate_limit_exceeded, 500 server_error…); ``echo_key``: its message quotes the key."""
+    """An error answer (429 rate_limit_exceeded, 500 server_error…); ``echo_key``: its message
+    quotes the key."""
     return Reply(
         status=status,
         error_type=error_type,
@@ -101,7 +104,8 @@ def echoed(reply: Reply, headers: dict[str, str]) -> Reply:
 
 
 def schema_in(body: dict[str, Any]) -> dict[str, Any] | None:
-    """The schema a request asks its answer to match: ``response_format``'s, else the first one in its system message."""
+    """The schema a request asks its answer to match: ``response_format``'s, else the first one in
+    its system message."""
     fmt = body.get("response_format") or {}
     if fmt.get("type") == "json_schema":
         return fmt["json_schema"]["schema"]
@@ -123,7 +127,8 @@ def schema_in(body: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def schema_responder(body: dict[str, Any]) -> Reply:
-    """A valid answer for the request's schema: enums take their first value, numbers 0.8 of their range."""
+    """A valid answer for the request's schema: enums take their first value, numbers 0.8 of their
+    range."""
     schema = schema_in(body)
     if schema is None:
         return Reply(text="I do not know what shape the answer should take.")
@@ -139,19 +144,23 @@ def _invalid(message: str, param: str | None = None, status: int = 400) -> web.R
 
 @dataclass
 class FakeOpenAI:
-    """The server. Use as a context manager; ``base_url`` (ending in ``/v1``) goes into ``OPENAI_BASE_URL``."""
+    """The server. Use as a context manager; ``base_url`` (ending in ``/v1``) goes into
+    ``OPENAI_BASE_URL``."""
 
     api_key: str | None = KEY
-    """The key every request must carry as ``Authorization: Bearer``; None accepts any or none (a local server)."""
+    """The key every request must carry as ``Authorization: Bearer``; None accepts any or none (a
+    local server)."""
     json_schema: bool = True
-    """Honour ``response_format`` ``json_schema``; False answers it with a 400, as many local servers do."""
+    """Honour ``response_format`` ``json_schema``; False answers it with a 400, as many local
+    servers do."""
     json_object: bool = True
     """Honour ``response_format`` ``json_object``; False answers it with a 400."""
     latency: float = 0.0
     """Seconds every answer waits."""
     responder: Callable[[dict[str, Any]], Reply] = schema_responder
     calls: list[Call] = field(default_factory=list)
-    """Every request (``method`` is the path, ``params`` the JSON body, ``status`` the answer's), in arrival order."""
+    """Every request (``method`` is the path, ``params`` the JSON body, ``status`` the answer's), in
+    arrival order."""
     headers: list[dict[str, str]] = field(default_factory=list)
     """Every request's headers, in arrival order."""
     in_flight_max: int = 0
@@ -180,7 +189,8 @@ class FakeOpenAI:
         return [call.at for call in self.calls]
 
     def queue(self, *replies: Reply) -> None:
-        """Answer the next requests (each the next one its ``match`` accepts) with these, in order."""
+        """Answer the next requests (each the next one its ``match`` accepts) with these, in
+        order."""
         with self._lock:
             self._queue.extend(replies)
 

@@ -1,28 +1,34 @@
-"""A local server that speaks Slack's Web API, Socket Mode and signed HTTP deliveries for one app in one workspace.
+"""A local server that speaks Slack's Web API, Socket Mode and signed HTTP deliveries for one app in
+one workspace.
 
-It runs an aiohttp app on 127.0.0.1 in a thread of its own (:class:`~tests.fakes._server.ThreadedApp`), so a
-real slack-bolt ``AsyncApp`` and slack_sdk's ``AsyncWebClient(base_url=fake.api_url)`` can run against it from
-a test's event loop, a benchmark or a subprocess (``env()``).
+It runs an aiohttp app on 127.0.0.1 in a thread of its own
+(:class:`~tests.fakes._server.ThreadedApp`), so a real slack-bolt ``AsyncApp`` and slack_sdk's
+``AsyncWebClient(base_url=fake.api_url)`` can run against it from a test's event loop, a benchmark
+or a subprocess (``env()``).
 
-* Web API: ``POST /api/<method>`` with a JSON, form or multipart body (or query parameters); the token comes from
-  ``Authorization: Bearer`` or a ``token`` parameter. Errors are HTTP 200 ``{"ok": false, "error": …}`` as Slack
-  answers them, rate limits HTTP 429 with ``Retry-After``. Block Kit is checked against Slack's documented limits
-  (``invalid_blocks`` / ``invalid_arguments`` with ``response_metadata.messages`` naming a JSON pointer).
-* Socket Mode: ``apps.connections.open`` (app-level token) hands out a one-use ``ws://…/socket?ticket=…``; the
-  socket says ``hello``, carries envelopes (``slash_commands``, ``interactive``, ``events_api``) and reads the
-  client's acks (``{"envelope_id", "payload"?}``). Deliveries wait while no client is connected.
-* HTTP: with ``http_target`` set, deliveries are POSTed there signed as Slack signs them (``v0=`` HMAC-SHA256 of
-  ``v0:<timestamp>:<body>``): slash commands form-encoded, interactivity as a ``payload`` form field, events as
-  JSON ``event_callback`` bodies; the answer is the ack.
+* Web API: ``POST /api/<method>`` with a JSON, form or multipart body (or query parameters); the
+  token comes from ``Authorization: Bearer`` or a ``token`` parameter. Errors are HTTP 200 ``{"ok":
+  false, "error": …}`` as Slack answers them, rate limits HTTP 429 with ``Retry-After``. Block Kit
+  is checked against Slack's documented limits (``invalid_blocks`` / ``invalid_arguments`` with
+  ``response_metadata.messages`` naming a JSON pointer).
+* Socket Mode: ``apps.connections.open`` (app-level token) hands out a one-use
+  ``ws://…/socket?ticket=…``; the socket says ``hello``, carries envelopes (``slash_commands``,
+  ``interactive``, ``events_api``) and reads the client's acks (``{"envelope_id", "payload"?}``).
+  Deliveries wait while no client is connected.
+* HTTP: with ``http_target`` set, deliveries are POSTed there signed as Slack signs them (``v0=``
+  HMAC-SHA256 of ``v0:<timestamp>:<body>``): slash commands form-encoded, interactivity as a
+  ``payload`` form field, events as JSON ``event_callback`` bodies; the answer is the ack.
 
-The test plays the users (``slash``, ``click_button``, ``submit_view``, ``message_im``, ``open_home``) and inspects
-what the app did (``messages``, ``ephemerals``, ``views``, ``uploads``, ``calls``, the :class:`Delivery` records).
-Acks act as Slack acts on them: a slash command's ack text is shown to the user, a view submission's
-``response_action`` keeps, updates, pushes or closes the modal. Faults (``fail_next``, ``outage``) can be injected.
+The test plays the users (``slash``, ``click_button``, ``submit_view``, ``message_im``,
+``open_home``) and inspects what the app did (``messages``, ``ephemerals``, ``views``, ``uploads``,
+``calls``, the :class:`Delivery` records). Acks act as Slack acts on them: a slash command's ack
+text is shown to the user, a view submission's ``response_action`` keeps, updates, pushes or closes
+the modal. Faults (``fail_next``, ``outage``) can be injected.
 
-Not modelled: Slack's own retries (a delivery is sent again only by ``redeliver``), group DMs, private channel
-membership changes, threads' reply counts, file sizes checked against ``length``, views.push (a ``push`` ack works),
-message attachments (stored unchecked), and any rate limit but the posting ones.
+Not modelled: Slack's own retries (a delivery is sent again only by ``redeliver``), group DMs,
+private channel membership changes, threads' reply counts, file sizes checked against ``length``,
+views.push (a ``push`` ack works), message attachments (stored unchecked), and any rate limit but
+the posting ones.
 """
 
 from __future__ import annotations
@@ -128,7 +134,8 @@ _PICKED = {
 
 
 class ApiError(Exception):
-    """An error answer: ``{"ok": false, "error": …}`` with an HTTP status (200 for ordinary API errors)."""
+    """An error answer: ``{"ok": false, "error": …}`` with an HTTP status (200 for ordinary API
+    errors)."""
 
     def __init__(
         self,
@@ -169,7 +176,8 @@ def ratelimited(retry_after: int) -> ApiError:
 
 
 class BlockKit:
-    """Block Kit checked as Slack checks it: each problem as ``[ERROR] <reason> [json-pointer:<where>]``."""
+    """Block Kit checked as Slack checks it: each problem as ``[ERROR] <reason>
+    [json-pointer:<where>]``."""
 
     def __init__(self, surface: str) -> None:
         self.surface = surface
@@ -385,7 +393,8 @@ def _short_id() -> str:
 
 
 def with_ids(blocks: list[Json]) -> list[Json]:
-    """A copy of valid blocks as Slack stores them: every block has a block_id, every element an action_id."""
+    """A copy of valid blocks as Slack stores them: every block has a block_id, every element an
+    action_id."""
     stored = copy.deepcopy(blocks)
     for block in stored:
         block.setdefault("block_id", _short_id())
@@ -445,7 +454,8 @@ class Call(_Call):
 
 @dataclass
 class Upload:
-    """A file shared with files.completeUploadExternal (``channel`` None: not shared, private to the app)."""
+    """A file shared with files.completeUploadExternal (``channel`` None: not shared, private to the
+    app)."""
 
     channel: str | None
     filename: str
@@ -458,7 +468,8 @@ class Upload:
 
 @dataclass(eq=False)
 class Delivery:
-    """One thing Slack sends the app (an envelope over Socket Mode, or a signed POST) and how the app answered."""
+    """One thing Slack sends the app (an envelope over Socket Mode, or a signed POST) and how the
+    app answered."""
 
     kind: str
     """``slash_commands``, ``interactive`` or ``events_api``."""
@@ -481,7 +492,8 @@ class Delivery:
     """``time.monotonic()`` when it went out."""
     acked_at: float | None = field(default=None, init=False)
     ack: Json | None = field(default=None, init=False)
-    """The ack's payload (Socket Mode), or the HTTP answer's JSON body (``{"text": …}`` for plain text)."""
+    """The ack's payload (Socket Mode), or the HTTP answer's JSON body (``{"text": …}`` for plain
+    text)."""
     acks: int = field(default=0, init=False)
     """How many acks arrived (Socket Mode: more than one is an app bug)."""
     status: int | None = field(default=None, init=False)
@@ -489,7 +501,8 @@ class Delivery:
     error: str | None = field(default=None, init=False)
     """An HTTP delivery that got no answer: ``http_timeout`` or the connection error's name."""
     ack_error: str | None = field(default=None, init=False)
-    """Why Slack could not use the ack's payload (``invalid_blocks``, ``invalid_arguments``), as it tells the user."""
+    """Why Slack could not use the ack's payload (``invalid_blocks``, ``invalid_arguments``), as it
+    tells the user."""
     request_headers: dict[str, str] = field(default_factory=dict, init=False)
     acked: threading.Event = field(default_factory=threading.Event, init=False, repr=False)
     """Set when the app acknowledged (Socket Mode ack, or HTTP 200)."""
@@ -581,7 +594,8 @@ class _View:
     """The field errors of the last ``response_action: errors`` ack."""
     updates: int = 0
     opened_ts: str = ""
-    """When it was opened, on the clock of message timestamps (to place it among a conversation's messages)."""
+    """When it was opened, on the clock of message timestamps (to place it among a conversation's
+    messages)."""
 
     def inspected(self) -> Json:
         """The view object plus who it is for, when it was opened and what became of it."""
@@ -620,7 +634,8 @@ class _UploadSlot:
 
 @dataclass
 class FakeSlack(Waits):
-    """The server. Use as a context manager; give slack_sdk ``base_url=fake.api_url``, or a subprocess ``env()``."""
+    """The server. Use as a context manager; give slack_sdk ``base_url=fake.api_url``, or a
+    subprocess ``env()``."""
 
     limits: SlackLimits | None = field(default_factory=SlackLimits)
     bot_token: str = BOT_TOKEN
@@ -653,9 +668,11 @@ class FakeSlack(Waits):
     connects: int = 0
     """Socket Mode connections accepted so far."""
     on_call: Callable[[Call], None] | None = field(default=None, repr=False)
-    """Called (in the server's thread) with each authorised call as it arrives, before it is carried out."""
+    """Called (in the server's thread) with each authorised call as it arrives, before it is carried
+    out."""
     on_ack: Callable[[Delivery], None] | None = field(default=None, repr=False)
-    """Called (in the server's thread) with a delivery the moment its ack arrives (HTTP: its 200 answer)."""
+    """Called (in the server's thread) with a delivery the moment its ack arrives (HTTP: its 200
+    answer)."""
 
     def __post_init__(self) -> None:
         self._lock = threading.RLock()
@@ -719,7 +736,8 @@ class FakeSlack(Waits):
     # -- the directory -------------------------------------------------------------------------
 
     def user(self, user_id: str, name: str | None = None, reachable: bool = True) -> Json:
-        """Register a user and their DM with the app; ``reachable=False``: their Messages tab is off."""
+        """Register a user and their DM with the app; ``reachable=False``: their Messages tab is
+        off."""
         assert user_id.startswith(("U", "W")), "user ids start with U (or W)"
         with self._lock:
             person = _User(user_id, name or user_id.lower(), reachable, "D" + user_id[1:])
@@ -767,9 +785,11 @@ class FakeSlack(Waits):
         count: int = 1,
         match: Callable[[Json], bool] | None = None,
     ) -> None:
-        """The next ``count`` calls to ``method`` (whose params ``match`` accepts) get this error, not carried out.
+        """The next ``count`` calls to ``method`` (whose params ``match`` accepts) get this error,
+        not carried out.
 
-        ``error`` defaults to ``ratelimited`` for a 429 (``Retry-After`` 1 unless given), ``internal_error`` otherwise.
+        ``error`` defaults to ``ratelimited`` for a 429 (``Retry-After`` 1 unless given),
+        ``internal_error`` otherwise.
         """
         if status == 429 and retry_after is None:
             retry_after = 1
@@ -783,7 +803,8 @@ class FakeSlack(Waits):
             self._faults[method].extend(dataclasses.replace(fault) for _ in range(count))
 
     def outage(self, status: int = 500, error: str | None = None) -> None:
-        """From now on every Web API call gets this error (and is not carried out), until :meth:`clear_faults`."""
+        """From now on every Web API call gets this error (and is not carried out), until
+        :meth:`clear_faults`."""
         with self._lock:
             self._outage = ApiError(
                 error or ("service_unavailable" if status == 503 else "internal_error"),
@@ -843,7 +864,8 @@ class FakeSlack(Waits):
     ) -> Delivery:
         """A user clicks the button with this value (and action_id) under a message.
 
-        A button the message no longer has can be clicked (as from a stale client) by giving its ``action_id``.
+        A button the message no longer has can be clicked (as from a stale client) by giving its
+        ``action_id``.
         """
         with self._lock:
             conversation = self._conversation_of(channel_id)
@@ -874,7 +896,8 @@ class FakeSlack(Waits):
         signature: str = "good",
         stale: bool = False,
     ) -> Delivery:
-        """A user clicks the button labelled ``label`` (or the first whose label starts with it) under a message."""
+        """A user clicks the button labelled ``label`` (or the first whose label starts with it)
+        under a message."""
         with self._lock:
             found = buttons(
                 self._stored(self._conversation_of(channel_id).id, ts).get("blocks", [])
@@ -927,10 +950,12 @@ class FakeSlack(Waits):
         signature: str = "good",
         stale: bool = False,
     ) -> Delivery:
-        """A user submits a modal: ``text`` fills its first plain_text_input, ``values`` inputs by action or block id.
+        """A user submits a modal: ``text`` fills its first plain_text_input, ``values`` inputs by
+        action or block id.
 
-        A value in ``values`` is a string (a text input's value) or the element's whole state dict. Like Slack's
-        client, this refuses (AssertionError) to submit a required input left empty or a text of the wrong length.
+        A value in ``values`` is a string (a text input's value) or the element's whole state dict.
+        Like Slack's client, this refuses (AssertionError) to submit a required input left empty or
+        a text of the wrong length.
         """
         with self._lock:
             record = self._open_view(user_id, view_id)
@@ -945,7 +970,8 @@ class FakeSlack(Waits):
     def close_view(
         self, user_id: str, view_id: str, *, signature: str = "good", stale: bool = False
     ) -> Delivery | None:
-        """A user closes a modal; the app hears of it (``view_closed``) only if the view asked to ``notify_on_close``."""
+        """A user closes a modal; the app hears of it (``view_closed``) only if the view asked to
+        ``notify_on_close``."""
         with self._lock:
             record = self._open_view(user_id, view_id)
             record.status = "closed"
@@ -982,7 +1008,8 @@ class FakeSlack(Waits):
         signature: str = "good",
         stale: bool = False,
     ) -> Delivery:
-        """A user writes in a conversation the app is in (a ``message`` event; ``channel_type`` im or channel)."""
+        """A user writes in a conversation the app is in (a ``message`` event; ``channel_type`` im
+        or channel)."""
         with self._lock:
             self._known_user(user_id)
             conversation = self._conversations[channel_id]
@@ -1007,7 +1034,8 @@ class FakeSlack(Waits):
         return self._deliver("events_api", self._event_callback(event), signature, stale)
 
     def open_home(self, user_id: str, *, signature: str = "good", stale: bool = False) -> Delivery:
-        """A user opens the app's Home tab (``app_home_opened``, with the published view if there is one)."""
+        """A user opens the app's Home tab (``app_home_opened``, with the published view if there is
+        one)."""
         with self._lock:
             event: Json = {
                 "type": "app_home_opened",
@@ -1021,7 +1049,8 @@ class FakeSlack(Waits):
         return self._deliver("events_api", self._event_callback(event), signature, stale)
 
     def redeliver(self, delivery: Delivery) -> Delivery:
-        """Send a delivery again as Slack retries one: same payload, ``retry_attempt`` + 1 (HTTP: same body, new signature)."""
+        """Send a delivery again as Slack retries one: same payload, ``retry_attempt`` + 1 (HTTP:
+        same body, new signature)."""
         retry = dataclasses.replace(
             delivery,
             envelope_id=str(uuid.uuid4()),
@@ -1032,7 +1061,8 @@ class FakeSlack(Waits):
         return self._dispatched(retry)
 
     def refresh_socket(self) -> None:
-        """Tell every connected Socket Mode client to reconnect (``disconnect``, reason ``refresh_requested``)."""
+        """Tell every connected Socket Mode client to reconnect (``disconnect``, reason
+        ``refresh_requested``)."""
         self._server.call_soon(partial(self._spawn, self._refresh()))
 
     # -- building payloads ---------------------------------------------------------------------
@@ -1244,7 +1274,8 @@ class FakeSlack(Waits):
         delivery.answered.set()
 
     def _act_on_ack(self, payload: Json, ack: Json) -> str | None:
-        """What Slack does with an ack's payload: show a command's reply, keep or close a submitted modal.
+        """What Slack does with an ack's payload: show a command's reply, keep or close a submitted
+        modal.
 
         Returns the error Slack would show the user when the payload cannot be used.
         """
@@ -1280,7 +1311,8 @@ class FakeSlack(Waits):
     def _reply(
         self, channel: str, user: str, params: Json, message_ts: str | None, source: str
     ) -> str | None:
-        """A reply through an ack or a response_url: in the channel, replacing the original, or ephemeral.
+        """A reply through an ack or a response_url: in the channel, replacing the original, or
+        ephemeral.
 
         Returns ``invalid_blocks`` (and shows nothing) when its blocks break Block Kit's rules.
         """
@@ -1378,7 +1410,8 @@ class FakeSlack(Waits):
                 await self._socket_ready.wait()
 
     async def _send_envelope(self, delivery: Delivery) -> bool:
-        """Send one envelope over a live socket (taking turns between sockets); False if there is none."""
+        """Send one envelope over a live socket (taking turns between sockets); False if there is
+        none."""
         live = [socket for socket in self._sockets if socket.live()]
         if not live:
             self._connections_changed()
@@ -1432,9 +1465,11 @@ class FakeSlack(Waits):
             return [call for call in self.calls if call.method == method]
 
     def messages(self, channel: str) -> list[Json]:
-        """The bot's messages in a conversation (a user id means their DM) as they are now, oldest first.
+        """The bot's messages in a conversation (a user id means their DM) as they are now, oldest
+        first.
 
-        Each has ``channel``, ``edits`` (chat.update and replace_original count) and ``history`` (its texts).
+        Each has ``channel``, ``edits`` (chat.update and replace_original count) and ``history``
+        (its texts).
         """
         with self._lock:
             conversation = self._conversation_of(channel)
@@ -1463,7 +1498,8 @@ class FakeSlack(Waits):
             return [record.inspected() for record in self._views.values()]
 
     def view(self, view_id: str) -> Json:
-        """A view as it is now, plus ``user``, ``status`` (open/submitted/closed), ``errors`` and ``updates``."""
+        """A view as it is now, plus ``user``, ``status`` (open/submitted/closed), ``errors`` and
+        ``updates``."""
         with self._lock:
             assert view_id in self._views, f"no view {view_id}"
             return self._views[view_id].inspected()
@@ -1557,7 +1593,8 @@ class FakeSlack(Waits):
         return take_fault(self._faults[method], params)
 
     def _check_rate(self, method: str, call: Call) -> None:
-        """Posting limits: per conversation, and every chat.postMessage together; 429 with Retry-After."""
+        """Posting limits: per conversation, and every chat.postMessage together; 429 with
+        Retry-After."""
         if self.limits is None or method not in RATED_METHODS:
             return
         channel = self._rate_key(call.params.get("channel"))
@@ -1641,7 +1678,8 @@ class FakeSlack(Waits):
         return {"channel": conversation.id, "ts": message["ts"], "message": copy.deepcopy(message)}
 
     def _own_message(self, params: Json, refusal: str) -> tuple[_Conversation, Json]:
-        """The bot's own message that ``channel`` and ``ts`` name (``refusal`` if it is someone else's)."""
+        """The bot's own message that ``channel`` and ``ts`` name (``refusal`` if it is someone
+        else's)."""
         conversation = self._conversations.get(params.get("channel", ""))
         if conversation is None:
             raise ApiError("channel_not_found")
@@ -1682,7 +1720,8 @@ class FakeSlack(Waits):
         return {"message_ts": shown["message_ts"]}
 
     def _writable(self, channel: Any) -> _Conversation:
-        """The conversation a post goes to: a user id means their DM; the bot must be able to post there."""
+        """The conversation a post goes to: a user id means their DM; the bot must be able to post
+        there."""
         channel = str(channel or "")
         if channel in self._users:
             channel = self._users[channel].dm
@@ -1705,7 +1744,8 @@ class FakeSlack(Waits):
     def _content(self, params: Json, partial: bool = False) -> tuple[str, list[Json] | None]:
         """A message's text and blocks, checked: no_text, msg_too_long, invalid_blocks(_format).
 
-        ``partial`` (chat.update): blocks may be an empty list (removing them), and absent text stays as it was.
+        ``partial`` (chat.update): blocks may be an empty list (removing them), and absent text
+        stays as it was.
         """
         blocks = _json_field(params, "blocks", "invalid_blocks_format")
         if blocks is not None and not isinstance(blocks, list):
@@ -1757,7 +1797,8 @@ class FakeSlack(Waits):
         return message
 
     def _edit(self, message: Json, channel: str, params: Json) -> None:
-        """Replace a message's text and blocks (blocks kept when absent, removed by an empty list)."""
+        """Replace a message's text and blocks (blocks kept when absent, removed by an empty
+        list)."""
         if "text" in params:
             message["text"] = params["text"]
         blocks = _json_field(params, "blocks", "invalid_blocks_format")
@@ -1784,7 +1825,8 @@ class FakeSlack(Waits):
         return shown
 
     def _next_ts(self) -> str:
-        """A message timestamp: the time in microseconds, always later than the last one handed out."""
+        """A message timestamp: the time in microseconds, always later than the last one handed
+        out."""
         with self._lock:
             self._last_us = max(int(time.time() * 1_000_000), self._last_us + 1)
             return f"{self._last_us // 1_000_000}.{self._last_us % 1_000_000:06d}"
@@ -1931,7 +1973,8 @@ class FakeSlack(Waits):
         shared: list[tuple[_UploadSlot, str]],
         params: Json,
     ) -> None:
-        """Record the uploads; in a conversation, the files arrive as one bot message with the initial comment."""
+        """Record the uploads; in a conversation, the files arrive as one bot message with the
+        initial comment."""
         comment, thread_ts = params.get("initial_comment"), params.get("thread_ts")
         for slot, title in shared:
             self.uploads.append(
@@ -1976,7 +2019,8 @@ class FakeSlack(Waits):
     # -- response_url --------------------------------------------------------------------------
 
     async def _respond(self, request: web.Request) -> web.Response:
-        """A POST to a response_url: at most five, each a reply to the interaction that issued the URL."""
+        """A POST to a response_url: at most five, each a reply to the interaction that issued the
+        URL."""
         try:
             params = await request.json()
         except ValueError:
@@ -2057,7 +2101,8 @@ def _http_body(kind: str, payload: Json) -> tuple[str, bytes]:
 
 
 def _answer_payload(body: str) -> Json | None:
-    """An HTTP answer's body as an ack payload: its JSON, ``{"text": …}`` for plain text, None when empty."""
+    """An HTTP answer's body as an ack payload: its JSON, ``{"text": …}`` for plain text, None when
+    empty."""
     if not body.strip():
         return None
     try:
@@ -2081,7 +2126,8 @@ def _rich_text(text: str) -> list[Json]:
 
 
 def _element_state(element: Json, given: Any) -> Json:
-    """One input's entry in ``state.values``: a string is the value typed or picked, a dict the entry itself."""
+    """One input's entry in ``state.values``: a string is the value typed or picked, a dict the
+    entry itself."""
     kind = element["type"]
     if isinstance(given, dict):
         return {"type": kind} | given
@@ -2109,7 +2155,8 @@ def _option(element: Json, value: str) -> Json:
 
 
 def _check_input(block: Json, entry: Json) -> None:
-    """Slack's client submits only when required inputs are filled and texts fit their length limits."""
+    """Slack's client submits only when required inputs are filled and texts fit their length
+    limits."""
     value = entry.get("value")
     empty = value in (None, "") and not any(
         v for k, v in entry.items() if k not in ("type", "value")

@@ -1,4 +1,5 @@
-"""Try the Slack bot without a Slack workspace: the local fake Slack, you as its one user, and ``hilbot serve slack``.
+"""Try the Slack bot without a Slack workspace: the local fake Slack, you as its one user, and
+``hilbot serve slack``.
 
     .venv/bin/python -m tests.fakes.slack_console           # Socket Mode (the default)
     .venv/bin/python -m tests.fakes.slack_console --http    # signed HTTP requests to the bot's request URL
@@ -51,7 +52,8 @@ class Console:
 
     # -- what the bot shows
     def _items(self) -> list[tuple[str, str, list[dict], int]]:
-        """(id, kind, blocks or text, edits) of every bot message and modal in your DM, oldest first."""
+        """(id, kind, blocks or text, edits) of every bot message and modal in your DM, oldest
+        first."""
         shown = [(m["ts"], "message", m, m.get("edits", 0)) for m in self.fake.messages(YOU)]
         shown += [
             (v["opened_ts"], "modal", v, v.get("updates", 0))
@@ -208,8 +210,8 @@ def main(argv: list[str] | None = None) -> None:
         proc = _start_bot(fake, Path(tmp), args.data_dir, _free_port() if args.http else None)
         console = Console(fake)
         print(
-            f"hilbot serve slack is running ({'HTTP' if args.http else 'Socket Mode'}); you are {YOU}. "
-            "Try: /hilbot review demo-docs-search",
+            f"hilbot serve slack is running ({'HTTP' if args.http else 'Socket Mode'}); you are "
+            f"{YOU}. Try: /hilbot review demo-docs-search",
             flush=True,
         )
         stop = threading.Event()
@@ -224,7 +226,8 @@ def main(argv: list[str] | None = None) -> None:
             proc.terminate()
             proc.wait(timeout=30)
             print(
-                f"bot stopped (exit {proc.returncode}); every click is in {args.data_dir}/ratings.jsonl"
+                f"bot stopped (exit {proc.returncode}); every click is in "
+                f"{args.data_dir}/ratings.jsonl"
             )
 
 

@@ -219,7 +219,8 @@ class _HtmlParser:
         tag = self.open.pop()
         if tag.name != name:
             self.fail(
-                f'Unmatched end tag at {self.at(token)}, expected "</{tag.name}>", found "</{name}>"'
+                f'Unmatched end tag at {self.at(token)}, expected "</{tag.name}>", found '
+                f'"</{name}>"'
             )
         if self.offset > tag.offset:
             self._entity(tag)
@@ -347,7 +348,8 @@ class FakeTelegram(Waits):
     """The last setMyCommands list."""
     webhook_url: str = ""
     on_call: Callable[[Call], None] | None = field(default=None, repr=False)
-    """Called (in the server's thread) with each authorised call as it arrives, before it is carried out."""
+    """Called (in the server's thread) with each authorised call as it arrives, before it is carried
+    out."""
 
     def __post_init__(self) -> None:
         self._lock = threading.RLock()
@@ -375,7 +377,8 @@ class FakeTelegram(Waits):
         self._faults: dict[str, deque[_Fault]] = defaultdict(deque)
         self._outage: ApiError | None = None
         self._epoch = 0
-        """Counts :meth:`restart_ids`: a long poll from before one answers nothing (it was made to the old server)."""
+        """Counts :meth:`restart_ids`: a long poll from before one answers nothing (it was made to
+        the old server)."""
         self._windows: dict[tuple[str, int | str], Window] = {}
         self._handlers: dict[str, Callable[[Json], Any]] = {
             name.lower(): handler
@@ -436,12 +439,14 @@ class FakeTelegram(Waits):
     ) -> None:
         """The next ``count`` calls to ``method`` get this error (and are not carried out).
 
-        ``match``: only calls whose (decoded) params it accepts count, e.g. a sendMessage with a keyboard.
+        ``match``: only calls whose (decoded) params it accepts count, e.g. a sendMessage with a
+        keyboard.
         """
         self._add_faults(method, count, _Fault(status, description, retry_after, match=match))
 
     def outage(self, status: int = 500, description: str = "Internal Server Error") -> None:
-        """From now on every call but getUpdates gets this error (and is not carried out), until :meth:`clear_faults`.
+        """From now on every call but getUpdates gets this error (and is not carried out), until
+        :meth:`clear_faults`.
 
         As if the bot's process died: whatever it still sends never arrives.
         """
@@ -455,10 +460,12 @@ class FakeTelegram(Waits):
             self._faults.clear()
 
     def restart_ids(self) -> None:
-        """Update ids and callback query ids start again from 1, as on a fresh Bot API server; chats and messages stay.
+        """Update ids and callback query ids start again from 1, as on a fresh Bot API server; chats
+        and messages stay.
 
-        Telegram promises neither to keep update ids growing across a server change nor that they never jump.
-        Answers to the old callback queries are forgotten (their ids will be used again).
+        Telegram promises neither to keep update ids growing across a server change nor that they
+        never jump. Answers to the old callback queries are forgotten (their ids will be used
+        again).
         """
         with self._lock:
             self._update_ids, self._callback_ids = itertools.count(1), itertools.count(1)
@@ -474,13 +481,15 @@ class FakeTelegram(Waits):
         status: int = 200,
         count: int = 1,
     ) -> None:
-        """The next ``count`` calls to ``method`` get ``body`` (not JSON, as a proxy's error page) with ``status``."""
+        """The next ``count`` calls to ``method`` get ``body`` (not JSON, as a proxy's error page)
+        with ``status``."""
         self._add_faults(method, count, _Fault(status, body=body))
 
     def stall_next(
         self, method: str, seconds: float, process: bool = False, count: int = 1
     ) -> None:
-        """The next calls to ``method`` answer ``seconds`` late; ``process=False``: never carried out (502)."""
+        """The next calls to ``method`` answer ``seconds`` late; ``process=False``: never carried
+        out (502)."""
         self._add_faults(method, count, _Fault(None, delay=seconds, process=process))
 
     def _add_faults(self, method: str, count: int, fault: _Fault) -> None:
@@ -488,14 +497,16 @@ class FakeTelegram(Waits):
             self._faults[method.lower()].extend(fault for _ in range(count))
 
     def redeliver(self, update_id: int) -> None:
-        """Send an update again, same update_id, in the next getUpdates answer whatever its offset."""
+        """Send an update again, same update_id, in the next getUpdates answer whatever its
+        offset."""
         with self._lock:
             assert update_id in self._updates, f"no update {update_id}"
             self._redeliveries.append(self._updates[update_id])
         self._wake()
 
     def last_update_id(self, kind: str | None = None) -> int:
-        """The id of the latest update made (of ``kind``, such as ``callback_query``), in the order they were made."""
+        """The id of the latest update made (of ``kind``, such as ``callback_query``), in the order
+        they were made."""
         with self._lock:
             return next(uid for k, uid in reversed(self._sent_order) if kind is None or k == kind)
 
@@ -508,7 +519,8 @@ class FakeTelegram(Waits):
         username: str | None = None,
         blocked: bool = False,
     ) -> Json:
-        """Register a user (and their private chat, whose id is theirs); ``blocked``: they blocked the bot."""
+        """Register a user (and their private chat, whose id is theirs); ``blocked``: they blocked
+        the bot."""
         assert id > 0, "user ids are positive"
         person = {"id": id, "is_bot": False, "first_name": first_name} | (
             {"username": username} if username else {}
@@ -572,7 +584,8 @@ class FakeTelegram(Waits):
             return query_id
 
     def tap_button(self, user_id: int, chat_id: int, message_id: int, label_startswith: str) -> str:
-        """Tap the button whose label starts with ``label_startswith``; returns the callback_query id."""
+        """Tap the button whose label starts with ``label_startswith``; returns the callback_query
+        id."""
         buttons = [
             b
             for row in (self.message(chat_id, message_id).get("reply_markup") or {}).get(
@@ -615,19 +628,22 @@ class FakeTelegram(Waits):
             return [call for call in self.calls if call.method.lower() == method.lower()]
 
     def messages(self, chat_id: int) -> list[Json]:
-        """The bot's messages in a chat as they are now, oldest first, with ``edits`` and ``history``."""
+        """The bot's messages in a chat as they are now, oldest first, with ``edits`` and
+        ``history``."""
         with self._lock:
             return [
                 self._inspected(m) for m in self._messages[chat_id].values() if m["from"]["is_bot"]
             ]
 
     def message(self, chat_id: int, message_id: int) -> Json:
-        """One message in a chat as it is now (the bot's, with ``edits`` and ``history``, or a user's)."""
+        """One message in a chat as it is now (the bot's, with ``edits`` and ``history``, or a
+        user's)."""
         with self._lock:
             return self._inspected(self._stored(chat_id, message_id))
 
     def card_ids(self, chat_id: int) -> list[int]:
-        """Ids of the bot's messages with an inline keyboard in a chat (cheap: nothing is copied)."""
+        """Ids of the bot's messages with an inline keyboard in a chat (cheap: nothing is
+        copied)."""
         with self._lock:
             return [
                 i
@@ -737,7 +753,8 @@ class FakeTelegram(Waits):
                 if self.webhook_url:
                     raise ApiError(
                         409,
-                        "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first",
+                        "Conflict: can't use getUpdates method while webhook is active; use "
+                        "deleteWebhook to delete the webhook first",
                     )
                 batch, arrived = self._take_updates(params), self._new_updates
             remaining = deadline - time.monotonic()
@@ -749,7 +766,8 @@ class FakeTelegram(Waits):
                 pass
 
     def _take_updates(self, params: Json) -> list[Json]:
-        """Drop confirmed updates (id < offset) and those not allowed; the next batch, redeliveries first."""
+        """Drop confirmed updates (id < offset) and those not allowed; the next batch, redeliveries
+        first."""
         if params.get("allowed_updates") is not None:
             self._allowed_updates = params["allowed_updates"]
         offset, limit = params.get("offset"), min(max(params.get("limit", 100), 1), 100)

@@ -137,8 +137,8 @@ def refusal(exc: TelegramError, call: str, url: str, timeout: float | None = Non
         fix = (
             "set [telegram] webhook_url to a public https URL on port 443, 80, 88 or 8443"
             if call == "setWebhook"
-            else "check TELEGRAM_API_URL or [telegram] api_url points at a Bot API server, and start "
-            "again"
+            else "check TELEGRAM_API_URL or [telegram] api_url points at a Bot API server, and "
+            "start again"
         )
         return HilbotError(f"the Bot API refused {call} (400: {said})", where=where, fix=fix)
     if isinstance(exc, NetworkError) and not isinstance(exc.__cause__, (TelegramError, type(None))):

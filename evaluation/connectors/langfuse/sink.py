@@ -152,7 +152,8 @@ class ScoreSink:
 
     def _scores(self, labels: list[Label]) -> tuple[list[Score], list[ConnectorError]]:
         """The labels as scores, and the refusals of those that cannot be one. A failure to read the
-        configs (a 429, an outage) is the whole call's: it is raised, so the batch is tried again."""
+        configs (a 429, an outage) is the whole call's: it is raised, so the batch is tried
+        again."""
         self.configs()
         scores: list[Score] = []
         refused: list[ConnectorError] = []

@@ -1,4 +1,5 @@
-"""The fake Slack speaks the protocol slack_sdk and slack-bolt speak, and enforces Slack's documented rules."""
+"""The fake Slack speaks the protocol slack_sdk and slack-bolt speak, and enforces Slack's
+documented rules."""
 
 from __future__ import annotations
 
@@ -68,7 +69,8 @@ def note_modal(title: str = "Note") -> dict[str, Any]:
 
 @pytest.fixture
 def slack():
-    """The fake without posting limits: Alice and Bob in #general, Carol with her Messages tab off."""
+    """The fake without posting limits: Alice and Bob in #general, Carol with her Messages tab
+    off."""
     with FakeSlack(limits=None) as fake:
         fake.user(ALICE, "alice")
         fake.user(BOB, "bob")
@@ -92,7 +94,8 @@ async def error_of(call: Any) -> SlackApiError:
 
 
 async def serve(app: web.Application) -> tuple[web.AppRunner, str]:
-    """Serve an aiohttp app on a free port in the test's loop; returns the runner and its root URL."""
+    """Serve an aiohttp app on a free port in the test's loop; returns the runner and its root
+    URL."""
     runner = web.AppRunner(app)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)

@@ -1,4 +1,5 @@
-"""The fake Telegram Bot API speaks the protocol python-telegram-bot expects, and enforces the real rules."""
+"""The fake Telegram Bot API speaks the protocol python-telegram-bot expects, and enforces the real
+rules."""
 
 from __future__ import annotations
 
@@ -232,8 +233,10 @@ async def test_malformed_html_is_rejected(tg: FakeTelegram, bot: Bot, html: str)
 
 async def test_supported_html(bot: Bot) -> None:
     source = (
-        '<strong>b</strong><em>i</em><ins>u</ins><del>s</del><code>c</code><pre><code class="language-py">p</code></pre>'
-        '<tg-spoiler>x</tg-spoiler><span class="tg-spoiler">y</span><blockquote expandable>q</blockquote>&lt;&gt;&quot;&#65;&#x42;'
+        "<strong>b</strong><em>i</em><ins>u</ins><del>s</del><code>c</code><pre><code "
+        'class="language-py">p</code></pre><tg-spoiler>x</tg-spoiler><span '
+        'class="tg-spoiler">y</span><blockquote '
+        "expandable>q</blockquote>&lt;&gt;&quot;&#65;&#x42;"
     )
     sent = await bot.send_message(USER, source, parse_mode="HTML")
     assert sent.text == 'biuscpxyq<>"AB'

@@ -1,4 +1,5 @@
-"""What only Slack has: signed requests, Block Kit and its limits, modals, the App Home, Slack's 429s, and `hilbot serve slack`.
+"""What only Slack has: signed requests, Block Kit and its limits, modals, the App Home, Slack's
+429s, and `hilbot serve slack`.
 
 The chat behaviour every platform shares (durable before acknowledged, blind until rated, forged
 buttons, strangers, redelivery, restarts, push, groups, digests) is in ``tests/test_chat.py``,
@@ -54,7 +55,7 @@ def ratings(store: Store) -> list[dict]:
     return [r for r in rows if r["type"] == "rating"]
 
 
-# ---------------------------------------------------------------------------------------------- HTTP mode
+# ---------------------------------------------------------------------------------------- HTTP mode
 
 
 async def test_http_mode_refuses_bad_or_stale_signatures_with_401_and_writes_nothing(
@@ -90,7 +91,7 @@ async def test_http_mode_a_retried_click_counts_once(slack_http, demo_store):
         assert len(ratings(demo_store)) == 1 and len(slack_http.cards(ALICE)) == 2
 
 
-# ---------------------------------------------------------------------------------------------- Block Kit
+# ---------------------------------------------------------------------------------------- Block Kit
 
 
 async def test_user_text_is_escaped_for_mrkdwn_and_cannot_mention_or_link(slack, store):
@@ -221,7 +222,7 @@ async def test_a_command_in_a_channel_without_the_bot_is_told_privately_how_to_i
         assert "/invite @hilbot" in said["text"] and slack.fake.messages("C0OTHER") == []
 
 
-# ---------------------------------------------------------------------------------------------- App Home
+# ----------------------------------------------------------------------------------------- App Home
 
 
 async def test_app_home_lists_runs_with_progress_and_start_deals_a_card(slack, demo_store):
@@ -263,7 +264,7 @@ async def test_a_strangers_home_says_how_to_be_added_and_lists_nothing(slack, de
         )
 
 
-# ---------------------------------------------------------------------------------------------- limits
+# ------------------------------------------------------------------------------------------- limits
 
 
 async def test_posting_keeps_to_one_message_a_second_per_channel_without_a_429(
@@ -305,7 +306,7 @@ async def test_a_click_is_acknowledged_well_inside_three_seconds(slack, demo_sto
         assert click.ack_seconds < 1.0 and click.acks == 1
 
 
-# ---------------------------------------------------------------------------------------------- the command line
+# --------------------------------------------------------------------------------- the command line
 
 
 def _env(fake: FakeSlack, tmp_path: Path, **over: str | None) -> dict[str, str | None]:
@@ -400,7 +401,8 @@ def test_digest_to_slack_without_channels_says_where_to_set_them(tmp_path, demo_
 
 
 def test_serve_slack_as_a_user_runs_it_reviews_and_logs_no_secret(tmp_path, demo_store):
-    """The real subprocess in Socket Mode with -v (debug logs of every library): a review, a clean stop."""
+    """The real subprocess in Socket Mode with -v (debug logs of every library): a review, a clean
+    stop."""
     (tmp_path / "hilbot.toml").write_text('[slack]\nreviewers = ["U0ALICE"]\n')
     with FakeSlack() as fake:
         fake.user("U0ALICE", "alice")
@@ -443,12 +445,13 @@ def test_serve_slack_as_a_user_runs_it_reviews_and_logs_no_secret(tmp_path, demo
         assert re.search(r"\[secret\]", out)
 
 
-# ---------------------------------------------------------------------------------------------- trying it without Slack
+# -------------------------------------------------------------------------- trying it without Slack
 
 
 @pytest.mark.parametrize("mode", [[], ["--http"]])
 def test_the_console_runs_serve_slack_against_the_fake_and_every_click_is_logged(demo_store, mode):
-    """What the README's "try it without a workspace" does: a review with a tag and a note, typed as a user would."""
+    """What the README's "try it without a workspace" does: a review with a tag and a note, typed as
+    a user would."""
     import sys
 
     import pexpect

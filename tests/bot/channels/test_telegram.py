@@ -1,4 +1,5 @@
-"""What only Telegram has: the real python-telegram-bot bot long-polling the local fake Bot API server.
+"""What only Telegram has: the real python-telegram-bot bot long-polling the local fake Bot API
+server.
 
 The chat behaviour every platform shares is in tests/test_chat.py; here are the command list,
 HTML and the 4,096-character limit, flood control faults (429s, timeouts), the one error handler
@@ -109,7 +110,7 @@ async def test_errors_reach_the_one_error_handler_traceback_first(driver, demo_s
         assert len(driver.records("rating")) == 1  # the tap was stored before the edit failed
 
 
-# ---------------------------------------------------------------------------------------------- flaws (issue 11)
+# --------------------------------------------------------------------------------- flaws (issue 11)
 
 
 async def test_poll_interval_s_spaces_the_long_polls(driver, demo_store):

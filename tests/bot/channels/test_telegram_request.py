@@ -1,4 +1,5 @@
-"""The Bot API networking under python-telegram-bot: aiohttp calls, and a tap's update cut to what the bot reads."""
+"""The Bot API networking under python-telegram-bot: aiohttp calls, and a tap's update cut to what
+the bot reads."""
 
 from __future__ import annotations
 

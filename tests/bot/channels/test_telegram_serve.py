@@ -34,7 +34,8 @@ ALICE, ADMIN = 101, 900
 def write_config(tmp_path: Path, extra: str = "", reviewers: list[int] | None = None) -> Path:
     path = tmp_path / "hilbot.toml"
     path.write_text(
-        f"[telegram]\nreviewers = {reviewers or [ALICE]}\nadmins = [{ADMIN}]\npoll_timeout_s = 1\n{extra}\n"
+        f"[telegram]\nreviewers = {reviewers or [ALICE]}\nadmins = [{ADMIN}]\npoll_timeout_s = "
+        f"1\n{extra}\n"
     )
     return path
 
@@ -42,7 +43,8 @@ def write_config(tmp_path: Path, extra: str = "", reviewers: list[int] | None = 
 def serve(
     fake: FakeTelegram, tmp_path: Path, env: dict | None = None, args: tuple[str, ...] = ()
 ) -> subprocess.Popen:
-    """Start the bot (``args``: more options, such as ``-v``); wait until it has registered its commands."""
+    """Start the bot (``args``: more options, such as ``-v``); wait until it has registered its
+    commands."""
     full = {
         **os.environ,
         **fake.env(),
@@ -270,7 +272,8 @@ def test_verbose_output_logs_every_request_and_never_a_secret(mode, demo_store, 
     ):
         assert secret not in out, secret  # ...without a secret
     assert "[secret]" in out
-    # -v is DEBUG for every library: python-telegram-bot's own DEBUG lines, which name the URL with the token, are there, scrubbed
+    # -v is DEBUG for every library: python-telegram-bot's own DEBUG lines, which name the URL with
+    # the token, are there, scrubbed
     assert re.search(r"^\S+ \S+ DEBUG telegram\.\S+: .*\[secret\]", out, re.M), out[:2000]
 
 
@@ -300,8 +303,9 @@ def test_a_secret_in_a_traceback_logged_by_the_error_handler_is_scrubbed(demo_st
 
 
 def test_a_reviewer_taps_through_a_run_and_every_tap_is_in_the_log(demo_store, tmp_path):
-    # each tap edits a card and sends the next, to one chat: at Telegram's 1 message/s a chat, 24 s of pacing;
-    # the pacing itself is the flood test's, so here the bot and the fake both allow 10 a second
+    # each tap edits a card and sends the next, to one chat: at Telegram's 1 message/s a chat, 24 s
+    # of pacing; the pacing itself is the flood test's, so here the bot and the fake both allow 10 a
+    # second
     write_config(tmp_path, "[telegram.limits]\nchat_per_s = 10")
     with FakeTelegram(limits=Limits(chat=10)) as fake:
         fake.user(ALICE, first_name="Alice", username="alice")
@@ -438,11 +442,12 @@ def _post(url: str, body: dict, secret: str) -> int:
         return exc.code
 
 
-# ---------------------------------------------------------------------------------------------- flaws (issue 11)
+# --------------------------------------------------------------------------------- flaws (issue 11)
 
 
 def _interrupted(tmp_path: Path, sig: signal.Signals, at_call: int) -> tuple[int, str, str]:
-    """Start ``serve telegram``; send ``sig`` as its ``at_call``-th call to the Bot API arrives (held 0.2 s)."""
+    """Start ``serve telegram``; send ``sig`` as its ``at_call``-th call to the Bot API arrives
+    (held 0.2 s)."""
     tmp_path.mkdir()
     write_config(tmp_path)
     with FakeTelegram() as fake:
@@ -481,9 +486,11 @@ def _interrupted(tmp_path: Path, sig: signal.Signals, at_call: int) -> tuple[int
 
 
 def test_a_signal_at_any_moment_of_the_start_stops_cleanly_with_exit_0(tmp_path):
-    """§3.6: SIGTERM or Ctrl-C in the first moments exited 1 (or 2, 130, -15) with a traceback; stopping is always clean.
+    """§3.6: SIGTERM or Ctrl-C in the first moments exited 1 (or 2, 130, -15) with a traceback;
+    stopping is always clean.
 
-    The signal lands while the bot waits on each of its first calls (check, initialise, commands, webhook, first polls).
+    The signal lands while the bot waits on each of its first calls (check, initialise, commands,
+    webhook, first polls).
     """
     cases = [
         (1, signal.SIGTERM),
@@ -519,7 +526,8 @@ def test_a_signal_at_any_moment_of_the_start_stops_cleanly_with_exit_0(tmp_path)
 
 
 def test_digest_post_without_chats_fails_at_once(tmp_path):
-    """§3.5: `hilbot digest --post telegram` with no chats built the whole digest (about 10 s) before its config error."""
+    """§3.5: `hilbot digest --post telegram` with no chats built the whole digest (about 10 s)
+    before its config error."""
     store = Store(tmp_path / "results")  # enough data that building a digest takes seconds
     reviewers = [Reviewer(platform="telegram", id=str(n)) for n in (1, 2, 3)]
     ratings = []

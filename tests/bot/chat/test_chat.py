@@ -1,4 +1,5 @@
-"""The chat review flow, once for every chat platform: each test runs for each driver (tests/chat_drivers).
+"""The chat review flow, once for every chat platform: each test runs for each driver
+(tests/chat_drivers).
 
 The suite does not know which platform it runs on. It plays users (ALICE and BOB review, ADMIN
 pushes and posts digests, EVE is on no list) and asserts only what they see — messages, buttons,
@@ -40,7 +41,8 @@ def title_number(card: Message) -> tuple[int, int]:
 
 
 def shown(driver, *kinds: str) -> list[dict]:
-    """The log's deliveries of cards (and of ``kinds``): every card and note prompt sent is logged as one."""
+    """The log's deliveries of cards (and of ``kinds``): every card and note prompt sent is logged
+    as one."""
     return [d for d in driver.records("delivery") if d["kind"] in (kinds or ("card",))]
 
 
@@ -54,7 +56,7 @@ def add_item(store: Store, run_id: str, item_id: str, query: str) -> None:
     store.run_log(run_id).append(QueryEvaluation(run_id=run_id, data=item))
 
 
-# ---------------------------------------------------------------------------------------------- commands
+# ----------------------------------------------------------------------------------------- commands
 
 
 async def test_start_welcomes_reviewers_and_runs_lists_the_runs(driver, demo_store):
@@ -96,7 +98,7 @@ async def test_status_shows_progress_per_run(driver, demo_store):
         assert f"{SEARCH_RUN} · overall: 1 rated, 0 skipped, 17 left of 18" in status.text
 
 
-# ---------------------------------------------------------------------------------------------- the flow
+# ----------------------------------------------------------------------------------------- the flow
 
 
 async def test_a_tap_is_on_disk_before_it_is_answered(driver, demo_store):
@@ -175,7 +177,8 @@ async def test_a_rating_can_be_changed_and_the_latest_counts(driver, demo_store)
 
 
 async def _note_prompt_open(driver):
-    """Alice rates her first card "okay", taps "Add note" on it and gets the note prompt; returns that card."""
+    """Alice rates her first card "okay", taps "Add note" on it and gets the note prompt; returns
+    that card."""
     _, card = await driver.command(ALICE, "review", SEARCH_RUN, replies=2)
     await driver.tap(ALICE, card, "okay")
     await driver.until(lambda: len(driver.messages(ALICE)) == 3, what="the next card")
@@ -230,7 +233,8 @@ async def test_skip_records_and_deals_the_next_card(driver, demo_store):
 
 
 async def test_taps_answered_after_sed_i_on_the_log_are_in_the_file(driver, demo_store):
-    """The reported bug: after `sed -i` on ratings.jsonl, taps were answered "Recorded" and written to the deleted file."""
+    """The reported bug: after `sed -i` on ratings.jsonl, taps were answered "Recorded" and written
+    to the deleted file."""
     async with driver.bot(demo_store):
         _, card = await driver.command(ALICE, "review", SEARCH_RUN, replies=2)
         await driver.tap(ALICE, card, "good")
@@ -256,7 +260,7 @@ async def test_window_deals_at_most_w_unanswered_cards(driver, demo_store):
         await driver.until(lambda: len(driver.cards(ALICE)) == 4, what="one more card")
 
 
-# ---------------------------------------------------------------------------------------------- safety
+# ------------------------------------------------------------------------------------------- safety
 
 
 async def test_forged_and_stale_button_data_is_refused_and_logged(driver, demo_store, caplog):
@@ -330,7 +334,7 @@ async def test_in_a_group_the_tapper_counts_and_the_card_stays_blind(driver, dem
         assert "not on" in answer.text and len(driver.records("rating")) == 1
 
 
-# ---------------------------------------------------------------------------------------------- admins
+# ------------------------------------------------------------------------------------------- admins
 
 
 async def test_push_deals_first_cards_to_every_reviewer_admins_only(driver, demo_store):
@@ -384,7 +388,8 @@ async def test_scheduled_digest_is_registered_and_posts_to_its_chats(driver, dem
 
 
 def _posted(driver, store: Store, minutes_ago: float) -> None:
-    """The log says the bot posted its scheduled digest ``minutes_ago`` (and then, say, went down)."""
+    """The log says the bot posted its scheduled digest ``minutes_ago`` (and then, say, went
+    down)."""
     from datetime import timedelta
 
     from evaluation.records import DigestPosted
@@ -443,7 +448,7 @@ async def test_items_of_a_run_still_being_evaluated_are_dealt_as_they_come(drive
         )
 
 
-# ---------------------------------------------------------------------------------------------- flaws (issue 11)
+# --------------------------------------------------------------------------------- flaws (issue 11)
 
 
 async def test_items_of_a_growing_run_are_dealt_after_a_restart_without_a_command(driver, store):
@@ -461,7 +466,8 @@ async def test_items_of_a_growing_run_are_dealt_after_a_restart_without_a_comman
 
 
 async def test_a_new_tap_is_stored_when_the_platforms_event_ids_start_again(driver, demo_store):
-    """§3.1: the key was the update id, so a new tap reusing an old id was "Already recorded." and dropped."""
+    """§3.1: the key was the update id, so a new tap reusing an old id was "Already recorded." and
+    dropped."""
     async with driver.bot(demo_store):
         _, first = await driver.command(ALICE, "review", SEARCH_RUN, replies=2)
         await driver.tap(ALICE, first, "good")
@@ -483,7 +489,8 @@ async def test_a_new_tap_is_stored_when_the_platforms_event_ids_start_again(driv
 
 @pytest.mark.parametrize("label", ["terrible", "good"])
 async def test_a_tap_stored_before_a_crash_is_finished_by_tapping_again(driver, demo_store, label):
-    """§3.2: after a crash between storing a tap and answering it, a re-tap said "Already recorded." and did nothing else."""
+    """§3.2: after a crash between storing a tap and answering it, a re-tap said "Already recorded."
+    and did nothing else."""
     async with driver.bot(demo_store):
         _, card = await driver.command(ALICE, "review", SEARCH_RUN, replies=2)
         await driver.tap_and_crash(ALICE, card, label)
@@ -599,7 +606,8 @@ async def test_a_chat_error_never_names_a_terminal_command(driver, demo_store, u
 
 
 async def test_a_huge_query_gets_a_card_within_the_limit_and_the_review_goes_on(driver, store):
-    """§3.7: a 5,000-character (or 3,000-emoji) query made a card the platform refused; the review ended."""
+    """§3.7: a 5,000-character (or 3,000-emoji) query made a card the platform refused; the review
+    ended."""
     queries = {"long": "word " * 1000, "emoji": "😀" * 3000, "short": "a short query"}
     items = [
         QueryEvaluation(run_id="huge", data=ItemData(id=item_id, query=Query(query=q), answer="42"))
@@ -622,7 +630,8 @@ async def test_a_huge_query_gets_a_card_within_the_limit_and_the_review_goes_on(
 async def test_a_card_the_platform_refuses_is_reported_in_one_line_and_the_next_is_dealt(
     driver, demo_store, caplog
 ):
-    """§3.7: one refused card ended the review with "Nothing left for you in this run." while items were left."""
+    """§3.7: one refused card ended the review with "Nothing left for you in this run." while items
+    were left."""
     async with driver.bot(demo_store):
         driver.refuse_next_card()
         with caplog.at_level(logging.WARNING, logger="hilbot"):
@@ -650,7 +659,7 @@ async def test_a_huge_command_argument_gets_a_one_line_reply(driver, demo_store)
         assert "\n" not in reply.text.strip() and len(reply.text) < 1000, reply.text[:300]
 
 
-# ---------------------------------------------------------------------------------------------- diff triage
+# -------------------------------------------------------------------------------------- diff triage
 
 
 def triage_run(store: Store, root) -> str:
@@ -711,7 +720,7 @@ async def test_a_change_card_shows_its_diff_and_a_human_accepts_it_into_the_snap
     ).read_text() == "answer: Lyon\nscore: 0.85\n"
 
 
-# ---------------------------------------------------------------------------------------------- the full label
+# ----------------------------------------------------------------------------------- the full label
 
 
 def scenario_run(store: Store, run_id: str = "scenarios") -> None:

@@ -1,4 +1,5 @@
-"""``/adjudicate`` in every chat (Telegram, Slack, Slack over HTTP): an admin resolves the panel's disagreements."""
+"""``/adjudicate`` in every chat (Telegram, Slack, Slack over HTTP): an admin resolves the panel's
+disagreements."""
 
 from __future__ import annotations
 

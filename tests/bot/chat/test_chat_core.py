@@ -31,7 +31,8 @@ class Sent:
 
 
 class MemoryPort:
-    """A chat platform in memory: messages by chat, answers by tap; ``refuse`` item ids are refused as too long."""
+    """A chat platform in memory: messages by chat, answers by tap; ``refuse`` item ids are refused
+    as too long."""
 
     platform, title, prefix = "memory", "Memory", "/"
 
@@ -141,7 +142,8 @@ async def test_a_card_the_platform_refuses_is_reported_and_the_next_one_dealt(
 async def test_a_reused_event_id_with_another_action_is_stored_not_swallowed(
     demo_store: Store, caplog
 ) -> None:
-    """A platform that starts its event ids again (a fresh server) must not make a new tap "already recorded"."""
+    """A platform that starts its event ids again (a fresh server) must not make a new tap "already
+    recorded"."""
     port = MemoryPort()
     flow = _flow(demo_store, port)
     await flow.on_command(Command(ALICE, DM, "review", (SEARCH_RUN,)))
@@ -188,7 +190,8 @@ async def test_a_note_answers_its_prompt_and_a_stranger_is_told_their_id(demo_st
 
 
 async def test_engine_repeat_of_a_stored_rating_moves_on_without_writing(demo_store: Store) -> None:
-    """After a crash between storing and answering, the repeat redoes the effects (reveal, next) and writes nothing."""
+    """After a crash between storing and answering, the repeat redoes the effects (reveal, next) and
+    writes nothing."""
     engine = ReviewEngine(demo_store, load_config(None))
     session = engine.session(SEARCH_RUN, Reviewer(platform="memory", id="z"), channel="memory")
     item = session.pending(limit=1)[0].id
@@ -239,7 +242,8 @@ async def test_a_stop_waits_for_cards_under_way_only_as_long_as_its_grace(
 
 
 def _scenarios(store: Store) -> str:
-    """A run rated on code validity (which asks how sure, then the issues after parses or broken) and trigger accuracy."""
+    """A run rated on code validity (which asks how sure, then the issues after parses or broken)
+    and trigger accuracy."""
     from evaluation import ItemData, Query, QueryEvaluation, RunHeader
 
     items = [
@@ -344,7 +348,8 @@ async def test_confidence_answers_and_skip_reasons_travel_in_checked_tokens(
 async def test_an_item_or_dimension_index_is_plain_digits_never_negative_or_signed(
     demo_store: Store,
 ) -> None:
-    """``-13`` is item 5 of 18 to Python's indexing, `` 5``, ``+5`` and ``٥`` are 5 to ``int``: all refused."""
+    """``-13`` is item 5 of 18 to Python's indexing, `` 5``, ``+5`` and ``٥`` are 5 to ``int``: all
+    refused."""
     from bot.chat import texts
 
     port = MemoryPort()
@@ -374,7 +379,8 @@ async def test_an_item_or_dimension_index_is_plain_digits_never_negative_or_sign
 
 
 async def test_a_concern_tag_on_a_rating_that_asks_for_none_is_refused(demo_store: Store) -> None:
-    """A top rating asks no concern tags, so its card offers none: a forged (or old) tag button changes nothing."""
+    """A top rating asks no concern tags, so its card offers none: a forged (or old) tag button
+    changes nothing."""
     port = MemoryPort()
     flow = _flow(demo_store, port)
     await flow.on_command(Command(ALICE, DM, "review", (SEARCH_RUN,)))

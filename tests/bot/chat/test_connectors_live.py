@@ -254,7 +254,8 @@ def _on_remote_once(lf: FakeLangfuse, tmp_path: Path) -> None:
 
 
 def _review_all(telegram: FakeTelegram, count: int, tmp_path: Path) -> None:
-    """Alice rates every item; returns once every tap is answered (so every rating is acknowledged)."""
+    """Alice rates every item; returns once every tap is answered (so every rating is
+    acknowledged)."""
     telegram.send_text(TELEGRAM_ALICE, f"/review {RUN}")
     for n in range(count):
         telegram.wait(lambda: len(_cards(telegram)) == n + 1, timeout=15, what=f"card {n + 1}")
@@ -275,12 +276,13 @@ def _cards(telegram: FakeTelegram) -> list[dict]:
 
 @pytest.fixture
 def live(tmp_path: Path) -> Iterator[tuple[FakeTelegram, FakeLangfuse, Store]]:
-    """The Telegram fake, the Langfuse stand-in with a queue of six traces pulled into run ``live``, and
-    a hilbot.toml that pushes the labels back."""
+    """The Telegram fake, the Langfuse stand-in with a queue of six traces pulled into run ``live``,
+    and a hilbot.toml that pushes the labels back."""
     (tmp_path / "hilbot.toml").write_text(
         f"[telegram]\nreviewers = [{TELEGRAM_ALICE}]\nadmins = [{ADMIN}]\npoll_timeout_s = 1\n"
         "[telegram.limits]\nchat_per_s = 10\n"
-        '[sinks.out]\ntype = "langfuse"\nrate_per_s = 20\n[connectors]\nevery_s = 0.3\npush_budget_s = 2\n'
+        '[sinks.out]\ntype = "langfuse"\nrate_per_s = 20\n[connectors]\nevery_s = '
+        "0.3\npush_budget_s = 2\n"
     )
     with FakeTelegram(limits=Limits(chat=10)) as telegram, FakeLangfuse() as lf:
         telegram.user(TELEGRAM_ALICE, first_name="Alice")

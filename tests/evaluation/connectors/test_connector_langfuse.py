@@ -1393,9 +1393,9 @@ def test_a_429_on_reading_the_score_configs_refuses_no_label_of_the_batch(lf):
 
 
 def test_a_langfuse_that_takes_one_score_a_request_gets_each_score_alone():
-    """The API reference's form of ``POST /scores`` is one ``CreateScoreRequest`` answered ``{"id"}``;
-    SDK 5 sends a list. A server that refuses the list gets each score alone, and keeps getting them
-    so (one refused list per sink, not per send)."""
+    """The API reference's form of ``POST /scores`` is one ``CreateScoreRequest`` answered
+    ``{"id"}``; SDK 5 sends a list. A server that refuses the list gets each score alone, and keeps
+    getting them so (one refused list per sink, not per send)."""
     with FakeLangfuse(single_scores=True) as server:
         rag_trace(server, "t1")
         rag_trace(server, "t2")

@@ -1,4 +1,5 @@
-"""The tools' SDKs never change the process's logging: hilbot's scrubbing handlers stay the only ones.
+"""The tools' SDKs never change the process's logging: hilbot's scrubbing handlers stay the only
+ones.
 
 langfuse, on import, sets the ``httpx`` logger to WARNING and gives it an unscrubbed console
 handler of its own; run in a fresh interpreter, each SDK is imported after hilbot's logging is set

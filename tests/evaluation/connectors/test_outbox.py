@@ -1,5 +1,5 @@
-"""The outbox: every label on its way to another tool is recorded, retried within the platform's limits,
-confirmed by reading it back, and resumed after a restart — against a platform in memory.
+"""The outbox: every label on its way to another tool is recorded, retried within the platform's
+limits, confirmed by reading it back, and resumed after a restart — against a platform in memory.
 
 The platform here is a small fake registered as a plugin would register a tool (``memory``): its
 answers are queued (``accept``, ``429`` with a wait, ``503``, ``400``), and it holds what it
@@ -44,7 +44,8 @@ SECRET = "sk-memory-platform-secret-0123456789"
 
 
 class Platform:
-    """The remote side: labels by remote id (an upsert), and the answers queued for the next calls."""
+    """The remote side: labels by remote id (an upsert), and the answers queued for the next
+    calls."""
 
     def __init__(self) -> None:
         self.held: dict[str, dict[str, Any]] = {}
