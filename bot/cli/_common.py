@@ -31,6 +31,16 @@ class Context:
         config = self.config()  # a bad hilbot.toml is reported whichever command runs
         return Store(self.data_dir or config.data_dir)
 
+    def hint(self, *args: str) -> str:
+        """A command line for the user's next step that runs as printed (see
+        :mod:`bot.invocation`)."""
+        import shlex
+
+        from bot.invocation import prefix
+
+        start = prefix(self.data_dir, self.config().data_dir if self.data_dir else None)
+        return " ".join([start, *map(shlex.quote, args)])
+
 
 def global_options(
     ctx: typer.Context,

@@ -65,7 +65,7 @@ def pull(
         f"pulled {report.added} of {report.found} items from {report.source} into run "
         f"{report.run_id}"
     )
-    typer.echo(f"review it: hilbot review {report.run_id}")
+    typer.echo(f"review it: {context.hint('review', report.run_id)}")
 
 
 def push(

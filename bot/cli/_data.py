@@ -62,7 +62,7 @@ def import_(
         f"imported {report.imported} items into run {report.run_id} ({report.skipped} bad rows "
         "skipped)"
     )
-    typer.echo(f"review it: hilbot review {report.run_id}")
+    typer.echo(f"review it: {context.hint('review', report.run_id)}")
 
 
 def export(

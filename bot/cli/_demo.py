@@ -20,8 +20,8 @@ def demo(
         ),
     ] = True,
 ) -> None:
-    """Build two demo runs (18 documentation searches, 12 RAG answers), print them, start the
-    review.
+    """Build three demo runs (18 documentation searches, 12 RAG answers, and the searches as a
+    panel of three reviewers rated them), print them, start the review.
 
     With no terminal it prints the command to review and exits 0.
 
@@ -36,4 +36,5 @@ def demo(
         reviewer=default_reviewer(),
         interactive=review and sys.stdin.isatty() and sys.stdout.isatty(),
         on_issues=warn_issues,
+        command=context.hint(),
     )

@@ -87,7 +87,9 @@ class _Printer:
             self.progress.stop()
 
 
-def _report(outcome, mode: str, store: "Store", tolerance: float = 0.0) -> None:
+def _report(
+    outcome, mode: str, store: "Store", tolerance: float = 0.0, review: str = "hilbot review"
+) -> None:
     """The average, empty and unjudged items, the regression verdict (and detail), where the run is.
 
     Exits 1 for CI, in every mode alike, when the gate fails: a regression, more unjudged items than
@@ -106,7 +108,7 @@ def _report(outcome, mode: str, store: "Store", tolerance: float = 0.0) -> None:
     if mode != "silent":
         for line in report.lines():
             typer.echo(visible(line, newlines=False))  # the regressed queries' text
-        typer.echo(f"run {run_id}: {store.run_path(run_id)}  ·  review it: hilbot review {run_id}")
+        typer.echo(f"run {run_id}: {store.run_path(run_id)}  ·  review it: {review} {run_id}")
     elif report.first_of_its_line():
         typer.echo(f"note: {visible(report.first_of_its_line() or '', newlines=False)}", err=True)
     if gate_failed(outcome.run, report, tolerance):
@@ -227,7 +229,7 @@ def run(
         )
         raise typer.Exit(130)
     printer.stop()
-    _report(outcome, mode, store, config.judge.max_unjudged)
+    _report(outcome, mode, store, config.judge.max_unjudged, context.hint("review"))
 
 
 def compare(

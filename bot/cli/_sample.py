@@ -65,6 +65,6 @@ def sample(
         f"sampled {drawn.n} of {drawn.population} items ({drawn.allocation}, seed {drawn.seed}) "
         f"into run {placed}"
     )
-    typer.echo(f"review it: hilbot review {placed}")
+    typer.echo(f"review it: {context.hint('review', placed)}")
     for line in advice_lines(drawn.n, drawn.population):
         typer.echo(line)

@@ -96,9 +96,11 @@ def run_demo(
     interactive: bool,
     on_issues: Callable[[list], None] | None = None,
     echo: Callable[[str], None] = print,
+    command: str = "hilbot",
 ) -> DemoRuns:
     """Build the demo runs, print the verbose run output, then review in the terminal or say how
-    to."""
+    to. ``command``: how the hints start the next commands (``.venv/bin/hilbot`` when ``hilbot``
+    is not on PATH)."""
     from evaluation.output import run_lines
 
     from ..channels.terminal import review_run
@@ -115,12 +117,12 @@ def run_demo(
         f"── run {PANEL_RUN}: the same searches, rated by a sample panel of three reviewers "
         + "─" * 10
     )
-    echo(f"  They disagree on some items. Resolve them: hilbot adjudicate {PANEL_RUN}")
-    echo(f"  How well they agree: hilbot analyze agreement --run {PANEL_RUN}")
+    echo(f"  They disagree on some items. Resolve them: {command} adjudicate {PANEL_RUN}")
+    echo(f"  How well they agree: {command} analyze agreement --run {PANEL_RUN}")
     if interactive:
         review_run(store, config, SEARCH_RUN, reviewer=reviewer, on_issues=on_issues)
     else:
         echo(f"Runs are in {store.root}/runs. Review them in a terminal with:")
-        echo(f"  hilbot review {SEARCH_RUN}")
-        echo(f"  hilbot review {RAG_RUN}")
+        echo(f"  {command} review {SEARCH_RUN}")
+        echo(f"  {command} review {RAG_RUN}")
     return runs

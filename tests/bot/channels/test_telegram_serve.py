@@ -568,3 +568,48 @@ def test_digest_post_without_chats_fails_at_once(tmp_path):
     lines = result.stderr.strip().splitlines()
     assert result.exit_code == 2 and len(lines) == 1 and "chats" in lines[0], result.stderr
     assert elapsed < 0.5, f"{elapsed:.2f} s before: {lines[0]}"
+
+
+# ----------------------------------------------------------------------- trying it without a token
+
+
+def test_the_console_runs_serve_telegram_against_the_fake_and_every_tap_is_logged(demo_store):
+    """What the README's "try it without a bot token" does: a review with a tag and a note, typed
+    as a user would, through the console's own pty."""
+    import sys
+
+    import pexpect
+
+    from bot.demo import SEARCH_RUN
+
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "tests.fakes.telegram_console", "--data-dir", str(demo_store.root)],
+        cwd=str(Path(__file__).resolve().parents[3]),
+        encoding="utf-8",
+        timeout=30,
+    )
+    try:
+        child.expect("is running")
+        child.sendline(f"/review {SEARCH_RUN}")
+        child.expect(r"card 1\r?\n\[1/18\]")
+        child.expect(r"\[okay\]")
+        child.sendline("okay")
+        child.expect(r"\[bad_ranking\]")
+        child.sendline("1:bad_ranking")
+        child.expect(r"\[✓ bad_ranking\]")
+        child.sendline("1:Add note")
+        child.expect("reply to this message with your note")
+        child.sendline("say Ranks the <changelog> first & misses errors.md")
+        child.expect("Note saved")
+        child.sendline("2:good")
+        child.expect("Recorded: good")
+        child.sendline("quit")
+        child.expect(r"bot stopped \(exit 0\)")
+    finally:
+        child.close(force=True)
+    records = [json.loads(line) for line in demo_store.ratings.path.read_text().splitlines()]
+    judged = [(r["judgment"], r["concerns"]) for r in records if r["type"] == "rating"]
+    assert judged == [("okay", []), ("okay", ["bad_ranking"]), ("good", [])]
+    [note] = [r for r in records if r["type"] == "note"]
+    assert note["text"] == "Ranks the <changelog> first & misses errors.md"
