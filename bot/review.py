@@ -1,4 +1,4 @@
-"""The channel-agnostic review engine: named states, one handler per action.
+"""The channel-agnostic review engine's state machine: named states, one handler per action.
 
 A channel feeds :class:`Action` s to :meth:`ReviewSession.act` (or ``aact``) and renders the
 :class:`Step` it gets back. Each handler returns a :class:`Transition`: the next state and the
@@ -25,29 +25,27 @@ A platform event that comes again (the same idempotency key with the same action
 repeat: nothing is written, and the step carries the action's after-effects again (the
 reveal, the follow-ups, moving on), so a crash between storing and answering loses nothing.
 A key that comes back with a *different* action is stored under a key of its own.
+
+Around the state machine: what every session shares is :mod:`bot.engine`'s, the transition and
+the step are :mod:`bot.steps`'s, the follow-ups' order and values :mod:`bot.follow_ups`'s, the
+keys :mod:`bot.idempotency`'s and the summary at the end :mod:`bot.ending`'s.
 """
 
 from __future__ import annotations
 
 import asyncio
-import gc
-import hashlib
-import logging
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date
-from functools import cached_property, partial
+from functools import partial
 from typing import Any, Callable
 
 from pydantic import BaseModel
 
 from evaluation import (
-    HilbotConfig,
-    HilbotError,
     ItemData,
     Labels,
     Ledger,
-    LogIssue,
     Note,
     Rating,
     RatingMetadata,
@@ -55,14 +53,13 @@ from evaluation import (
     ReviewSummary,
     Run,
     Skip,
-    Store,
     summarize,
     utcnow,
 )
-from evaluation.config import FOLLOW_UP_FIELDS, LIST_FIELDS, FollowUp
+from evaluation.config import FOLLOW_UP_FIELDS, FollowUp
 from evaluation.reviews import fingerprint
 
-from . import assignment, render
+from . import assignment, follow_ups, render
 from .cards import (
     CONFIDENCE_LEVELS,
     OTHER_REASON,
@@ -73,187 +70,10 @@ from .cards import (
     State,
     answer_of,
 )
-
-_log = logging.getLogger("hilbot.review")
-
-
-@dataclass
-class Transition:
-    """What a handler decided."""
-
-    state: State
-    item: ItemData | None = None
-    """The item acted on."""
-    records: list[BaseModel] = field(default_factory=list)
-    advance: bool = False
-    """The item is finished: move on after storing."""
-    detail: str | None = None
-    alert: str | None = None
-    repeated: bool = False
-    """The action was stored before: its after-effects again, nothing written."""
-    asking: str | None = None
-    """In QUESTION or ANSWER: the follow-up's field."""
-    prompt: str | None = None
-    """In ANSWER: what the typed text answers (a chat's reply prompt shows it)."""
-    said: str | None = None
-    """What a chat says once a typed text is stored, when it is not a note."""
-
-
-@dataclass
-class Step:
-    """What a channel shows after an action."""
-
-    state: State
-    make_card: Callable[[], Card | None] | None = field(default=None, repr=False)
-    """Builds :attr:`card` when it is first asked for."""
-    make_finished: Callable[[], Card | None] | None = field(default=None, repr=False)
-    """Builds :attr:`finished` when it is first asked for."""
-    detail: str | None = None
-    """Full response or tool captures to show."""
-    alert: str | None = None
-    """A short message (stale button, empty note…)."""
-    summary: ReviewSummary | None = None
-    """The session summary on quit or when done."""
-    stored: int = 0
-    """Records stored by this action."""
-    repeated: bool = False
-    """The action had been stored before (a redelivered event, a second tap): nothing was
-    written."""
-    item_id: str | None = None
-    """The item the action was about."""
-    _progress: Callable[[], Progress] | None = field(default=None, repr=False)
-    prompt: str | None = None
-    """In ANSWER: what the typed text answers (a follow-up's question and the item)."""
-    said: str | None = None
-    """What a chat says once a typed text is stored, when it is not a note ("📝 Saved as code
-    issues.")."""
-
-    @cached_property
-    def card(self) -> Card | None:
-        """The card to show now: the item acted on (chat), or the current item (terminal).
-
-        A chat builds it when it shows it, after the tap is answered (the latest state of the item
-        then)."""
-        return self.make_card() if self.make_card else None
-
-    @cached_property
-    def finished(self) -> Card | None:
-        """When the action finished an item: its final card (recorded judgment, AI revealed)."""
-        return self.make_finished() if self.make_finished else None
-
-    @property
-    def progress(self) -> Progress | None:
-        """Where the reviewer is now (worked out when asked)."""
-        return self._progress() if self._progress else None
-
-    @property
-    def effective(self) -> bool:
-        """Whether the action took effect, now or when it was first stored (a repeat)."""
-        return bool(self.stored) or self.repeated
-
-
-def _ending(transition: Transition) -> ReviewSummary | None:
-    """The session's summary when a transition ends the session (it is its one record), else
-    None."""
-    if (
-        transition.state == State.QUIT
-        and len(transition.records) == 1
-        and isinstance(transition.records[0], ReviewSummary)
-    ):
-        return transition.records[0]
-    return None
-
-
-def _long_lived() -> None:
-    """Take what is loaded now (the log folded into the ledger, a run's items) out of the garbage
-    collector's walks.
-
-    They live as long as the engine. A full collection walks every object it tracks: with a run
-    of 2,100 items loaded, one such walk in the middle of 300 taps stopped the bot for 76 ms.
-    Frozen objects are still freed when nothing refers to them (a re-read run's old items).
-    """
-    gc.freeze()
-
-
-class ReviewEngine:
-    """Shared state for every session in one process: the store, the config and the folded log."""
-
-    def __init__(self, store: Store, config: HilbotConfig, issues: list[LogIssue] | None = None):
-        self.store = store
-        self.config = config
-        self.issues = issues
-        """Unreadable lines of the ratings log and of every run read, each reported once (None: not
-        collected)."""
-        self.ledger = Ledger.from_events(store.human_events(issues))
-        self._runs: dict[str, Run] = {}
-        self._sizes: dict[str, int] = {}
-        self._orders: dict[str, tuple[Run, list[ItemData]]] = {}
-        self._triage_judge: Any = None
-        _long_lived()
-
-    async def review_change(self, item: ItemData) -> str:
-        """The ``[triage]`` judge's review of a change item, made now, as text (one judge per
-        engine: its cache and client)."""
-        from evaluation.triage import triage_judge
-        from evaluation.triage_run import change_of, triage_text
-
-        if self._triage_judge is None:
-            self._triage_judge = triage_judge(self.config.triage.judge, self.config, self.store)
-        triage = await self._triage_judge.triage(change_of(item))
-        hint = (
-            '\n\n(local rules only: set [triage] judge = "llm" for a model\'s review)'
-            if triage.judge_kind == "local"
-            else ""
-        )
-        return triage_text(triage) + hint
-
-    def order(self, run_id: str) -> list[ItemData]:
-        """The run's items in assignment order, worked out once per reading of the run."""
-        run = self.run(run_id)
-        if self._orders.get(run_id, (None,))[0] is not run:
-            self._orders[run_id] = (run, assignment.order(run))
-        return self._orders[run_id][1]
-
-    def run(self, run_id: str) -> Run:
-        """A run, read once and cached (see :meth:`refresh`)."""
-        if run_id not in self._runs:
-            self._sizes[run_id] = (
-                self.store.run_path(run_id).stat().st_size if self.store.run_exists(run_id) else 0
-            )
-            if self.issues is None:
-                self._runs[run_id] = self.store.load_run(run_id)
-            else:
-                found: list[LogIssue] = []
-                self._runs[run_id] = self.store.load_run(run_id, found)
-                self.issues.extend(i for i in found if i not in self.issues)
-            _long_lived()
-        return self._runs[run_id]
-
-    def refresh(self, run_id: str) -> int:
-        """Re-read a run whose file has grown (it is still being evaluated); returns the new item
-        count."""
-        before = len(self.run(run_id).items)
-        size = self.store.run_path(run_id).stat().st_size
-        if size == self._sizes.get(run_id):
-            return 0
-        del self._runs[run_id]
-        return len(self.run(run_id).items) - before
-
-    def session(
-        self,
-        run_id: str,
-        reviewer: Reviewer,
-        dimension: str | None = None,
-        channel: str = "terminal",
-    ) -> "ReviewSession":
-        """Start or resume a reviewer's session on a run and dimension (default: the run's
-        first)."""
-        run = self.run(run_id)
-        dimension = (
-            run.header.dimensions[0] if dimension is None else dimension
-        )  # '' is an unknown dimension
-        self.config.dimension(dimension)  # unknown dimension → ConfigError with the fix
-        return ReviewSession(self, run, dimension, reviewer, channel)
+from .ending import ending, with_synthesis
+from .engine import ReviewEngine
+from .idempotency import action_text, resolve_key
+from .steps import Step, Transition
 
 
 @dataclass(frozen=True)
@@ -362,7 +182,7 @@ class ReviewSession:
         """Handle an action; the records it makes are on disk before this returns."""
         review = asyncio.run(self._ai_review(action)) if action.kind == "ai_review" else None
         transition = self._decide(action, review)
-        if (summary := _ending(transition)) is not None:
+        if (summary := ending(transition)) is not None:
             transition.records = [self._with_synthesis(summary)]
         if transition.records:
             self.engine.store.ratings.append_many(transition.records)
@@ -373,48 +193,22 @@ class ReviewSession:
         synthesis runs in a thread)."""
         review = await self._ai_review(action) if action.kind == "ai_review" else None
         transition = self._decide(action, review)
-        if (summary := _ending(transition)) is not None:
+        if (summary := ending(transition)) is not None:
             transition.records = [await asyncio.to_thread(self._with_synthesis, summary)]
         if transition.records:
             await self.engine.store.ratings.aappend_many(transition.records)
         return self._apply(transition)
 
     def _with_synthesis(self, summary: ReviewSummary) -> ReviewSummary:
-        """The session's summary with the run's synthesis and action items (``[review]
-        synthesize_at_end``).
-
-        The synthesis covers every reviewer's ratings and notes of the run and is stored on its own
-        too (exports carry the latest); a failure to synthesize is logged and ends nothing.
-        """
-        mode = self.engine.config.review.synthesize_at_end
-        if mode == "off" or not summary.queriesReviewed:
-            return summary
-        from analysis.synthesize import synthesize_and_store
-
-        try:
-            made = synthesize_and_store(
-                self.engine.store,
-                self.engine.config,
-                self.run_id,
-                self.dimension,
-                llm=mode == "llm",
-            )
-        except HilbotError as exc:
-            _log.warning(
-                "no synthesis at the end of %s's review of %s: %s",
-                self.reviewer.key,
-                self.run_id,
-                exc,
-            )
-            return summary
-        if made is None:
-            return summary
-        return summary.model_copy(
-            update={
-                "synthesis": made.synthesis,
-                "synthesis_source": made.synthesis_source,
-                "actionItems": made.actionItems,
-            }
+        """The summary with the run's synthesis, when ``[review] synthesize_at_end`` asks for one
+        (:func:`bot.ending.with_synthesis`)."""
+        return with_synthesis(
+            self.engine.store,
+            self.engine.config,
+            summary,
+            run_id=self.run_id,
+            dimension=self.dimension,
+            reviewer=self.reviewer,
         )
 
     def summary(self) -> ReviewSummary:
@@ -487,12 +281,8 @@ class ReviewSession:
         return Transition(self._state_of(item), item, **kw)
 
     def _asked(self, judgment: str) -> list[str]:
-        """What a rating of ``judgment`` is followed by, in order: ``confidence``, then the
-        follow-ups' fields."""
-        asked = ["confidence"] if self.confidence else []
-        return asked + [
-            f.field for f in self.follow_ups.values() if not f.when or judgment in f.when
-        ]
+        """What a rating of ``judgment`` is followed by (:func:`bot.follow_ups.asked`)."""
+        return follow_ups.asked(judgment, self.follow_ups, confidence=self.confidence)
 
     def _onwards(
         self,
@@ -596,18 +386,10 @@ class ReviewSession:
         if refused is not None or rated is None:
             return refused or Transition(State.RATING, act.item)
         current = answer_of(rated, name)
-        value: Any = choice
-        if name in LIST_FIELDS:
-            picked = set(current or []) ^ {choice} if follow_up.multiple else {choice}
-            typed = (
-                [v for v in current or [] if v not in follow_up.choices]
-                if follow_up.multiple
-                else []
-            )
-            value = [c for c in follow_up.choices if c in picked] + typed or None
+        value = follow_ups.picked(follow_up, current, choice)
         if value == current:  # the same single answer again: nothing new
             return self._onwards(act.item, rated, name, repeated=True)
-        answered = self._answered(act, rated, **_with_answer(rated, name, value))
+        answered = self._answered(act, rated, **follow_ups.with_answer(rated, name, value))
         if follow_up.multiple:  # several may be picked: the question stays until Done
             return Transition(State.QUESTION, act.item, [answered], asking=name)
         return self._onwards(act.item, answered, name, [answered])
@@ -634,14 +416,11 @@ class ReviewSession:
         if not text:
             return Transition(State.QUESTION, act.item, alert="No answer added.", asking=name)
         current = answer_of(rated, name)
-        value: Any = text
-        if name in LIST_FIELDS:
-            given = list(current or [])
-            value = (given + ([] if text in given else [text])) if follow_up.multiple else [text]
+        value = follow_ups.typed(follow_up, current, text)
         said = f"📝 Saved as {name.replace('_', ' ')}."
         if value == current:
             return Transition(State.QUESTION, act.item, asking=name, alert="Already saved.")
-        answered = self._answered(act, rated, **_with_answer(rated, name, value))
+        answered = self._answered(act, rated, **follow_ups.with_answer(rated, name, value))
         if follow_up.multiple:
             return Transition(State.QUESTION, act.item, [answered], asking=name, said=said)
         return self._onwards(act.item, answered, name, [answered], said=said)
@@ -773,22 +552,9 @@ class ReviewSession:
         if not action.delivery_id:
             return key, False
         mine = fingerprint(
-            self.reviewer.key, self.run_id, item.id, self.dimension, _action_text(action)
+            self.reviewer.key, self.run_id, item.id, self.dimension, action_text(action)
         )
-        seen = self.ledger.repeat(key)
-        if seen is None or seen == mine:
-            return key, seen is not None
-        own = f"{key}~{hashlib.sha256(mine.encode()).hexdigest()[:10]}"
-        if self.ledger.repeat(own) == mine:
-            return own, True
-        _log.warning(
-            "idempotency key %s came again with a different action (%s; first: %s); stored under %s",
-            key,
-            mine,
-            seen,
-            own,
-        )
-        return own, False
+        return resolve_key(self.ledger, key, mine)
 
     def _event_fields(self, act: _Act, suffix: str = "") -> dict:
         return dict(
@@ -798,7 +564,7 @@ class ReviewSession:
             reviewer=self.reviewer,
             channel=self.channel,
             idempotency_key=act.key + suffix,
-            action=_action_text(act.action),
+            action=action_text(act.action),
         )
 
     def _rating(self, item: ItemData) -> Rating | None:
@@ -903,23 +669,6 @@ class ReviewSession:
             state=state,
             asking=asking,
         )
-
-
-def _with_answer(rating: Rating, name: str, value: Any) -> dict[str, Any]:
-    """The update that sets a follow-up field on a rating."""
-    where = FOLLOW_UP_FIELDS[name]
-    home = rating.labels if where == "labels" else rating.metadata
-    return {where: home.model_copy(update={name: value})}
-
-
-def _action_text(action: Action) -> str:
-    """An action as a record keeps it (a note's text by its digest)."""
-    if action.kind == "text":
-        return (
-            "text:"
-            + hashlib.sha256((action.value or "").encode("utf-8", "surrogatepass")).hexdigest()[:16]
-        )
-    return f"{action.kind}:{action.value}" if action.value else action.kind
 
 
 __all__ = [

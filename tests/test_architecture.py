@@ -2,7 +2,8 @@
 
 * an analysis module (the registry's built-ins and the digest) imports no other analysis module, at
   the top level or inside a function: shared statistics live in :mod:`analysis.stats`, shared
-  vocabulary in :mod:`analysis.vocabulary`;
+  vocabulary in :mod:`analysis.vocabulary`; an analysis that is a package is one leaf: every module
+  of it is checked, and they may import each other;
 * no module of ``analysis``, ``evaluation`` or ``bot`` imports a private name (``from x import
   _name``) from another module; a package's private *modules* (``from . import _scan``) are fine
   within their package;
@@ -159,14 +160,25 @@ def test_the_analysis_modules_are_the_registered_ones_and_the_digest():
     assert all(name in modules() for name in analysis_modules())
 
 
-@pytest.mark.parametrize("module", sorted(f"analysis.{name}" for name in ANALYSES))
-def test_an_analysis_imports_no_other_analysis(module):
-    others = analysis_modules() - {module}
-    found = [
+def members(analysis: str) -> list[str]:
+    """The modules of an analysis: the module itself, or a package and every module under it."""
+    return sorted(module for module in modules() if _within(module, {analysis}))
+
+
+def foreign_imports(analysis: str) -> list[str]:
+    """The imports of another analysis (or of a module of one) by any module of ``analysis``."""
+    others = analysis_modules() - {analysis}
+    return [
         f"{modules()[module].relative_to(ROOT)}:{i.line}: imports {runtime_target(i)}"
+        for module in members(analysis)
         for i in imports(module)
         if _within(runtime_target(i), others)
     ]
+
+
+@pytest.mark.parametrize("module", sorted(f"analysis.{name}" for name in ANALYSES))
+def test_an_analysis_imports_no_other_analysis(module):
+    found = foreign_imports(module)
     assert not found, (
         "an analysis imports another (shared code belongs in analysis.stats or "
         "analysis.vocabulary):\n" + "\n".join(found)
@@ -297,16 +309,31 @@ def test_the_top_level_imports_have_no_cycle():
 
 def test_the_checks_see_what_they_look_for():
     """The resolution the checks rest on: relative imports, submodules, lazy exports, function-level
-    imports."""
-    agreement = imports("analysis.agreement")
-    # from . import stats
+    imports, and the modules of an analysis that is a package."""
+    # a package analysis is its __init__ and every module under it
+    assert is_package("analysis.agreement")
+    assert {
+        "analysis.agreement",
+        "analysis.agreement.compute",
+        "analysis.agreement.markdown",
+    } <= set(members("analysis.agreement"))
+    assert members("analysis.calibration") == ["analysis.calibration"]
+    agreement = [i for module in members("analysis.agreement") for i in imports(module)]
+    # from .. import stats (in analysis.agreement.compute)
     assert any(i.target == "analysis.stats" and i.name is None for i in agreement)
     assert any(i.target == "analysis.stats.bands" for i in agreement)
+    # from .report import … (in analysis.agreement): the package's own module
+    assert any(i.target == "analysis.agreement.report" for i in imports("analysis.agreement"))
     assert runtime_target(Import("analysis", "band", 0, True, False)) == "analysis.stats"
     report = Import("analysis", "AgreementReport", 0, True, False)
     assert runtime_target(report) == "analysis.agreement"
-    # inside a function
-    assert any(not i.top_level and i.target == "analysis.report" for i in agreement)
+    # from ..report import …, inside a function (in analysis.agreement.markdown): analysis.report
+    markdown = imports("analysis.agreement.markdown")
+    assert any(not i.top_level and i.target == "analysis.report" for i in markdown)
+    # a submodule of another analysis is another analysis; a module of its own package is not
+    others = analysis_modules() - {"analysis.agreement"}
+    assert _within("analysis.triage.report", others)
+    assert not _within("analysis.agreement.report", others)
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert cycles({"a": {"b"}, "b": set()}) == []
 

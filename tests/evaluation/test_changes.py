@@ -20,7 +20,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import evaluation.changes as changes_module
+import evaluation.changes.diff as diff_module
+import evaluation.changes.numeric as numeric_module
+import evaluation.changes.trees as trees_module
 from evaluation import Store
 from evaluation.changes import (
     BOOKTEST_INCLUDE,
@@ -220,7 +222,7 @@ def test_trees_include_exclude_and_partial(tmp_path: Path) -> None:
 def test_trees_refuse_a_changed_file_too_large_but_not_an_identical_one(
     tmp_path: Path, monkeypatch
 ) -> None:
-    monkeypatch.setattr(changes_module, "MAX_FILE_BYTES", 100)
+    monkeypatch.setattr(trees_module, "MAX_FILE_BYTES", 100)
     expected, actual = _trees(
         tmp_path,
         {"big.md": "x" * 200, "huge.md": "y" * 200},
@@ -239,7 +241,7 @@ def test_trees_refuse_a_changed_file_too_large_but_not_an_identical_one(
 def test_trees_report_a_file_too_large_in_skipped_and_triage_the_rest(
     tmp_path: Path, monkeypatch
 ) -> None:
-    monkeypatch.setattr(changes_module, "MAX_FILE_BYTES", 100)
+    monkeypatch.setattr(trees_module, "MAX_FILE_BYTES", 100)
     expected, actual = _trees(
         tmp_path, {"a.md": "1", "huge.md": "y" * 200}, {"a.md": "2", "huge.md": "z" * 300}
     )
@@ -713,7 +715,7 @@ def test_unified_diff_of_added_removed_and_line_endings() -> None:
 
 
 def test_unified_diff_is_cut_for_huge_texts(monkeypatch) -> None:
-    monkeypatch.setattr(changes_module, "MAX_DIFF_LINES", 5)
+    monkeypatch.setattr(diff_module, "MAX_DIFF_LINES", 5)
     diff = unified_diff(
         _change("".join(f"{i}\n" for i in range(10)), "".join(f"{i}!\n" for i in range(10)))
     )
@@ -784,7 +786,7 @@ def test_numeric_diff_huge_numbers_and_texts(monkeypatch) -> None:
     (change,) = numeric_diff(f"n = {big}", f"n = {big[:-1]}8", Tolerance(relative=1.0)).changes
     assert change.old == float("inf") and not change.within and change.new_text.endswith("98")
     assert not Tolerance(absolute=1e308).within(1e308, float("inf"))
-    monkeypatch.setattr(changes_module, "MAX_NUMERIC_CHARS", 10)
+    monkeypatch.setattr(numeric_module, "MAX_NUMERIC_CHARS", 10)
     assert numeric_diff("a 1 b 2 c 3", "a 1 b 2 c 4", Tolerance(relative=1.0)) == NumericDiff(
         False, ()
     )

@@ -1,4 +1,6 @@
-"""Inter-rater reliability: do reviewers agree with each other? The ``agreement`` analysis.
+"""Computing inter-rater agreement: :func:`agreement` turns the ratings frame into an
+:class:`~analysis.agreement.report.AgreementReport`, by the conventions below (the report's
+dataclasses are :mod:`analysis.agreement.report`, its Markdown :mod:`analysis.agreement.markdown`).
 
 Per dimension: every chance-corrected agreement coefficient a methods reviewer asks for, over all
 reviewers (percent agreement, Fleiss' κ, Conger's κ, Gwet's AC1/AC2, Brennan–Prediger,
@@ -43,7 +45,6 @@ their own conventions, are :mod:`analysis.stats` (the coefficients: :mod:`~analy
 
 from __future__ import annotations
 
-import math
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
@@ -52,183 +53,39 @@ import numpy as np
 
 from evaluation.config import HilbotConfig
 
-from . import stats
-from .errors import AnalysisError
-from .registry import Inputs, Option, analysis
-from .stats import Bounds, Coefficient, Number, Undefined
-from .stats.bands import UNDEFINED_BAND
-from .vocabulary import (
+from .. import stats
+from ..errors import AnalysisError
+from ..stats import Bounds, Coefficient, Undefined
+from ..stats.bands import UNDEFINED_BAND
+from ..vocabulary import (
     CodedRatings,
-    Report,
     check_dimensions,
     coded_ratings,
     latest_ratings,
     valued_categories,
 )
+from .report import (
+    COEFFICIENTS,
+    DEFAULT_WEIGHTS,
+    PAIR_COEFFICIENTS,
+    PAIR_WEIGHTINGS,
+    POOLED_COEFFICIENTS,
+    VERSION,
+    WEIGHTINGS,
+    AcrossDimensions,
+    AgreementEstimate,
+    AgreementReport,
+    DimensionAgreement,
+    ItemDisagreement,
+    PairAgreement,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
 
-VERSION = 2
-"""Version of the report's JSON: 2 added the coefficients, their analytic precision, and
-``dimensions`` by name."""
-WEIGHTINGS = stats.WEIGHTS
-"""The weightings a dimension's coefficients are reported under (identity only for a two-category
-scale)."""
-PAIR_WEIGHTINGS = ("identity", "linear", "quadratic")
-"""The weightings every pair is reported under (with the ``weights`` shown, when another)."""
-DEFAULT_WEIGHTS = "quadratic"
-"""The weighting Markdown shows beside the identity by default (the usual one for ordered
-scales)."""
-COEFFICIENTS = stats.RAW
-"""A dimension's coefficients over all its reviewers, per weighting."""
-PAIR_COEFFICIENTS = stats.TABLE
-"""A pair's coefficients, per weighting."""
-POOLED_COEFFICIENTS = stats.POOLED
-"""The coefficients pooled across dimensions, per weighting."""
 NOT_BOOTSTRAPPED_ACROSS = Undefined("not bootstrapped (across dimensions: analytic only)")
 _COLUMNS = ("run_id", "item_id", "dimension", "reviewer", "judgment", "score", "line")
 """The columns of the ratings frame agreement reads."""
-
-
-# --------------------------------------------------------------------------------------- the report
-
-
-@dataclass(frozen=True)
-class AgreementEstimate(Report):
-    """One coefficient: value, analytic precision, bootstrap CI, band and the items it rests on."""
-
-    value: Number
-    se: Number
-    """Standard error (Gwet's linearisation)."""
-    ci: Bounds
-    """Analytic 95% CI: value ± t · SE, the upper bound clipped at 1."""
-    p_value: Number
-    """One-sided p-value of H0: coefficient = 0."""
-    bootstrap_ci: Bounds
-    """Percentile bootstrap 95% CI."""
-    band: str
-    n_items: int
-    """Items (units) the coefficient used."""
-    pa: Number
-    """Percent agreement it rests on (weighted under weights)."""
-    pe: Number
-    """Chance agreement."""
-
-
-@dataclass(frozen=True)
-class PairAgreement(Report):
-    """Two reviewers' agreement over the items both rated."""
-
-    reviewer_a: str
-    reviewer_b: str
-    n_shared: int
-    coefficients: dict[str, dict[str, AgreementEstimate]]
-    """By weighting (identity; linear, quadratic and the report's ``weights`` for three categories
-    or more), then by coefficient (:data:`PAIR_COEFFICIENTS`)."""
-
-    @property
-    def unweighted(self) -> AgreementEstimate:
-        """Cohen's κ."""
-        return self.coefficients["identity"]["cohen_kappa"]
-
-    @property
-    def linear(self) -> AgreementEstimate:
-        """Cohen's κ with linear weights (with two categories: the unweighted κ, the same)."""
-        return self.coefficients.get("linear", self.coefficients["identity"])["cohen_kappa"]
-
-    @property
-    def quadratic(self) -> AgreementEstimate:
-        """Cohen's κ with quadratic weights (with two categories: the unweighted κ, the same)."""
-        return self.coefficients.get("quadratic", self.coefficients["identity"])["cohen_kappa"]
-
-
-@dataclass(frozen=True)
-class ItemDisagreement(Report):
-    """An item whose reviewers gave different judgments."""
-
-    run_id: str
-    item_id: str
-    spread: float
-    """max − min score."""
-    n_raters: int
-    ratings: tuple[tuple[str, str, float], ...]
-    """(reviewer, judgment, score), by reviewer."""
-
-
-@dataclass(frozen=True)
-class DimensionAgreement(Report):
-    """Agreement among the reviewers of one dimension."""
-
-    dimension: str
-    scale: str | None
-    """Name of the dimension's scale; None when the dimension is not configured."""
-    categories: tuple[str, ...]
-    """Judgments in ascending score order."""
-    values: tuple[float, ...]
-    """Each category's value (its ``number``, else its score; NaN: none): weights' distances."""
-    n_items: int
-    """Items with at least one rating."""
-    n_pairable: int
-    """Items with at least two ratings."""
-    n_raters: int
-    n_ratings: int
-    reviewers: tuple[str, ...]
-    coefficients: dict[str, dict[str, AgreementEstimate]]
-    """Over all reviewers: by weighting (:data:`WEIGHTINGS`; identity only for two categories), then
-    by coefficient (:data:`COEFFICIENTS`)."""
-    alpha: dict[str, AgreementEstimate]
-    """Krippendorff's α by level: nominal, ordinal, interval, ratio."""
-    pairs: tuple[PairAgreement, ...]
-    """Reviewer pairs with ≥ ``min_shared`` shared items, by reviewer ids."""
-    pairs_below_min_shared: int
-    """Reviewer pairs sharing 1 … min_shared − 1 items (left out of ``pairs``)."""
-    disagreements: tuple[ItemDisagreement, ...]
-    notes: tuple[str, ...] = ()
-    """Anything unusual (judgments off the scale, an unconfigured dimension, duplicates)."""
-
-    @property
-    def fleiss(self) -> AgreementEstimate:
-        """Fleiss' κ (unweighted)."""
-        return self.coefficients["identity"]["fleiss_kappa"]
-
-
-@dataclass(frozen=True)
-class AcrossDimensions(Report):
-    """The coefficients pooled over the dimensions (each keeps its own chance agreement)."""
-
-    dimensions: tuple[str, ...]
-    """The dimensions pooled: every one with two ratings of an item."""
-    left_out: dict[str, str]
-    """Dimensions not pooled, and why (e.g. "one rater")."""
-    n_items: int
-    """Items rated on any pooled dimension: the sampling units of the SE."""
-    coefficients: dict[str, dict[str, AgreementEstimate]]
-    """By weighting (:data:`WEIGHTINGS`), then by coefficient (:data:`POOLED_COEFFICIENTS`);
-    analytic CIs only."""
-
-
-@dataclass(frozen=True)
-class AgreementReport(Report):
-    """Inter-rater agreement per dimension."""
-
-    version: int
-    """The JSON's version (:data:`VERSION`)."""
-    run: str | None
-    """The run the ratings were limited to, or None (all runs: their items are different units)."""
-    weights: str
-    """The weighting Markdown shows beside the identity (and every pair is reported under)."""
-    dimensions: dict[str, DimensionAgreement]
-    """By dimension name, in name order."""
-    n_boot: int
-    seed: int
-    min_shared: int
-    across: AcrossDimensions | None = None
-    """The pooled coefficients, when two dimensions or more have agreement to pool."""
-
-    def dimension(self, name: str) -> DimensionAgreement:
-        """The named dimension's agreement (KeyError if absent)."""
-        return self.dimensions[name]
 
 
 def _estimate(coefficient: Coefficient, name: str, boot: Bounds) -> AgreementEstimate:
@@ -601,290 +458,3 @@ def _pooled_weighting(
         else _estimate(stats.pooled(parts[name], n_items), name, NOT_BOOTSTRAPPED_ACROSS)
         for name in POOLED_COEFFICIENTS
     }
-
-
-# -------------------------------------------------------------------------------------- the command
-
-PAIRS = 30
-"""Reviewer pairs shown in Markdown."""
-BOOTSTRAP_MAX = 100_000
-"""The most bootstrap replicates ``--bootstrap`` takes."""
-NAMES = {
-    "percent_agreement": "Percent agreement",
-    "fleiss_kappa": "Fleiss' κ",
-    "conger_kappa": "Conger's κ",
-    "gwet_ac": "Gwet's AC",
-    "brennan_prediger": "Brennan–Prediger",
-    "krippendorff_alpha": "Krippendorff's α",
-    "cohen_kappa": "Cohen's κ",
-    "scott_pi": "Scott's π",
-}
-"""Coefficients as Markdown names them."""
-
-
-def _name(name: str, weighting: str) -> str:
-    if name == "gwet_ac":
-        return "Gwet's AC1" if weighting == "identity" else "Gwet's AC2"
-    return NAMES[name]
-
-
-def _markdown(report: AgreementReport) -> list[str]:
-    """Per dimension: one table of the coefficients (identity and ``weights``), the pairs, the items
-    to resolve."""
-    scope = f"run {report.run}" if report.run else "all runs"
-    boot = (
-        f"percentile bootstrap over items, {report.n_boot} replicates, seed {report.seed}"
-        if report.n_boot
-        else "none (--bootstrap 0)"
-    )
-    lines = [
-        f"# Inter-rater agreement ({scope})",
-        "",
-        "95% CIs: analytic (Gwet's linearised SE, value ± t₀.₉₇₅ × SE on n − 1 df, at most "
-        f"1); bootstrap: {boot}. p: one-sided, H0: coefficient = 0. "
-        "Bands: κ-type ≥ 0.60 acceptable, ≥ 0.75 good, ≥ 0.85 excellent; "
-        "α ≥ 0.67 / 0.80 / 0.90. "
-        f"Weighted rows: {report.weights} weights on the categories' values "
-        "(all weightings in --format json).",
-    ]
-    lines += _markdown_across(report.across, report.weights)
-    for dim in report.dimensions.values():
-        lines += _markdown_dimension(dim, report.min_shared, report.weights)
-    return lines
-
-
-def _markdown_across(across: AcrossDimensions | None, weights: str) -> list[str]:
-    from .report import table
-
-    if across is None:
-        return []
-    rows = [_row(_name(name, "identity"), e) for name, e in across.coefficients["identity"].items()]
-    if weights != "identity":
-        rows += [
-            _row(f"{_name(name, weights)} ({weights})", e)
-            for name, e in across.coefficients[weights].items()
-        ]
-    left = "".join(f" Not pooled: {name} ({why})." for name, why in across.left_out.items())
-    return [
-        "",
-        "## Across dimensions (pooled)",
-        "",
-        f"{', '.join(across.dimensions)} on {across.n_items} items. Each dimension keeps its "
-        "own chance agreement: (mean p_a − mean p_e) / (1 − mean p_e) over the dimensions "
-        "(De Vries et al. 2008); SE by Gwet's linearisation over items; no bootstrap. "
-        f"Krippendorff's α is per dimension only.{left}",
-        "",
-        *table(
-            ["coefficient", "value", "SE", "95% CI", "p", "band"], [(*r[:4], *r[5:]) for r in rows]
-        ),
-    ]
-
-
-def _row(label: str, e: AgreementEstimate) -> tuple[str, ...]:
-    from .report import ci, fmt, p_value
-
-    return label, fmt(e.value), fmt(e.se), ci(e.ci), ci(e.bootstrap_ci), p_value(e.p_value), e.band
-
-
-def _coefficient_rows(dim: DimensionAgreement, weights: str) -> list[tuple[str, ...]]:
-    rows = [_row(_name(name, "identity"), e) for name, e in dim.coefficients["identity"].items()]
-    rows[-1] = _row(
-        "Krippendorff's α (nominal)", dim.coefficients["identity"]["krippendorff_alpha"]
-    )
-    if weights != "identity" and weights in dim.coefficients:
-        for name, e in dim.coefficients[weights].items():
-            # α under quadratic or ratio weights is α interval / ratio, listed below
-            if name != "krippendorff_alpha" or weights not in ("quadratic", "ratio"):
-                rows.append(_row(f"{_name(name, weights)} ({weights})", e))
-    rows += [_row(f"Krippendorff's α ({level})", dim.alpha[level]) for level in stats.LEVELS[1:]]
-    return rows
-
-
-def _markdown_dimension(dim: DimensionAgreement, min_shared: int, weights: str) -> list[str]:
-    from .report import fmt, table
-
-    values = ", ".join(
-        fmt(v, 3).rstrip("0").rstrip(".") if math.isfinite(v) else "–" for v in dim.values
-    )
-    lines = [
-        "",
-        f"## {dim.dimension}",
-        "",
-        f"{dim.n_ratings} ratings of {dim.n_items} items by {dim.n_raters} reviewers; "
-        f"{dim.n_pairable} items have ≥ 2 ratings. Scale: {' < '.join(dim.categories)} "
-        f"(values {values}).",
-        "",
-    ]
-    lines += table(
-        ["coefficient", "value", "SE", "95% CI", "bootstrap 95% CI", "p", "band"],
-        _coefficient_rows(dim, weights),
-    )
-    lines += _markdown_pairs(dim, min_shared, weights)
-    lines += [f"- note: {n}" for n in dim.notes]
-    if dim.disagreements:
-        lines += ["", f"Items to resolve ({len(dim.disagreements)}; largest spread first):", ""]
-        lines += table(
-            ["run", "item", "spread", "ratings"],
-            [
-                (
-                    d.run_id,
-                    d.item_id,
-                    fmt(d.spread, 2),
-                    "; ".join(f"{who}: {j}" for who, j, _ in d.ratings),
-                )
-                for d in dim.disagreements[:25]
-            ],
-        )
-    return lines
-
-
-def _markdown_pairs(dim: DimensionAgreement, min_shared: int, weights: str) -> list[str]:
-    from .report import ci, fmt, table
-
-    if not dim.pairs:
-        return []
-    shown = sorted(dim.pairs, key=lambda p: (-p.n_shared, p.reviewer_a, p.reviewer_b))[:PAIRS]
-    more = (
-        f"; the {PAIRS} with most shared items shown, all {len(dim.pairs)} in --format json"
-        if len(dim.pairs) > PAIRS
-        else ""
-    )
-    weighted = weights if weights in shown[0].coefficients else "identity"
-    rows = []
-    for p in shown:
-        c = p.coefficients["identity"]
-        kappa = c["cohen_kappa"]
-        rows.append(
-            (
-                f"{p.reviewer_a} · {p.reviewer_b}",
-                p.n_shared,
-                fmt(kappa.value),
-                ci(kappa.ci),
-                ci(kappa.bootstrap_ci),
-                kappa.band,
-                fmt(p.coefficients[weighted]["cohen_kappa"].value),
-                fmt(c["scott_pi"].value),
-                fmt(c["gwet_ac"].value),
-                fmt(c["brennan_prediger"].value),
-                fmt(c["percent_agreement"].value),
-            )
-        )
-    return [
-        "",
-        f"Per reviewer pair (≥ {min_shared} shared items; {dim.pairs_below_min_shared} "
-        f"pairs had fewer{more}):",
-        "",
-        *table(
-            [
-                "pair",
-                "shared",
-                "Cohen's κ",
-                "95% CI",
-                "bootstrap 95% CI",
-                "band",
-                f"κ ({weighted})",
-                "Scott's π",
-                "AC1",
-                "Brennan–Prediger",
-                "% agreement",
-            ],
-            rows,
-        ),
-    ]
-
-
-def _chart(report: AgreementReport) -> bytes:
-    from .charts import interval_bars
-
-    estimates = [(name, dim.alpha["ordinal"]) for name, dim in report.dimensions.items()]
-    values = [None if isinstance(e.value, Undefined) else e.value for _, e in estimates]
-    intervals = [
-        e.bootstrap_ci
-        if isinstance(e.bootstrap_ci, tuple)
-        else e.ci
-        if isinstance(e.ci, tuple)
-        else None
-        for _, e in estimates
-    ]
-    return interval_bars(
-        [name for name, _ in estimates],
-        values,
-        intervals,
-        title="Krippendorff's α (ordinal) per dimension",
-        ylabel="α",
-        lines=[(0.67, "acceptable"), (0.8, "good"), (0.9, "excellent")],
-    )
-
-
-def _digest(inputs: Inputs, runs: Sequence[str] | None) -> list[str]:
-    """Krippendorff's α (ordinal) per dimension with its band, over every rating of ``inputs`` (no
-    bootstrap)."""
-    lines = []
-    for dim in agreement(inputs.frames.ratings, inputs.config, n_boot=0).dimensions.values():
-        alpha = dim.alpha.get("ordinal")
-        if alpha is not None and isinstance(alpha.value, float):
-            lines.append(
-                f"Agreement on {dim.dimension}: α {alpha.value:.3f} ({alpha.band}, "
-                f"{dim.n_pairable} items with 2+ ratings)"
-            )
-    return lines
-
-
-@analysis(
-    "agreement",
-    markdown=_markdown,
-    digest=_digest,
-    charts=lambda report, inputs: {"agreement": lambda: _chart(report)},
-    options=[
-        Option(
-            "n_boot",
-            int,
-            1000,
-            "Bootstrap replicates for the 95% CIs",
-            flag="--bootstrap",
-            low=0,
-            high=BOOTSTRAP_MAX,
-        ),
-        Option("seed", int, 0, "Bootstrap seed", low=0, high=2**32 - 1),
-        Option(
-            "weights",
-            str,
-            DEFAULT_WEIGHTS,
-            "Weighting shown beside the unweighted coefficients (JSON has all)",
-            choices=WEIGHTINGS,
-        ),
-    ],
-)
-def agreement_command(inputs: Inputs, *, n_boot: int, seed: int, weights: str) -> AgreementReport:
-    """Inter-rater agreement per dimension, every coefficient with its standard error, CIs and p-value.
-
-    Percent agreement, Fleiss', Conger's and Cohen's κ, Scott's π, Gwet's AC1/AC2, Brennan–Prediger
-    and Krippendorff's α at four levels, with analytic and bootstrap CIs, p-values and bands.
-
-    Example: hilbot analyze agreement --run demo-docs-search --weights linear
-    """
-    return agreement(
-        inputs.frames.ratings,
-        inputs.config,
-        run=inputs.run,
-        dimension=inputs.dimension,
-        n_boot=n_boot,
-        seed=seed,
-        weights=weights,
-    )
-
-
-__all__ = [
-    "COEFFICIENTS",
-    "PAIR_COEFFICIENTS",
-    "POOLED_COEFFICIENTS",
-    "VERSION",
-    "WEIGHTINGS",
-    "AcrossDimensions",
-    "AgreementEstimate",
-    "AgreementReport",
-    "DimensionAgreement",
-    "ItemDisagreement",
-    "PairAgreement",
-    "agreement",
-]
