@@ -8,8 +8,9 @@ loaded on first use.
 Where things live: the statistics in :mod:`analysis.stats` (numpy and scipy only, one family per
 module); what every analysis says the same way (selecting ratings, the categories of a dimension,
 success, the report base type) in :mod:`analysis.vocabulary`; each analysis in its own module (or
-a package of one: report, computation, Markdown), which imports the statistics, the vocabulary, the registry and the helpers (:mod:`~analysis.load`,
-:mod:`~analysis.report`, :mod:`~analysis.charts`, :mod:`~analysis.gold`), never another analysis.
+a package of one: report, computation, Markdown), which imports the statistics, the vocabulary,
+the registry and the helpers (:mod:`~analysis.load`, :mod:`~analysis.report`,
+:mod:`~analysis.charts`, :mod:`~analysis.gold`), never another analysis.
 """
 
 from __future__ import annotations
