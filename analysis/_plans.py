@@ -68,7 +68,7 @@ INTERNED = CATEGORICAL + ("tag",)
 _CHECKED = frozenset({"type", "reviewer", "timestamp"})
 """Fields every plan checks outside its tuples: ``type`` picks the plan, the other two have their
 own checks."""
-_RATING_CHECKED = frozenset({"score", "concerns", "metadata", "labels"})
+_RATING_CHECKED = frozenset({"score", "concerns", "concerns_dropped", "metadata", "labels"})
 """Fields a rating plan checks in :func:`_check_rating`."""
 
 
@@ -135,7 +135,7 @@ PLANS: dict[str, Plan] = {
     "rating": Plan(
         core=_EVENT_CORE
         + ("judgment", "score", "concerns", "ai_verdict_shown", "labels", "metadata"),
-        optional=("note", "confidence", "action"),
+        optional=("note", "confidence", "action", "concerns_dropped"),
         cats=_EVENT_CATS + (("judgment", None),),
         checks=_EVENT_CHECKS
         + (
@@ -354,6 +354,7 @@ def _check_rating(cols: dict[str, Any], acc: Acc, bad: set[int]) -> None:
 
     _check_concerns(cols["concerns"], bad)
     out["concerns"].extend(cols["concerns"])
+    _check_dropped(cols["concerns_dropped"], bad)
 
     source, session, wrong = _metadata(cols["metadata"], acc.interner)
     bad.update(wrong)
@@ -381,6 +382,20 @@ def _check_concerns(concerns: list, bad: set[int]) -> None:
         bad.update(
             _rows_where(
                 concerns, lambda c: c.__class__ is list and any(t.__class__ is not str for t in c)
+            )
+        )
+
+
+def _check_dropped(dropped: list, bad: set[int]) -> None:
+    """The tags a changed rating dropped: absent, null or a list of strings (checked only)."""
+    if any(x is not None for x in dropped):
+        bad.update(
+            _rows_where(
+                dropped,
+                lambda x: (
+                    x is not None
+                    and (x.__class__ is not list or any(t.__class__ is not str for t in x))
+                ),
             )
         )
 

@@ -32,9 +32,9 @@ Everything returns values; nothing prints. Conventions:
 * **PASS/FAIL.** The AI passes when its score ≥ ``judge.pass_mark`` (0.6); the humans pass when
   their category counts as a success (the option's ``success``, else option score ≥ 0.5); on a
   dimension the configuration lacks, when their mean score ≥ 0.5.
-* **Δ** = mean over items of (human − AI), the sign of ``evaluation.reviews.summarize``: negative
-  means humans score lower than the AI. With one rating per item it equals summarize's
-  ``aiVsHumanDelta``.
+* **Δ** = mean over items of (human − AI): negative means humans score lower than the AI. With one
+  rating per item it is the negative of summarize's ``aiVsHumanDelta`` (AI − human, as the hil
+  format defines it).
 * **Disagreements**: the ``top`` items with the largest |human − AI| (ties by run id, item id), with
   the reviewers' notes (``ratings.note`` plus any ``notes`` text on the same current ratings) and
   the query.
@@ -47,16 +47,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Iterable, Literal, Sequence
-
-import numpy as np
-import pandas as pd
-
-from evaluation.config import HilbotConfig
+from typing import TYPE_CHECKING, Any, Iterable, Literal, Sequence
 
 from .errors import AnalysisError
 from .registry import Inputs, Option, analysis
-from .stats import Number, RankCorrelation, Undefined, kappa_of_table, kendall_tau, spearman
+from .stats import Number, RankCorrelation, Undefined, kendall_tau, spearman
 from .vocabulary import (
     KEY3,
     KEY4,
@@ -68,6 +63,11 @@ from .vocabulary import (
     nearest,
     select,
 )
+
+if TYPE_CHECKING:  # numpy, pandas and the configuration are imported when the analysis runs
+    import pandas as pd
+
+    from evaluation.config import HilbotConfig
 
 GROUP_KEYS = (
     "dimension",
@@ -102,6 +102,8 @@ def confusion_matrix(
     ai: Iterable[str], human: Iterable[str], labels: Iterable[str]
 ) -> ConfusionMatrix:
     """Cross-tabulate two label sequences over ``labels`` (ascending order)."""
+    import numpy as np
+
     labels = tuple(labels)
     index = {label: i for i, label in enumerate(labels)}
     counts = np.zeros((len(labels), len(labels)), int)
@@ -116,6 +118,10 @@ def confusion_kappa(
     """Cohen's κ of the matrix = 1 − Σ w·observed / Σ w·expected (w = 1 off the diagonal when
     unweighted), computed once for all of hilbot by :func:`analysis.stats.kappa_of_table`; undefined
     with no items, or when AI and humans put every item in one and the same category."""
+    import numpy as np
+
+    from .stats import kappa_of_table
+
     observed = np.asarray(matrix.counts, float)
     if observed.sum() == 0:
         return Undefined("no items")
@@ -129,14 +135,21 @@ def confusion_kappa(
 # ---------------------------------------------------------------- the item table
 
 
-def ai_scores(table: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
+def ai_scores(
+    table: pd.DataFrame, config: HilbotConfig | None = None
+) -> tuple[pd.Series, pd.Series]:
     """Per row of ``table`` (items joined with a ``dimension`` column): the AI score and the score's
-    name."""
+    name (the dimension's configured ``metric`` first, when ``config`` gives one)."""
+    import numpy as np
+    import pandas as pd
+
     score = pd.Series(np.nan, index=table.index, dtype=float)
     metric = pd.Series(None, index=table.index, dtype=object)
     for dimension in table["dimension"].unique():
         rows = table["dimension"] == dimension
-        for name in dict.fromkeys((dimension, dimension.replace("-", "_"), "overall")):
+        configured = config.metric_for(dimension) if config is not None else None
+        names = (configured or dimension, dimension, dimension.replace("-", "_"), "overall")
+        for name in dict.fromkeys(names):
             column = f"ai_{name}"
             if column in table.columns:
                 take = rows & score.isna() & table[column].notna()
@@ -146,6 +159,8 @@ def ai_scores(table: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
 
 
 def _notes_by_item(rated: pd.DataFrame, notes: pd.DataFrame | None) -> pd.Series:
+    import pandas as pd
+
     texts = rated[[*KEY4, "note"]].rename(columns={"note": "text"})
     if notes is not None and len(notes):
         texts = pd.concat([texts, notes[[*KEY4, "text"]].merge(rated[KEY4], on=KEY4)])
@@ -155,10 +170,13 @@ def _notes_by_item(rated: pd.DataFrame, notes: pd.DataFrame | None) -> pd.Series
 
 
 def item_table(
-    ratings: pd.DataFrame, items: pd.DataFrame, notes: pd.DataFrame | None = None
+    ratings: pd.DataFrame,
+    items: pd.DataFrame,
+    notes: pd.DataFrame | None = None,
+    config: HilbotConfig | None = None,
 ) -> pd.DataFrame:
     """One row per rated (run, item, dimension): human mean, ratings, judgments, notes, item
-    columns, AI score."""
+    columns, AI score (:func:`ai_scores`)."""
     rated = ratings.groupby(KEY3, sort=True).agg(
         human_score=("score", "mean"), n_ratings=("score", "size"), judgments=("judgment", tuple)
     )
@@ -167,7 +185,7 @@ def item_table(
     table = rated.reset_index().merge(
         items, on=["run_id", "item_id"], how="left", suffixes=("", "_item")
     )
-    table["ai_score"], table["metric"] = ai_scores(table)
+    table["ai_score"], table["metric"] = ai_scores(table, config)
     return table
 
 
@@ -295,6 +313,8 @@ def _pass_fail(group: pd.DataFrame, pass_mark: float) -> Agreement:
 
 
 def _disagreements(group: pd.DataFrame, top: int) -> tuple[Disagreement, ...]:
+    import pandas as pd
+
     ordered = group.assign(
         gap=(group["human_score"] - group["ai_score"]).abs().round(9)
     )  # ties despite float noise
@@ -390,7 +410,7 @@ def calibration(
         )
     pass_mark = config.judge.pass_mark if pass_mark is None else pass_mark
     selected = select(ratings, run, dimension)
-    table = item_table(selected, items, notes)
+    table = item_table(selected, items, notes, config)
     described = {
         name: dimension_categories(config, name, selected)
         for name in map(str, table["dimension"].unique())
@@ -502,12 +522,14 @@ def _charts(report: CalibrationReport, inputs: Any) -> dict[str, Any]:
     from .charts import calibration_scatter, judgment_distribution
 
     return {
-        "calibration": lambda: calibration_scatter(_points(inputs.frames, inputs.dimension)),
+        "calibration": lambda: calibration_scatter(
+            _points(inputs.frames, inputs.dimension, inputs.config)
+        ),
         "distribution": lambda: judgment_distribution(inputs.frames.ratings, inputs.config),
     }
 
 
-def _points(frames: Any, dimension: str | None) -> list[tuple[float, float]]:
+def _points(frames: Any, dimension: str | None, config: Any = None) -> list[tuple[float, float]]:
     """(AI score, mean human score) per rated item the AI scored."""
     from .load import ai_score_column
 
@@ -519,7 +541,8 @@ def _points(frames: Any, dimension: str | None) -> list[tuple[float, float]]:
     points: list[tuple[float, float]] = []
     for dim, group in ratings.groupby("dimension"):
         human = group.groupby(["run_id", "item_id"])["score"].mean().rename("human").reset_index()
-        items = frames.items.assign(ai=ai_score_column(frames.items, dim))[
+        metric = config.metric_for(dim) if config is not None else None
+        items = frames.items.assign(ai=ai_score_column(frames.items, dim, metric))[
             ["run_id", "item_id", "ai"]
         ]
         joined = human.merge(items, on=["run_id", "item_id"]).dropna()

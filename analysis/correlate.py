@@ -55,18 +55,20 @@ import math
 import numbers
 import re
 from dataclasses import dataclass
-from typing import Any, Iterable, Literal, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Literal, Sequence
 
-import numpy as np
-import pandas as pd
-
-from evaluation.config import HilbotConfig
 from evaluation.text import visible
 
 from .errors import AnalysisError
 from .registry import Inputs, Option, analysis
 from .stats import MIN_N, Interval, Number, RankCorrelation, Undefined, spearman
 from .vocabulary import KEY3, Report, rate_fields, select, success_flags
+
+if TYPE_CHECKING:  # numpy, pandas and the configuration are imported when the analysis runs
+    import numpy as np
+    import pandas as pd
+
+    from evaluation.config import HilbotConfig
 
 MAX_DISTINCT = 10
 """At most this many distinct feature values get one bucket each; more get quantile buckets."""
@@ -110,6 +112,8 @@ _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 def _parse(value: Any) -> float | str | None:
     """None when missing, a finite float when a number, else the label text (see the module
     docstring)."""
+    import numpy as np
+
     if value is None:
         return None
     if isinstance(value, (bool, np.bool_)):
@@ -193,6 +197,9 @@ def coerce_feature(
     the feature is ordinal. Without it the feature is numeric when every present value is a number,
     ordinal when its labels all fit one of :data:`ORDERS`, and a :class:`FeatureError` otherwise.
     """
+    import numpy as np
+    import pandas as pd
+
     name = visible(feature, newlines=False)[:60]
     given = _levels(order) if order is not None else None
     if (
@@ -250,6 +257,9 @@ def _ordinal(
     labels: tuple[str, ...],
     index: dict[str, int],
 ) -> FeatureValues:
+    import numpy as np
+    import pandas as pd
+
     codes = [np.nan if p is None else float(index[_key(p)]) for p in parsed]
     return FeatureValues(pd.Series(codes, index=values.index, dtype="float64"), "ordinal", labels)
 
@@ -282,6 +292,8 @@ def _fmt(value: float) -> str:
 
 
 def _edges(values: np.ndarray, buckets: int | Sequence[float]) -> np.ndarray:
+    import numpy as np
+
     if isinstance(buckets, int):
         if buckets < 1:
             raise AnalysisError(
@@ -302,6 +314,9 @@ def assign(
 ) -> tuple[str, pd.Series, list[tuple[str, float, float]]]:
     """How ``values`` are bucketed: the method, each value's bucket number (−1 outside), and (label,
     low, high)."""
+    import numpy as np
+    import pandas as pd
+
     distinct = np.unique(values.to_numpy(float))
     explicit = buckets is not None and not isinstance(buckets, int)
     if not explicit and (len(distinct) <= 1 or buckets is None and len(distinct) <= MAX_DISTINCT):
@@ -445,6 +460,8 @@ def _rated_with_feature(
     ratings: pd.DataFrame, items: pd.DataFrame, values: pd.Series, config: HilbotConfig
 ) -> pd.DataFrame:
     """The ratings with their item's coerced feature ``value`` (NaN: missing) and ``success``."""
+    import pandas as pd
+
     values = items[["run_id", "item_id"]].assign(value=values)
     rated = ratings.merge(values, on=["run_id", "item_id"], how="left")
     rated["value"] = rated["value"].astype("float64")
@@ -457,6 +474,9 @@ def _categories(
 ) -> tuple[str, pd.Series, list[tuple[str, float, float]]]:
     """One bucket per category present, in the order: like :func:`assign`, labelled by the order's
     labels."""
+    import numpy as np
+    import pandas as pd
+
     present = np.unique(values.to_numpy(float))
     codes = pd.Series(np.searchsorted(present, values.to_numpy(float)), index=values.index)
     return "categories", codes, [(order[int(v)], float(v), float(v)) for v in present]
@@ -464,6 +484,8 @@ def _categories(
 
 def _feature_spearman(rated: pd.DataFrame, order: tuple[str, ...] = ()) -> RankCorrelation:
     """Spearman ρ of the feature and the mean human score, one pair per (run, item, dimension)."""
+    import numpy as np
+
     per_item = rated.groupby(KEY3).agg(value=("value", "first"), human=("score", "mean"))
     x = per_item["value"].to_numpy(float)
     if order and len(x) >= MIN_N and np.all(x == x[0]):  # name the category, not its position

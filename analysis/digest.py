@@ -24,6 +24,11 @@ Everything here returns values; nothing prints or posts (the bot's channels rend
   analyses give the digest (:attr:`analysis.registry.Analysis.digest`), asked for by name:
   :data:`FIGURES`, then :data:`TRIAGE`. The digest imports no analysis; an analysis of gold labels
   gets the gold-label frames (:mod:`analysis.gold`).
+* What changed (``figures=True`` too): the regression alerts of the :data:`REGRESSIONS` analysis
+  over the "new" window [since, now) against the window of the same length before it
+  (:attr:`analysis.registry.Inputs.window`; none when ``since`` is None), and the synthesis and
+  action items of the :data:`SYNTHESIS` analysis for the runs rated in the window (at most
+  :data:`SYNTHESIZED_RUNS`, the most recently rated first).
 * ``matplotlib`` is imported only inside :func:`chart_png`.
 """
 
@@ -31,23 +36,21 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from statistics import mean
 from typing import TYPE_CHECKING, Iterable, Sequence
 
-from evaluation.config import HilbotConfig
-from evaluation.output import signed
-from evaluation.records import RunHeader, utcnow
-from evaluation.store import Store
 from evaluation.text import visible
 
 from .errors import AnalysisError
 from .registry import Inputs, analyses
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # pandas and the store's models are imported when the digest is built
     import pandas as pd
 
+    from evaluation.config import HilbotConfig
     from evaluation.log import LogIssue
+    from evaluation.store import Store
 
     from .load import Frames
 
@@ -61,6 +64,12 @@ TRIAGE = "triage"
 """The analysis whose digest line is the triage line."""
 TOP_CONCERNS = 5
 """How many concern tags the digest lists."""
+REGRESSIONS = "patterns"
+"""The analysis whose digest lines are the regression alerts of the digest's window."""
+SYNTHESIS = "synthesize"
+"""The analysis whose digest lines are the synthesis and action items of the runs rated anew."""
+SYNTHESIZED_RUNS = 3
+"""Runs with new ratings whose synthesis a digest carries (the most recently rated first)."""
 
 
 @dataclass(frozen=True)
@@ -125,6 +134,13 @@ class Digest:
     triage: str | None = None
     """The diff-triage line (:func:`analysis.triage.digest_line`); None when the listed runs have no
     triage decision."""
+    alerts: tuple[str, ...] = ()
+    """Regression alerts (``build_digest(figures=True)``): the patterns whose success rate fell
+    significantly in the "new" window against the window of the same length before it, each with
+    the interval of its fall (the :data:`REGRESSIONS` analysis's lines)."""
+    synthesis: tuple[str, ...] = ()
+    """The synthesis and first action items of the runs rated in the "new" window
+    (``build_digest(figures=True)``; the :data:`SYNTHESIS` analysis's lines)."""
 
     @property
     def total_ratings(self) -> int:
@@ -148,16 +164,27 @@ class Digest:
             lines.append(self.triage)
         if not self.total_ratings:
             return [*lines, "No ratings yet."]
-        lines += [self._totals_line(), self._new_line(), *self.figures]
+        lines += [self._totals_line(), self._new_line(), *self._alert_lines(), *self.figures]
         if self.top_concerns:
             lines.append("Top concerns: " + ", ".join(f"{tag} {n}" for tag, n in self.top_concerns))
-        return lines
+        return lines + list(self.synthesis)
+
+    def _alert_lines(self) -> list[str]:
+        if not self.alerts or self.since is None:
+            return []
+        before = _span(self.generated_at - self.since)
+        return [
+            f"Regressions since {_when(self.since)} (against the {before} before):",
+            *self.alerts,
+        ]
 
     def text(self) -> str:
         """The lines joined by newlines."""
         return "\n".join(self.lines())
 
     def _totals_line(self) -> str:
+        from evaluation.output import signed
+
         return (
             f"All runs: {_count(self.total_ratings, 'rating')} · human "
             f"{_number(self.human_average)} · human − AI {signed(self.ai_vs_human_delta)}"
@@ -231,23 +258,29 @@ def build_digest(
     Naive datetimes are taken as UTC. A rating whose line has no time is never new.
     Unreadable lines of the logs go to ``issues``.
     """
+    from evaluation.records import utcnow
+
     from .load import load
 
     frames = load(store, issues=issues)
-    inputs = Inputs(store, config).with_frames(frames)
-    runs = list(runs) if runs is not None else None  # read twice: the run lines and the triage line
-    slices = _order(_slices(frames, runs))
-    ratings = [r for s in slices for r in s.ratings]
     start = _aware(since) if since is not None else None
-    new = [
-        r
-        for r in ratings
-        if start is None or (r.timestamp is not None and _aware(r.timestamp) >= start)
-    ]
+    generated = _aware(now or utcnow())
+    window = (start, generated) if start is not None and start < generated else None
+    inputs = Inputs(store, config, window=window).with_frames(frames)
+    runs = list(runs) if runs is not None else None  # read twice: the run lines and the triage line
+    slices = _order(_slices(frames, runs, config))
+    ratings = [r for s in slices for r in s.ratings]
+
+    def is_new(r: _Judged) -> bool:
+        return start is None or (r.timestamp is not None and _aware(r.timestamp) >= start)
+
+    new = [r for r in ratings if is_new(r)]
     progress = [_progress(s, config.review.k) for s in slices]
     charted = [p for p in progress if p.ratings]
+    rated_anew = list(dict.fromkeys(s.run_id for s in slices if any(map(is_new, s.ratings))))
+    ask = _Asker(inputs, issues)
     return Digest(
-        generated_at=_aware(now or utcnow()),
+        generated_at=generated,
         since=start,
         runs=progress,
         new_ratings=len(new),
@@ -256,8 +289,10 @@ def build_digest(
         ai_vs_human_delta=_mean(d for s in slices for d in s.deltas()),
         top_concerns=top_concerns(ratings),
         chart_png=chart_png(charted) if chart and charted else None,
-        figures=tuple(analysis_lines(inputs, issues, runs)) if figures and ratings else (),
+        figures=tuple(ask.all(FIGURES, runs)) if figures and ratings else (),
         triage=triage_line(inputs, runs),
+        alerts=tuple(ask.lines(REGRESSIONS, runs)) if figures and new else (),
+        synthesis=tuple(ask.lines(SYNTHESIS, rated_anew[:SYNTHESIZED_RUNS])) if figures else (),
     )
 
 
@@ -274,21 +309,35 @@ def analysis_lines(
     """The lines of the :data:`FIGURES` analyses: per dimension, Krippendorff's α (ordinal) with its
     band (on the independent ratings), and the judge's Spearman ρ and κ against the humans' gold
     labels (:mod:`analysis.gold`; the log's adjudications read, their bad lines to ``issues``)."""
-    gold: list[Inputs] = []
+    return _Asker(inputs, issues).all(FIGURES, runs)
 
-    def gold_inputs() -> Inputs:
-        if not gold:
+
+class _Asker:
+    """Asks the registered analyses for their digest lines, by name: an analysis of gold labels
+    gets the gold-label frames (made once; the log's adjudications read, bad lines to
+    ``issues``)."""
+
+    def __init__(self, inputs: Inputs, issues: "list[LogIssue] | None") -> None:
+        self.inputs, self.issues = inputs, issues
+        self._gold: Inputs | None = None
+
+    def lines(self, name: str, runs: Sequence[str] | None) -> list[str]:
+        """The digest lines of the analysis ``name`` over the ``runs`` (None: every run)."""
+        return _lines(name, self._gold_inputs() if analyses.get(name).gold else self.inputs, runs)
+
+    def all(self, names: Iterable[str], runs: Sequence[str] | None) -> list[str]:
+        """The lines of each analysis of ``names``, in order."""
+        return [line for name in names for line in self.lines(name, runs)]
+
+    def _gold_inputs(self) -> Inputs:
+        if self._gold is None:
             from .gold import gold_frames, read_adjudications
 
-            adjudications = read_adjudications(inputs.store.ratings.path, issues)
+            inputs = self.inputs
+            adjudications = read_adjudications(inputs.store.ratings.path, self.issues)
             frames, _ = gold_frames(inputs.frames, adjudications, inputs.config)
-            gold.append(inputs.with_frames(frames))
-        return gold[0]
-
-    lines: list[str] = []
-    for name in FIGURES:
-        lines += _lines(name, gold_inputs() if analyses.get(name).gold else inputs, runs)
-    return lines
+            self._gold = inputs.with_frames(frames)
+        return self._gold
 
 
 def _lines(name: str, inputs: Inputs, runs: Sequence[str] | None) -> list[str]:
@@ -303,8 +352,12 @@ def top_concerns(ratings: Iterable, limit: int = TOP_CONCERNS) -> list[tuple[str
     return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
 
 
-def _slices(frames: "Frames", runs: Iterable[str] | None) -> list[_Slice]:
+def _slices(
+    frames: "Frames", runs: Iterable[str] | None, config: "HilbotConfig | None" = None
+) -> list[_Slice]:
     """One slice per (run, dimension) the digest lists."""
+    from evaluation.records import RunHeader
+
     judged = _judged(frames)
     by_run: dict[str, set[str]] = {}
     for run_id, dimension in judged:
@@ -320,18 +373,21 @@ def _slices(frames: "Frames", runs: Iterable[str] | None) -> list[_Slice]:
             )
         items = frames.items[frames.items["run_id"] == run_id]
         slices += [
-            _Slice(run_id, d, judged.get((run_id, d), []), _ai(items, d))
+            _Slice(run_id, d, judged.get((run_id, d), []), _ai(items, d, config))
             for d in sorted(dimensions)
         ]
     return slices
 
 
-def _ai(items: "pd.DataFrame", dimension: str) -> dict[str, float | None]:
+def _ai(
+    items: "pd.DataFrame", dimension: str, config: "HilbotConfig | None" = None
+) -> dict[str, float | None]:
     from .load import ai_score_column
 
+    metric = config.metric_for(dimension) if config is not None else None
     return {
         i: (None if a != a else float(a))
-        for i, a in zip(items["item_id"], ai_score_column(items, dimension))
+        for i, a in zip(items["item_id"], ai_score_column(items, dimension, metric))
     }
 
 
@@ -425,6 +481,16 @@ def _when(moment: datetime) -> str:
     return _aware(moment).strftime("%Y-%m-%d %H:%M UTC")
 
 
+def _span(length: timedelta) -> str:
+    """A window's length in words: ``24 hours``, ``7 days``, ``30 minutes``."""
+    minutes = round(length.total_seconds() / 60)
+    if minutes < 120:
+        return _count(minutes, "minute")
+    if minutes < 48 * 60:
+        return _count(round(minutes / 60), "hour")
+    return _count(round(minutes / 1440), "day")
+
+
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
@@ -434,6 +500,8 @@ def _number(value: float | None) -> str:
 
 
 def _run_line(run: RunProgress) -> str:
+    from evaluation.output import signed
+
     counts = _count(run.ratings, "rating") + (f", {_count(run.skips, 'skip')}" if run.skips else "")
     return (
         f"{run.label}: {run.rated_items}/{run.items} rated · {counts} · human "

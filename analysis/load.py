@@ -154,14 +154,16 @@ def load(
     )
 
 
-def ai_score_column(items: pd.DataFrame, dimension: str) -> pd.Series:
+def ai_score_column(items: pd.DataFrame, dimension: str, metric: str | None = None) -> pd.Series:
     """The AI's 0–1 score for ``dimension`` per item, as :func:`evaluation.runs.ai_score` gives it.
 
-    ``ai_<dimension>`` (then the same with ``-`` as ``_``) where present and not NaN, else
-    ``ai_overall``; NaN where the item has none. Same index as ``items``; float64.
+    ``ai_<metric>`` (the dimension's configured metric, when given), then ``ai_<dimension>`` (then
+    the same with ``-`` as ``_``) where present and not NaN, else ``ai_overall``; NaN where the
+    item has none. Same index as ``items``; float64.
     """
     result = pd.Series(np.nan, index=items.index, dtype="float64", name=f"ai_{dimension}")
-    for name in dict.fromkeys((dimension, dimension.replace("-", "_"), "overall")):
+    names = (metric or dimension, dimension, dimension.replace("-", "_"), "overall")
+    for name in dict.fromkeys(names):
         column = f"ai_{name}"
         if column in items.columns:
             result = result.fillna(items[column].astype("float64"))

@@ -30,6 +30,13 @@ Conventions:
   such window, a different one) show a success-rate drop of at least
   ``min_drop`` **and** non-overlapping Wilson intervals (recent upper bound below earlier lower
   bound). The evidence lists both windows with their judgment counts.
+* **Regression alerts** (the digest's lines, :func:`regression_alerts`): over the digest's window
+  [since, until) against the window of the same length before it, each category, source type,
+  bucket of an item feature (:func:`_bucket_labels`) and concern tag of a dimension whose success
+  rate fell significantly — at least :data:`ALERT_MIN_RATINGS` ratings on each side and Newcombe's
+  95% interval of the change (:func:`analysis.stats.newcombe_interval`) wholly below 0. For a
+  concern tag a rating succeeds when it does not carry the tag (the alert: the tag became more
+  frequent).
 """
 
 from __future__ import annotations
@@ -38,11 +45,7 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Iterable
-
-import pandas as pd
-
-from evaluation.config import HilbotConfig
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from .errors import AnalysisError
 from .registry import Inputs, Option, analysis
@@ -58,6 +61,11 @@ from .vocabulary import (
     select,
     success_flags,
 )
+
+if TYPE_CHECKING:  # pandas and the configuration are imported when the analysis runs
+    import pandas as pd
+
+    from evaluation.config import HilbotConfig
 
 MIN_RATINGS = 5
 """Ratings a window needs to count as the earlier or the recent one in regression detection."""
@@ -222,6 +230,8 @@ def _windows(
     rated: pd.DataFrame, anchor: pd.Timestamp, days: int, count: int
 ) -> tuple[Window, ...]:
     """The ratings per window; ratings without a time are in none."""
+    import pandas as pd
+
     timed = rated[rated["timestamp"].notna()]
     index = ((timed["timestamp"] - anchor) // pd.Timedelta(days=days)).astype(int)
     return tuple(
@@ -284,6 +294,8 @@ def _regressions(
 
 
 def _prepare(ratings: pd.DataFrame, items: pd.DataFrame, config: HilbotConfig) -> pd.DataFrame:
+    import pandas as pd
+
     item_cols = items[["run_id", "item_id", "category", "source_type"]]
     rated = ratings.merge(item_cols, on=["run_id", "item_id"], how="left", suffixes=("", "_item"))
     rated["source_type"] = rated["source_type"].where(
@@ -325,6 +337,8 @@ def _dimension(
 
 
 def _time_frame(rated: pd.DataFrame, days: int) -> tuple[pd.Timestamp, int, int]:
+    import pandas as pd
+
     times = rated["timestamp"].dropna()
     if times.empty:
         return pd.Timestamp("1970-01-01", tz="UTC"), days, 0
@@ -377,6 +391,243 @@ def patterns(
         for name in names
     )
     return PatternsReport(window_days, min_ratings, min_drop, made)
+
+
+# ------------------------------------------------------------------- the digest's regression alerts
+
+ALERT_MIN_RATINGS = 3
+"""Ratings a pattern needs in the previous window and in the new one before its fall can be an
+alert."""
+ALERTS_SHOWN = 5
+"""Regression alerts a digest lists, the surest falls first; the rest are counted."""
+FEATURE_DISTINCT = 10
+"""A feature with at most this many distinct values gets a pattern per value; a numeric one with
+more, one per :data:`FEATURE_BUCKETS` quantile bucket."""
+FEATURE_BUCKETS = 3
+"""Quantile buckets of a numeric feature with many values."""
+
+
+@dataclass(frozen=True)
+class Side(Report):
+    """A pattern's ratings in one window."""
+
+    n: int
+    successes: int
+    """Ratings that succeeded (for a concern: that do not carry it)."""
+    judgments: dict[str, int]
+
+
+@dataclass(frozen=True)
+class RegressionAlert(Report):
+    """A pattern whose success rate fell significantly from the previous window to the new one: the
+    Newcombe 95% interval of the change lies wholly below 0."""
+
+    dimension: str
+    kind: str
+    """``category``, ``source_type``, ``feature`` or ``concern``."""
+    pattern: str
+    """How the digest names it: ``category=tasks``, ``feature result_count=(3, 7]``, ``concern
+    bad_ranking``."""
+    before: Side
+    now: Side
+    change: float
+    """New success rate − previous one (for a concern: of the ratings without it)."""
+    ci: Interval
+    """Newcombe's 95% interval of ``change`` (:func:`analysis.stats.newcombe_interval`)."""
+
+    def line(self) -> str:
+        """One line for the digest: the rates, the judgments behind them, the change and its
+        interval (for a concern, the share of ratings carrying it, which rose)."""
+        b, n = self.before, self.now
+        if self.kind == "concern":  # the share of ratings carrying the tag rose
+            then, now = 1 - b.successes / b.n, 1 - n.successes / n.n
+            rates = f"on {_pct(then)} of {b.n} ratings → {_pct(now)} of {n.n}"
+            change = _change(-self.change, -self.ci.high, -self.ci.low)
+        else:
+            rates = (
+                f"success {_pct(b.successes / b.n)} ({_judged(b)}) → "
+                f"{_pct(n.successes / n.n)} ({_judged(n)})"
+            )
+            change = _change(self.change, self.ci.low, self.ci.high)
+        return f"⚠ {self.dimension} · {self.pattern}: {rates}, {change}"
+
+
+def _pct(share: float) -> str:
+    return f"{share:.0%}"
+
+
+def _change(value: float, low: float, high: float) -> str:
+    """``−100 pts (95% CI −100 to −45)``: a change of a share in percentage points."""
+    return (
+        f"{'+' if value > 0 else ''}{_points(value)} pts (95% CI {_points(low)} to {_points(high)})"
+    )
+
+
+def _points(share: float) -> str:
+    """A share in whole percentage points, negative with a real minus sign."""
+    points = round(share * 100)
+    return f"−{-points}" if points < 0 else str(points)
+
+
+def _judged(side: Side) -> str:
+    return ", ".join(f"{j} {c}" for j, c in sorted(side.judgments.items(), key=lambda kv: -kv[1]))
+
+
+def regression_alerts(
+    ratings: pd.DataFrame,
+    items: pd.DataFrame,
+    concerns: pd.DataFrame,
+    config: HilbotConfig,
+    *,
+    since: datetime,
+    until: datetime,
+    run: str | Iterable[str] | None = None,
+    min_ratings: int = ALERT_MIN_RATINGS,
+) -> list[RegressionAlert]:
+    """The patterns whose success rate fell significantly in [``since``, ``until``) against the
+    window of the same length before it, surest first (highest upper bound of the change's
+    interval last).
+
+    A pattern is a dimension's ratings of one category, one source type, one bucket of an item
+    feature, or — for a concern tag — all of them, succeeding when they do not carry the tag (a fall
+    is the tag becoming more frequent). Each window needs ``min_ratings`` ratings of the pattern.
+    Ratings without a time are in neither window.
+    """
+    import pandas as pd
+
+    start = since - (until - since)
+    rated = _prepare(select(ratings, run, None), items, config)
+    times = rated["timestamp"]
+    side = pd.Series(None, index=rated.index, dtype=object)
+    side[(times >= pd.Timestamp(start)) & (times < pd.Timestamp(since))] = "before"
+    side[(times >= pd.Timestamp(since)) & (times < pd.Timestamp(until))] = "now"
+    rated = rated.assign(side=side)[side.notna()]
+    if rated.empty:
+        return []
+    buckets = _feature_buckets(rated, items)
+    found: list[RegressionAlert | None] = []
+    for dimension, rows in rated.groupby("dimension", sort=True):
+        for kind, column, name in [
+            ("category", "category", "category"),
+            ("source_type", "source_type", "source_type"),
+            *buckets,
+        ]:
+            for value, group in rows.groupby(column, sort=True, dropna=True):
+                pattern = (
+                    f"{name}={key_value(value)}" if kind != "feature" else f"feature {name}={value}"
+                )
+                found.append(
+                    _alert(str(dimension), kind, pattern, group, group["success"], min_ratings)
+                )
+        tagged = concerns[[*KEY4, "tag"]].drop_duplicates().merge(rows[KEY4], on=KEY4)
+        for tag in sorted(set(tagged["tag"])):
+            carries = rows.merge(
+                tagged[tagged["tag"] == tag][KEY4], on=KEY4, how="left", indicator=True
+            )
+            free = pd.Series((carries["_merge"] == "left_only").to_numpy(), index=rows.index)
+            found.append(
+                _alert(str(dimension), "concern", f"concern {tag}", rows, free, min_ratings)
+            )
+    made = [a for a in found if a is not None]
+    kinds = ("category", "source_type", "feature", "concern")
+    return sorted(
+        made, key=lambda a: (a.ci.high, a.change, a.dimension, kinds.index(a.kind), a.pattern)
+    )
+
+
+def _alert(
+    dimension: str, kind: str, pattern: str, rows: pd.DataFrame, success: pd.Series, least: int
+) -> RegressionAlert | None:
+    from .stats import newcombe_interval
+
+    sides = {}
+    for name in ("before", "now"):
+        mine = (rows["side"] == name).to_numpy()
+        judgments = Counter(map(str, rows["judgment"][mine]))
+        sides[name] = Side(int(mine.sum()), int(success.to_numpy()[mine].sum()), dict(judgments))
+    before, now = sides["before"], sides["now"]
+    if before.n < least or now.n < least:
+        return None
+    ci = newcombe_interval(now.successes, now.n, before.successes, before.n)
+    if not isinstance(ci, Interval) or ci.high >= 0:
+        return None
+    change = now.successes / now.n - before.successes / before.n
+    return RegressionAlert(dimension, kind, pattern, before, now, change, ci)
+
+
+def _feature_buckets(rated: pd.DataFrame, items: pd.DataFrame) -> list[tuple[str, str, str]]:
+    """Adds a ``bucket_<feature>`` column to ``rated`` per item feature that has few values (or is
+    a number): (``feature``, the column, the feature's name) for each."""
+    columns = [c for c in items.columns if c.startswith("feature_")]
+    if not columns:
+        return []
+    values = rated[["run_id", "item_id"]].merge(
+        items[["run_id", "item_id", *columns]], on=["run_id", "item_id"], how="left"
+    )  # a left merge keeps the rows' order
+    made = []
+    for column in columns:
+        labels = _bucket_labels(values[column])
+        if labels is not None:
+            rated[f"bucket_{column}"] = labels.to_numpy()
+            made.append(("feature", f"bucket_{column}", column.removeprefix("feature_")))
+    return made
+
+
+def _bucket_labels(values: pd.Series) -> pd.Series | None:
+    """Each value's pattern: the value itself when the feature has at most
+    :data:`FEATURE_DISTINCT` distinct values, else its quantile bucket (numbers only); None for a
+    feature that fits neither. A value that is no number and no text is in no pattern."""
+    import numpy as np
+    import pandas as pd
+
+    plain = values.map(_plain_value)
+    present = plain.dropna()
+    if present.empty:
+        return None
+    if present.nunique() <= FEATURE_DISTINCT:
+        return plain.map(lambda v: v if v is None else f"{v:g}" if isinstance(v, float) else v)
+    if not all(isinstance(v, float) for v in present):
+        return None
+    quantiles = np.linspace(0, 1, FEATURE_BUCKETS + 1)
+    edges = np.unique(np.quantile(present.to_numpy(float), quantiles))
+    cut = pd.cut(pd.to_numeric(plain, errors="coerce"), edges, include_lowest=True)
+    shown = [None if isinstance(c, float) else f"({c.left:g}, {c.right:g}]" for c in cut]
+    return pd.Series(shown, index=values.index, dtype=object)
+
+
+def _plain_value(value: Any) -> float | str | None:
+    """A feature value as a pattern takes it: a finite number, or text (at most 40 characters
+    shown); None for anything else (a list, a missing value, an infinite or huge number)."""
+    if isinstance(value, str):
+        return value if len(value) <= 40 else value[:40] + "…"
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        try:
+            number = float(value)
+        except OverflowError:
+            return None
+        return number if math.isfinite(number) else None
+    return None
+
+
+def _digest(inputs: Inputs, runs: Sequence[str] | None) -> list[str]:
+    """The regression alerts of the digest's window (:attr:`Inputs.window`; none without one), at
+    most :data:`ALERTS_SHOWN`, then how many more."""
+    if inputs.window is None:
+        return []
+    frames, (since, until) = inputs.frames, inputs.window
+    alerts = regression_alerts(
+        frames.ratings,
+        frames.items,
+        frames.concerns,
+        inputs.config,
+        since=since,
+        until=until,
+        run=runs,
+    )
+    lines = [alert.line() for alert in alerts[:ALERTS_SHOWN]]
+    if len(alerts) > ALERTS_SHOWN:
+        lines.append(f"… and {len(alerts) - ALERTS_SHOWN} more regression alerts")
+    return lines
 
 
 # -------------------------------------------------------------------------------------- the command
@@ -471,6 +722,7 @@ def _charts(report: PatternsReport, inputs: Any) -> dict[str, Any]:
     markdown=_markdown,
     charts=_charts,
     gold=True,
+    digest=_digest,
     options=[Option("window_days", int, 7, "Days per drift window", low=1, high=MAX_WINDOW_DAYS)],
 )
 def patterns_command(inputs: Inputs, *, window_days: int) -> PatternsReport:
@@ -491,6 +743,9 @@ def patterns_command(inputs: Inputs, *, window_days: int) -> PatternsReport:
 
 
 __all__ = [
+    "RegressionAlert",
+    "Side",
+    "regression_alerts",
     "ConcernStats",
     "DimensionPatterns",
     "Group",

@@ -47,6 +47,8 @@ from evaluation.text import visible
 from .errors import AnalysisError
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from evaluation import HilbotConfig, Store
 
     from .load import Frames
@@ -88,6 +90,9 @@ class Option:
     """A comma-separated list on the command line; the analysis gets a tuple of the values."""
     required: bool = False
     """The option must have a value: given when it has no default; with ``many``, not empty."""
+    view: bool = False
+    """The option changes only what the Markdown shows (``--detail``, ``--limit``): the markdown
+    function takes it as a keyword, the computation and the JSON never see it."""
 
     @property
     def option(self) -> str:
@@ -202,6 +207,9 @@ class Inputs:
     """Only this dimension (``--dimension``), or every dimension."""
     warnings: list[str] = field(default_factory=list)
     """Warnings for the user: unreadable log lines and anything an analysis adds."""
+    window: "tuple[datetime, datetime] | None" = None
+    """The digest's "new" window [since, until) when the digest asks for an analysis's lines (what
+    changed is measured against the window of the same length before it); None otherwise."""
 
     @cached_property
     def frames(self) -> "Frames":
@@ -267,8 +275,8 @@ class Analysis:
     """The command's name (``hilbot analyze NAME``) and the stem of its ``--out`` files."""
     compute: Callable[..., Any]
     """``compute(inputs, **options)`` → the report; its docstring is the command's help."""
-    markdown: Callable[[Any], list[str]]
-    """The report as Markdown lines."""
+    markdown: Callable[..., list[str]]
+    """The report as Markdown lines (``markdown(report, **view options)``)."""
     options: tuple[Option, ...] = ()
     """The options beyond ``--run``, ``--dimension``, ``--format`` and ``--out``."""
     charts: Charts | None = None
@@ -310,6 +318,34 @@ class Analysis:
             name: option.check(options.get(name, option.default)) for name, option in known.items()
         }
 
+    def check_usage(
+        self,
+        *,
+        run: str | None = None,
+        dimension: str | None = None,
+        fmt: str = "markdown",
+        out: str | Path | None = None,
+        **options: Any,
+    ) -> dict[str, Any]:
+        """Everything of a call that is checked before the log is read: the format, the scope,
+        ``--out`` and the options (:meth:`check`, whose result this returns). The command line
+        calls it before it opens the store or reads the configuration, so a usage error is
+        reported at once."""
+        if fmt not in FORMATS:
+            raise AnalysisError(
+                f"unknown format {fmt!r}", fix="use --format markdown or --format json"
+            )
+        if not self.scoped and (run or dimension):
+            raise AnalysisError(
+                f"hilbot analyze {self.name} covers the whole log",
+                fix="leave out --run and --dimension",
+            )
+        if out is not None and not self.writes_files:
+            raise AnalysisError(
+                f"hilbot analyze {self.name} writes no files", fix="leave out --out"
+            )
+        return self.check(options)
+
     def run(
         self,
         inputs: Inputs,
@@ -320,55 +356,49 @@ class Analysis:
     ) -> Output:
         """Check the options, compute the report, render it in ``fmt`` and write the ``--out``
         files."""
-        if fmt not in FORMATS:
-            raise AnalysisError(
-                f"unknown format {fmt!r}", fix="use --format markdown or --format json"
-            )
-        if not self.scoped and (inputs.run or inputs.dimension):
-            raise AnalysisError(
-                f"hilbot analyze {self.name} covers the whole log",
-                fix="leave out --run and --dimension",
-            )
-        if out is not None and not self.writes_files:
-            raise AnalysisError(
-                f"hilbot analyze {self.name} writes no files", fix="leave out --out"
-            )
-        checked = self.check(options)
+        checked = self.check_usage(
+            run=inputs.run, dimension=inputs.dimension, fmt=fmt, out=out, **options
+        )
         counts = None
         if self.gold:
             inputs, counts = inputs.with_gold(), inputs.gold[1]
             counts = counts if counts.differs else None
+        view = {o.name: checked.pop(o.name) for o in self.options if o.view}
         report = self.compute(inputs, **checked)
-        files = self._save(inputs, report, Path(out), counts) if out is not None else []
+        files = self._save(inputs, report, Path(out), counts, view) if out is not None else []
         return Output(
-            self.render(report, fmt, counts),
+            self.render(report, fmt, counts, **view),
             int(getattr(report, "exit_code", 0) or 0),
             files,
             list(inputs.warnings),
         )
 
-    def render(self, report: Any, fmt: str = "markdown", gold: Any = None) -> str:
+    def render(self, report: Any, fmt: str = "markdown", gold: Any = None, **view: Any) -> str:
         """The report as Markdown (text from the logs made visible) or as JSON (every value exact).
 
         ``gold``: how the items' gold labels were reached (a line under the title; ``gold`` in the
-        JSON)."""
+        JSON). ``view``: the options that change only the Markdown (:attr:`Option.view`), each at
+        its default when not given."""
         if fmt == "json":
             document = report.to_dict()
             if gold is not None and isinstance(document, dict):
                 document = {**document, "gold": gold.to_dict()}
             return _json_text(document)
-        lines = list(self.markdown(report))
+        shown = {o.name: view.get(o.name, o.default) for o in self.options if o.view}
+        lines = list(self.markdown(report, **shown))
         if gold is not None:
             lines[1:1] = ["", gold.line()]
         return visible("\n".join(lines).rstrip() + "\n")
 
-    def _save(self, inputs: Inputs, report: Any, out: Path, gold: Any = None) -> list[Path]:
+    def _save(
+        self, inputs: Inputs, report: Any, out: Path, gold: Any = None, view: Any = None
+    ) -> list[Path]:
         store, name = (
             inputs.store,
             _file_part(self.file_name(report) if self.file_name else self.name),
         )
         paths = [
-            store.write_file(out / f"{name}.md", self.render(report, gold=gold)),
+            store.write_file(out / f"{name}.md", self.render(report, gold=gold, **(view or {}))),
             store.write_file(out / f"{name}.json", self.render(report, "json", gold)),
         ]
         charts = self.charts(report, inputs) if self.charts else {}
@@ -452,7 +482,7 @@ plugins'."""
 def analysis(
     name: str,
     *,
-    markdown: Callable[[Any], list[str]],
+    markdown: Callable[..., list[str]],
     options: Iterable[Option] = (),
     charts: Charts | None = None,
     scoped: bool = True,

@@ -14,17 +14,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from statistics import mean
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
-import pandas as pd
-from pydantic import BaseModel, Field
-
-from evaluation import HilbotConfig, ReviewSummary, Store
+from pydantic import BaseModel, ConfigDict, Field
 
 from .errors import AnalysisError
 from .registry import Inputs, Option, analysis
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # pandas and the store's models are imported when the analysis runs
+    from evaluation import HilbotConfig, ReviewSummary, Store
     from evaluation.llm import LLM
 
     from .load import Frames
@@ -76,6 +74,9 @@ class Evidence:
 class Synthesis(BaseModel):
     """The LLM's answer."""
 
+    # its schema is built when first used, not when the module is imported (by `--help` too)
+    model_config = ConfigDict(defer_build=True)
+
     synthesis: str = Field(
         description="Two to four sentences: where the AI judge and the reviewers agree and differ, "
         "and why."
@@ -85,16 +86,16 @@ class Synthesis(BaseModel):
     )
 
 
-def gather(frames: "Frames", run_id: str, dimension: str) -> Evidence:
+def gather(frames: "Frames", run_id: str, dimension: str, metric: str | None = None) -> Evidence:
     """The evidence for one run and dimension from the loaded log (same figures as
-    ``summarize``)."""
+    ``summarize``; the AI score is the dimension's ``metric`` when given)."""
     from .load import ai_score_column
 
     ratings = _slice(frames.ratings, run_id, dimension).sort_values(
         ["item_id", "reviewer"], kind="stable"
     )
     items = frames.items[frames.items["run_id"] == run_id]
-    ai = dict(zip(items["item_id"], ai_score_column(items, dimension)))
+    ai = dict(zip(items["item_id"], ai_score_column(items, dimension, metric)))
     queries = dict(zip(items["item_id"], items["query"]))
     evidence = [
         _item(item_id, group, queries.get(item_id, item_id), ai.get(item_id))
@@ -133,10 +134,12 @@ def _item(item_id: str, group: Any, query: str, ai: float | None) -> ItemEvidenc
 def _summary(
     ratings: Any, skips: int, ai: dict[str, float], run_id: str, dimension: str
 ) -> ReviewSummary:
+    from evaluation import ReviewSummary
+
     scored = ((score, ai.get(i)) for i, score in zip(ratings["item_id"], ratings["score"]))
     deltas = [
-        score - a for score, a in scored if a is not None and a == a
-    ]  # a != a: NaN, no AI score
+        a - score for score, a in scored if a is not None and a == a
+    ]  # AI − human, as the hil format defines it; a != a: NaN, no AI score
     flagged = int(
         (
             (ratings["n_concerns"] > 0)
@@ -162,7 +165,7 @@ def statistical(evidence: Evidence) -> Synthesis:
         f"reviewer(s); human average {_fmt(s.humanAverageScore)}"
     ]
     if s.aiVsHumanDelta is not None:
-        side = "higher" if s.aiVsHumanDelta < 0 else "lower"
+        side = "higher" if s.aiVsHumanDelta > 0 else "lower"
         parts[0] += (
             f", the AI scores {abs(s.aiVsHumanDelta):.2f} {side} than the reviewers on average"
         )
@@ -205,7 +208,7 @@ def prompt(evidence: Evidence) -> str:
     lines = [
         f"Run {evidence.run_id}, dimension {evidence.dimension}: {s.queriesReviewed} human "
         f"ratings, {s.queriesSkipped} skips; human average {_fmt(s.humanAverageScore)}; mean "
-        f"(human − AI) {_fmt(s.aiVsHumanDelta)}.",
+        f"(human − AI) {_fmt(s.human_minus_ai)}.",
         "Concern tags: " + (", ".join(f"{t} ×{n}" for t, n in evidence.concerns) or "none"),
         "",
         "Lowest-rated items:",
@@ -259,7 +262,7 @@ def synthesize(
     Unreadable lines of the logs go to ``issues``.
     """
     frames = _load(store, issues)
-    evidence = _evidence(frames, run_id or _latest_reviewed(frames), dimension)
+    evidence = _evidence(frames, run_id or _latest_reviewed(frames), dimension, config)
     if not evidence.items:
         raise AnalysisError(
             f"run {evidence.run_id!r} has no ratings on {evidence.dimension!r}",
@@ -288,17 +291,24 @@ def synthesize_and_store(
     failed LLM call with ``llm`` (nothing is written then either). Unreadable log lines go to
     ``issues``.
     """
-    evidence = _evidence(_load(store, issues), run_id, dimension)
+    evidence = _evidence(_load(store, issues), run_id, dimension, config)
     return _store(store, config, evidence, llm) if evidence.items else None
 
 
 def _load(store: Store, issues: list | None) -> "Frames":
     """The log as frames, without the items an adjudicator excluded (:mod:`analysis.gold`)."""
-    from .gold import read_adjudications
     from .load import load
+
+    return _without_excluded(load(store, issues=issues), store, issues)
+
+
+def _without_excluded(frames: "Frames", store: Store, issues: list | None) -> "Frames":
+    """``frames`` without the items an adjudicator excluded."""
+    import pandas as pd
+
+    from .gold import read_adjudications
     from .vocabulary import KEY3
 
-    frames = load(store, issues=issues)
     latest = {
         (a.run_id, a.item_id, a.dimension): a
         for a in read_adjudications(store.ratings.path, issues)
@@ -320,10 +330,14 @@ def _load(store: Store, issues: list | None) -> "Frames":
     )
 
 
-def _evidence(frames: "Frames", run_id: str, dimension: str | None) -> Evidence:
+def _evidence(
+    frames: "Frames", run_id: str, dimension: str | None, config: HilbotConfig | None = None
+) -> Evidence:
     if run_id not in set(frames.runs["run_id"]):
         raise AnalysisError(f"no run {run_id!r}", fix="see `hilbot review --list`")
-    return gather(frames, run_id, dimension or _first_dimension(frames, run_id))
+    dimension = dimension or _first_dimension(frames, run_id)
+    metric = config.metric_for(dimension) if config is not None else None
+    return gather(frames, run_id, dimension, metric)
 
 
 def _store(store: Store, config: HilbotConfig, evidence: Evidence, use_llm: bool) -> ReviewSummary:
@@ -367,6 +381,55 @@ def _latest_reviewed(frames: "Frames") -> str:
     return str(reviewed.sort_values(["created_at", "run_id"]).iloc[-1]["run_id"])
 
 
+# ------------------------------------------------------------------------------------ the digest
+
+ACTION_ITEMS_SHOWN = 3
+"""Action items the digest shows per run and dimension (the most important first)."""
+
+
+def _digest(inputs: Inputs, runs: Sequence[str] | None) -> list[str]:
+    """Per run the digest lists (None: every rated run) and dimension with ratings: the synthesis
+    and its first action items. The latest stored synthesis (an LLM's, or a session end's) when no
+    rating came after it, else a statistical one made now; nothing is written."""
+    frames = _without_excluded(inputs.frames, inputs.store, None)
+    ratings = frames.ratings
+    stored = _stored(inputs.store)
+    lines: list[str] = []
+    for run_id in runs if runs is not None else sorted(set(ratings["run_id"])):
+        rated = ratings[ratings["run_id"] == run_id]
+        for dimension in sorted(set(rated["dimension"])):
+            evidence = gather(frames, run_id, dimension, inputs.config.metric_for(dimension))
+            latest = rated.loc[rated["dimension"] == dimension, "timestamp"].max()
+            record = stored.get((run_id, dimension))
+            if record is not None and not latest > record.reviewedAt:  # NaT: no time, not later
+                text, source, actions = (
+                    record.synthesis,
+                    record.synthesis_source,
+                    record.actionItems,
+                )
+            else:
+                made = statistical(evidence)
+                text, source, actions = made.synthesis, STATISTICAL, made.actionItems
+            lines.append(f"Synthesis of {run_id} · {dimension} ({_label(source)}): {text}")
+            lines += [f"  → {item}" for item in actions[:ACTION_ITEMS_SHOWN]]
+    return lines
+
+
+def _label(source: str | None) -> str:
+    return "statistical" if source in (STATISTICAL, None) else f"by {source}"
+
+
+def _stored(store: Store) -> dict[tuple[str, str], "ReviewSummary"]:
+    """The latest stored synthesis for all reviewers per (run, dimension)."""
+    from ._records import read_typed
+
+    latest = {}
+    for _, record in read_typed(store.ratings.path, "review_summary"):
+        if record.reviewer is None and record.synthesis:
+            latest[(record.run_id, record.dimension)] = record
+    return latest
+
+
 # -------------------------------------------------------------------------------------- the command
 
 
@@ -407,6 +470,7 @@ def _markdown(stored: Stored) -> list[str]:
     "synthesize",
     markdown=_markdown,
     writes_files=False,
+    digest=_digest,
     options=[Option("llm", bool, False, "Have the LLM write it (sends notes and scores to [llm])")],
 )
 def synthesize_command(inputs: Inputs, *, llm: bool) -> Stored:

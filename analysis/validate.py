@@ -37,12 +37,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evaluation.log import LogIssue
-
-from .registry import Inputs, analysis
+from .registry import Inputs, Option, analysis
 
 if TYPE_CHECKING:
     from evaluation.config import HilbotConfig
+    from evaluation.log import LogIssue
     from evaluation.store import Store
 
 FLAGS: dict[str, str] = {
@@ -376,9 +375,13 @@ def _dates(ns: Any) -> Any:
 # -------------------------------------------------------------------------------------- the command
 
 
-def _markdown(report: ValidationReport) -> list[str]:
-    """Counts by flag, then every ``file:line: flag: message`` (schema errors first within a
-    line)."""
+LIMIT = 20
+"""Lines of each flag the Markdown lists by default (``--limit``; the JSON has every one)."""
+
+
+def _markdown(report: ValidationReport, *, limit: int = LIMIT) -> list[str]:
+    """Counts by flag, then ``file:line: flag: message`` (schema errors first within a line): at
+    most ``limit`` lines of each flag (0: all), with how many more there are."""
     from .report import table
 
     verdict = (
@@ -399,11 +402,50 @@ def _markdown(report: ValidationReport) -> list[str]:
         ["flag", "count"],
         [("schema error", len(report.schema_errors)), *sorted(report.counts.items())],
     )
-    found = report.lines()
-    return lines + (["", "```text", *found, "```"] if found else ["", "Nothing flagged."])
+    found, more = _limited(report, limit)
+    if not found:
+        return lines + ["", "Nothing flagged."]
+    return (
+        lines
+        + ["", "```text", *found, "```"]
+        + [
+            f"… and {n} more {name} lines (--limit 0 lists every line; --format json has them all)"
+            for name, n in more.items()
+        ]
+    )
 
 
-@analysis("validate", markdown=_markdown, scoped=False)
+def _limited(report: ValidationReport, limit: int) -> tuple[list[str], dict[str, int]]:
+    """The listed lines, at most ``limit`` of each flag (schema errors are one flag), in file
+    order; and per flag, how many were left out."""
+    kinds = {str(i): "schema error" for i in report.schema_errors}
+    kinds.update({str(f): f.flag for f in report.flags})
+    shown: Counter[str] = Counter()
+    listed = []
+    for line in report.lines():
+        kind = kinds.get(line, "")
+        shown[kind] += 1
+        if not limit or shown[kind] <= limit:
+            listed.append(line)
+    return listed, {k: n - limit for k, n in shown.items() if limit and n > limit}
+
+
+@analysis(
+    "validate",
+    markdown=_markdown,
+    scoped=False,
+    options=[
+        Option(
+            "limit",
+            int,
+            LIMIT,
+            "Flagged lines listed per flag, after the counts (0: every line; JSON has all)",
+            low=0,
+            high=10**9,
+            view=True,
+        )
+    ],
+)
 def validate_command(inputs: Inputs) -> ValidationReport:
     """Schema and consistency checks of ratings.jsonl: `file:line: flag` lines and counts.
 

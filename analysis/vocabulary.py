@@ -41,14 +41,16 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable
 
-import numpy as np
-import pandas as pd
-
 from .errors import AnalysisError
-from .stats import Interval, Jsonable, Number, Ratings, Undefined, Units, wilson_interval
+from .stats import Interval, Jsonable, Number, Undefined, wilson_interval
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # numpy and pandas are imported by the functions that use them, when they run
+    import numpy as np
+    import pandas as pd
+
     from evaluation.config import HilbotConfig, Scale, ScaleOption
+
+    from .stats import Ratings, Units
 
 KEY3 = ["run_id", "item_id", "dimension"]
 """An item on one dimension."""
@@ -66,6 +68,8 @@ class Report(Jsonable):
 
 def key_value(value: Any) -> Any:
     """A group's key value as a report holds it: a numpy scalar as a Python value, NaN as None."""
+    import numpy as np
+
     value = value.item() if isinstance(value, np.generic) else value
     return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
 
@@ -77,6 +81,8 @@ def select(
     ratings: pd.DataFrame, run: str | Iterable[str] | None, dimension: str | Iterable[str] | None
 ) -> pd.DataFrame:
     """The ratings of the given run(s) and dimension(s) (None: all)."""
+    import numpy as np
+
     keep = np.ones(len(ratings), dtype=bool)
     for column, wanted in (("run_id", run), ("dimension", dimension)):
         if wanted is not None:
@@ -126,6 +132,11 @@ class CodedRatings:
 def coded_ratings(frame: pd.DataFrame, categories: list[str], values: list[float]) -> CodedRatings:
     """``frame`` (one dimension's current ratings) coded: units are (run_id, item_id) in sorted
     order, raters the reviewers in id order, each judgment its position in ``categories``."""
+    import numpy as np
+    import pandas as pd
+
+    from .stats import Ratings, Units
+
     reviewers = sorted(frame["reviewer"].astype(str).unique())
     grouped = frame.groupby(["run_id", "item_id"], sort=True)
     unit = grouped.ngroup().to_numpy()
@@ -213,6 +224,8 @@ def scale_or_none(config: HilbotConfig, dimension: str) -> tuple[str, Scale] | N
 def nearest(scores: Iterable[float], ascending_scores: Iterable[float]) -> np.ndarray:
     """Per score, the position of the nearest of ``ascending_scores``; a score on a midpoint goes to
     the higher one."""
+    import numpy as np
+
     points = list(ascending_scores)
     edges = np.round([(a + b) / 2 for a, b in zip(points, points[1:])], 9)
     return np.searchsorted(edges, np.round(np.asarray(list(scores), float), 9), side="right")

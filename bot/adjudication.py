@@ -365,7 +365,7 @@ class AdjudicationSession:
     def _dispute_card(self, item: ItemData, dispute: Dispute | None) -> Card:
         labels = self._labels(item.id)
         lines = [self._label_line(r) for r in labels] or ["(no labels)"]
-        sections = [Section(t, tuple(lines_)) for t, lines_ in render.item_sections(item)]
+        sections = render.card_sections(item)
         head = f"Why here: {dispute.why}" if dispute is not None else "Not disputed now"
         sections.append(Section(f"Labels ({len(labels)}) — {head}", tuple(lines)))
         iid = item.id

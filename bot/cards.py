@@ -34,7 +34,23 @@ ActionKind = Literal[
     "confidence",
     "answer",
     "type",
+    "undo",
 ]
+ACTION_KEYS: dict[str, str] = {
+    "quit": "q",
+    "note": "n",
+    "skip": "s",
+    "view_full": "v",
+    "view_tools": "x",
+    "ai_review": "i",
+    "undo": "u",
+    "guide": "?",
+}
+"""Each action's terminal key, the same on every scale (enter skips as well, once a card has been
+read). A scale option configured with one of them is given another key, and the card shows it;
+``ai_review``'s is kept only where changes are reviewed (the only cards with that button)."""
+_SPARE_KEYS = "abcdefghijklmnopqrstuvwxyz123456789"
+"""Where an option whose key an action has finds another, after the letters of its label."""
 CONFIDENCE_LEVELS: tuple[str, ...] = get_args(Confidence)
 """How sure a reviewer is, as a rating stores it: ``high``, ``medium``, ``low``."""
 OTHER_REASON = "other"
@@ -98,6 +114,10 @@ class Section:
     lines: tuple[str, ...]
     mono: bool = False
     """Lines shown in a monospaced font, as they are (a diff)."""
+    code: bool = False
+    """Lines of code: one preformatted block, line breaks and indentation kept."""
+    language: str | None = None
+    """A code block's language, when its fence names one (``python``)."""
 
 
 @dataclass(frozen=True)
@@ -122,7 +142,8 @@ class Card:
     item_id: str
     dimension: str
     title: str
-    """E.g. ``[3/15] "zod schema validation"``."""
+    """E.g. ``[3/15] "zod schema validation"``: the item's place in the run's review order, of
+    the run's items."""
     sections: tuple[Section, ...]
     question: str | None
     buttons: tuple[tuple[Button, ...], ...]
@@ -145,6 +166,9 @@ class Card:
     error``)."""
     enter: Button | None = None
     """What the enter key presses in the terminal (skip, next, pass a question)."""
+    progress: str | None = None
+    """The run's review progress in the card's dimension, shown under the title (``rated 12/18 ·
+    complete 6/18 (k=2)``)."""
 
     def button_for_key(self, key: str) -> Button | None:
         """The button a terminal key presses."""
@@ -182,34 +206,47 @@ class CardLayout:
         tags: list[str],
         follow_ups: "dict[str, FollowUp]",
         skip_reasons: list[str],
+        *,
+        change: bool = False,
     ):
         self.scale = scale
         self.tags = tags
         self.follow_ups = follow_ups
         """The dimension's follow-up questions by field, in the order they are asked."""
         self.skip_reasons = skip_reasons
+        self.actions = {a: k for a, k in ACTION_KEYS.items() if change or a != "ai_review"}
+        """The actions' keys on these cards (:data:`ACTION_KEYS`; AI review only on changes)."""
+        self.option_keys = self._option_keys()
+        """Each scale option's key, by its value: its own, unless an action has it."""
         self.keys = self._allocate_keys()
         """Each button's terminal key, by what it does (``note``, ``tag:<tag>``,
         ``choice:<n>``…)."""
 
+    def _option_keys(self) -> dict[str, str | None]:
+        """The options' keys: the configured one, or (when an action has it) the first free letter
+        of the option's label, else a spare letter or digit."""
+        actions = set(self.actions.values())
+        keys: dict[str, str | None] = {
+            o.value: o.key for o in self.scale.options if o.key not in actions
+        }
+        taken = actions | set(keys.values())
+        for option in self.scale.options:
+            if option.value not in keys:
+                label = [c for c in option.label.lower() if c.isascii() and c.isalnum()]
+                key = next((c for c in [*label, *_SPARE_KEYS] if c not in taken), None)
+                keys[option.value] = key
+                taken.add(key)
+        return {o.value: keys[o.value] for o in self.scale.options}
+
     def _allocate_keys(self) -> dict[str, str | None]:
-        taken: set[str | None] = {"q", *(o.key for o in self.scale.options)}
-        keys: dict[str, str | None] = {"quit": "q"}
-        for name, candidates in (
-            ("note", "nm"),
-            ("skip", "s"),
-            ("view_full", "vf"),
-            ("view_tools", "tx"),
-            ("ai_review", "ie"),
-        ):
-            keys[name] = next((c for c in candidates if c not in taken), None)
-            taken.add(keys[name])
+        taken: set[str | None] = {*ACTION_KEYS.values(), *self.option_keys.values()}
+        keys: dict[str, str | None] = dict(self.actions)
         pool = [c for c in "123456789abcdfhijklruwyz" if c not in taken]
         for tag, key in zip(self.tags, pool):
             keys[f"tag:{tag}"] = key
         # once an item is judged only its question's keys, the views and q are live (the scale is
         # not shown)
-        views = {keys["view_full"], keys["view_tools"], keys["ai_review"], "q"}
+        views = {keys["view_full"], keys["view_tools"], keys.get("ai_review"), "q"}
         for level, digit in zip(CONFIDENCE_LEVELS, "123"):
             keys[f"confidence:{level}"] = level[0] if level[0] not in views else digit
         keys["type"] = next((c for c in "ow" if c not in views), None)
@@ -267,12 +304,15 @@ class CardLayout:
         final: bool = False,
         tools: bool = False,
         change: bool = False,
+        undo: str | None = None,
     ) -> tuple[tuple[Button, ...], ...]:
         """The card's rows of buttons: ``tools`` when the item has tool captures to view, ``change``
-        when it is a change (an "AI review" button)."""
+        when it is a change (an "AI review" button), ``undo`` the item skipped just before (an
+        "Undo skip" button; a skip's reasons always offer one)."""
         keys = self.keys
         scale = tuple(
-            Button(o.label, Action("rate", o.value, iid), o.key) for o in self.scale.options
+            Button(o.label, Action("rate", o.value, iid), self.option_keys[o.value])
+            for o in self.scale.options
         )
         views = [Button("View full", Action("view_full", item_id=iid), keys["view_full"])]
         if tools:
@@ -280,7 +320,9 @@ class CardLayout:
                 Button("Tool captures", Action("view_tools", item_id=iid), keys["view_tools"])
             )
         if change:
-            views.append(Button("AI review", Action("ai_review", item_id=iid), keys["ai_review"]))
+            views.append(
+                Button("AI review", Action("ai_review", item_id=iid), keys.get("ai_review"))
+            )
         views.append(Button("Guide", Action("guide", item_id=iid), None))  # the terminal's key: ?
         quit_ = Button("Quit & save", Action("quit"), "q")
         if final:
@@ -292,7 +334,7 @@ class CardLayout:
             )
             return (
                 reasons,
-                (Button("No reason", Action("next", item_id=iid), None),),
+                (Button("No reason", Action("next", item_id=iid), None), self._undo(iid)),
                 (*views, quit_),
             )
         if current is not None and state == State.CONFIDENCE:
@@ -321,6 +363,7 @@ class CardLayout:
                 (
                     Button("Note only", Action("note", item_id=iid), keys["note"]),
                     Button("Skip", Action("skip", item_id=iid), keys["skip"]),
+                    *([self._undo(undo)] if undo is not None else []),
                 ),
                 (*views, quit_),
             )
@@ -341,6 +384,10 @@ class CardLayout:
             scale,
             (*views, quit_),
         )
+
+    def _undo(self, skipped: str) -> Button:
+        """The button that takes a skip back: the skipped item's card returns, to be rated."""
+        return Button("Undo skip", Action("undo", item_id=skipped), self.keys["undo"])
 
     def _question(
         self, iid: str, current: "Rating", follow_up: "FollowUp", tail: tuple[Button, ...]

@@ -1,9 +1,9 @@
 """The review engine: what every review session in one process shares. One
 :class:`ReviewEngine` holds the store, the config, the ratings log folded into the ledger, each
-run read once (re-read when it grows) and its items in assignment order, and the ``[triage]``
-judge the "AI review" button asks; sessions (:class:`bot.review.ReviewSession`) are started
-from it, one per reviewer, run and dimension, and what it loads is kept out of the garbage
-collector's walks, as it lives as long as the engine.
+run read once (re-read when it grows) and its items in assignment order, and the judge the "AI
+review" button asks (the LLM, also about a change triaged locally); sessions
+(:class:`bot.review.ReviewSession`) are started from it, one per reviewer, run and dimension, and
+what it loads is kept out of the garbage collector's walks, as it lives as long as the engine.
 """
 
 from __future__ import annotations
@@ -43,25 +43,45 @@ class ReviewEngine:
         self._runs: dict[str, Run] = {}
         self._sizes: dict[str, int] = {}
         self._orders: dict[str, tuple[Run, list[ItemData]]] = {}
+        self._numbers: dict[str, tuple[list[ItemData], dict[str, int]]] = {}
         self._triage_judge: Any = None
+        self._no_model: str | None = None
+        """Why the AI review is the local rules' (no key, not allowed), once asked."""
         _long_lived()
 
     async def review_change(self, item: ItemData) -> str:
-        """The ``[triage]`` judge's review of a change item, made now, as text (one judge per
-        engine: its cache and client)."""
+        """The AI review of a change item, asked for now (``R``/``i``, the AI review button), as
+        text: the LLM's (``[llm]``, its cache), also when the triage was local, unless ``[triage]
+        llm_on_request`` is off; the local rules' when no model can be asked, saying why. One judge
+        per engine."""
         from evaluation.triage import triage_judge
         from evaluation.triage_items import change_of
         from evaluation.triage_report import triage_text
 
         if self._triage_judge is None:
-            self._triage_judge = triage_judge(self.config.triage.judge, self.config, self.store)
-        triage = await self._triage_judge.triage(change_of(item))
-        hint = (
-            '\n\n(local rules only: set [triage] judge = "llm" for a model\'s review)'
-            if triage.judge_kind == "local"
-            else ""
-        )
-        return triage_text(triage) + hint
+            self._triage_judge, self._no_model = self._review_judge()
+        change = change_of(item)
+        triage = await self._triage_judge.triage(change)
+        why = self._no_model
+        if triage.error:  # the call failed: the local rules' review, and why
+            why = f"local rules only: the model's review failed — {triage.error}"
+            triage = await triage_judge("local", self.config, self.store).triage(change)
+        return triage_text(triage) + (f"\n\n({why})" if why else "")
+
+    def _review_judge(self) -> tuple[Any, str | None]:
+        """The judge the AI review asks: the LLM when allowed and configured; else the local rules,
+        with why."""
+        from evaluation import HilbotError
+        from evaluation.triage import LLMTriage, triage_judge
+
+        settings = self.config.triage
+        why = "local rules only: set [triage] llm_on_request = true for a model's review"
+        if settings.judge == "llm" or settings.llm_on_request:
+            try:
+                return LLMTriage(self.config, self.store), None
+            except HilbotError as exc:  # no key for the provider
+                why = f"local rules only: no model's review — {exc.one_line()}"
+        return triage_judge("local", self.config, self.store), why
 
     def order(self, run_id: str) -> list[ItemData]:
         """The run's items in assignment order, worked out once per reading of the run."""
@@ -69,6 +89,15 @@ class ReviewEngine:
         if self._orders.get(run_id, (None,))[0] is not run:
             self._orders[run_id] = (run, assignment.order(run))
         return self._orders[run_id][1]
+
+    def number(self, run_id: str, item_id: str) -> int:
+        """An item's card number: its place in the run's assignment order, the same for every
+        reviewer, in every session and on every channel (a run still growing may renumber)."""
+        order = self.order(run_id)
+        if self._numbers.get(run_id, (None,))[0] is not order:
+            self._numbers[run_id] = (order, {item.id: n for n, item in enumerate(order, 1)})
+        numbers = self._numbers[run_id][1]
+        return numbers.get(item_id, len(numbers) + 1)
 
     def run(self, run_id: str) -> Run:
         """A run, read once and cached (see :meth:`refresh`)."""

@@ -1,18 +1,22 @@
-"""The run listing: id, set, size, AI overall, reviewed or not, and whether the run is
-incomplete."""
+"""The run listing: id, set, size, AI overall, how far its review is (``rated 12/18 · complete
+6/18 (k=2)``), and whether the run is incomplete."""
 
 from __future__ import annotations
 
 from evaluation import Ledger, LogError, LogIssue, Run, Store
 from evaluation.text import visible
 
+from .progress import item_noun, rated_dimensions, runs_progress
 
-def run_listing(store: Store, issues: list[LogIssue] | None = None) -> str:
-    """``Recent test runs:`` then one line per run, newest first (set names made visible)."""
+
+def run_listing(store: Store, issues: list[LogIssue] | None = None, k: int = 1) -> str:
+    """``Recent test runs:`` then one line per run, newest first (set names made visible); ``k``:
+    the ratings an item needs (``[review] k``)."""
     ids = store.run_ids()
     if not ids:
         return f"No runs in {store.root}/runs yet — try `hilbot demo` or `hilbot import FILE`."
-    reviewed = Ledger.from_events(store.human_events(issues)).reviewed_runs()
+    ledger = Ledger.from_events(store.human_events(issues))
+    rated = rated_dimensions(ledger)
     runs, unreadable = [], []
     for run_id in ids:
         try:
@@ -24,12 +28,11 @@ def run_listing(store: Store, issues: list[LogIssue] | None = None) -> str:
     lines = ["Recent test runs:"]
     for run in runs:
         overall = f"overall={run.overall:.2f}" if run.overall is not None else "overall=n/a"
-        status = "(reviewed)" if run.run_id in reviewed else "(no HIL review)"
+        status = runs_progress(ledger, run, k, rated.get(run.run_id, set()))
         marker = "" if run.complete else f"  {incomplete_marker(run)}"
-        noun = "changes" if run.header.kind == "change" else "queries"
         lines.append(
             f"  {run.run_id:<{id_width}}  {run.header.set:<{set_width}}  {len(run.items):>3} "
-            f"{noun}  {overall}  {status}{marker}"
+            f"{item_noun(run.header.kind)}  {overall}  {status}{marker}"
         )
     lines += [f"  {run_id:<{id_width}}  ({why})" for run_id, why in unreadable]
     return visible("\n".join(lines))
@@ -39,5 +42,6 @@ def incomplete_marker(run: Run) -> str:
     """``(incomplete: no summary, 11 of 15 queries)``: the run was cut short or is still being
     evaluated."""
     expected = run.header.item_count
-    size = f", {len(run.items)} of {expected} queries" if expected is not None else ""
+    noun = item_noun(run.header.kind)
+    size = f", {len(run.items)} of {expected} {noun}" if expected is not None else ""
     return f"(incomplete: no summary{size})"

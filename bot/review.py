@@ -18,8 +18,9 @@ tags. Each answer is a new ``rating`` record under its own key (the rating with 
 set), and passing a question writes nothing: what comes next follows from the action itself,
 so a button on any card works without remembering where the reviewer was. A skip is stored at
 once; its reason, when ``[review] skip_reasons`` offers some, is asked next
-(:attr:`State.SKIP_REASON`) and stored as a second skip carrying it. The card stays blind
-until the questions are answered or passed.
+(:attr:`State.SKIP_REASON`) and stored as a second skip carrying it; ``undo`` takes a skip
+back (its card returns to be rated, nothing is written: a rating replaces the skip). The card
+stays blind until the questions are answered or passed.
 
 A platform event that comes again (the same idempotency key with the same action) is a
 repeat: nothing is written, and the step carries the action's after-effects again (the
@@ -70,9 +71,11 @@ from .cards import (
     State,
     answer_of,
 )
-from .ending import ending, with_synthesis
+from .ending import Closing, closing, ending, with_synthesis
 from .engine import ReviewEngine
 from .idempotency import action_text, resolve_key
+from .invocation import prefix
+from .progress import run_progress
 from .steps import Step, Transition
 
 
@@ -127,9 +130,18 @@ class ReviewSession:
             "confidence": self._on_confidence,
             "answer": self._on_answer,
             "type": self._on_type,
+            "undo": self._on_undo,
         }
-        self.layout = CardLayout(self.scale, self.tags, self.follow_ups, self.skip_reasons)
+        self.layout = CardLayout(
+            self.scale,
+            self.tags,
+            self.follow_ups,
+            self.skip_reasons,
+            change=run.header.kind == "change",
+        )
         """The dimension's card buttons and their terminal keys (:mod:`bot.cards`)."""
+        self.undoable: str | None = None
+        """The terminal's item skipped just before the current one: its skip can be taken back."""
 
     # ------------------------------------------------------------------ public
 
@@ -213,7 +225,14 @@ class ReviewSession:
 
     def summary(self) -> ReviewSummary:
         """The hilReview for this reviewer's work on the run so far."""
-        return summarize(self.ledger, self.run, self.dimension, self.reviewer)
+        metric = self.engine.config.metric_for(self.dimension)
+        return summarize(self.ledger, self.run, self.dimension, self.reviewer, metric)
+
+    def closing(self, summary: ReviewSummary) -> Closing:
+        """What the session's end says after the summary's counts: the synthesis, or a change
+        run's decisions and how to write them (:func:`bot.ending.closing`)."""
+        hilbot = prefix(str(self.engine.store.root), self.engine.config.data_dir)
+        return closing(summary, self.run, self.ledger, self.reviewer, hilbot)
 
     # ------------------------------------------------------------------ deciding
 
@@ -228,10 +247,17 @@ class ReviewSession:
     def guide(self) -> str:
         """The guidelines: what the dimension asks and what each option of its scale means (``?``,
         the Guide button)."""
-        return render.guide_text(self.dimension, self.question, self.scale)
+        return render.guide_text(
+            self.dimension,
+            self.question,
+            self.scale,
+            keys=self.layout.option_keys,
+            skip=True,
+            confidence=self.confidence,
+        )
 
     def _decide(self, action: Action, review_text: str | None = None) -> Transition:
-        if self.state == State.QUIT:
+        if self.state == State.QUIT and action.item_id is None:  # a chat's card still takes taps
             return Transition(self.state, alert="This review is finished.")
         if action.kind == "quit":
             return Transition(State.QUIT, records=[self.summary()])
@@ -245,7 +271,9 @@ class ReviewSession:
             )
         if action.kind in ("view_full", "view_tools"):
             detail = (
-                render.full_text(item) if action.kind == "view_full" else render.tools_text(item)
+                render.full_text(item, self._context())
+                if action.kind == "view_full"
+                else render.tools_text(item)
             )
             return self._stay(item, detail=detail)
         if action.kind == "guide":
@@ -337,11 +365,14 @@ class ReviewSession:
             for name in self._asked(option.value):
                 if name != "confidence" and (value := answer_of(rated, name)) is not None:
                     (labels if FOLLOW_UP_FIELDS[name] == "labels" else metadata)[name] = value
+        kept = list(rated.concerns) if rated else []
+        dropped = [] if option.ask_concerns else kept  # the option takes no tags: they go
         rating = Rating(
             **self._event_fields(act),
             judgment=option.value,
             score=option.score,
-            concerns=list(rated.concerns) if rated else [],
+            concerns=[] if dropped else kept,
+            concerns_dropped=dropped or None,
             confidence=rated.confidence if rated else None,
             ai_verdict_shown=rated is not None and self.engine.config.review.reveal_after_rating,
             labels=Labels(**labels),
@@ -457,6 +488,14 @@ class ReviewSession:
 
     def _on_note(self, act: _Act, rated: Rating | None) -> Transition:
         return Transition(State.NOTE, act.item)
+
+    def _on_undo(self, act: _Act, rated: Rating | None) -> Transition:
+        """A skip taken back: the skipped item's card again, to be rated (nothing is written; the
+        skip counts until a rating replaces it)."""
+        if rated is not None or not self._skipped(act.item):
+            return self._stay(act.item, alert="Nothing to undo: that item is not skipped.")
+        self._typing.pop(act.item.id, None)
+        return Transition(State.RATING, act.item, focus=True)
 
     def _on_text(self, act: _Act, rated: Rating | None) -> Transition:
         text = (act.action.value or "").strip()
@@ -577,12 +616,16 @@ class ReviewSession:
         self._seq += 1
         for record in transition.records:
             self.ledger.add(record)
+        if transition.focus and self.item is not None:  # the terminal goes back to a skipped item
+            self.item, self.undoable = transition.item, None
         linear = transition.item is None or (
             self.item is not None and transition.item.id == self.item.id
         )
         if linear:
             self.state, self.asking = transition.state, transition.asking
             if transition.advance:
+                done = self.item
+                self.undoable = done.id if done is not None and self._skipped(done) else None
                 self._advance()
         return self._step(transition, linear=linear)
 
@@ -646,7 +689,7 @@ class ReviewSession:
         asking: str | None = None,
     ) -> Card:
         """The item's card (laid out by :func:`bot.render.review_card`) as this reviewer sees it."""
-        number = self.ledger.number(self.run_id, item.id, self.dimension, self.reviewer)
+        number = self.engine.number(self.run_id, item.id)
         config = self.engine.config
         ai_first = (
             self.run.header.kind == "change"
@@ -661,14 +704,21 @@ class ReviewSession:
             dimension=self.dimension,
             question=self.question,
             number=number,
-            of=max(self.progress().total, number),
+            of=max(len(self.run.items), number),
+            progress=str(run_progress(self.ledger, self.run, self.dimension, config.review.k)),
             judge=self.run.header.judge,
             ai_first=ai_first,
             reveal_ai=config.review.reveal_after_rating,
             final=final,
             state=state,
             asking=asking,
+            context=self._context(),
+            undo=self.undoable if self.item is not None and item.id == self.item.id else None,
         )
+
+    def _context(self) -> list[str]:
+        """The item features this run's cards show as an item's context (``[review.context]``)."""
+        return self.engine.config.review.context.fields(self.run.header.kind)
 
 
 __all__ = [

@@ -38,6 +38,8 @@ class Transition:
     """In ANSWER: what the typed text answers (a chat's reply prompt shows it)."""
     said: str | None = None
     """What a chat says once a typed text is stored, when it is not a note."""
+    focus: bool = False
+    """The terminal moves to :attr:`item` (a skip taken back: the skipped item's card returns)."""
 
 
 @dataclass

@@ -77,6 +77,8 @@ class Scale(_Config):
     """Prompt shown above the buttons."""
     options: list[ScaleOption] = Field(min_length=2)
     """Buttons, best first."""
+    skip_when: str | None = None
+    """When to skip an item rather than rate it: the guide's (``?``, Guide) last line."""
 
     @model_validator(mode="after")
     def _unique(self) -> "Scale":
@@ -179,6 +181,8 @@ class Dimension(_Config):
     """After a rating, ask how sure the reviewer is (high, medium, low): one more key or tap, which may be skipped."""
     follow_ups: list[FollowUp] = Field(default_factory=list, max_length=9)
     """Structured questions asked after a rating, in order, each only after the options its ``when`` names."""
+    metric: str | None = Field(default=None, min_length=1, max_length=100)
+    """The judge's score its ratings are compared with (answer_correctness…); default: its own name, else overall."""
 
     @model_validator(mode="after")
     def _each_field_once(self) -> "Dimension":
@@ -187,6 +191,33 @@ class Dimension(_Config):
         if twice is not None:
             raise ValueError(f"follow_ups asks {twice} twice; ask each field once")
         return self
+
+
+FeatureName = Annotated[str, Field(min_length=1, max_length=60, pattern=r"^[^\x00-\x1f\x7f]+$")]
+"""An item feature's name (``plugin``, ``component_type``)."""
+FeatureNames = Annotated[list[FeatureName], Field(max_length=20), AfterValidator(_once)]
+
+
+class CardContext(_Config):
+    """The item features a review card shows as the item's context, by run kind; a kind not set
+    shows the ones an import recognises (plugin, plugin_description, component, component_type,
+    system)."""
+
+    search: FeatureNames | None = None
+    """Shown on a search run's cards."""
+    answer: FeatureNames | None = None
+    """Shown on an answer run's cards."""
+    scenario: FeatureNames | None = None
+    """Shown on a scenario run's cards."""
+
+    def fields(self, kind: str) -> list[str]:
+        """The features shown on the cards of a run of ``kind`` (none on a change's card)."""
+        from .imports import CONTEXT_FIELDS
+
+        if kind not in type(self).model_fields:
+            return []
+        configured = getattr(self, kind)
+        return list(CONTEXT_FIELDS if configured is None else configured)
 
 
 class ReviewSettings(_Config):
@@ -204,6 +235,10 @@ class ReviewSettings(_Config):
         default_factory=list, max_length=9
     )
     """Why a reviewer skips, offered after Skip (one more key or tap, which may be left out); ``other`` also asks for a note."""
+    enter_skips_after_s: float = Field(default=1.5, ge=0, le=60)
+    """Seconds a terminal card must have been on screen before enter skips it (``s`` skips at once); 0: at once."""
+    context: CardContext = Field(default_factory=CardContext)
+    """The item features a card shows as the item's context, by run kind ([review.context])."""
 
 
 class Price(_Config):
@@ -430,6 +465,8 @@ class TriageSettings(_Config):
     """Share of the automatic decisions also sent to humans, blind, so the rules' accuracy is measured."""
     show_ai: bool = True
     """Show the triage's recommendation on a card before the reviewer decides (never for the audit sample)."""
+    llm_on_request: bool = True
+    """The AI review key (``R``/``i``, a chat button) asks ``[llm]`` also after a local triage; false: local rules only."""
     relative_tolerance: float = Field(default=0.0, ge=0)
     """A number that moved by at most this share of its size counts as within tolerance (0.01 = 1%)."""
     absolute_tolerance: float = Field(default=0.0, ge=0)
@@ -655,6 +692,13 @@ class HilbotConfig(_Config):
         """The concern tags offered on a dimension."""
         name = self.dimension(dimension).concerns
         return list(self.concerns[name].tags) if name else []
+
+    def metric_for(self, dimension: str) -> str | None:
+        """The judge's score a dimension's ratings are compared with, when one is configured (else
+        the score named like the dimension is, then ``overall``: :func:`evaluation.runs.ai_score`).
+        None for a dimension the configuration lacks."""
+        found = self.dimensions.get(dimension)
+        return found.metric if found is not None else None
 
 
 def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:

@@ -65,8 +65,9 @@ def _camel(name: str) -> str:
     return head + "".join(part.title() for part in rest)
 
 
-def label(judgment: Rating | Skip, ledger: Ledger, run: Run) -> dict[str, Any]:
-    """One human judgment as a label (camelCase, empty fields left out)."""
+def label(judgment: Rating | Skip, ledger: Ledger, run: Run, config: Any = None) -> dict[str, Any]:
+    """One human judgment as a label (camelCase, empty fields left out); ``aiScore`` is the
+    dimension's configured metric when ``config`` gives one."""
     key = (judgment.run_id, judgment.item_id, judgment.dimension, judgment.reviewer.key)
     note = ledger.notes.get(key)
     item = run.item(judgment.item_id)
@@ -86,7 +87,9 @@ def label(judgment: Rating | Skip, ledger: Ledger, run: Run) -> dict[str, Any]:
             concerns=judgment.concerns,
             confidence=judgment.confidence,
             aiVerdictShown=judgment.ai_verdict_shown,
-            aiScore=ai_score(item, judgment.dimension) if item else None,
+            aiScore=ai_score(item, judgment.dimension, _metric(config, judgment.dimension))
+            if item
+            else None,
         )
         out.update({_camel(k): v for k, v in judgment.labels.model_dump(exclude_none=True).items()})
         out.update(judgment.metadata.model_dump(exclude_none=True))
@@ -100,11 +103,25 @@ def label(judgment: Rating | Skip, ledger: Ledger, run: Run) -> dict[str, Any]:
     )
     if notes:
         out["notes"] = notes
+    if user_notes := _user_notes(out.get("user_notes"), notes):
+        out["user_notes"] = user_notes
     return {k: v for k, v in out.items() if v is not None}
 
 
+def _user_notes(metadata: str | None, notes: str) -> str:
+    """``user_notes``: the reviewer's free-form feedback, the rating's own ``user_notes`` first and
+    then the notes they typed, each once."""
+    parts = [t for t in (metadata, *notes.split("\n")) if t]
+    return "\n".join(dict.fromkeys(parts))
+
+
+def _metric(config: Any, dimension: str) -> str | None:
+    """The judge's score the dimension is compared with (``[dimensions.X] metric``), if any."""
+    return config.metric_for(dimension) if config is not None else None
+
+
 def _labels(
-    ledger: Ledger, run: Run, dimension: str | None, reviewer: str | None
+    ledger: Ledger, run: Run, dimension: str | None, reviewer: str | None, config: Any = None
 ) -> list[dict[str, Any]]:
     order = {item.id: n for n, item in enumerate(run.items)}
     chosen = [
@@ -115,7 +132,7 @@ def _labels(
         and (reviewer is None or k[3] == reviewer)
     ]
     chosen.sort(key=lambda j: (order.get(j.item_id, len(order)), j.dimension, j.reviewer.key))
-    return [label(j, ledger, run) for j in chosen]
+    return [label(j, ledger, run, config) for j in chosen]
 
 
 def gold_labels(ledger: Ledger, run: Run, dimension: str, scale: Any) -> list[dict[str, Any]]:
@@ -215,9 +232,9 @@ def export_run(
     run = store.load_run(run_id, issues)
     dim = dimension or run.header.dimensions[0]
     ledger, synthesis = _read(store, run_id, dim, reviewer, issues)
-    labels = _labels(ledger, run, dimension, reviewer)
+    labels = _labels(ledger, run, dimension, reviewer, config)
     who = _reviewer(reviewer)
-    hil = summarize(ledger, run, dim, who)
+    hil = summarize(ledger, run, dim, who, _metric(config, dim))
     if synthesis is not None:
         hil = hil.model_copy(
             update={

@@ -75,7 +75,29 @@ _ALIASES: dict[str, tuple[str, ...]] = {
     "cost_usd": ("cost_usd",),
     "overall": ("overall", "score"),
 }
-_KNOWN = {alias for names in _ALIASES.values() for alias in names}
+CONTEXT_FIELDS: tuple[str, ...] = (
+    "plugin",
+    "plugin_description",
+    "component",
+    "component_type",
+    "system",
+)
+"""The features an import recognises as an item's context — the plugin or system under test, the
+component a scenario tests — under these names; a review card shows them above the item."""
+_CONTEXT_ALIASES: dict[str, tuple[str, ...]] = {
+    "plugin": ("plugin", "plugin_name", "pluginName"),
+    "plugin_description": ("plugin_description", "pluginDescription"),
+    "component": ("component", "component_name", "componentName", "component_tested"),
+    "component_type": ("component_type", "componentType"),
+    "system": ("system", "system_name", "systemName", "system_context", "systemContext"),
+}
+_CONTEXT_PARTS: dict[str, dict[str, str]] = {
+    "plugin": {"name": "plugin", "description": "plugin_description"},
+    "component": {"name": "component", "type": "component_type"},
+}
+"""What an object in a context field gives: ``{"name": …, "description": …}`` of a plugin."""
+_CONTEXT_NAMES = {alias for names in _CONTEXT_ALIASES.values() for alias in names}
+_KNOWN = {alias for names in _ALIASES.values() for alias in names} | _CONTEXT_NAMES
 _JSON_CELLS = (
     "results",
     "contexts",
@@ -263,8 +285,30 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def _plain(value: Any) -> bool:
+    """Whether ``value`` is a plain value a feature can hold (not empty, not a list or an object)."""
+    return isinstance(value, (str, int, float, bool)) and value != ""
+
+
+def _context(fields: dict[str, Any]) -> dict[str, Any]:
+    """The context fields among ``fields`` under their names in :data:`CONTEXT_FIELDS` (an object
+    gives its parts: a plugin's name and description, a component's name and type)."""
+    found: dict[str, Any] = {}
+    for name, aliases in _CONTEXT_ALIASES.items():
+        for value in (fields.get(alias) for alias in aliases):
+            parts = value.items() if isinstance(value, dict) else [("name", value)]
+            for part, part_value in parts:
+                target = _CONTEXT_PARTS.get(name, {}).get(part, name if part == "name" else None)
+                if target is not None and _plain(part_value):
+                    found.setdefault(target, part_value)
+    return found
+
+
 def _features(row: dict[str, Any]) -> dict[str, Any]:
-    features = dict(_json_cell(_pick(row, "features"), "features", dict) or {})
+    given = dict(_json_cell(_pick(row, "features"), "features", dict) or {})
+    features = {k: v for k, v in given.items() if k not in _CONTEXT_NAMES} | _context(given)
+    for name, value in _context(row).items():
+        features.setdefault(name, value)
     for key, value in row.items():
         if (
             key not in _KNOWN
@@ -538,9 +582,14 @@ def read_rows(path: Path) -> Iterator[tuple[int, Any]]:
 def _kind(items: list[ItemData]) -> RunKind:
     if any(i.results for i in items):
         return "search"
-    if any(i.tool_captures and i.query.expected for i in items):
+    if any(i.query.expected and (i.tool_captures or _tested(i)) for i in items):
         return "scenario"
     return "answer"
+
+
+def _tested(item: ItemData) -> bool:
+    """Whether the item names the plugin or the component it tests (a scenario's context)."""
+    return any(name in item.features for name in ("plugin", "component"))
 
 
 def default_run_id(store: Store) -> str:

@@ -156,6 +156,8 @@ class RunHeader(Model):
     """Run this one was checked against for regressions."""
     sample: dict[str, Any] | None = None
     """How a sampled run was drawn (``hilbot sample``): source, by, allocation, n, seed, population, strata."""
+    triage_key: str | None = None
+    """``hilbot triage``: a hash of the changes found and how they were triaged; triaging the same changes again reuses this run."""
 
 
 class Query(Model):
@@ -376,6 +378,8 @@ class Rating(_HumanEvent):
     """The option's numeric score (0–1)."""
     concerns: list[str] = Field(default_factory=list)
     """Concern tags the reviewer attached."""
+    concerns_dropped: list[str] | None = None
+    """Concern tags the item had before this rating changed it to an option that takes none."""
     note: str | None = None
     """Free-text note typed with the rating."""
     confidence: Confidence | None = None
@@ -499,13 +503,18 @@ class ReviewSummary(_Strict):
     humanAverageScore: float | None = None
     """Mean human score over rated items."""
     aiVsHumanDelta: float | None = None
-    """Human − AI: mean (human score − AI score) over rated items the AI scored; named so in every text."""
+    """AI − human, as the hil format defines it: mean (AI score − human score) over rated items the AI scored."""
     synthesis: str | None = None
     """Prose synthesis of the human feedback."""
     synthesis_source: str | None = None
     """What wrote the synthesis: an LLM's name or ``statistical``."""
     actionItems: list[str] = Field(default_factory=list)
     """Action items derived from the feedback."""
+
+    @property
+    def human_minus_ai(self) -> float | None:
+        """Human − AI (``−aiVsHumanDelta``), for the texts that say "human − AI"."""
+        return None if self.aiVsHumanDelta is None else -self.aiVsHumanDelta
 
 
 class TriageDecision(_Strict):

@@ -107,8 +107,9 @@ class Ledger:
     """Per (run, dimension): how many of the run's items have each load ≥ 1 (counts items taken, for
     any k)."""
     _shown: dict[tuple[str, str, str], dict[str, None]] = field(default_factory=dict, repr=False)
-    """Item ids per (reviewer key, run, dimension) in the order the reviewer met them (dealt or
-    judged): card numbers."""
+    """Item ids per (reviewer key, run, dimension) the reviewer met (dealt or judged)."""
+    _rated: dict[ItemKey, int] = field(default_factory=dict, repr=False)
+    """Index: how many current ratings (not skips) each (run, item, dimension) has."""
 
     @classmethod
     def from_events(cls, events: Iterable[BaseModel]) -> "Ledger":
@@ -157,7 +158,11 @@ class Ledger:
         if isinstance(event, Note):
             self.notes[key] = event
         else:
+            was = self.judgments.get(key)
             self.judgments[key] = event
+            if isinstance(event, Rating) != isinstance(was, Rating):
+                change = 1 if isinstance(event, Rating) else -1
+                self._rated[key[:3]] = self._rated.get(key[:3], 0) + change
             self._reviewers.setdefault(key[:3], set()).add(key[3])
             self._mine.setdefault((key[3], key[0], key[2]), set()).add(key[1])
             self._shown.setdefault((key[3], key[0], key[2]), {})[key[1]] = None
@@ -246,13 +251,10 @@ class Ledger:
         )
         return len(known) - taken - mine_free + len(self.open_cards(run_id, dimension, reviewer))
 
-    def number(self, run_id: str, item_id: str, dimension: str, reviewer: Reviewer) -> int:
-        """An item's card number for a reviewer: its place among the items they met (dealt or
-        judged), or the next number when they have not met it yet. A card keeps its number."""
-        shown = self._shown.get((reviewer.key, run_id, dimension), {})
-        if item_id in shown:
-            return list(shown).index(item_id) + 1
-        return len(shown) + 1
+    def rating_count(self, run_id: str, item_id: str, dimension: str) -> int:
+        """How many reviewers' current judgment of the item is a rating (kept as events are
+        folded)."""
+        return self._rated.get((run_id, item_id, dimension), 0)
 
     def repeat(self, idempotency_key: str) -> str | None:
         """The fingerprint of the action a key was first stored with, or None for a new key."""
@@ -319,19 +321,20 @@ class Ledger:
         """A reviewer's latest note on an item."""
         return self.notes.get((run_id, item_id, dimension, reviewer.key))
 
-    def reviewed_runs(self) -> set[str]:
-        """Runs with at least one rating."""
-        return {k[0] for k, j in self.judgments.items() if isinstance(j, Rating)}
-
 
 def summarize(
-    ledger: Ledger, run: Run, dimension: str, reviewer: Reviewer | None = None
+    ledger: Ledger,
+    run: Run,
+    dimension: str,
+    reviewer: Reviewer | None = None,
+    metric: str | None = None,
 ) -> ReviewSummary:
     """The ``hilReview`` for one reviewer (or everyone, with ``reviewer=None``).
 
     ``queriesFlagged`` counts rated items that carry a concern tag or a note.
-    ``aiVsHumanDelta`` is mean(human score − AI score) over rated items the AI scored;
-    None when there are none.
+    ``aiVsHumanDelta`` is mean(AI score − human score) over rated items the AI scored, as the hil
+    format defines it; None when there are none. The AI score is the dimension's ``metric`` when
+    given (``[dimensions.X] metric``), as :func:`evaluation.runs.ai_score` reads it.
     """
     reviewed = skipped = flagged = 0
     human: list[float] = []
@@ -351,9 +354,9 @@ def summarize(
                 or (run.run_id, item.id, dimension, who) in ledger.notes
             ):
                 flagged += 1
-            ai = ai_score(item, dimension)
+            ai = ai_score(item, dimension, metric)
             if ai is not None:
-                deltas.append(judgment.score - ai)
+                deltas.append(ai - judgment.score)
     return ReviewSummary(
         run_id=run.run_id,
         dimension=dimension,

@@ -67,10 +67,11 @@ class Run:
         return round(mean(values), 4) if values else None
 
 
-def ai_score(item: ItemData, dimension: str) -> float | None:
-    """The AI's 0–1 score for a dimension: that metric if scored, else ``overall``."""
+def ai_score(item: ItemData, dimension: str, metric: str | None = None) -> float | None:
+    """The AI's 0–1 score for a dimension: its ``metric`` (``[dimensions.X] metric``) if scored,
+    else the score named like the dimension (``-`` read as ``_``), else ``overall``."""
     scores = item.evaluation.scores
-    for key in (dimension, dimension.replace("-", "_"), "overall"):
+    for key in (metric or dimension, dimension, dimension.replace("-", "_"), "overall"):
         if key in scores:
             return float(scores[key])
     return None

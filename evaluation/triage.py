@@ -5,9 +5,11 @@ The categories, from worst to best: 1 FAIL (a clear regression), 2 RECOMMEND FAI
 regression), 3 UNSURE (needs a human), 4 RECOMMEND ACCEPT (minor, likely fine), 5 ACCEPT (no
 significant change, or a clear improvement). A triage judge gives one :class:`Triage` per change:
 
-* ``local`` never calls a model, and says so: identical once whitespace is normalised → ACCEPT
-  (confidence 1); only numbers changed, each within ``[triage]``'s tolerance → RECOMMEND ACCEPT
-  (0.8); anything else → UNSURE (0).
+* ``local`` never calls a model, and says so: a traceback, an error or exception line added, or
+  most of the output removed → RECOMMEND FAIL (confidence 0.8, the rule and the lines as its
+  issues; :mod:`evaluation.changes.failures`); identical once whitespace is normalised → ACCEPT
+  (1); only numbers changed, each within ``[triage]``'s tolerance → RECOMMEND ACCEPT (0.8);
+  anything else → UNSURE (0).
 * ``llm`` sends each change (name, description, both outputs, the diff) to ``[llm]`` through the
   one LLM client (cache, bounded concurrency, retries, cost, redaction, ``llm-calls.jsonl``), with
   the prompt ``prompts/triage.txt`` (overridable from ``[judge] prompts_dir``) and the answer forced
@@ -15,7 +17,8 @@ significant change, or a clear improvement). A triage judge gives one :class:`Tr
   on.
 
 The policy (:func:`decide`) then accepts or rejects what its rules allow and sends the rest to
-humans, in this order: a ``require_human`` pattern matching the path → human; a failed triage →
+humans, in this order: the same change (path and both outputs) decided by a human before → that
+decision (``precedent``); a ``require_human`` pattern matching the path → human; a failed triage →
 human; flagged for a human → human; an auto-accept category at or above its threshold → accepted;
 an auto-reject category at or above its threshold → rejected; anything else → human. A share of
 the automatic decisions (``audit_share``, chosen by a hash of the triage and change ids, so the
@@ -27,19 +30,29 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol, Sequence
 
 from pydantic import BaseModel, Field
 
-from .changes import Change, Tolerance, marked_diff, normalized_equal, numeric_diff, path_matches
+from .changes import (
+    Change,
+    Tolerance,
+    failure_sign,
+    marked_diff,
+    normalized_equal,
+    numeric_diff,
+    path_matches,
+)
 from .errors import HilbotError
 from .records import JudgeKind
 from .registry import Registry
+from .triage_decisions import PRECEDENT
 
 if TYPE_CHECKING:
     from .config import HilbotConfig, TriageSettings
     from .llm import LLM
     from .store import Store
+    from .triage_decisions import Precedent
 
 CATEGORIES = {1: "FAIL", 2: "RECOMMEND FAIL", 3: "UNSURE", 4: "RECOMMEND ACCEPT", 5: "ACCEPT"}
 """Category number → its name."""
@@ -135,8 +148,8 @@ def tolerance(settings: "TriageSettings") -> Tolerance:
 
 
 class LocalTriage:
-    """Rules only, no model: whitespace-only → ACCEPT, numbers within tolerance → RECOMMEND ACCEPT,
-    else UNSURE."""
+    """Rules only, no model: a sign of failure → RECOMMEND FAIL, whitespace-only → ACCEPT, numbers
+    within tolerance → RECOMMEND ACCEPT, else UNSURE."""
 
     name = "local"
     kind: JudgeKind = "local"
@@ -149,6 +162,9 @@ class LocalTriage:
 
     def decide(self, change: Change) -> Triage:
         """The rules, synchronously."""
+        sign = failure_sign(change)
+        if sign is not None:
+            return _local(2, 0.8, sign.rule, sign.issues)
         if change.status != "changed" or change.expected is None or change.actual is None:
             return _local(
                 3, 0.0, f"{change.status} (local rules do not judge added or removed outputs)"
@@ -168,12 +184,13 @@ class LocalTriage:
         return _local(3, 0.0, "the text changed (local rules cannot judge it)")
 
 
-def _local(category: int, confidence: float, summary: str) -> Triage:
+def _local(category: int, confidence: float, summary: str, issues: Sequence[str] = ()) -> Triage:
     return Triage(
         category=category,
         confidence=confidence,
         summary=f"local: {summary}",
         rationale=f"Local rules, no model: {summary}.",
+        issues=list(issues),
     )
 
 
@@ -319,9 +336,23 @@ class Decision:
         """Whether humans see it: sent to them, or in the audit sample."""
         return self.outcome == "human" or self.audit
 
+    @property
+    def precedent(self) -> bool:
+        """Whether a human's earlier decision on the same change decided it."""
+        return self.rule.startswith(PRECEDENT + ":")
 
-def decide(change: Change, triage: Triage, settings: "TriageSettings", triage_id: str) -> Decision:
-    """The policy's decision for one change (rules in the module docstring)."""
+
+def decide(
+    change: Change,
+    triage: Triage,
+    settings: "TriageSettings",
+    triage_id: str,
+    precedent: "Precedent | None" = None,
+) -> Decision:
+    """The policy's decision for one change (rules in the module docstring); a human's decision on
+    the same change (``precedent``) comes before every rule."""
+    if precedent is not None:
+        return Decision(precedent.outcome, precedent.rule)
     pattern = next((p for p in settings.require_human if glob_match(p, change.path)), None)
     if pattern is not None:
         return Decision("human", f"require_human: {pattern}")

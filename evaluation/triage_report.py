@@ -41,6 +41,8 @@ def _compact(t: Triaged) -> str:
 
 
 def _decided(decision: Decision) -> str:
+    if decision.precedent:  # rejected by alice on 2026-11-26 — same change
+        return decision.rule.split(":", 1)[1].strip()
     text = {"accepted": "accepted by rule", "rejected": "rejected by rule", "human": "to a human"}[
         decision.outcome
     ]
@@ -71,7 +73,8 @@ def _analysis(triage: Triage) -> list[str]:
 
 def _verbose(t: Triaged, diff: bool, tol: Tolerance) -> list[str]:
     lines = [f"{t.change.path} - {t.triage.label}", "", *_analysis(t.triage)]
-    lines += ["", f"  Decision: {_decided(t.decision)} — {t.decision.rule}"]
+    rule = "" if t.decision.precedent else f" — {t.decision.rule}"
+    lines += ["", f"  Decision: {_decided(t.decision)}{rule}"]
     if diff and t.change.expected != t.change.actual:
         lines += ["", *marked_diff(t.change, tol).splitlines()]
     return [visible(line, newlines=False) for line in lines] + [""]
@@ -84,20 +87,26 @@ def _indented(text: str) -> list[str]:
 def _footer(outcome: TriageOutcome) -> str:
     decided = Counter(t.decision.outcome for t in outcome.changes)
     audit = sum(t.decision.audit for t in outcome.changes)
+    before = sum(t.decision.precedent for t in outcome.changes)
     text = (
         f"{len(outcome.changes)} changes: {decided['accepted']} accepted and {decided['rejected']} "
-        f"rejected by rules, {decided['human']} for humans"
+        "rejected by rules"
+        + (f" ({before} as a human decided before)" if before else "")
+        + f", {decided['human']} for humans"
         + (f", {audit} more in the audit sample" if audit else "")
         + f"; triaged by {outcome.judge}"
     )
+    if outcome.reused:
+        text += f"; unchanged since triage run {outcome.run_id} (reused, nothing recorded again)"
     return text + (
         f"; review them: hilbot review {outcome.run_id}" if decided["human"] or audit else ""
     )
 
 
 def decided_lines(outcome: TriageOutcome, decisions: dict[str, str]) -> list[str]:
-    """Each change after the humans' review: ``path - ACCEPTED (AI: CATEGORY: summary)`` (the rule's
-    decision where no human's)."""
+    """Each change after the humans' review: ``path - ACCEPTED by a human (AI: CATEGORY: summary)``
+    (the rule's decision where no human's, ``REJECTED by alice on 2026-11-26 — same change`` for a
+    precedent)."""
     lines = []
     for t in outcome.changes:
         human = decisions.get(t.change.id)
@@ -107,7 +116,8 @@ def decided_lines(outcome: TriageOutcome, decisions: dict[str, str]) -> list[str
             else (
                 "waiting for a human"
                 if t.decision.outcome == "human"
-                else f"{t.decision.outcome.upper()} by rule"
+                else f"{t.decision.outcome.upper()} "
+                + (_decided(t.decision).split(" ", 1)[1] if t.decision.precedent else "by rule")
             )
         )
         lines.append(

@@ -6,13 +6,15 @@ humans' decisions and applying what was accepted are its siblings'.
 * a run of kind ``change`` holding the changes humans decide (those the policy sent to them and the
   audit sample), so ``hilbot review RUN`` and the Telegram and Slack bots deal them like any other
   item: a human's decision is a rating on the dimension ``change`` (``accept`` or ``reject``);
-* one ``triage_decision`` record per change in the log: accepted or rejected by a rule, or sent to
-  humans;
+* one ``triage_decision`` record per change in the log: accepted or rejected by a rule (a human's
+  earlier decision on the same change is one, ``precedent``), or sent to humans;
 * for snapshot trees, a record beside each changed actual file with its triage, named after the
   file's whole name (``x.md`` → ``x.md.ai.json``) and marked as hilbot's; a file of that name that
   is not such a record (a user's own) is left alone, with a warning.
 
-The records are written aside first (:func:`evaluation.snapshots.stage`): a full disk,
+Triaging the same changes the same way again (the same trees, unchanged) reuses the earlier
+triage's run and records nothing new (:func:`triage_key`, kept in the run's header). The records
+are written aside first (:func:`evaluation.snapshots.stage`): a full disk,
 ``ulimit -f`` or an unwritable directory stops the triage before the run or a decision is
 recorded. A snapshot too large to review is left out with a warning naming ``--exclude``, and
 the rest are triaged.
@@ -27,6 +29,7 @@ decisions (:mod:`evaluation.triage_decisions`), a triage run's items read back a
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 from collections import Counter
 from dataclasses import dataclass, field
@@ -64,7 +67,15 @@ from .triage_apply import (
     guarded_tree,
 )
 from .triage_command import CommandResult, TriageOptions, apply_command, triage_command
-from .triage_decisions import DIMENSION, accepted_outputs, against_accepted, human_decisions
+from .triage_decisions import (
+    DIMENSION,
+    Precedent,
+    accepted_outputs,
+    against_accepted,
+    change_key,
+    human_decisions,
+    precedents,
+)
 from .triage_items import change_of, run_changes
 from .triage_report import decided_lines, failed, report_lines, triage_text
 
@@ -100,6 +111,9 @@ class TriageOutcome:
     """Snapshots left out (too large) and records not written (a user's file had the name)."""
     left_out: int = 0
     """Changed snapshots left out because they were too large: nobody decided them, so CI fails."""
+    reused: bool = False
+    """The same changes were triaged the same way before: that triage's run is this one, and
+    nothing was recorded again."""
 
     def counts(self) -> Counter[str]:
         """Changes per category name."""
@@ -127,7 +141,9 @@ def run_triage(
 
     Between two runs, an item whose output a human accepted in an earlier triage is compared with
     that accepted output, not with the baseline run's: accepting made it the item's new baseline.
-    ``exclude`` adds glob patterns to ``[triage] exclude``.
+    A change a human decided before comes back decided so (:func:`precedents`). The same changes
+    triaged the same way as an earlier triage (:func:`triage_key`) reuse its run: nothing is
+    recorded again. ``exclude`` adds glob patterns to ``[triage] exclude``.
     """
     skipped: list[str] = []
     patterns = [*config.triage.exclude, *exclude]
@@ -138,14 +154,21 @@ def run_triage(
     if not changes:  # nothing to triage: no run, no records
         return TriageOutcome("", triager.name, warnings=skipped, left_out=len(skipped))
     triages = asyncio.run(triage_all(triager, changes, close=True))
-    run_id = store.new_run_id()
-    triaged = [Triaged(c, t, decide(c, t, config.triage, run_id)) for c, t in zip(changes, triages)]
+    key = triage_key(changes, triager.name, config)
+    earlier = precedents(store)
+    reused = _reusable(store, config, key, changes, triages, earlier)
+    if reused is not None:
+        run_id, triaged = reused
+    else:
+        run_id = store.new_run_id()
+        triaged = _decided(config, run_id, changes, triages, earlier)
     label = triages[0].judge if triages else triager.name
     staged, left = _stage_records(store, triaged)  # written aside before anything is recorded
     judge_info = JudgeInfo(name=label, registry_name=triager.name, kind=triager.kind)
     try:
-        run_id = _create_run(store, config, run_id, triaged, judge_info)
-        store.ratings.append_many(_decision(run_id, t) for t in triaged)
+        if reused is None:
+            run_id = _create_run(store, config, run_id, triaged, judge_info, key)
+            store.ratings.append_many(_decision(run_id, t) for t in triaged)
     except BaseException:
         _discard(staged)
         raise
@@ -156,6 +179,7 @@ def run_triage(
         tolerance=tolerance(config.triage),
         warnings=skipped + left,
         left_out=len(skipped),
+        reused=reused is not None,
     )
     for record in staged:
         why = snapshots.commit(record)
@@ -164,8 +188,66 @@ def run_triage(
     return outcome
 
 
+def triage_key(changes: Sequence[Change], judge: str, config: "HilbotConfig") -> str:
+    """What a triage compared and how: a hash of every change (trees, paths, outputs, purposes),
+    the triage judge (the LLM's provider and model) and the ``[triage]`` policy (not what cards
+    show)."""
+    digest = hashlib.sha256()
+    policy = config.triage.model_dump(mode="json", exclude={"show_ai", "llm_on_request"})
+    how = [judge, policy]
+    how += [f"{config.llm.provider}/{config.llm.model}"] if judge == "llm" else []
+    for part in (how, *(change.model_dump(mode="json") for change in changes)):
+        digest.update(json.dumps(part, sort_keys=True).encode("ascii") + b"\n")
+    return digest.hexdigest()
+
+
+def _decided(
+    config: "HilbotConfig",
+    run_id: str,
+    changes: list[Change],
+    triages: list[Triage],
+    earlier: dict[str, Precedent],
+) -> list[Triaged]:
+    """Each change with its triage and the policy's decision in the triage ``run_id``."""
+    return [
+        Triaged(c, t, decide(c, t, config.triage, run_id, earlier.get(_key(c))))
+        for c, t in zip(changes, triages)
+    ]
+
+
+def _key(change: Change) -> str:
+    return change_key(change.path, change.expected, change.actual)
+
+
+def _reusable(
+    store: "Store",
+    config: "HilbotConfig",
+    key: str,
+    changes: list[Change],
+    triages: list[Triage],
+    earlier: dict[str, Precedent],
+) -> tuple[str, list[Triaged]] | None:
+    """The latest triage run of the same ``key`` and the changes decided in it, when that run
+    holds every change sent to humans now; else None."""
+    for run_id in store.run_ids():  # newest first
+        header = store.run_header(run_id)
+        if header is None or header.kind != "change" or header.triage_key != key:
+            continue
+        triaged = _decided(config, run_id, changes, triages, earlier)
+        held = {item.id for item in store.load_run(run_id).items}
+        if all(t.change.id in held for t in triaged if t.decision.to_humans):
+            return run_id, triaged
+        return None
+    return None
+
+
 def _create_run(
-    store: "Store", config: "HilbotConfig", run_id: str, triaged: list[Triaged], judge: JudgeInfo
+    store: "Store",
+    config: "HilbotConfig",
+    run_id: str,
+    triaged: list[Triaged],
+    judge: JudgeInfo,
+    key: str,
 ) -> str:
     """The run of the changes humans decide; its id (moved on when taken)."""
     tol = tolerance(config.triage)
@@ -178,6 +260,7 @@ def _create_run(
         judge=judge,
         dimensions=[DIMENSION],
         item_count=len(items),
+        triage_key=key,
     )
     placed = store.create_run(
         header,
@@ -305,9 +388,11 @@ __all__ = [
     "decided_lines",
     "failed",
     "human_decisions",
+    "precedents",
     "report_lines",
     "run_changes",
     "run_triage",
     "triage_command",
+    "triage_key",
     "triage_text",
 ]

@@ -13,6 +13,7 @@ from hypothesis import settings
 
 from bot.demo import RAG_RUN, SEARCH_RUN, build_demo
 from evaluation import Store, load_config
+from tests.auxil.network import guard_network, scrub_credentials
 
 # Property tests draw the same examples on every run, so ``make test`` (and CI) is repeatable;
 # ``HYPOTHESIS_PROFILE= random`` draws fresh ones (how the Wilson bound at 10 of 10 was found).
@@ -22,6 +23,13 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
 ROOT = Path(__file__).resolve().parents[1]
 HILBOT = Path(sys.executable).parent / "hilbot"
+
+
+@pytest.fixture(autouse=True)
+def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test: no real credential from the environment, no network beyond loopback."""
+    scrub_credentials(monkeypatch)
+    guard_network(monkeypatch)
 
 
 @pytest.fixture

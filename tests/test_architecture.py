@@ -27,6 +27,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.auxil.network import CREDENTIALS
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("analysis", "evaluation", "bot")
 ANALYSES = (
@@ -369,3 +371,17 @@ def test_few_lines_are_over_100_characters():
 
 def test_long_lines_are_counted_in_characters():
     assert long_lines("κ" * 100 + "\n" + "x" * 101) == 1
+
+
+def test_tests_run_offline(monkeypatch):
+    """The suite's guard (tests/conftest.py): a real host is refused, loopback is not, and no
+    credential from the developer's shell reaches a test."""
+    import os
+    import socket
+
+    assert not any(os.environ.get(name) for name in CREDENTIALS)
+    with pytest.raises(OSError, match="test"):
+        socket.getaddrinfo("api.anthropic.com", 443)
+    with socket.socket() as probe, pytest.raises(ConnectionRefusedError, match="network access"):
+        probe.connect(("203.0.113.7", 443))
+    assert socket.getaddrinfo("localhost", 80)

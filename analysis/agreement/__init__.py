@@ -7,11 +7,12 @@ lines), and every public name of the package; the report's dataclasses are in
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
+
+from evaluation._lazy import lazy_getattr
 
 from ..registry import Inputs, Option, analysis
-from .compute import NOT_BOOTSTRAPPED_ACROSS, agreement
-from .markdown import NAMES, PAIRS, alpha_chart, markdown_lines
+from .markdown import NAMES, PAIRS, alpha_chart, markdown_view
 from .report import (
     COEFFICIENTS,
     DEFAULT_WEIGHTS,
@@ -28,6 +29,14 @@ from .report import (
     PairAgreement,
 )
 
+_EXPORTS = {"NOT_BOOTSTRAPPED_ACROSS": "compute", "agreement": "compute"}
+"""The computation's public names, imported on first use: it brings numpy, pandas and the
+configuration, which ``--help`` and a usage error never need."""
+
+if TYPE_CHECKING:
+    from .compute import NOT_BOOTSTRAPPED_ACROSS as NOT_BOOTSTRAPPED_ACROSS
+    from .compute import agreement as agreement
+
 BOOTSTRAP_MAX = 100_000
 """The most bootstrap replicates ``--bootstrap`` takes."""
 
@@ -35,6 +44,8 @@ BOOTSTRAP_MAX = 100_000
 def _digest(inputs: Inputs, runs: Sequence[str] | None) -> list[str]:
     """Krippendorff's α (ordinal) per dimension with its band, over every rating of ``inputs`` (no
     bootstrap)."""
+    from .compute import agreement
+
     lines = []
     for dim in agreement(inputs.frames.ratings, inputs.config, n_boot=0).dimensions.values():
         alpha = dim.alpha.get("ordinal")
@@ -48,7 +59,7 @@ def _digest(inputs: Inputs, runs: Sequence[str] | None) -> list[str]:
 
 @analysis(
     "agreement",
-    markdown=markdown_lines,
+    markdown=markdown_view,
     digest=_digest,
     charts=lambda report, inputs: {"agreement": lambda: alpha_chart(report)},
     options=[
@@ -69,16 +80,28 @@ def _digest(inputs: Inputs, runs: Sequence[str] | None) -> list[str]:
             "Weighting shown beside the unweighted coefficients (JSON has all)",
             choices=WEIGHTINGS,
         ),
+        Option(
+            "detail",
+            bool,
+            False,
+            "Every coefficient, the reviewer pairs and the items to resolve (default: one row "
+            "per dimension)",
+            view=True,
+        ),
     ],
 )
 def agreement_command(inputs: Inputs, *, n_boot: int, seed: int, weights: str) -> AgreementReport:
     """Inter-rater agreement per dimension, every coefficient with its standard error, CIs and p-value.
 
-    Percent agreement, Fleiss', Conger's and Cohen's κ, Scott's π, Gwet's AC1/AC2, Brennan–Prediger
-    and Krippendorff's α at four levels, with analytic and bootstrap CIs, p-values and bands.
+    By default one row per dimension: the coefficient its scale calls for (Krippendorff's α, nominal
+    on two options, ordinal on more), its 95% CI, band and n. --detail: percent agreement, Fleiss',
+    Conger's and Cohen's κ, Scott's π, Gwet's AC1/AC2, Brennan–Prediger and Krippendorff's α at
+    four levels, with analytic and bootstrap CIs, p-values and bands, the pairs and the items.
 
     Example: hilbot analyze agreement --run demo-docs-search --weights linear
     """
+    from .compute import agreement
+
     return agreement(
         inputs.frames.ratings,
         inputs.config,
@@ -109,3 +132,5 @@ __all__ = [
     "PairAgreement",
     "agreement",
 ]
+
+__getattr__ = lazy_getattr(__name__, _EXPORTS, globals())

@@ -32,6 +32,67 @@ def _name(name: str, weighting: str) -> str:
     return NAMES[name]
 
 
+def markdown_view(report: AgreementReport, *, detail: bool = False) -> list[str]:
+    """The command's Markdown: :func:`summary_lines`, or with ``detail`` every table
+    (:func:`markdown_lines`)."""
+    return markdown_lines(report) if detail else summary_lines(report)
+
+
+def called_for(dim: DimensionAgreement) -> str:
+    """The level of Krippendorff's α the dimension's scale calls for: ``nominal`` on two options,
+    ``ordinal`` on three or more ordered ones (a scale's options are ordered by their scores)."""
+    return "nominal" if len(dim.categories) <= 2 else "ordinal"
+
+
+def summary_lines(report: AgreementReport) -> list[str]:
+    """One row per dimension: the coefficient its scale calls for (Krippendorff's α at the scale's
+    level, which any number of reviewers and missing ratings allow), its 95% CI (the bootstrap's
+    when there is one), its band and what it rests on."""
+    from ..report import table
+
+    scope = f"run {report.run}" if report.run else "all runs"
+    interval = (
+        f"percentile bootstrap over items ({report.n_boot} replicates)"
+        if report.n_boot
+        else "analytic (Gwet's linearised SE; --bootstrap 0)"
+    )
+    rows = [_summary_row(dim) for dim in report.dimensions.values()]
+    disputed = sum(len(dim.disagreements) for dim in report.dimensions.values())
+    return [
+        f"# Inter-rater agreement ({scope})",
+        "",
+        "Per dimension, the coefficient its scale calls for: Krippendorff's α, nominal on two "
+        f"options, ordinal on three or more. 95% CI: {interval}. Bands: α ≥ 0.67 acceptable, "
+        "≥ 0.80 good, ≥ 0.90 excellent.",
+        "",
+        *table(["dimension", "coefficient", "value", "95% CI", "band", "n"], rows),
+        "",
+        f"Items reviewers disagree on: {disputed}. --detail shows every coefficient (κ, AC1, "
+        "Brennan–Prediger, α at each level, weighted), the reviewer pairs and the items to "
+        "resolve; --format json has everything.",
+    ]
+
+
+def _summary_row(dim: DimensionAgreement) -> tuple[str, ...]:
+    from ..report import ci, fmt
+
+    level = called_for(dim)
+    e = dim.alpha[level]
+    interval = e.bootstrap_ci if isinstance(e.bootstrap_ci, tuple) else e.ci
+    rests = (
+        f"{e.n_items} items, {dim.n_ratings} ratings, {dim.n_raters} "
+        f"{'reviewer' if dim.n_raters == 1 else 'reviewers'}"
+    )
+    return (
+        dim.dimension,
+        f"Krippendorff's α ({level})",
+        fmt(e.value),
+        ci(interval),
+        e.band,
+        rests,
+    )
+
+
 def markdown_lines(report: AgreementReport) -> list[str]:
     """Per dimension: one table of the coefficients (identity and ``weights``), the pairs, the items
     to resolve."""

@@ -18,6 +18,8 @@ raises):
 * :mod:`~analysis.stats.resampling` — the bootstrap's engine; :mod:`~analysis.stats.bootstrap` —
   bootstrap CIs.
 * :mod:`~analysis.stats.bands` — target bands (excellent, good, acceptable).
+* :mod:`~analysis.stats.names` — the names results are keyed by (weightings, each family's
+  coefficients), without numpy.
 
 Names are loaded on first use (importing the package imports no numpy).
 """
@@ -40,13 +42,14 @@ _EXPORTS = {
     "Interval": "intervals",
     "fisher_ci": "intervals",
     "inference": "intervals",
+    "newcombe_interval": "intervals",
     "wilson_interval": "intervals",
     "z_value": "intervals",
     "RankCorrelation": "correlation",
     "kendall_tau": "correlation",
     "spearman": "correlation",
     "KAPPA_WEIGHTS": "weightings",
-    "WEIGHTS": "weightings",
+    "WEIGHTS": "names",
     "Weights": "weightings",
     "category_weights": "weightings",
     "kappa_weights": "weightings",
@@ -66,8 +69,8 @@ _EXPORTS = {
     "category_level_weights": "krippendorff",
     "level_weights": "krippendorff",
     "ordinal_alpha_weights": "krippendorff",
-    "POOLED": "gwet",
-    "RAW": "gwet",
+    "POOLED": "names",
+    "RAW": "names",
     "Coefficient": "gwet",
     "Terms": "gwet",
     "alpha": "gwet",
@@ -80,7 +83,7 @@ _EXPORTS = {
     "resampled_weightings": "gwet",
     "terms": "gwet",
     "units_coefficients": "gwet",
-    "TABLE": "tables",
+    "TABLE": "names",
     "TableBatch": "tables",
     "batch_coefficients": "tables",
     "pair_coefficients": "tables",
@@ -109,8 +112,6 @@ if TYPE_CHECKING:
     from .correlation import spearman as spearman
     from .errors import StatsError as StatsError
     from .errors import bad_argument as bad_argument
-    from .gwet import POOLED as POOLED
-    from .gwet import RAW as RAW
     from .gwet import Coefficient as Coefficient
     from .gwet import Terms as Terms
     from .gwet import alpha as alpha
@@ -128,6 +129,7 @@ if TYPE_CHECKING:
     from .intervals import Interval as Interval
     from .intervals import fisher_ci as fisher_ci
     from .intervals import inference as inference
+    from .intervals import newcombe_interval as newcombe_interval
     from .intervals import wilson_interval as wilson_interval
     from .intervals import z_value as z_value
     from .jsonable import Jsonable as Jsonable
@@ -142,11 +144,14 @@ if TYPE_CHECKING:
     from .krippendorff import krippendorff_alpha as krippendorff_alpha
     from .krippendorff import level_weights as level_weights
     from .krippendorff import ordinal_alpha_weights as ordinal_alpha_weights
+    from .names import POOLED as POOLED
+    from .names import RAW as RAW
+    from .names import TABLE as TABLE
+    from .names import WEIGHTS as WEIGHTS
     from .ratings import Ratings as Ratings
     from .ratings import Units as Units
     from .ratings import pair_tables as pair_tables
     from .ratings import shared_pairs as shared_pairs
-    from .tables import TABLE as TABLE
     from .tables import TableBatch as TableBatch
     from .tables import batch_coefficients as batch_coefficients
     from .tables import pair_coefficients as pair_coefficients
@@ -156,7 +161,6 @@ if TYPE_CHECKING:
     from .undefined import Number as Number
     from .undefined import Undefined as Undefined
     from .weightings import KAPPA_WEIGHTS as KAPPA_WEIGHTS
-    from .weightings import WEIGHTS as WEIGHTS
     from .weightings import Weights as Weights
     from .weightings import category_weights as category_weights
     from .weightings import kappa_weights as kappa_weights

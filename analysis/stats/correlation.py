@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Iterable
-
-import numpy as np
+from typing import TYPE_CHECKING, Iterable
 
 from .intervals import CONFIDENCE, MIN_N, Interval, fisher_ci
 from .jsonable import Jsonable
 from .undefined import Number, Undefined
+
+if TYPE_CHECKING:  # numpy and scipy are imported by the functions that use them, when they run
+    import numpy as np
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,8 @@ class RankCorrelation(Jsonable):
 
 
 def _rank_undefined(x: np.ndarray, y: np.ndarray, names: tuple[str, str]) -> Undefined | None:
+    import numpy as np
+
     if len(x) < MIN_N:
         return Undefined(f"fewer than {MIN_N} pairs (n={len(x)})")
     for name, values in zip(names, (x, y)):
@@ -57,6 +60,7 @@ def spearman(
     names: tuple[str, str] = ("x", "y"),
 ) -> RankCorrelation:
     """Spearman ρ, its p-value and a Fisher-z CI with the Bonett–Wright standard error."""
+    import numpy as np
     from scipy import stats
 
     xs, ys = np.asarray(list(x), float), np.asarray(list(y), float)
@@ -72,6 +76,7 @@ def kendall_tau(
     x: Iterable[float], y: Iterable[float], *, names: tuple[str, str] = ("x", "y")
 ) -> RankCorrelation:
     """Kendall τ-b and its p-value (no CI)."""
+    import numpy as np
     from scipy import stats
 
     xs, ys = np.asarray(list(x), float), np.asarray(list(y), float)

@@ -57,19 +57,11 @@ import numpy as np
 from .intervals import inference
 from .jsonable import Jsonable
 from .krippendorff import ordinal_alpha_weights
+from .names import POOLED, RAW
 from .ratings import Ratings, Units
 from .undefined import Bounds, Number, Undefined
 from .weightings import category_values, weight_matrix
 
-RAW = (
-    "percent_agreement",
-    "fleiss_kappa",
-    "conger_kappa",
-    "gwet_ac",
-    "brennan_prediger",
-    "krippendorff_alpha",
-)
-"""Coefficients of raw ratings from any number of raters (:func:`raw_coefficients`)."""
 TINY = 1e-12
 """1 − p_e at or below this is p_e = 1 (every rating one category): the κ-type coefficients are
 undefined."""
@@ -305,10 +297,6 @@ def alpha(units: Units, w: np.ndarray) -> Coefficient:
 
 
 # ------------------------------------------------------------------------ pooled across dimensions
-
-POOLED = ("percent_agreement", "fleiss_kappa", "conger_kappa", "gwet_ac", "brennan_prediger")
-"""Coefficients :func:`pooled` combines across dimensions (every one of the form (p_a − p_e)/(1 −
-p_e))."""
 
 
 @dataclass(frozen=True)

@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from .jsonable import Jsonable
 from .undefined import Undefined
+
+if TYPE_CHECKING:  # numpy is imported by the one function that uses it, when it runs
+    import numpy as np
 
 CONFIDENCE = 0.95
 """Coverage of the confidence intervals."""
@@ -85,6 +87,7 @@ def inference(
 
     NaN where the value or SE is NaN, or df < 1; p is NaN where value = SE = 0.
     """
+    import numpy as np
     from scipy.special import stdtr, stdtrit
 
     value, se, df = np.broadcast_arrays(*(np.asarray(a, dtype=float) for a in (value, se, df)))
@@ -98,12 +101,32 @@ def inference(
     return lower, upper, p
 
 
+def newcombe_interval(
+    successes: int, n: int, before_successes: int, before_n: int, level: float = CONFIDENCE
+) -> Interval | Undefined:
+    """The difference of two proportions, ``successes/n − before_successes/before_n``, with
+    Newcombe's hybrid score interval (Newcombe 1998, *Statistics in Medicine* 17:873–890, method
+    10): from each proportion's Wilson interval, d − √((p₁ − l₁)² + (u₂ − p₂)²) to
+    d + √((u₁ − p₁)² + (p₂ − l₂)²). Undefined when either side has no trials."""
+    now, before = (
+        wilson_interval(successes, n, level),
+        wilson_interval(before_successes, before_n, level),
+    )
+    if isinstance(now, Undefined) or isinstance(before, Undefined):
+        return Undefined("no ratings on one side")
+    p1, p2 = successes / n, before_successes / before_n
+    low = p1 - p2 - math.hypot(p1 - now.low, before.high - p2)
+    high = p1 - p2 + math.hypot(now.high - p1, p2 - before.low)
+    return Interval(max(-1.0, low), min(1.0, high), level, "newcombe")
+
+
 __all__ = [
     "CONFIDENCE",
     "MIN_N",
     "Interval",
     "fisher_ci",
     "inference",
+    "newcombe_interval",
     "wilson_interval",
     "z_value",
 ]

@@ -28,18 +28,9 @@ import numpy as np
 from .errors import bad_argument
 from .gwet import TINY, Coefficient
 from .intervals import inference
+from .names import TABLE
 from .undefined import Number, Undefined
 from .weightings import weight_matrix
-
-TABLE = (
-    "percent_agreement",
-    "cohen_kappa",
-    "scott_pi",
-    "gwet_ac",
-    "brennan_prediger",
-    "krippendorff_alpha",
-)
-"""Coefficients of two raters' contingency table (:func:`table_coefficients`)."""
 
 
 @dataclass(frozen=True)

@@ -32,10 +32,9 @@ from typing import Literal, Sequence
 import numpy as np
 
 from .errors import StatsError, bad_argument
+from .names import WEIGHTS
 from .undefined import Undefined
 
-WEIGHTS = ("identity", "linear", "quadratic", "ordinal", "radical", "ratio", "circular")
-"""The weightings (irrCAC's names)."""
 Weights = Literal["linear", "quadratic"] | None
 """The weightings of :func:`kappa_weights` (None: unweighted)."""
 KAPPA_WEIGHTS: tuple[Weights, ...] = (None, "linear", "quadratic")

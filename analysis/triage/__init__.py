@@ -7,22 +7,12 @@ line and the chart in :mod:`~analysis.triage.markdown`."""
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
-import pandas as pd
-
-from evaluation.log import LogIssue
+from evaluation._lazy import lazy_getattr
 
 from ..errors import AnalysisError
 from ..registry import Inputs, Option, analysis
-from .compute import BIN_EDGES, TOP_LEVEL, segment, triage_report
-from .decisions import (
-    DECISION_COLUMNS,
-    DIMENSION,
-    changes_table,
-    human_decisions,
-    read_decisions,
-)
 from .markdown import digest_line, markdown_lines, reliability_png
 from .report import (
     CATEGORIES,
@@ -39,6 +29,35 @@ from .report import (
     TriageReport,
 )
 
+_EXPORTS = {
+    "BIN_EDGES": "compute",
+    "TOP_LEVEL": "compute",
+    "segment": "compute",
+    "triage_report": "compute",
+    "DECISION_COLUMNS": "decisions",
+    "DIMENSION": "decisions",
+    "changes_table": "decisions",
+    "human_decisions": "decisions",
+    "read_decisions": "decisions",
+}
+"""The computation's and the decisions' public names, imported on first use: they bring numpy,
+pandas and the log's records, which ``--help`` and a usage error never need."""
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from evaluation.log import LogIssue
+
+    from .compute import BIN_EDGES as BIN_EDGES
+    from .compute import TOP_LEVEL as TOP_LEVEL
+    from .compute import segment as segment
+    from .compute import triage_report as triage_report
+    from .decisions import DECISION_COLUMNS as DECISION_COLUMNS
+    from .decisions import DIMENSION as DIMENSION
+    from .decisions import changes_table as changes_table
+    from .decisions import human_decisions as human_decisions
+    from .decisions import read_decisions as read_decisions
+
 
 def _charts(report: TriageReport, inputs: Inputs) -> dict[str, Any]:
     return {"triage": lambda: reliability_png(report)}
@@ -47,6 +66,8 @@ def _charts(report: TriageReport, inputs: Inputs) -> dict[str, Any]:
 def decisions_in(inputs: Inputs) -> pd.DataFrame:
     """The triage decisions of the store's log; issues the loader has not reported go to the
     warnings."""
+    from .decisions import read_decisions
+
     issues: list[LogIssue] = []
     decisions = read_decisions(inputs.store.ratings.path, issues)
     inputs.warnings += [text for text in map(str, issues) if text not in inputs.warnings]
@@ -57,6 +78,9 @@ def _digest(inputs: Inputs, runs: Sequence[str] | None) -> list[str]:
     """The digest's triage line (:func:`digest_line`) over the triage decisions of the log, of the
     ``runs`` listed (None: all); none without a decision. Bad lines are not reported again: the
     loader of ``inputs`` reported them."""
+    from .compute import triage_report
+    from .decisions import read_decisions
+
     decisions = read_decisions(inputs.store.ratings.path)
     if runs is not None:
         decisions = decisions[decisions["run_id"].isin(list(runs))]
@@ -90,6 +114,9 @@ def triage_command(inputs: Inputs, *, target_precision: float, min_n: int) -> Tr
 
     Example: hilbot analyze triage --target-precision 0.99
     """
+    from .compute import triage_report
+    from .decisions import DIMENSION
+
     if inputs.dimension is not None:
         raise AnalysisError(
             "hilbot analyze triage has no --dimension: every change is decided on the dimension "
@@ -140,3 +167,5 @@ __all__ = [
     "segment",
     "triage_report",
 ]
+
+__getattr__ = lazy_getattr(__name__, _EXPORTS, globals())

@@ -8,7 +8,9 @@ dimension ``change`` (``accept`` / ``reject``) are the humans' decisions;
 :mod:`analysis.triage.decisions` reads both (its docstring says how). This module says how far the
 AI can be trusted. Conventions:
 
-* **The scope** is every triage run in the log, or the one ``--run`` names.
+* **The scope** is every triage run in the log, or the one ``--run`` names; over every run, a
+  change triaged again counts once, at its latest triage
+  (:func:`analysis.triage.decisions.latest_triages`).
 * **Counts**: *decided by rules* = accepted + rejected by a rule; *sent to humans* = outcome
   ``human``; *audit* = automatic decisions also sent to humans; *decided by humans* = changes with a
   human decision; *waiting* = changes sent to humans without one (audit changes not yet checked are
@@ -277,6 +279,12 @@ def _by_path(decided: pd.DataFrame, patterns: Sequence[str]) -> tuple[PathGroup,
     return tuple(groups)
 
 
+def _runs(decisions: pd.DataFrame, run: str | None) -> tuple[str, ...]:
+    """The triage runs in scope, in log order (also one whose changes were all triaged again)."""
+    scoped = decisions if run is None else decisions[decisions["run_id"] == run]
+    return tuple(dict.fromkeys(scoped["run_id"]))
+
+
 def triage_report(
     decisions: pd.DataFrame,
     ratings: pd.DataFrame,
@@ -315,7 +323,7 @@ def triage_report(
     )
     return TriageReport(
         run=run,
-        runs=tuple(dict.fromkeys(table["run_id"])),
+        runs=_runs(decisions, run),
         judges=tuple(sorted(set(table["judge"]))),
         target_precision=target_precision,
         min_n=min_n,

@@ -7,7 +7,9 @@ the two side by side, one row per change (:func:`changes_table`). Conventions:
   orjson refuses goes to the log's own parser, which decides). A bad one is a ``file:line``
   :class:`LogIssue` worded as the loader words it (so a warning the loader gives already is not
   repeated). A change decided twice in one triage run (the same ``run_id`` and ``change_id``) counts
-  once, at its last record.
+  once, at its last record; over every run, a change (its id and path) counts once, at its latest
+  triage (a ``precedent: …`` decision, which repeats a human's earlier one, does not replace the
+  triage that human decided on).
 * **The human decision** on a change is its latest current rating on the dimension ``change`` of the
   triage run, whoever gave it: latest by timestamp, then by log order (a rating without a time
   counts as the latest, as the ledger's "now" would make it), as
@@ -110,13 +112,33 @@ def human_decisions(ratings: pd.DataFrame, runs: Iterable[str] | None = None) ->
     )
 
 
+PRECEDENT = "precedent:"
+"""How the rule of a decision that repeats a human's earlier one begins (as
+:data:`evaluation.triage_decisions.PRECEDENT` writes it)."""
+
+
+def latest_triages(decisions: pd.DataFrame) -> pd.DataFrame:
+    """Each change once, at its latest triage (log order), over every triage run.
+
+    A change is its ``change_id`` and ``path``. A decision that repeats a human's on the same change
+    (``precedent: …``) does not replace the triage that human decided on.
+    """
+    repeated = decisions["rule"].str.startswith(PRECEDENT).to_numpy(bool)
+    change = decisions["change_id"] + "\0" + decisions["path"]
+    decided_before = change.isin(set(change[~repeated])).to_numpy(bool)
+    kept = decisions[~(repeated & decided_before)]
+    return kept.drop_duplicates(["change_id", "path"], keep="last")
+
+
 def changes_table(
     decisions: pd.DataFrame, ratings: pd.DataFrame, run: str | None = None
 ) -> pd.DataFrame:
     """One row per change in scope: its decision (the last record of it) and ``human`` (None while
-    undecided)."""
+    undecided). Over every run, each change counts once, at its latest triage
+    (:func:`latest_triages`)."""
     scoped = decisions if run is None else decisions[decisions["run_id"] == run]
     scoped = scoped.drop_duplicates(["run_id", "change_id"], keep="last")
+    scoped = latest_triages(scoped) if run is None else scoped
     table = pd.DataFrame(
         {
             name: scoped[name].to_numpy(object)

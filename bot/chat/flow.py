@@ -20,6 +20,7 @@ from evaluation import HilbotError, Reviewer
 
 from .. import render
 from ..cards import Action, Card
+from ..progress import run_progress
 from ..review import ReviewEngine, ReviewSession, State, Step
 from . import texts
 from .adjudication import PREFIX as ADJUDICATION
@@ -79,6 +80,9 @@ class ChatFlow:
         self._out: dict[str, asyncio.Lock] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._primed: set[str] = set()
+        self._asking: set[tuple[str, str, str, str]] = set()
+        """Items judged for the first time whose cards still ask (reviewer, run, dimension, item):
+        completing one may end its session (:meth:`_ends`)."""
         self._answering = 0
         """Taps received and not yet answered."""
         self._all_answered = asyncio.Event()
@@ -182,7 +186,8 @@ class ChatFlow:
     async def _runs(self, command: Command, reviewer: Reviewer) -> None:
         from ..listing import run_listing
 
-        await self.say(command.chat, run_listing(self.engine.store, []), code=True)
+        listing = run_listing(self.engine.store, [], self.engine.config.review.k)
+        await self.say(command.chat, listing, code=True)
 
     async def _review(self, command: Command, reviewer: Reviewer) -> None:
         if not command.args:
@@ -223,7 +228,11 @@ class ChatFlow:
 
     @staticmethod
     def _progress_line(session: ReviewSession, lead: str | None = None) -> str:
-        return texts.progress_line(session.run_id, session.dimension, session.progress(), lead)
+        k = session.engine.config.review.k
+        run = run_progress(session.ledger, session.run, session.dimension, k)
+        return texts.progress_line(
+            session.run_id, session.dimension, session.progress(), lead, str(run)
+        )
 
     async def _push(self, command: Command, reviewer: Reviewer) -> None:
         if not command.args:
@@ -330,9 +339,10 @@ class ChatFlow:
         async with self.sessions.lock(reviewer):
             was_open = resolved.item_id in self.sessions.open_cards(resolved.session)
             step = await self.sessions.act(resolved.session, resolved.action)
+            ends = self._ends(resolved.session, resolved.item_id, step, was_open)
         text, alert = self._answer(step, resolved, tap.chat.group)
         await self.port.answer(tap, text, alert=alert)  # the records are on disk by now
-        self.spawn(self._after_tap(step, resolved, tap, was_open), tap)
+        self.spawn(self._after_tap(step, resolved, tap, ends), tap)
 
     async def _answers_first(self) -> None:
         """Wait (at most ``ANSWERS_FIRST_S``) until every tap received has been answered.
@@ -362,7 +372,7 @@ class ChatFlow:
             return " · ".join([text, *render.reveal_lines(shown)]), True  # only the tapper sees it
         return text, False
 
-    async def _after_tap(self, step: Step, tap: Resolved, event: Tap, was_open: bool) -> None:
+    async def _after_tap(self, step: Step, tap: Resolved, event: Tap, ends: bool) -> None:
         if step.detail:  # at once: a modal must open within seconds of the tap
             await self.port.show_full(event, step.detail)
         if step.state in (
@@ -373,13 +383,26 @@ class ChatFlow:
         await self._answers_first()
         async with self._output(tap.session.reviewer):
             await self._show(step, tap, event)
-        if step.effective:
+        if step.effective or ends:
             session, chat = self._dealer(tap, event)
-            if not await self.fill(session, chat) and was_open and self.sessions.finished(session):
+            if not await self.fill(session, chat) and ends and self.sessions.finished(session):
                 await self._done(session, chat)
 
+    def _ends(self, session: ReviewSession, item_id: str, step: Step, was_open: bool) -> bool:
+        """Whether the action completed an item's first judgment (so that the session may end
+        here): it judged an open item and asks nothing more, or it closed what a card asked after
+        that judgment (the concern tags, a question, why it was skipped)."""
+        key = (session.reviewer.key, session.run_id, session.dimension, item_id)
+        if step.make_finished is None:
+            if was_open and step.effective:  # judged; the card asks more before it is complete
+                self._asking.add(key)
+            return False
+        asked = key in self._asking
+        self._asking.discard(key)
+        return was_open or asked
+
     async def _show(self, step: Step, tap: Resolved, event: Tap) -> None:
-        if event.chat.group or not (step.effective or tap.action.kind == "next"):
+        if event.chat.group or not (step.effective or tap.action.kind in ("next", "undo")):
             return  # a group's card stays blind for everyone else
         card = step.finished if step.finished is not None else step.card
         if card is not None and card.item_id == tap.item_id:
@@ -441,16 +464,17 @@ class ChatFlow:
                     "text", text.text, prompt.item_id, f"msg:{text.chat.id}:{text.message_id}"
                 )
                 step = await self.sessions.act(session, action)
+                ends = self._ends(session, prompt.item_id, step, was_open)
         if prompt is None:
             if not text.chat.group:
                 await self.say(
                     text.chat, "Tap a card's buttons to rate; for a note tap “Add note” first."
                 )
             return
-        self.spawn(self._after_note(session, prompt, step, was_open, text.chat), text)
+        self.spawn(self._after_note(session, prompt, step, ends, text.chat), text)
 
     async def _after_note(
-        self, session: ReviewSession, prompt: Any, step: Step, was_open: bool, said_in: Chat
+        self, session: ReviewSession, prompt: Any, step: Step, ends: bool, said_in: Chat
     ) -> None:
         """Say the note is saved, show it on the card, deal (the note is on disk: the platform may
         be acknowledged)."""
@@ -471,7 +495,7 @@ class ChatFlow:
         if (
             step.effective
             and not await self.fill(session, chat)
-            and was_open
+            and ends
             and self.sessions.finished(session)
         ):
             await self._done(session, chat)
@@ -567,7 +591,8 @@ class ChatFlow:
         async with self.sessions.lock(session.reviewer):
             step = await session.aact(Action("quit"))  # stores the session's hilReview summary
         assert step.summary is not None  # a quit ending an open session carries it
-        await self.say(chat, texts.done(session.run_id, session.dimension, step.summary))
+        closing = session.closing(step.summary)
+        await self.say(chat, texts.done(session.run_id, session.dimension, step.summary, closing))
 
     def _output(self, reviewer: Reviewer) -> asyncio.Lock:
         """Keeps one reviewer's sends and edits in order."""

@@ -42,10 +42,12 @@ _OPS: dict[ActionKind, str] = {
     "confidence": "c",
     "answer": "a",
     "type": "y",
+    "undo": "u",
 }
 """Each action's op letter; the value follows it as indexes into the config: ``r2`` (the third
 option), ``c0`` (high), ``a1.3`` (follow-up 1, choice 3), ``y1`` (type follow-up 1's answer),
-``s2`` (skip reason 2), ``d`` (next), ``dc`` (pass the confidence), ``d1`` (pass follow-up 1)."""
+``s2`` (skip reason 2), ``d`` (next), ``dc`` (pass the confidence), ``d1`` (pass follow-up 1),
+``u`` (undo the skip)."""
 _KINDS = {code: kind for kind, code in _OPS.items()}
 
 

@@ -6,6 +6,7 @@ from evaluation import HilbotError, ReviewSummary
 from evaluation.output import signed
 
 from ..cards import Action, Progress
+from ..ending import Closing
 
 COMMANDS: list[tuple[str, str, bool]] = [
     ("start", "Welcome, and your user id", False),
@@ -68,31 +69,48 @@ REFUSED_TAP = "You are not on this bot's reviewer list."
 STALE_BUTTON = "This button is not valid any more."
 
 
-def progress_line(run_id: str, dimension: str, progress: Progress, lead: str | None = None) -> str:
-    """``Reviewing demo-docs-search · overall: 1 rated, 0 skipped, 17 left of 18`` (``lead`` first,
-    if any).
+def progress_line(
+    run_id: str,
+    dimension: str,
+    progress: Progress,
+    lead: str | None = None,
+    run: str | None = None,
+) -> str:
+    """``Reviewing demo-docs-search · overall: 1 rated, 0 skipped, 17 left of 18 for you · run:
+    rated 3/18 · complete 1/18 (k=2)`` (``lead`` first, if any; the run's part when ``run`` is
+    given).
 
-    The counts are this reviewer's: what they judged, and what they hold or may still be dealt
-    (items other reviewers hold, when ``k`` ratings are enough, are not theirs). Card titles count
-    the same way (``[2/18]``).
+    The first counts are this reviewer's: what they judged, and what they hold or may still be
+    dealt (items other reviewers hold, when ``k`` ratings are enough, are not theirs). The run's
+    are everyone's, as the run listing and the cards say them (:mod:`bot.progress`).
     """
     p = progress
     text = (
         f"{run_id} · {dimension}: {p.done} rated, {p.skipped} skipped, {p.remaining} left of "
-        f"{p.total}"
-    )
+        f"{p.total} for you"
+    ) + (f" · run: {run}" if run else "")
     return f"{lead} {text}" if lead else text
 
 
-def done(run_id: str, dimension: str, summary: ReviewSummary) -> str:
-    """The end of a reviewer's session on a run."""
+def done(
+    run_id: str, dimension: str, summary: ReviewSummary, closing: Closing | None = None
+) -> str:
+    """The end of a reviewer's session on a run: the counts (a change run's decisions instead),
+    then what ``closing`` adds: the synthesis and its action items, or how to write the accepted
+    changes."""
     s = summary
     human = f"{s.humanAverageScore:.2f}" if s.humanAverageScore is not None else "–"
-    delta = signed(s.aiVsHumanDelta)
-    return (
-        f"🎉 All done with {run_id} · {dimension}: {s.queriesReviewed} rated, {s.queriesSkipped} "
-        f"skipped, {s.queriesFlagged} flagged · human average {human} · human − AI {delta}"
+    delta = signed(s.human_minus_ai)
+    counts = (
+        f"{s.queriesReviewed} rated, {s.queriesSkipped} skipped, {s.queriesFlagged} flagged · "
+        f"human average {human} · human − AI {delta}"
     )
+    if closing is not None and closing.decisions is not None:
+        counts = closing.decisions.line()
+    lines = [f"🎉 All done with {run_id} · {dimension}: {counts}"]
+    for section in closing.sections if closing is not None else []:
+        lines += ["", section.heading, *section.lines] if section.heading else section.lines
+    return "\n".join(lines)
 
 
 def nothing_new(held: int, prefix: str) -> str:
@@ -133,6 +151,7 @@ def action_label(action: Action) -> str:
         "confidence": f"Confidence: {action.value}",
         "answer": f"Saved: {(action.value or '').partition(':')[2]}",
         "type": "Reply with your answer",
+        "undo": "Skip taken back: rate it",
     }.get(action.kind, "")
 
 

@@ -30,9 +30,12 @@ class _Analyses(TyperGroup):
         return analyses.names()
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
-        from analysis.registry import analyses
+        from analysis.registry import UnknownAnalysis, analyses
 
-        return command(analyses.get(cmd_name)) if cmd_name in analyses.names() else None
+        try:  # a built-in is found without reading the installed plugins
+            return command(analyses.get(cmd_name))
+        except UnknownAnalysis:
+            return None
 
 
 app = typer.Typer(
@@ -50,6 +53,7 @@ def command(spec: "Analysis") -> Any:
     def run(ctx: typer.Context, **values: Any) -> None:
         from analysis.registry import run_analysis
 
+        spec.check_usage(**values)  # a usage error before the configuration and the store load
         context: Context = ctx.obj
         _emit(
             run_analysis(spec.name, context.store(), context.config(), **values), values.get("fmt")

@@ -28,7 +28,11 @@ def digest(
         typer.Option("--out", help="Also write digest.md and digest.png into this directory."),
     ] = None,
 ) -> None:
-    """Progress per run, new ratings, human average, human − AI, top concerns and a chart.
+    """Progress per run, new ratings, human vs AI, top concerns, a chart, and what changed.
+
+    What changed since --since-hours ago: regression alerts (a pattern whose success rate fell
+    significantly against the period before, with its interval), and the synthesis and action
+    items of the runs rated since.
 
     Example: hilbot digest ; hilbot digest --post slack
     """

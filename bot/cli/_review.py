@@ -23,8 +23,9 @@ def review(
 ) -> None:
     """Review a run's AI-scored items in the terminal, one key per judgment.
 
-    Keys: the scale's keys (g/o/p/t for search), n note, enter skip, v view full response,
-    t view tool captures, q quit and save. Every judgment is on disk before the next item.
+    Keys: the scale's keys (g/o/p/t for search), n note, s skip (enter too, once a card has
+    been read), u undo a skip, v view full response, x view tool captures, ? guide, q quit and
+    save. Every judgment is on disk before the next item.
 
     Example: hilbot review --list ; hilbot review demo-docs-search --reviewer alice
     """
@@ -35,7 +36,7 @@ def review(
         from bot.listing import run_listing
 
         issues: list = []
-        typer.echo(run_listing(context.store(), issues))
+        typer.echo(run_listing(context.store(), issues, context.config().review.k))
         warn_issues(issues)
         return
     if run_id is None:

@@ -12,7 +12,7 @@ from typing import Sequence
 
 from .._input import where
 from ..store import Store
-from .booktest import BOOKTEST_EXCLUDE, BOOKTEST_INCLUDE, is_booktest_output
+from .booktest import BOOKTEST_EXCLUDE, BOOKTEST_INCLUDE, is_booktest_output, with_purposes
 from .model import Change, ChangeError
 from .rows import changes_from_file
 from .runs import changes_between_runs
@@ -40,7 +40,7 @@ def _pair(
         booktest = is_booktest_output(sources[1])
         include = include if include is not None else BOOKTEST_INCLUDE if booktest else ("**/*",)
         exclude = (*exclude, *BOOKTEST_EXCLUDE) if booktest else tuple(exclude)
-        return changes_between_trees(
+        found = changes_between_trees(
             sources[0],
             sources[1],
             include=include,
@@ -49,6 +49,7 @@ def _pair(
             guard=[store.root],
             skipped=skipped,
         )
+        return with_purposes(found, sources[0]) if booktest else found
     if set(sources) & set(store.run_ids()):
         return changes_between_runs(store, sources[0], sources[1])
     raise ChangeError(
@@ -87,6 +88,7 @@ def find_changes(
     :data:`BOOKTEST_INCLUDE` when the actual tree is booktest's (:func:`is_booktest_output`, which
     also makes it ``partial``); ``include``/``exclude`` apply to trees only, and so does
     ``skipped`` (see :func:`changes_between_trees`). The store's data directory is never in a tree.
+    A booktest change's description is its test's docstrings (:func:`with_purposes`).
     """
     sources = [str(s) for s in sources]
     if len(sources) == 2:

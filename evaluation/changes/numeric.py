@@ -94,6 +94,19 @@ class NumericDiff:
 NUMBER = re.compile(r"(?<![\w.])[-+]?(?:[0-9]+(?:\.[0-9]+)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?(?!\.?\w)")
 """A number standing alone: ``42``, ``-1.5e-3``, ``.5``, ``0.85``; not the digits of ``v2``,
 ``abc123``, ``12ms`` or ``1.2.3``."""
+_GAPS = "\u00a0\u202f\u2009"  # no-break, narrow no-break and thin space: only ever thousands gaps
+GROUPED = re.compile(
+    r"(?<![\w.])(?<![0-9],)[-+]?(?:"
+    r"[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?(?!,[0-9])"  # 2,102,650 · 1,234.5
+    rf"|[0-9]{{1,3}}(?:[{_GAPS}][0-9]{{3}})+(?:[.,][0-9]+)?"  # 1 234 567 in typographic spaces
+    r"|[0-9]{1,3}(?: [0-9]{3})+,[0-9]+"  # 1 234,5: a space, then a decimal comma
+    r")(?!\.?\w)"
+    f"|{NUMBER.pattern}"
+)
+"""A number as :data:`NUMBER` reads it, or one with thousands separators read whole: ``2,102,650``,
+``1,234.5``, ``1 234,5`` (a space, then a decimal comma), ``1 234 567`` in no-break or thin spaces.
+A comma before or after the groups (``7,1,234,5``), or three-digit columns in plain spaces
+(``120 340 560``), stay separate numbers."""
 
 
 def _skeleton(text: str, numbers: list[re.Match[str]]) -> list[str]:
@@ -117,10 +130,7 @@ def _number_changes(
         if old.group() == new.group():
             continue
         line, last = line + len(LINE_BREAK.findall(actual, last, new.start())), new.start()
-        before, after = (
-            float(old.group()),
-            float(new.group()),
-        )  # the pattern only matches what float() reads (inf when huge)
+        before, after = _value(old.group()), _value(new.group())
         out.append(
             NumberChange(
                 line, before, after, old.group(), new.group(), tolerance.within(before, after)
@@ -129,16 +139,39 @@ def _number_changes(
     return tuple(out)
 
 
+def _value(text: str) -> float:
+    """A number's value (``inf`` when too large for a float): thousands separators dropped, a
+    decimal comma after spaced groups read as a point."""
+    if any(gap in text for gap in " " + _GAPS):
+        text = re.sub(f"[ {_GAPS}]", "", text).replace(",", ".")
+    return float(text.replace(",", ""))  # the patterns only match what float() then reads
+
+
+Pairs = list[tuple[re.Match[str], re.Match[str]]]
+"""Each number of the expected text with the actual text's number in its place."""
+
+
+def _numbers(expected: str, actual: str, pattern: re.Pattern[str]) -> Pairs | None:
+    """The numbers of both texts as ``pattern`` reads them, paired, when only they differ."""
+    old, new = list(pattern.finditer(expected)), list(pattern.finditer(actual))
+    if len(old) != len(new) or _skeleton(expected, old) != _skeleton(actual, new):
+        return None
+    return list(zip(old, new))
+
+
 def numeric_diff(expected: str, actual: str, tolerance: Tolerance) -> NumericDiff:
     """Whether ``actual`` is ``expected`` with only numbers (and whitespace) changed, and the
     numbers that did.
 
-    A number written differently with the same value (``0.50`` → ``0.5``) is a change within any
-    tolerance. Texts longer than :data:`MAX_NUMERIC_CHARS` are never numbers only.
+    A number written differently with the same value (``0.50`` → ``0.5``, ``1,234`` → ``1234``) is
+    a change within any tolerance. Numbers are read with their thousands separators
+    (:data:`GROUPED`), or, when that does not pair them (``1 234,5`` → ``1\n234,5``), one by one
+    (:data:`NUMBER`). Texts longer than :data:`MAX_NUMERIC_CHARS` are never numbers only.
     """
     if len(expected) > MAX_NUMERIC_CHARS or len(actual) > MAX_NUMERIC_CHARS:
         return NumericDiff(False, ())
-    old, new = list(NUMBER.finditer(expected)), list(NUMBER.finditer(actual))
-    if len(old) != len(new) or _skeleton(expected, old) != _skeleton(actual, new):
+    pairs = _numbers(expected, actual, GROUPED)
+    pairs = _numbers(expected, actual, NUMBER) if pairs is None else pairs
+    if pairs is None:
         return NumericDiff(False, ())
-    return NumericDiff(True, _number_changes(actual, zip(old, new), tolerance))
+    return NumericDiff(True, _number_changes(actual, pairs, tolerance))

@@ -1178,7 +1178,7 @@ def test_report_markdown_is_one_table_per_dimension():
 
     frame, config = hand_built(), load_config(None)
     text = analyses.get("agreement").render(
-        agreement(frame, config, run="r1", n_boot=50, seed=2, weights="linear")
+        agreement(frame, config, run="r1", n_boot=50, seed=2, weights="linear"), detail=True
     )
     section = text.split("## completeness")[1].split("## overall")[0]
     assert "| coefficient | value | SE | 95% CI | bootstrap 95% CI | p | band |" in section
@@ -1198,6 +1198,37 @@ def test_report_markdown_is_one_table_per_dimension():
     ):
         assert f"| {label} |" in section, label
     assert "(values 1, 2, 3, 4, 5)" in section and "| κ (linear) |" in section
+
+
+def test_markdown_is_a_short_summary_by_default_and_every_table_with_detail(report):
+    """Per dimension, the coefficient its scale calls for — Krippendorff's α at the scale's level:
+    ordinal on completeness's five ordered options, nominal on technical accuracy's two — with its
+    95% CI (bootstrap when there is one), band and n; ``detail=True`` (``--detail``) is the full
+    report, unchanged."""
+    from analysis.agreement.markdown import markdown_lines
+    from analysis.registry import analyses
+    from analysis.report import ci
+
+    spec = analyses.get("agreement")
+    short = spec.render(report)
+    assert short.startswith("# Inter-rater agreement (run r1)")
+    rows = {line.split(" | ")[0][2:]: line for line in short.splitlines() if line.startswith("| ")}
+    completeness = report.dimension("completeness")
+    alpha = completeness.alpha["ordinal"]
+    assert rows["completeness"] == (
+        f"| completeness | Krippendorff's α (ordinal) | {alpha.value:.3f} | "
+        f"{ci(alpha.bootstrap_ci)} | {alpha.band} | {alpha.n_items} items, "
+        f"{completeness.n_ratings} ratings, 3 reviewers |"
+    )
+    accuracy = report.dimension("technical-accuracy").alpha["nominal"]
+    assert "| Krippendorff's α (nominal) | undefined (" in rows["technical-accuracy"]
+    assert str(accuracy.value) in rows["technical-accuracy"]
+    assert "| undefined (one rater) |" in rows["overall"]
+    assert "| Fleiss' κ |" not in short and "Per reviewer pair" not in short
+    assert "--detail" in short and len(short.splitlines()) < 20
+    full = spec.render(report, detail=True)
+    assert "| Fleiss' κ |" in full and "## Across dimensions (pooled)" in full
+    assert full.rstrip("\n").splitlines() == markdown_lines(report)
 
 
 def test_report_pools_the_dimensions_with_their_own_chance_agreement(report):
@@ -1274,7 +1305,8 @@ def test_report_markdown_opens_with_the_pooled_table():
     from analysis.registry import analyses
 
     text = analyses.get("agreement").render(
-        agreement(hand_built(), load_config(None), run="r1", n_boot=0, weights="linear")
+        agreement(hand_built(), load_config(None), run="r1", n_boot=0, weights="linear"),
+        detail=True,
     )
     section = text.split("## Across dimensions (pooled)")[1].split("## completeness")[0]
     assert (

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 
 import pytest
 
+from analysis.registry import Analysis, analyses
 from analysis.synthetic import write_synthetic
 from evaluation import Store
 
@@ -72,6 +75,24 @@ def test_synthesize_appends_a_statistical_review_summary(generated, run_cli):
         if '"review_summary"' in line
     ]
     assert summaries[-1]["synthesis_source"] == "statistical" and summaries[-1]["actionItems"]
+
+
+def test_agreement_prints_a_summary_and_every_table_with_detail(generated, run_cli):
+    """One row per dimension by default (the coefficient its scale calls for, its CI, band and n);
+    ``--detail`` adds every coefficient, the reviewer pairs and the items to resolve."""
+    short = run_cli("analyze", "agreement", "--bootstrap", "0")
+    assert short.returncode == 0, short.stderr
+    report = json.loads(
+        run_cli("analyze", "agreement", "--bootstrap", "0", "--format", "json").stdout
+    )
+    rows = [line for line in short.stdout.splitlines() if line.startswith("| ")][1:]
+    assert [row.split(" | ")[0][2:] for row in rows] == list(report["dimensions"])
+    assert all("Krippendorff's α (" in row for row in rows)
+    assert "| Fleiss' κ |" not in short.stdout and "Per reviewer pair" not in short.stdout
+    detail = run_cli("analyze", "agreement", "--bootstrap", "0", "--detail")
+    assert detail.returncode == 0 and "| Fleiss' κ |" in detail.stdout
+    assert "Per reviewer pair" in detail.stdout
+    assert "--detail" in run_cli("analyze", "agreement", "--help").stdout
 
 
 def test_validate_exits_1_only_on_schema_errors(generated, run_cli):
@@ -147,9 +168,102 @@ def test_every_command_on_the_demo_runs_reviewed_by_two_people(demo_store, run_c
         result = run_cli("analyze", *command)
         assert result.returncode == 0 and "Traceback" not in result.stderr, (command, result.stderr)
     report = json.loads(run_cli("analyze", "agreement", "--format", "json").stdout)
-    shown = run_cli("analyze", "agreement", "--weights", "ordinal", "--bootstrap", "0").stdout
+    shown = run_cli(
+        "analyze", "agreement", "--weights", "ordinal", "--bootstrap", "0", "--detail"
+    ).stdout
     assert "| Gwet's AC2 (ordinal) |" in shown and "| κ (ordinal) |" in shown
     [overall] = report["dimensions"].values()
     assert list(report["dimensions"]) == ["overall"]
     assert overall["n_raters"] == 2 and overall["n_pairable"] == 18 and len(overall["pairs"]) == 1
     assert "Agreement on overall" in run_cli("digest").stdout
+
+
+# ----------------------------------------------------- help and usage errors import no analysis yet
+
+HEAVY = (
+    "pandas",
+    "numpy",
+    "scipy",
+    "matplotlib",
+    "evaluation.config",
+    "evaluation.records",
+)
+"""What ``--help`` and a usage error must not import: the libraries an analysis computes with, and
+the pydantic models of the configuration and of the log's records (which load and run it)."""
+BUILTINS = ("validate", "agreement", "calibration", "correlate", "patterns", "synthesize", "triage")
+STEPS = """
+import json, sys
+from bot.cli import main
+heavy, steps, found = json.loads(sys.argv[1]), json.loads(sys.argv[2]), []
+for argv in steps:
+    try:
+        main(argv)
+        code = 0
+    except SystemExit as exc:
+        code = exc.code
+    found.append([argv, code, [name for name in heavy if name in sys.modules]])
+print("\\nSTEPS " + json.dumps(found))
+"""
+"""Runs each command line of ``argv[2]`` in turn through ``main()`` (as the console script does)
+and prints, after each, its exit code and which of ``argv[1]`` are imported by then."""
+
+
+def imported_by(steps: list[list[str]], cwd) -> list[tuple[list[str], int, list[str]]]:
+    """Each command line with its exit code and the HEAVY modules imported once it has run, in a
+    fresh interpreter."""
+    result = subprocess.run(
+        [sys.executable, "-c", STEPS, json.dumps(HEAVY), json.dumps(steps)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={"HILBOT_DATA_DIR": str(cwd / "results"), "PATH": "/usr/bin:/bin"},
+        timeout=120,
+    )
+    assert "STEPS " in result.stdout, result.stderr
+    return [tuple(step) for step in json.loads(result.stdout.rsplit("STEPS ", 1)[1])]
+
+
+def usage_errors(spec: Analysis) -> list[list[str]]:
+    """Command lines of ``spec`` that are usage errors: an unknown option, a bad ``--format``, a
+    value out of an option's range or choices, a required option left out."""
+    name = ["analyze", spec.name]
+    given = [
+        arg
+        for option in spec.options
+        if option.required and option.default is None
+        for arg in (option.option, option.choices[0] if option.choices else "x")
+    ]
+    lines = [[*name, "--bogus"], [*name, *given, "--format", "xml"]]
+    for option in spec.options:
+        if option.high is not None:
+            lines.append([*name, *given, option.option, str(int(option.high) + 1)])
+        elif option.choices is not None:
+            lines.append([*name, *given, option.option, "no-such-choice"])
+    if given:
+        lines.append([*name])
+    return lines
+
+
+def test_the_builtins_are_the_ones_checked_below():
+    builtin = {n for n in analyses.names() if analyses.get(n).__module__.startswith("analysis.")}
+    assert builtin == set(BUILTINS)
+
+
+@pytest.mark.parametrize("name", BUILTINS)
+def test_help_and_usage_errors_import_no_analysis_library(name, tmp_path):
+    """``hilbot analyze NAME --help`` and every kind of usage error answer before pandas, numpy,
+    scipy, matplotlib or the configuration and record models are imported: the analysis is
+    imported when it runs, so each answers as fast as ``hilbot --help``."""
+    steps = [["analyze", name, "--help"], *usage_errors(analyses.get(name))]
+    found = imported_by(steps, tmp_path)
+    assert [code for _, code, _ in found] == [0] + [2] * (len(steps) - 1), found
+    assert all(not heavy for _, _, heavy in found), [
+        (" ".join(argv), heavy) for argv, _, heavy in found if heavy
+    ]
+
+
+def test_the_listing_of_analyses_imports_no_analysis_library(tmp_path):
+    steps = [["analyze", "--help"], ["analyze"], ["analyze", "no-such-analysis"]]
+    found = imported_by(steps, tmp_path)
+    assert [code for _, code, _ in found][2] == 2
+    assert all(not heavy for _, _, heavy in found), found

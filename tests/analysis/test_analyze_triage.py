@@ -391,6 +391,59 @@ def test_a_change_decided_twice_uses_the_latest_rating(store):
     assert [(r.accept, r.reject) for r in report(store).confusion][4] == (1, 3)
 
 
+def test_a_change_triaged_again_counts_once_at_its_latest_triage(store):
+    store.ratings.append_many(
+        [
+            decision("c1", 3, 0.0, run="t1"),
+            decision("c2", 5, 0.99, "accepted", run="t1"),
+            decision("c1", 1, 0.98, "rejected", run="t2"),  # c1 changed again: its latest triage
+            decision("c2", 5, 0.99, "accepted", run="t2"),
+        ]
+    )
+    store.ratings.append(rating("c1", "accept", run="t1"))  # on c1's earlier version
+    r = report(store)
+    assert (r.counts.triaged, r.counts.accepted, r.counts.rejected, r.counts.human_decided) == (
+        2,
+        1,
+        1,
+        0,
+    )
+    assert r.runs == ("t1", "t2")
+    assert (
+        report(store, run="t1").counts.triaged,
+        report(store, run="t1").counts.human_decided,
+    ) == (
+        2,
+        1,
+    )  # one run: its own changes
+
+
+def test_a_change_decided_by_precedent_counts_at_the_human_decision_it_repeats(store):
+    precedent = "precedent: rejected by ann on 2026-11-20 — same change"
+    store.ratings.append_many(
+        [
+            decision("c1", 3, 0.0, run="t1"),
+            rating("c1", "reject", run="t1"),
+            decision("c1", 3, 0.0, "rejected", run="t2").model_copy(update={"rule": precedent}),
+            decision("c2", 3, 0.0, "rejected", run="t2").model_copy(update={"rule": precedent}),
+        ]
+    )
+    r = report(store)
+    assert (r.counts.triaged, r.counts.human_decided, r.counts.rejected) == (2, 1, 1)
+    assert [(row.accept, row.reject) for row in r.confusion][2] == (0, 1)  # UNSURE, rejected
+
+
+def test_triaging_twice_counts_each_change_once_end_to_end(run_cli, tmp_path):
+    expected, actual = _trees(tmp_path)
+    (tmp_path / "hilbot.toml").write_text("[triage]\naudit_share = 0.0\n")
+    for _ in range(2):  # the same trees: the open run is reused
+        run_cli("triage", str(expected), str(actual))
+    (actual / "test" / "words.md").write_text("answer: Nice\n")
+    run_cli("triage", str(expected), str(actual))  # one change moved on: a new triage run
+    data = json.loads(run_cli("analyze", "triage", "--format", "json").stdout)
+    assert data["counts"]["triaged"] == 4 and len(data["runs"]) == 2
+
+
 def test_ratings_of_other_runs_and_dimensions_are_not_decisions(store):
     store.ratings.append(decision("c1", 5, 0.99))
     other = rating("c1", "reject", 0, run="else")

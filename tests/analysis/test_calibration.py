@@ -421,6 +421,125 @@ def test_ai_score_follows_the_dimension_column_then_overall():
     assert keys["overall"].mean_ai == pytest.approx(0.5)  # q2 .2, q3 .8
 
 
+def test_the_built_in_answer_dimensions_are_checked_against_the_judges_metrics():
+    """No hand-made dimension: answer-correctness and technical-accuracy read the judge's
+    answer_correctness, quote-faithfulness its quote_faithfulness, explanation-faithfulness its
+    explanation_faithfulness (each before overall, which the first item's 0.5 would give)."""
+    judged = {
+        "ai_overall": 0.5,
+        "ai_answer_correctness": 0.9,
+        "ai_quote_faithfulness": 0.2,
+        "ai_explanation_faithfulness": 0.7,
+    }
+    items = make_items(
+        [{"item_id": f"q{k}", **judged} for k in range(2)],
+        ai=("overall", "answer_correctness", "quote_faithfulness", "explanation_faithfulness"),
+    )
+    rows = [
+        rating("q0", "correct", dimension="answer-correctness"),
+        rating("q1", "incorrect", dimension="technical-accuracy"),
+        rating("q0", "unfaithful", dimension="quote-faithfulness"),
+        rating("q1", "faithful", dimension="explanation-faithfulness"),
+    ]
+    report = calibration((make_ratings(rows), items), CONFIG, by=("metric",))
+    groups = {g.key["metric"]: g for g in report.groups}
+    assert set(groups) == {"answer_correctness", "quote_faithfulness", "explanation_faithfulness"}
+    assert groups["answer_correctness"].n == 2 and groups["answer_correctness"].mean_ai == 0.9
+    assert groups["quote_faithfulness"].mean_ai == pytest.approx(0.2)
+    assert groups["explanation_faithfulness"].mean_ai == pytest.approx(0.7)
+    # the same items: humans 1.0 and 0.0 against the judge's 0.9 → categories correct, incorrect
+    matrix = groups["answer_correctness"].categories.confusion
+    assert matrix.labels == ("incorrect", "correct") and matrix.counts == ((0, 0), (1, 1))
+    assert CONFIG.dimensions["technical-accuracy"].metric == "answer_correctness"
+
+
+def test_calibration_by_metric_on_a_judged_answer_run(store, run_cli):
+    """``hilbot analyze calibration --by metric`` shows one group per judge metric the reviewers
+    rated on the built-in dimensions."""
+    from evaluation.records import (
+        Evaluation,
+        ItemData,
+        Query,
+        QueryEvaluation,
+        Rating,
+        Reviewer,
+        RunHeader,
+    )
+
+    scores = [
+        {"overall": 0.6, "answer_correctness": 0.9 - k / 10, "quote_faithfulness": k / 10}
+        for k in range(6)
+    ]
+    store.create_run(
+        RunHeader(run_id="rag", kind="answer", dimensions=["answer"]),
+        [
+            QueryEvaluation(
+                run_id="rag",
+                data=ItemData(
+                    id=f"a{k}",
+                    query=Query(query=f"q{k}"),
+                    answer="…",
+                    evaluation=Evaluation(scores=s),
+                ),
+            )
+            for k, s in enumerate(scores)
+        ],
+    )
+    for k in range(6):
+        for dimension, judgment, score in (
+            ("answer-correctness", "correct" if k < 3 else "incorrect", 1.0 if k < 3 else 0.0),
+            ("quote-faithfulness", "faithful" if k >= 3 else "unfaithful", 1.0 if k >= 3 else 0.0),
+        ):
+            if (dimension, k) == ("quote-faithfulness", 5):
+                continue  # left to bob, below
+            store.ratings.append(
+                Rating(
+                    run_id="rag",
+                    item_id=f"a{k}",
+                    dimension=dimension,
+                    reviewer=Reviewer(id="alice"),
+                    idempotency_key=f"{dimension}{k}",
+                    judgment=judgment,
+                    score=score,
+                )
+            )
+    env = {"HILBOT_DATA_DIR": str(store.root)}
+    # a reviewer rates on them as on any built-in dimension (bob: a5 faithful, and one item
+    # correct on technical accuracy, which counts as answer correctness too)
+    for dimension, key in (("quote-faithfulness", "f"), ("technical-accuracy", "c")):
+        typed = key + "\r" * 3 + "q"  # the rating, past any follow-up question, then quit
+        reviewed = run_cli(
+            "review", "rag", "--dimension", dimension, "--reviewer", "bob", input=typed, env=env
+        )
+        assert reviewed.returncode == 0, reviewed.stderr
+    result = run_cli("analyze", "calibration", "--by", "metric", env=env)
+    assert result.returncode == 0, result.stderr
+    assert "## metric=answer_correctness" in result.stdout
+    assert "## metric=quote_faithfulness" in result.stdout
+    data = json.loads(
+        run_cli("analyze", "calibration", "--by", "metric", "--format", "json", env=env).stdout
+    )
+    groups = {g["key"]["metric"]: g for g in data["groups"]}
+    assert set(groups) == {"answer_correctness", "quote_faithfulness"}
+    assert all(not g["notes"] for g in groups.values())  # configured, built-in dimensions
+    rated = {
+        e.dimension
+        for e in store.human_events()
+        if getattr(e, "score", None) is not None and e.reviewer.id == "bob"
+    }
+    assert rated >= {"quote-faithfulness", "technical-accuracy"}
+    assert groups["quote_faithfulness"]["n"] == 6
+    assert groups["answer_correctness"]["n"] == 7  # six items, and a0 again on technical accuracy
+    [bobs] = [
+        e.item_id
+        for e in store.human_events()
+        if getattr(e, "dimension", None) == "technical-accuracy" and getattr(e, "score", None)
+    ]
+    again = scores[int(bobs[1:])]["answer_correctness"]
+    assert groups["answer_correctness"]["mean_ai"] == pytest.approx((0.65 * 6 + again) / 7)
+    assert groups["quote_faithfulness"]["spearman"]["coefficient"] > 0.8
+
+
 def test_groups_by_category_and_prompt_hash_with_missing_values_as_none():
     ratings, items = hand_frames()
     items["category"] = ["a"] * 5 + [None] * 5

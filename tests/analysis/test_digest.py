@@ -517,3 +517,128 @@ def test_importing_digest_does_not_import_matplotlib():
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
     )
     assert out.stdout.strip() == "False"
+
+
+# --------------------------------------------------------------------------- what changed
+
+QUALITY = {"excellent": 1.0, "good": 0.7, "okay": 0.4, "miss": 0.1}
+
+
+def _quality_run(store: Store, run_id: str, items: dict[str, tuple[str, str]]) -> None:
+    store.create_run(
+        RunHeader(run_id=run_id, dimensions=["quality"]),
+        [
+            QueryEvaluation(
+                run_id=run_id,
+                data=ItemData(
+                    id=item,
+                    query=Query(query=f"query {item}", category=category),
+                    features={"size": size},
+                    evaluation=Evaluation(scores={"overall": 0.9}),
+                ),
+            )
+            for item, (category, size) in items.items()
+        ],
+    )
+
+
+def _judge(store: Store, run: str, item: str, judgment: str, who: Reviewer, minutes: float, *tags):
+    store.ratings.append(
+        Rating(
+            run_id=run,
+            item_id=item,
+            dimension="quality",
+            reviewer=who,
+            channel=who.platform,
+            idempotency_key=f"q-{next(_keys)}",
+            judgment=judgment,
+            score=QUALITY[judgment],
+            concerns=list(tags),
+            timestamp=_t(minutes),
+        )
+    )
+
+
+@pytest.fixture
+def regressed(store: Store) -> Store:
+    """v1 rated the day before SINCE, v2 since: the six tasks items (small) excellent, then miss
+    with lacks_catalyst; the three orm items (large) good both times."""
+    items = {f"t{n}": ("tasks", "small") for n in range(6)}
+    items |= {f"o{n}": ("orm", "large") for n in range(3)}
+    _quality_run(store, "v1", items)
+    _quality_run(store, "v2", items)
+    for n in range(6):
+        _judge(store, "v1", f"t{n}", "excellent", ALICE, -600 + n)
+        _judge(store, "v2", f"t{n}", "miss", ALICE, 60 + n, "lacks_catalyst")
+    for n in range(3):
+        _judge(store, "v1", f"o{n}", "good", BOB, -500 + n)
+        _judge(store, "v2", f"o{n}", "good", BOB, 100 + n)
+    return store
+
+
+def test_the_digest_carries_regression_alerts_with_their_interval(regressed, config):
+    """6/6 excellent before, 0/6 since: Newcombe's interval of the fall is −100 to −45 points
+    (Wilson's 0 of 6 reaches 0.390); lacks_catalyst went from 0 of 9 ratings to 6 of 9."""
+    digest = build_digest(regressed, config, since=SINCE, now=NOW, chart=False, figures=True)
+    assert digest.alerts == (
+        "⚠ quality · category=tasks: success 100% (excellent 6) → 0% (miss 6), −100 pts "
+        "(95% CI −100 to −45)",
+        "⚠ quality · feature size=small: success 100% (excellent 6) → 0% (miss 6), −100 pts "
+        "(95% CI −100 to −45)",
+        "⚠ quality · concern lacks_catalyst: on 0% of 9 ratings → 67% of 9, +67 pts "
+        "(95% CI 23 to 88)",
+    )
+    lines = digest.lines()
+    header = lines.index("Regressions since 2026-11-20 09:00 UTC (against the 24 hours before):")
+    assert tuple(lines[header + 1 : header + 4]) == digest.alerts
+    assert lines[header - 1] == "New since 2026-11-20 09:00 UTC: 9 ratings from 2 reviewers"
+    assert not any("orm" in line or "large" in line for line in digest.alerts)
+    # the digest without the analyses' lines (figures=False) has none
+    assert build_digest(regressed, config, since=SINCE, now=NOW, chart=False).alerts == ()
+
+
+def test_no_alert_without_a_previous_window(regressed, config):
+    digest = build_digest(regressed, config, now=NOW, chart=False, figures=True)  # all time
+    assert digest.alerts == () and not any(
+        line.startswith("Regressions") for line in digest.lines()
+    )
+
+
+def test_the_digest_carries_the_synthesis_of_the_runs_rated_anew(regressed, config):
+    digest = build_digest(regressed, config, since=SINCE, now=NOW, chart=False, figures=True)
+    first, *actions = digest.synthesis
+    assert first.startswith(
+        "Synthesis of v2 · quality (statistical): 9 ratings of 9 items by 2 reviewer(s)"
+    )
+    assert actions[0] == "  → Address lacks_catalyst: flagged in 6 rating(s)"
+    assert len(actions) <= 3 and not any("v1" in line for line in digest.synthesis)
+    assert digest.lines()[-len(digest.synthesis) :] == list(digest.synthesis)
+
+
+def test_a_stored_synthesis_newer_than_the_ratings_is_the_one_shown(regressed, config):
+    """An LLM's synthesis (written at a session's end, say) speaks for the ratings before it."""
+    from evaluation.records import ReviewSummary
+
+    def stored(minutes: float, text: str) -> None:
+        regressed.ratings.append(
+            ReviewSummary(
+                run_id="v2",
+                dimension="quality",
+                reviewedAt=_t(minutes),
+                synthesis=text,
+                synthesis_source="claude-sonnet-5",
+                actionItems=["Look at the tasks answers", "Re-run the judge", "Ship", "Party"],
+            )
+        )
+
+    stored(50, "Written before the latest ratings.")
+    digest = build_digest(regressed, config, since=SINCE, now=NOW, chart=False, figures=True)
+    assert "(statistical)" in digest.synthesis[0]
+    stored(200, "Tasks answers regressed.")
+    digest = build_digest(regressed, config, since=SINCE, now=NOW, chart=False, figures=True)
+    assert digest.synthesis == (
+        "Synthesis of v2 · quality (by claude-sonnet-5): Tasks answers regressed.",
+        "  → Look at the tasks answers",
+        "  → Re-run the judge",
+        "  → Ship",
+    )

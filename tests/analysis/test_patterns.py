@@ -6,6 +6,7 @@ The quality scale: excellent 1.0 and good .7 are successes; okay .4 and miss .1 
 
 from __future__ import annotations
 
+import math
 from datetime import datetime, timezone
 
 import numpy as np
@@ -425,3 +426,123 @@ def test_counts_add_up_and_order_and_item_names_do_not_matter(rows, seed):
     )
     again = patterns(*shuffled, make_concerns([]), CONFIG)
     assert rounded(again.to_dict()) == rounded(assert_json_safe(report))
+
+
+# ---------------------------------------------------------------- the digest's regression alerts
+
+
+@pytest.mark.parametrize(
+    "counts, low, high",
+    [  # Newcombe (1998), Statistics in Medicine 17:873–890, Table II, method 10
+        ((56, 70, 48, 80), 0.0524, 0.3339),
+        ((9, 10, 3, 10), 0.1705, 0.8090),
+        ((6, 7, 2, 7), 0.0582, 0.8062),
+        ((5, 56, 0, 29), -0.0381, 0.1926),
+        ((0, 10, 0, 20), -0.1611, 0.2775),
+        ((0, 10, 0, 10), -0.2775, 0.2775),
+        ((10, 10, 0, 20), 0.6791, 1.0),
+        ((10, 10, 0, 10), 0.6075, 1.0),
+    ],
+)
+def test_newcombes_interval_of_a_difference_matches_his_table(counts, low, high):
+    from analysis.stats import newcombe_interval
+
+    got = newcombe_interval(*counts)
+    assert (round(got.low, 4), round(got.high, 4)) == (low, high) and got.method == "newcombe"
+    assert newcombe_interval(1, 0, 1, 2) == Undefined("no ratings on one side")
+
+
+def _alert_frames(before: list[str], now: list[str], *, tags_now: int = 0):
+    """One category (``tasks``) and a feature (``size``): ``before`` judgments the day before T0 +
+    1, ``now`` the day after; the first ``tags_now`` new ratings carry ``lacks_catalyst``."""
+    judgments = [(f"b{n}", j, day(0.5)) for n, j in enumerate(before)]
+    judgments += [(f"n{n}", j, day(1.5)) for n, j in enumerate(now)]
+    items = make_items(
+        [{"item_id": i, "category": "tasks", "feature_size": 3.0} for i, _, _ in judgments],
+        features=("size",),
+    )
+    ratings = make_ratings([rating(i, j, dimension=Q, timestamp=t) for i, j, t in judgments])
+    concerns = make_concerns(
+        [
+            {"item_id": i, "dimension": Q, "tag": "lacks_catalyst"}
+            for i, _, _ in judgments[len(before) :][:tags_now]
+        ]
+    )
+    return ratings, items, concerns
+
+
+def test_a_pattern_rated_excellent_and_now_miss_is_an_alert_with_its_interval():
+    from analysis.patterns import regression_alerts
+
+    ratings, items, concerns = _alert_frames(["excellent"] * 4, ["miss"] * 4, tags_now=4)
+    alerts = regression_alerts(
+        ratings, items, concerns, CONFIG, since=day(1).to_pydatetime(), until=day(2).to_pydatetime()
+    )
+    # 4/4 → 0/4: Wilson [0.510, 1] and [0, 0.490]; Newcombe: −1 − 0 to −1 + √(2 · 0.490²) = −0.307
+    assert [a.line() for a in alerts] == [
+        "⚠ quality · category=tasks: success 100% (excellent 4) → 0% (miss 4), −100 pts "
+        "(95% CI −100 to −31)",
+        "⚠ quality · feature size=3: success 100% (excellent 4) → 0% (miss 4), −100 pts "
+        "(95% CI −100 to −31)",
+        "⚠ quality · concern lacks_catalyst: on 0% of 4 ratings → 100% of 4, +100 pts "
+        "(95% CI 31 to 100)",
+    ]
+    tasks = alerts[0]
+    assert (tasks.before.n, tasks.now.n, tasks.change) == (4, 4, -1.0)
+    z2 = 1.959964**2  # Wilson's upper bound at 0 of 4: 2 · (z²/8) / (1 + z²/4)
+    assert tasks.ci.high == pytest.approx(-1 + math.sqrt(2) * 2 * (z2 / 8) / (1 + z2 / 4), abs=1e-6)
+    assert tasks.to_dict()["ci"]["method"] == "newcombe"
+
+
+@pytest.mark.parametrize(
+    "before, now",
+    [
+        (["excellent"] * 4, ["good"] * 4),  # both succeed
+        (["excellent"] * 2, ["miss"] * 4),  # too few before
+        (["excellent"] * 3 + ["miss"], ["excellent"] + ["miss"] * 3),  # 75% → 25%: not significant
+        (["miss"] * 4, ["excellent"] * 4),  # better, not worse
+    ],
+)
+def test_no_alert_without_a_significant_fall(before, now):
+    from analysis.patterns import regression_alerts
+
+    ratings, items, concerns = _alert_frames(before, now)
+    since, until = day(1).to_pydatetime(), day(2).to_pydatetime()
+    assert regression_alerts(ratings, items, concerns, CONFIG, since=since, until=until) == []
+
+
+def test_ratings_outside_the_two_windows_are_left_out():
+    from analysis.patterns import regression_alerts
+
+    ratings, items, concerns = _alert_frames(["excellent"] * 4, ["miss"] * 4)
+    # the new window ends before the misses: nothing new, nothing to compare
+    since, until = day(0.75).to_pydatetime(), day(1).to_pydatetime()
+    assert regression_alerts(ratings, items, concerns, CONFIG, since=since, until=until) == []
+
+
+def test_the_digest_lists_the_surest_five_alerts_and_counts_the_rest():
+    from types import SimpleNamespace
+
+    from analysis.registry import Inputs, analyses
+
+    rated, judged = [], []
+    for n in range(7):  # seven categories, each rated excellent 4 times, then miss 4 times
+        ratings, items, _ = _alert_frames(["excellent"] * 4, ["miss"] * 4)
+        items["category"] = f"c{n}"
+        ratings["item_id"] = ratings["item_id"] + f"-{n}"
+        items["item_id"] = items["item_id"] + f"-{n}"
+        rated.append(ratings)
+        judged.append(items)
+    frames = SimpleNamespace(
+        ratings=pd.concat(rated, ignore_index=True),
+        items=pd.concat(judged, ignore_index=True).drop(columns=["feature_size"]),
+        concerns=make_concerns([]),
+    )
+    window = (day(1).to_pydatetime(), day(2).to_pydatetime())
+    inputs = Inputs(None, CONFIG, window=window).with_frames(frames)  # type: ignore[arg-type]
+    lines = analyses.get("patterns").digest(inputs, None)
+    assert [line.split(":")[0] for line in lines[:5]] == [
+        f"⚠ quality · category=c{n}" for n in range(5)
+    ]
+    assert lines[5:] == ["… and 2 more regression alerts"]
+    assert analyses.get("patterns").digest(Inputs(None, CONFIG).with_frames(frames), None) == []

@@ -132,6 +132,7 @@ def _full_records() -> dict[str, BaseModel]:
             judgment="good",
             score=0.75,
             concerns=["stale", "vague"],
+            concerns_dropped=["off_topic"],
             note="fine otherwise",
             confidence="high",
             ai_verdict_shown=True,

@@ -98,10 +98,10 @@ def test_evidence_follows_the_log(reviewed):
 def test_statistical_synthesis_is_labelled_and_appended(reviewed):
     record = synthesize(reviewed, _config(), run_id="r1")
     assert record.synthesis_source == "statistical"
-    # 5 ratings: q1 0.1, 0.4; q2 1.0, 0.7; q3 0.7 → mean 0.58; deltas −0.8 −0.5 +0.2 −0.1 +0.4 →
-    # mean −0.16
+    # 5 ratings: q1 0.1, 0.4; q2 1.0, 0.7; q3 0.7 → mean 0.58; human − AI −0.8 −0.5 +0.2 −0.1 +0.4
+    # → mean −0.16, so AI − human (aiVsHumanDelta, as the hil format defines it) 0.16
     assert record.queriesReviewed == 5 and record.humanAverageScore == pytest.approx(0.58)
-    assert record.aiVsHumanDelta == pytest.approx(-0.16)
+    assert record.aiVsHumanDelta == pytest.approx(0.16)
     assert "the AI scores 0.16 higher than the reviewers" in record.synthesis
     assert "Most frequent concerns: bad_ranking (3), weak_snippet (1)" in record.synthesis
     assert record.actionItems[:2] == [

@@ -186,7 +186,7 @@ def test_agreement_describes_the_dimension_from_the_log(select, setup, run_cli):
     assert dim["scale"] is None and dim["categories"] == ASCENDING
     assert dim["values"] == pytest.approx([0.1, 0.45, 0.9])  # the judgments' mean scores
     assert NOT_CONFIGURED in dim["notes"]
-    markdown = ok(run_cli, "agreement", "--bootstrap", "0", *select).stdout
+    markdown = ok(run_cli, "agreement", "--bootstrap", "0", "--detail", *select).stdout
     assert (
         "Scale: cold < aloof < warm (values 0.1, 0.45, 0.9)." in markdown
         and f"- note: {NOT_CONFIGURED}" in markdown

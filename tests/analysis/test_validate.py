@@ -371,3 +371,48 @@ def test_two_runs_in_one_file_are_flagged(store, config):
     ]
     assert report.counts["duplicate_run_header"] == 1 and report.counts["duplicate_item"] == 1
     assert report.exit_code == 0 and _digest(store) == before
+
+
+@pytest.fixture
+def many_flags(store: Store) -> Store:
+    """30 ratings of alpha/a1 that carry a concern on the top option, then 2 of unknown items."""
+    _runs(store)
+    for n in range(30):
+        store.ratings.append(
+            _rating(f"r{n}", "alpha", "a1", "quality", "excellent", 1.0, n, concerns=["flaky"])
+        )
+    store.ratings.append(_rating("x", "alpha", "zz", "quality", "okay", 0.4, 30))
+    store.ratings.append(_rating("y", "ghost", "g1", "overall", "good", 1.0, 31))
+    return store
+
+
+def _listed(text: str) -> list[str]:
+    return text.split("```text\n")[1].split("\n```")[0].splitlines()
+
+
+def test_the_listing_is_limited_per_flag_after_the_counts(many_flags, run_cli):
+    """A flood of one flag does not bury the others: the counts come first, then at most --limit
+    lines of each flag (default 20), saying how many more there are and how to see them."""
+    env = {"HILBOT_DATA_DIR": str(many_flags.root)}
+    result = run_cli("analyze", "validate", env=env)
+    assert result.returncode == 0, result.stderr
+    text = result.stdout
+    assert text.index("| excellent_with_concern | 30 |") < text.index("```text")
+    listed = _listed(text)
+    assert sum(": excellent_with_concern: " in line for line in listed) == 20
+    assert sum(": unknown_item: " in line for line in listed) == 2
+    assert (
+        "… and 10 more excellent_with_concern lines (--limit 0 lists every line; --format json "
+        "has them all)" in text
+    )
+    five = run_cli("analyze", "validate", "--limit", "5", env=env).stdout
+    assert sum(": excellent_with_concern: " in line for line in _listed(five)) == 5
+    assert "… and 25 more excellent_with_concern lines" in five
+    every = run_cli("analyze", "validate", "--limit", "0", env=env).stdout
+    assert len(_listed(every)) == 32 and "more excellent_with_concern" not in every
+    data = json.loads(
+        run_cli("analyze", "validate", "--limit", "1", "--format", "json", env=env).stdout
+    )
+    assert len(data["flags"]) == 32  # the JSON holds every flagged line
+    bad = run_cli("analyze", "validate", "--limit", "-1", env=env)
+    assert bad.returncode == 2 and "--limit" in bad.stderr and len(bad.stderr.splitlines()) == 1

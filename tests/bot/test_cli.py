@@ -39,6 +39,53 @@ def test_help_imports_no_heavy_library():
         assert f"'{name}'" not in loaded, f"`hilbot --help` imported {name}"
 
 
+EVERY_HELP = """
+import sys
+from itertools import chain
+import typer
+from bot.cli import main
+from bot.cli._app import app
+
+
+def paths(command, path):
+    yield path
+    if hasattr(command, "list_commands"):  # a group
+        context = typer.Context(command)
+        for name in command.list_commands(context):
+            yield from paths(command.get_command(context, name), [*path, name])
+
+
+heavy = sys.argv[1].split(",")
+# lazily: the walk reaches a command once the help of its group has run
+platforms = [["serve", "telegram"], ["serve", "slack"]]
+for path in chain(paths(typer.main.get_command(app), []), platforms):
+    try:
+        main([*path, "--help"])
+    except SystemExit:
+        pass
+    loaded = [name for name in heavy if name in sys.modules]
+    print("\\nHELP", " ".join(path) or "(hilbot)", "imported", ",".join(loaded) or "nothing")
+"""
+"""``hilbot --help`` and the help of every command and subcommand under it, in turn in one
+interpreter, each followed by what it imported."""
+
+
+def test_every_help_imports_no_heavy_library_nor_the_models():
+    """Every ``--help`` (every command, subcommand and analysis) answers as fast as ``hilbot
+    --help``: none imports a heavy library, the configuration's or the records' models."""
+    heavy = [*HEAVY, "evaluation.config", "evaluation.records"]
+    out = subprocess.run(
+        [sys.executable, "-c", EVERY_HELP, ",".join(heavy)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    lines = re.findall(r"^HELP (.*) imported (.*)$", out, re.M)
+    helped = {path for path, _ in lines}
+    assert {"(hilbot)", "review", "sets list", "analyze", "analyze agreement"} <= helped, helped
+    assert [(path, what) for path, what in lines if what != "nothing"] == []
+
+
 @pytest.mark.parametrize("command", [None, *COMMANDS])
 def test_every_help_has_an_example(run_cli, command):
     result = run_cli(*([command] if command else []), "--help")
@@ -96,11 +143,13 @@ def test_review_list_shows_id_set_size_overall_and_review_state(run_cli):
     assert out[0] == "Recent test runs:"
     rows = {line.split()[0]: line for line in out[1:]}
     assert re.fullmatch(
-        rf"  {SEARCH_RUN}\s+docs-search\s+18 queries  overall=0\.\d\d  \(reviewed\)",
+        rf"  {SEARCH_RUN}\s+docs-search\s+18 queries  overall=0\.\d\d  "
+        r"rated 1/18 · complete 1/18 \(k=1\)",
         rows[SEARCH_RUN],
     )
     assert re.fullmatch(
-        rf"  {RAG_RUN}\s+rag-answers\s+12 queries  overall=0\.\d\d  \(no HIL review\)",
+        rf"  {RAG_RUN}\s+rag-answers\s+12 queries  overall=0\.\d\d  "
+        r"rated 0/12 · complete 0/12 \(k=1\)",
         rows[RAG_RUN],
     )
 

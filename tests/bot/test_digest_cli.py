@@ -3,6 +3,8 @@ API."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from bot.demo import SEARCH_RUN
 from evaluation import Rating, Reviewer
 from tests.fakes.telegram_api import FakeTelegram
@@ -66,3 +68,43 @@ def test_digest_without_chats_or_token_is_one_line(demo_store, run_cli, tmp_path
         and "set [telegram.digest] chats" in result.stderr
         and len(result.stderr.splitlines()) == 1
     )
+
+
+def rate_then_and_now(
+    store, before: timedelta = timedelta(hours=36), new: timedelta = timedelta(hours=1)
+) -> None:
+    """Four items rated good ``before`` (a day and a half ago), four others terrible with
+    bad_ranking ``new`` (an hour ago): the concern went from none of the ratings to all of them."""
+    from evaluation import utcnow
+
+    run = store.load_run(SEARCH_RUN)
+    now = utcnow()
+    ratings = [
+        Rating(
+            run_id=SEARCH_RUN,
+            item_id=item.id,
+            reviewer=Reviewer(id="alice"),
+            judgment="good" if n < 4 else "terrible",
+            score=1.0 if n < 4 else 0.1,
+            concerns=[] if n < 4 else ["bad_ranking"],
+            idempotency_key=f"w{n}",
+            timestamp=now - (before if n < 4 else new),
+        )
+        for n, item in enumerate(run.items[:8])
+    ]
+    store.ratings.append_many(ratings)
+
+
+def test_digest_says_what_changed(demo_store, run_cli):
+    rate_then_and_now(demo_store)
+    result = run_cli("digest")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    header = next(n for n, line in enumerate(lines) if line.startswith("Regressions since "))
+    assert lines[header].endswith("(against the 24 hours before):")
+    assert lines[header + 1] == (
+        "⚠ overall · concern bad_ranking: on 0% of 4 ratings → 100% of 4, +100 pts "
+        "(95% CI 31 to 100)"
+    )
+    assert f"Synthesis of {SEARCH_RUN} · overall (statistical): " in result.stdout
+    assert "  → Address bad_ranking: flagged in 4 rating(s)" in lines

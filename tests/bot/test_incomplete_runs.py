@@ -56,10 +56,11 @@ def test_review_list_marks_a_run_without_a_summary_incomplete(run_cli, store):
     rows = rows_of(result.stdout)
     # the complete run's row is as it always was; the cut one keeps the columns and gains the marker
     assert re.fullmatch(
-        r"  claude      cases    8 queries  overall=0\.\d\d  \(no HIL review\)", rows["claude"]
+        r"  claude      cases    8 queries  overall=0\.\d\d  rated 0/8 · complete 0/8 \(k=1\)",
+        rows["claude"],
     )
     assert re.fullmatch(
-        r"  claude-cut  cases    5 queries  overall=0\.\d\d  \(no HIL review\)"
+        r"  claude-cut  cases    5 queries  overall=0\.\d\d  rated 0/5 · complete 0/5 \(k=1\)"
         + INCOMPLETE_ROW.format(n=5, total=8),
         rows["claude-cut"],
     )

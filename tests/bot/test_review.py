@@ -133,6 +133,49 @@ def test_concern_toggles_and_changed_rating_are_new_events(demo_store):
     assert len(ledger.ratings(SEARCH_RUN)) == 1
 
 
+def test_a_rating_changed_to_one_that_asks_no_concerns_drops_its_tags_and_records_so(demo_store):
+    """A changed rating carried the tags over to "good", which takes none: `validate` flagged it."""
+    from analysis.validate import validate
+
+    session = _session(demo_store)
+    session.start()
+    item = session.item.id
+    session.act(Action("rate", "okay"))
+    session.act(Action("toggle", "bad_ranking"))
+    session.act(Action("toggle", "weak_snippet"))
+    step = session.act(Action("rate", "good"))
+    assert step.finished.item_id == item and step.finished.concerns == ()
+    latest = _on_disk(demo_store)[-1]
+    assert (latest.judgment, latest.concerns, latest.concerns_dropped) == (
+        "good",
+        [],
+        ["bad_ranking", "weak_snippet"],
+    )
+    report = validate(Store(demo_store.root), load_config(None))
+    assert not [f for f in report.flags if f.flag == "excellent_with_concern"], report.flags
+    again = _session(demo_store).card(item)  # the tags are gone for good, and a rating that
+    assert again.concerns == ()  # asks for them starts without them
+    session.act(Action("rate", "poor", item_id=item))
+    assert (_on_disk(demo_store)[-1].concerns, _on_disk(demo_store)[-1].concerns_dropped) == (
+        [],
+        None,
+    )
+
+
+def test_a_chat_session_ended_at_its_last_rating_still_takes_that_cards_tags(demo_store):
+    """A chat ends a session when its last card is rated; the tags then asked were refused ("This
+    review is finished."), and so was every later change of a rating on that run."""
+    session = _session(demo_store, BOB)  # a chat: every action names its item
+    item = session.pending(limit=1)[0].id
+    session.act(Action("rate", "okay", item_id=item))
+    assert session.act(Action("quit")).summary is not None  # the chat says "All done"
+    step = session.act(Action("toggle", "bad_ranking", item_id=item))
+    assert step.alert is None and step.stored == 1
+    assert session.act(Action("rate", "poor", item_id=item)).stored == 1
+    assert _on_disk(demo_store)[-1].concerns == ["bad_ranking"]
+    assert session.act(Action("rate", "good")).alert == "This review is finished."  # no item
+
+
 def test_notes_skip_and_note_only(demo_store):
     session = _session(demo_store)
     session.start()
@@ -184,8 +227,8 @@ def test_quit_summary_matches_hand_computation(demo_store):
     assert step.state == State.QUIT
     assert (summary.queriesReviewed, summary.queriesSkipped, summary.queriesFlagged) == (2, 1, 1)
     assert summary.humanAverageScore == pytest.approx(0.7)
-    assert summary.aiVsHumanDelta == pytest.approx(
-        sum(rated[i] - ai[i] for i in rated) / 2, abs=1e-4
+    assert summary.aiVsHumanDelta == pytest.approx(  # AI − human
+        sum(ai[i] - rated[i] for i in rated) / 2, abs=1e-4
     )
     assert _on_disk(demo_store)[-1].type == "review_summary"
 
@@ -236,8 +279,8 @@ def test_redelivered_action_counts_once_and_stale_buttons_write_nothing(demo_sto
 def test_scenario_labels_are_filled_from_the_scale(demo_store):
     session = _session(demo_store, dimension="trigger-accuracy")
     card = session.start().card
-    assert [b.key for b in card.buttons[0]] == ["y", "n"]
-    assert card.button_for_key("m").action.kind == "note"  # n is "No" here, so note moves to m
+    assert [b.key for b in card.buttons[0]] == ["y", "o"]
+    assert card.button_for_key("n").action.kind == "note"  # n is the note on every scale
     session.act(Action("rate", "no"))
     session.act(Action("next"))
     session.act(Action("rate", "yes"))
@@ -558,10 +601,12 @@ def test_the_four_labelled_dimensions_ask_their_follow_ups_by_default(demo_store
     trigger = _session(demo_store, dimension="trigger-accuracy")
     trigger.start()
     assert (
-        trigger.act(Action("rate", "yes")).state == State.RATING
-    )  # a right trigger asks nothing more
+        trigger.act(Action("rate", "yes")).state == State.CONFIDENCE
+    )  # a right trigger asks only how sure
+    assert trigger.act(Action("next", "confidence")).state == State.RATING
     item = trigger.item.id
-    step = trigger.act(Action("rate", "no"))
+    assert trigger.act(Action("rate", "no")).state == State.CONFIDENCE
+    step = trigger.act(Action("next", "confidence"))
     assert step.state == State.QUESTION and step.card.prompt == "What triggered instead?"
     trigger.act(Action("type", "trigger_component_observed"))
     step = trigger.act(Action("text", "search-widget"))
@@ -573,7 +618,7 @@ def test_the_four_labelled_dimensions_ask_their_follow_ups_by_default(demo_store
     expected = {
         "code-validity": ("broken", State.CONFIDENCE),
         "technical-accuracy": ("incorrect", State.CONFIDENCE),
-        "completeness": ("2", State.QUESTION),
+        "completeness": ("2", State.CONFIDENCE),
     }
     for dimension, (value, state) in expected.items():
         session = _session(demo_store, dimension=dimension)
@@ -677,3 +722,75 @@ def test_redelivered_answers_and_reasons_write_nothing(demo_store, tmp_path):
     assert session.act(Action("skip", "unclear item", skipped, "u5")).stored == 0
     events = _on_disk(demo_store)
     assert [type(e).__name__ for e in events] == ["Rating", "Rating", "Rating", "Skip", "Skip"]
+
+
+def test_the_guide_says_what_each_label_means_and_when_to_skip(demo_store):
+    session = _session(demo_store, dimension="trigger-accuracy")
+    session.start()
+    guide = session.guide().splitlines()
+    assert guide[0] == "trigger-accuracy: Did the correct component trigger?"
+    assert guide[1].startswith("  y  Yes, correct — YES if")
+    assert guide[2].startswith("  o  No, wrong component — NO if")  # the key the card shows
+    assert guide[3].startswith("  s  Skip — SKIP if")
+    assert "how sure are you" in guide[4]
+    step = session.act(Action("guide"))
+    assert step.detail == session.guide() and step.stored == 0
+    search = _session(demo_store).guide()
+    assert "how sure" not in search and "  s  Skip — " in search
+
+
+@pytest.mark.parametrize(
+    "dimension, label",
+    [("trigger-accuracy", "yes"), ("completeness", "5"), ("technical-accuracy", "correct")],
+)
+def test_every_labelling_dimension_asks_how_sure_after_each_label(demo_store, dimension, label):
+    session = _session(demo_store, dimension=dimension)
+    session.start()
+    first = session.item.id
+    step = session.act(Action("rate", label))
+    assert step.state == State.CONFIDENCE and step.card.prompt == "How sure are you?"
+    assert [b.key for b in step.card.buttons[0]] == ["h", "m", "l"]
+    step = session.act(Action("confidence", "high"))
+    assert step.state == State.RATING and session.item.id != first
+    second = session.item.id
+    session.act(Action("rate", label))
+    step = session.act(Action("next", "confidence"))  # skipped: the label stands without it
+    assert step.stored == 0 and session.item.id not in (first, second)
+    latest = Ledger.from_events(_on_disk(demo_store))
+    assert [
+        (latest.judgment(SEARCH_RUN, i, dimension, ALICE).judgment, _conf(latest, i, dimension))
+        for i in (first, second)
+    ] == [(label, "high"), (label, None)]
+
+
+def _conf(ledger, item_id, dimension):
+    return ledger.judgment(SEARCH_RUN, item_id, dimension, ALICE).confidence
+
+
+def test_a_skip_is_taken_back_with_one_key_and_the_rating_replaces_it(demo_store):
+    session = _session(demo_store)
+    session.start()
+    skipped = session.item.id
+    session.act(Action("skip"))
+    step = session.act(Action("next"))  # no reason: on to the next item
+    following = session.item.id
+    assert step.card.button_for_key("u").action == Action("undo", item_id=skipped)
+    step = session.act(step.card.button_for_key("u").action)
+    assert session.item.id == skipped and step.state == State.RATING and step.stored == 0
+    assert step.card.button_for_key("u") is None and step.card.title.startswith("[1/")
+    session.act(Action("rate", "good"))
+    assert session.item.id == following
+    assert session.summary().queriesSkipped == 0 and session.summary().queriesReviewed == 1
+    refused = session.act(Action("undo", item_id=skipped))  # rated now: nothing to take back
+    assert refused.alert and refused.stored == 0 and session.item.id == following
+
+
+def test_a_skips_reasons_offer_to_take_it_back(demo_store):
+    session = _session(demo_store, BOB)
+    session.start()
+    skipped = session.item.id
+    step = session.act(Action("skip", item_id=skipped, delivery_id="u1"))
+    assert step.state == State.SKIP_REASON
+    assert Action("undo", item_id=skipped) in [b.action for row in step.card.buttons for b in row]
+    step = session.act(Action("undo", item_id=skipped, delivery_id="u2"))
+    assert step.state == State.RATING and step.card.buttons[0][0].action.kind == "rate"

@@ -61,7 +61,7 @@ def test_keystrokes_land_in_ratings_jsonl(data_dir):
     child.send("g")
     child.expect("recorded: good")
     child.expect(QUESTION)
-    child.send("\r")  # skip (stored now), then why?
+    child.send("s")  # skip (stored now), then why? (enter skips only a card up for 1.5 s)
     child.expect(r"Why\?")
     child.send("\r")  # no reason
     child.expect(QUESTION)
@@ -154,7 +154,7 @@ def test_rag_answers_use_the_four_buttons_and_show_tool_captures(tmp_path):
     child.expect("How good is this")
     assert "Response:" in child.before
     child.expect(r"\[q\]uit & save")
-    child.send("t")
+    child.send("x")
     child.expect("TOOL CAPTURES:|No tool captures.")
     child.expect("How good is this")  # the card comes back after the view
     child.send("m")  # ✗ Miss → concern tags
@@ -169,6 +169,99 @@ def test_rag_answers_use_the_four_buttons_and_show_tool_captures(tmp_path):
         ("miss", []),
         ("miss", ["hallucination"]),
     ]
+
+
+def test_a_rating_changed_to_good_drops_its_concern_tags(data_dir):
+    """Okay with a tag, then good: "recorded: good  concerns: …" on an option that takes none."""
+    child = _spawn(data_dir)
+    child.send("o")
+    child.expect("Concerns")
+    child.send("1")
+    child.expect("✓ missing_key_result")
+    child.send("g")  # the scale is on the follow-up card: change the rating
+    child.expect(r"recorded: good([^\r\n]*)")
+    shown = child.match.group(1)
+    assert "concerns" not in shown and "missing_key_result" not in shown, shown
+    child.expect(QUESTION)
+    child.send("q")
+    child.expect(r"reviewed 1 · skipped 0 · flagged 0")
+    child.expect(pexpect.EOF)
+    latest = [e for e in _ratings(data_dir) if e["type"] == "rating"][-1]
+    assert (latest["judgment"], latest["concerns"], latest["concerns_dropped"]) == (
+        "good",
+        [],
+        ["missing_key_result"],
+    )
+
+
+def test_the_sessions_end_shows_the_synthesis_and_its_action_items(data_dir):
+    """The end said one line; the synthesis and its action items were only in the log."""
+    child = _spawn(data_dir)
+    child.send("p")
+    child.expect("Concerns")
+    child.send("2")
+    child.expect("✓ bad_ranking")
+    child.send("q")
+    child.expect("Session summary")
+    child.expect(r"reviewed 1 · skipped 0 · flagged 1")
+    child.expect(r"Synthesis of every review of this run so far \(statistical, no LLM\):")
+    child.expect(r"1 ratings of 1 items by 1 reviewer\(s\)")
+    child.expect("Action items:")
+    child.expect(r"1\. Address bad_ranking: flagged in 1 rating\(s\)")
+    child.expect(pexpect.EOF)
+    stored = [e for e in _ratings(data_dir) if e["type"] == "review_summary"][-1]
+    assert stored["actionItems"][0] == "Address bad_ranking: flagged in 1 rating(s)"
+
+
+def test_a_change_runs_summary_says_what_was_decided_and_how_to_write_it(data_dir, tmp_path):
+    """A triage run's session ended with "reviewed 2 · … human − AI …" and no word of --apply."""
+    import shlex
+    import subprocess
+
+    from evaluation import load_config
+    from evaluation.triage_run import run_triage
+
+    trees = {"books": "answer: Paris", "out": "answer: Lyon"}
+    for side, answer in trees.items():
+        (tmp_path / side / "t").mkdir(parents=True)
+        for name in ("a", "b", "c"):
+            (tmp_path / side / "t" / f"{name}.md").write_text(f"{answer} {name}\n")
+    store = Store(data_dir)
+    run_id = run_triage(
+        store, load_config(None), [str(tmp_path / "books"), str(tmp_path / "out")]
+    ).run_id
+    env = {**os.environ, "HILBOT_DATA_DIR": str(data_dir), "TERM": "dumb", "NO_COLOR": "1"}
+    child = pexpect.spawn(
+        str(HILBOT),
+        ["review", run_id, "--reviewer", "alice"],
+        env=env,
+        encoding="utf-8",
+        timeout=20,
+        dimensions=(60, 140),
+        cwd=str(tmp_path),
+    )
+    for key in ("a", "r"):
+        child.expect(r"\[a\] ✓ Accept")
+        child.send(key)
+        if key == "r":
+            child.expect("Concerns")
+    child.send("q")
+    child.expect("Session summary")
+    child.expect(r"accepted 1 · rejected 1 · skipped 0 · left 1")
+    child.expect("Write the accepted changes into the snapshots with:")
+    child.expect(r"\n  ([^\r\n]*triage --apply [^\r\n]*)\r?\n")
+    command = child.match.group(1).strip()
+    child.expect(pexpect.EOF)
+    assert "human − AI" not in child.before
+    assert command.endswith(f"triage --apply {run_id}"), command
+    bare = {k: v for k, v in env.items() if k != "HILBOT_DATA_DIR"}  # runs as printed
+    applied = subprocess.run(
+        shlex.split(command), cwd=tmp_path, capture_output=True, text=True, timeout=60, env=bare
+    )
+    assert applied.returncode == 0, applied.stderr
+    assert "wrote 1 expected file(s)" in applied.stdout and "1 changes still wait" in applied.stdout
+    books = (tmp_path / "books" / "t").iterdir()
+    assert len([p for p in books if "Lyon" in p.read_text()]) == 1
 
 
 # --------------------------------------------------------------------------- hostile item text
@@ -324,7 +417,7 @@ def test_confidence_follow_ups_and_skip_reasons_by_key(data_dir):
     child.expect("Concerns")
     child.send("\r")  # next item
     child.expect("Does the code parse and run")
-    child.send("\r")  # skip: why?
+    child.send("s")  # skip: why?
     child.expect("⏭ skipped")
     child.expect(r"Why\?")
     child.send("3")  # broken item
@@ -344,3 +437,164 @@ def test_confidence_follow_ups_and_skip_reasons_by_key(data_dir):
         ("low", ["syntax error", "calls a removed API"]),
     ]
     assert [e.get("skip_reason") for e in events if e["type"] == "skip"] == [None, "broken item"]
+
+
+# ------------------------------------------------------------------------- what a card shows (§2)
+
+
+def _review(data_dir: Path, run_id: str, dimension: str, columns: int = 100) -> pexpect.spawn:
+    """``hilbot review RUN --dimension D`` in a terminal ``columns`` wide, at its first card."""
+    from evaluation import load_config
+
+    env = {**os.environ, "HILBOT_DATA_DIR": str(data_dir), "TERM": "dumb", "NO_COLOR": "1"}
+    child = pexpect.spawn(
+        str(HILBOT),
+        ["review", run_id, "--dimension", dimension, "--reviewer", "alice"],
+        env=env,
+        encoding="utf-8",
+        timeout=20,
+        dimensions=(60, columns),
+    )
+    child.expect(str(load_config(None).scale_for(dimension).question))
+    return child
+
+
+def _quit(child: pexpect.spawn) -> None:
+    child.send("q")
+    child.expect("Session summary")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
+def test_a_code_answer_keeps_its_lines_and_its_code_is_indented_and_never_wrapped(data_dir):
+    """Issue 26 §2.4: the answer was folded into one line, its code with it."""
+    from tests.auxil.items import CODE, code_run
+
+    code_run(Store(data_dir))
+    child = _review(data_dir, "code-answers", "code-validity", columns=100)
+    card = child.before.replace("\r\n", "\n")
+    assert '"Make this retry on errors: …"' in card  # the title: a query's first line
+    assert "  Query:\n  Make this retry on errors:\n      return call()\n" in card, card
+    assert "  Add a retry:\n  wrap the call in a loop.\n" in card, card
+    indent = " " * 6
+    for line in CODE.splitlines()[:3] + CODE.splitlines()[4:]:
+        assert f"\n{indent}{line}\n" in card, (line, card)  # as written, indented
+    long_line = next(line for line in card.splitlines() if "return call()  # z" in line)
+    assert len(long_line) <= 100 and long_line.endswith("…")  # cut, not wrapped
+    assert "END-OF-LINE" not in card and "v shows them whole" in card
+    assert "  Then run it." in card and "```" not in card
+    child.send("v")  # the full view: every line whole
+    child.expect("END-OF-LINE")
+    _quit(child)
+
+
+def test_a_scenario_card_shows_the_plugin_the_component_and_what_was_expected(data_dir):
+    """Issue 26 §2.5: the blind protocol's "shown" list, and nothing of the judge's view."""
+    from tests.auxil.items import RATIONALE, plugin_scenarios
+
+    plugin_scenarios(Store(data_dir))
+    child = _review(data_dir, "plugin-scenarios", "trigger-accuracy")
+    card = child.before.replace("\r\n", "\n")
+    assert "plugin: commit-commands  ·  component: /commit  ·  component type: command" in card
+    assert "plugin description: Git commit helpers: stage, write the message, commit" in card
+    order = [
+        "Can you commit my changes",
+        "plugin: commit-commands",
+        "Expected:",
+        "Command /commit should trigger",
+        "Tool captures:",
+        "- Bash: git add -A",
+        "Response:",
+        "I'll commit your changes with that message.\n  [main 1a2b3c] fix login bug",
+    ]
+    places = [card.find(text) for text in order]
+    assert -1 not in places and places == sorted(places), (places, card)
+    assert "maturity" not in card and RATIONALE not in card and "PASS" not in card
+    _quit(child)
+
+
+# --------------------------------------------------------------------------- keys that never shift
+
+
+def test_a_stray_enter_after_a_rating_that_moved_on_skips_nothing_and_u_takes_a_skip_back(
+    data_dir,
+):
+    import time
+
+    child = _spawn(data_dir)
+    child.send("g\r")  # good moves on at once; the enter typed after it lands on the next card
+    child.expect("enter skips a card after 1.5 s on screen; s skips now")
+    assert [e["type"] for e in _ratings(data_dir)] == ["rating"]  # nothing skipped
+    time.sleep(1.6)  # read: now enter skips
+    child.send("\r")
+    child.expect(r"Why\?")
+    skipped = _ratings(data_dir)[-1]
+    assert skipped["type"] == "skip"
+    child.send("\r")  # no reason: the next card offers to take the skip back
+    child.expect(r"\[u\]ndo skip")
+    child.expect(QUESTION)
+    child.send("u")
+    child.expect(r"\[2/18\]")  # the skipped card again
+    child.expect(QUESTION)
+    child.send("o")
+    child.expect("Concerns")
+    child.send("q")
+    child.expect(r"reviewed 2 · skipped 0")
+    child.expect(pexpect.EOF)
+    events = _ratings(data_dir)
+    judged = [(e["type"], e["item_id"]) for e in events if e["type"] in ("rating", "skip")]
+    assert judged[1:] == [("skip", skipped["item_id"]), ("rating", skipped["item_id"])]
+
+
+def _spawn_on(data_dir: Path, dimension: str, question: str) -> pexpect.spawn:
+    env = {**os.environ, "HILBOT_DATA_DIR": str(data_dir), "TERM": "dumb", "NO_COLOR": "1"}
+    child = pexpect.spawn(
+        str(HILBOT),
+        ["review", "demo-rag-answers", "--dimension", dimension, "--reviewer", "alice"],
+        env=env,
+        encoding="utf-8",
+        timeout=20,
+        dimensions=(60, 140),
+    )
+    child.expect(question)
+    child.expect(r"\[q\]uit & save")
+    return child
+
+
+def test_n_is_the_note_on_the_trigger_scale_too_and_no_shows_its_own_key(data_dir):
+    child = _spawn_on(data_dir, "trigger-accuracy", "Did the correct component trigger")
+    assert "[y]es, correct  [o] No, wrong component" in child.before
+    assert "[n]ote only  [s]kip" in child.before and "[x] Tool captures" in child.before
+    child.send("n")
+    child.expect("note>")
+    child.sendline("no captures to go by")
+    child.expect("Did the correct component trigger")
+    child.send("o")  # No: how sure, then what triggered instead
+    child.expect(r"How sure are you\?")
+    child.send("h")
+    child.expect(r"What triggered instead\?")
+    child.send("1")  # nothing triggered
+    child.expect("Concerns")
+    child.send("q")
+    child.expect(pexpect.EOF)
+    events = _ratings(data_dir)
+    assert [(e["type"], e.get("skip_reason")) for e in events[:2]] == [
+        ("note", None),
+        ("skip", "note only"),
+    ]
+    latest = [e for e in events if e["type"] == "rating"][-1]
+    assert (latest["judgment"], latest["confidence"]) == ("no", "high")
+    assert latest["labels"]["trigger_component_observed"] == "nothing triggered"
+
+
+def test_the_guide_key_shows_what_each_label_means_and_when_to_skip(data_dir):
+    child = _spawn_on(data_dir, "code-validity", "Does the code parse and run")
+    child.send("?")
+    child.expect(r"r  Parses and runs — PARSES and RUNS")
+    child.expect(r"b  Doesn't parse — Does not PARSE")
+    child.expect(r"s  Skip — The response holds no code")
+    child.expect(r"how sure are you\? High, medium or low")
+    child.send("q")
+    child.expect(pexpect.EOF)
+    assert _ratings(data_dir)[-1]["type"] == "review_summary"

@@ -136,6 +136,71 @@ def test_the_local_judge(expected, actual, category, confidence, store):
     assert result.summary.startswith("local: ")
 
 
+TRACEBACK = 'Traceback (most recent call last):\n  File "t.py", line 3, in run\nKeyError: "q"\n'
+
+
+@pytest.mark.parametrize(
+    "expected, actual, rule, issues",
+    [
+        (
+            "# Answer\nanswer: Paris\n",
+            f"# Answer\n{TRACEBACK}",
+            "adds a traceback (line 2)",
+            ["line 2: Traceback (most recent call last):", 'line 4: KeyError: "q"'],
+        ),
+        (
+            "loaded 3 rows\nscore: 0.85\n",
+            "loaded 3 rows\nERROR: the index is missing\nscore: 0.85\n",
+            "adds an error line (line 2)",
+            ["line 2: ERROR: the index is missing"],
+        ),
+        (
+            "answer: Paris\n",
+            "answer: Paris\nrequests.exceptions.HTTPError: 503 Server Error\n",
+            "adds an error line (line 2)",
+            ["line 2: requests.exceptions.HTTPError: 503 Server Error"],
+        ),
+        (
+            "# Report\nrows: 120\nmean: 4.2\nmax: 9\nmin: 1\nnotes: none\n",
+            "# Report\n",
+            "removes most of the output (1 of 6 lines left)",
+            [],
+        ),
+        ("answer: Paris\n", "", "removes the whole output (1 line)", []),
+        (None, TRACEBACK, "adds a traceback (line 1)", None),  # a new test that crashed
+    ],
+)
+def test_the_local_judge_recommends_fail_with_its_rule(expected, actual, rule, issues, store):
+    result = LocalTriage(load_config(None), store).decide(change(expected, actual))
+    assert (result.category, result.label, result.confidence) == (2, "RECOMMEND FAIL", 0.8)
+    assert result.summary == f"local: {rule}" and rule in result.rationale
+    assert issues is None or result.issues == issues
+
+
+def test_a_local_triage_reports_the_failure_rule_and_shows_it_on_the_card(run_cli, tmp_path):
+    expected, actual = write_trees(tmp_path, {"t.md": ("# Answer\nanswer: Paris\n", TRACEBACK)})
+    (tmp_path / "hilbot.toml").write_text("[triage]\naudit_share = 0.0\n")
+    result = run_cli("triage", str(expected), str(actual), "-i", input="q")
+    lines = result.stdout.splitlines()
+    assert lines[0] == "t.md - RECOMMEND FAIL (local: adds a traceback (line 1)) → to a human"
+    assert "  RECOMMEND FAIL (confidence 0.80): local: adds a traceback (line 1)" in lines
+    assert '  - line 3: KeyError: "q"' in lines, result.stdout
+
+
+@pytest.mark.parametrize(
+    "expected, actual",
+    [
+        ("errors: 0\nanswer: Paris\n", "errors: 0\nanswer: Lyon\n"),  # no error line added
+        ("error_rate: 0.1\n", "the error rate is low\n"),
+        (f"before\n{TRACEBACK}", f"after\n{TRACEBACK}"),  # the traceback was there already
+        ("a\nb\n", "c\n"),  # too short an output to say most of it went
+        ("answer: Paris, the capital\n", "answer: Lyon\n"),
+    ],
+)
+def test_the_local_judge_stays_unsure_without_a_sign_of_failure(expected, actual, store):
+    assert LocalTriage(load_config(None), store).decide(change(expected, actual)).category == 3
+
+
 # --------------------------------------------------------------------------- the LLM judge
 
 
@@ -652,3 +717,167 @@ def test_a_local_model_triages_through_the_openai_compatible_provider(
         body["model"] == "qwen2.5:7b-instruct" and body["response_format"]["type"] == "json_schema"
     )
     assert "+at 10:05" in body["messages"][-1]["content"]
+
+
+REPORT_TEST = '''"""Reports of the retrieval pipeline, checked on the golden queries."""
+import booktest as bt
+
+
+def test_answer(t: bt.TestCaseRun):
+    """The capital of France is answered from the retrieved page."""
+    t.tln("answer: Lyon")
+'''
+
+
+def _prompt_text(body: dict) -> str:
+    content = body["messages"][0]["content"]
+    return content if isinstance(content, str) else content[0]["text"]
+
+
+def test_a_booktest_tests_docstrings_are_its_purpose_in_the_prompt_and_on_the_card(
+    run_cli, fake, tmp_path
+):
+    import shutil
+
+    project = tmp_path / "project"
+    shutil.copytree(REAL_BOOKTEST, project)
+    (project / "test" / "report_test.py").write_text(REPORT_TEST)
+    books, out = project / "books", project / "books" / ".out"
+    (tmp_path / "hilbot.toml").write_text(
+        '[triage]\naudit_share = 0.0\n[llm]\nmodel = "claude-test"\n'
+    )
+    judged = run_cli("triage", str(books), str(out), "--judge", "llm", cwd=tmp_path)
+    assert judged.returncode == 1, judged.stderr
+    [prompt] = [p for p in map(_prompt_text, fake.requests) if "test_answer.md" in p]
+    assert (
+        "Purpose: The capital of France is answered from the retrieved page.\n\n"
+        "Reports of the retrieval pipeline, checked on the golden queries." in prompt
+    )
+    shown = run_cli("triage", str(books), str(out), "-i", input="q", cwd=tmp_path)
+    assert (
+        "  purpose: The capital of France is answered from the retrieved page. Reports of the "
+        "retrieval pipeline, checked on the golden queries." in shown.stdout
+    ), shown.stdout
+
+
+def _decisions(store) -> list[dict]:
+    return [
+        r
+        for r in map(json.loads, store.ratings.path.read_text().splitlines())
+        if r["type"] == "triage_decision"
+    ]
+
+
+def test_a_change_a_human_decided_is_decided_again_by_precedent_not_asked(run_cli, store, tmp_path):
+    from datetime import datetime, timezone
+
+    expected, actual = write_trees(
+        tmp_path, {"test/words.md": ("answer: Paris\n", "answer: Lyon\n")}
+    )
+    (tmp_path / "hilbot.toml").write_text("[triage]\naudit_share = 0.0\n")
+    decided = run_cli(
+        "triage", str(expected), str(actual), "-i", "--reviewer", "alice", input="r\n"
+    )
+    assert decided.returncode == 1 and "REJECTED by a human" in decided.stdout, decided.stderr
+    write_trees(tmp_path, {"test/other.md": ("x: 1\n", "x: one\n")})  # another change comes
+    again = run_cli("triage", str(expected), str(actual))
+    today = datetime.now(timezone.utc).date().isoformat()
+    lines = again.stdout.splitlines()
+    assert again.returncode == 1 and lines[0].endswith("→ to a human")
+    assert lines[1] == (
+        "test/words.md - UNSURE (local: the text changed (local rules cannot judge it)) → "
+        f"rejected by alice on {today} — same change"
+    )
+    assert "(1 as a human decided before)" in lines[-1]
+    second = _decisions(store)[-2:]
+    assert [(d["change_id"], d["outcome"]) for d in second] == [
+        ("test/other.md", "human"),
+        ("test/words.md", "rejected"),
+    ]
+    assert second[1]["rule"] == f"precedent: rejected by alice on {today} — same change"
+    assert [i.id for i in store.load_run(second[1]["run_id"]).items] == ["test/other.md"]
+    (actual / "test" / "words.md").write_text("answer: Marseille\n")  # a different change
+    third = run_cli("triage", str(expected), str(actual)).stdout.splitlines()
+    assert third[1].startswith("test/words.md - UNSURE") and third[1].endswith("→ to a human")
+
+
+def test_between_runs_an_output_a_human_rejected_that_comes_back_is_rejected_by_precedent(
+    store, tmp_path
+):
+    from bot import Action, ReviewEngine
+    from evaluation import Reviewer
+
+    config = load_config(None)
+    config.triage.audit_share = 0.0
+    _answer_run(store, "r1", {"q1": "Paris", "q2": "blue"})
+    _answer_run(store, "r2", {"q1": "Lyon", "q2": "red"})
+    first = run_triage(store, config, ["r1", "r2"])
+    session = ReviewEngine(store, config).session(
+        first.run_id, Reviewer(platform="telegram", id="42", name="Bob"), "change"
+    )
+    session.start()
+    session.act(Action("rate", "reject", item_id="q1"))
+    _answer_run(store, "r3", {"q1": "Lyon", "q2": "green"})
+    again = run_triage(store, config, ["r1", "r3"])
+    decided = {t.change.path: (t.decision.outcome, t.decision.rule) for t in again.changes}
+    assert decided["core/q1"][0] == "rejected"
+    assert decided["core/q1"][1].startswith("precedent: rejected by Bob on ")
+    assert decided["core/q2"][0] == "human"
+
+
+def test_triaging_unchanged_trees_again_reuses_the_open_run(run_cli, store, tmp_path):
+    expected, actual = _trees(tmp_path)
+    (tmp_path / "hilbot.toml").write_text("[triage]\naudit_share = 0.0\n")
+    first = run_cli("triage", str(expected), str(actual))
+    [run_id] = store.run_ids()
+    again = run_cli("triage", str(expected), str(actual))
+    assert again.returncode == 1 and store.run_ids() == [run_id]
+    assert f"unchanged since triage run {run_id} (reused" in again.stdout.splitlines()[-1]
+    assert again.stdout.splitlines()[:-1] == first.stdout.splitlines()[:-1]
+    assert len(_decisions(store)) == 4  # each change recorded once
+    listed = run_cli("review", "--list").stdout
+    assert listed.count("triage") == 1, listed
+    reviewed = run_cli("triage", str(expected), str(actual), "-i", "--reviewer", "ann", input="aa")
+    assert store.run_ids() == [run_id] and "ACCEPTED by a human" in reviewed.stdout
+    (actual / "test" / "words.md").write_text("answer: Nice\n")
+    run_cli("triage", str(expected), str(actual))
+    assert len(store.run_ids()) == 2  # the trees changed: a new triage
+
+
+def test_r_asks_the_llm_to_review_a_locally_triaged_change_on_demand(
+    run_cli, fake, store, tmp_path
+):
+    expected, actual = write_trees(
+        tmp_path, {"sentiment.md": ("negative: 0.10\n", "negative: 0.45\n")}
+    )
+    (tmp_path / "hilbot.toml").write_text(
+        '[triage]\naudit_share = 0.0\n[llm]\nmodel = "claude-test"\n'
+    )
+    fake.queue(tool(**{**ANSWER, "category": 2, "confidence": 0.9}))
+    asked = run_cli("triage", str(expected), str(actual), "-i", input="Rq")
+    assert asked.returncode == 1, asked.stderr  # still waiting: R decides nothing
+    assert "UNSURE (local: only numbers changed, 1 of 1 beyond tolerance)" in asked.stdout
+    assert "[R] AI review" in asked.stdout  # the card names the key
+    assert "AI review (confidence: 0.90, by anthropic/claude-test):" in asked.stdout
+    assert (
+        "Category: RECOMMEND FAIL" in asked.stdout
+        and "line 2: negative 0.10 -> 0.45" in asked.stdout
+    )
+    assert len(fake.requests) == 1 and "rating" not in store.ratings.path.read_text()
+    again = run_cli("triage", str(expected), str(actual), "-i", input="iq")  # i: the same review
+    assert "AI review (confidence: 0.90, by anthropic/claude-test):" in again.stdout
+    assert len(fake.requests) == 1  # from the cache
+
+
+def test_the_ai_review_stays_local_when_no_model_can_be_asked(run_cli, fake, tmp_path):
+    expected, actual = write_trees(tmp_path, {"a.md": ("answer: Paris\n", "answer: Lyon\n")})
+    (tmp_path / "hilbot.toml").write_text("[triage]\naudit_share = 0.0\n")
+    no_key = run_cli(
+        "triage", str(expected), str(actual), "-i", input="Rq", env={"ANTHROPIC_API_KEY": None}
+    )
+    assert "AI review (confidence: 0.00, by local):" in no_key.stdout
+    assert "local rules only: no model's review — no ANTHROPIC_API_KEY" in no_key.stdout
+    (tmp_path / "hilbot.toml").write_text("[triage]\naudit_share = 0.0\nllm_on_request = false\n")
+    off = run_cli("triage", str(expected), str(actual), "-i", input="Rq")
+    assert "AI review (confidence: 0.00, by local):" in off.stdout
+    assert "llm_on_request" in off.stdout and fake.requests == []

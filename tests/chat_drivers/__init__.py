@@ -160,6 +160,10 @@ class Driver(Protocol):
     async def labelled(self, message: Message, label: str) -> Message:
         """Wait until the message has a button labelled ``label``."""
 
+    def preformatted(self, message: Message) -> list[str]:
+        """The preformatted blocks (code) of a message as it is now, as shown (Telegram: its
+        ``pre`` entities; Slack: its sections in ```` ``` ````)."""
+
     def asks_for_reply(self, message: Message) -> bool:
         """Whether the message asks its reader for a note (Telegram: force_reply and "reply to this
         message"; Slack: a modal with a text input)."""

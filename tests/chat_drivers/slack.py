@@ -280,6 +280,16 @@ class SlackDriver(BaseDriver):
             message.chat, self.fake.message(self._conversation(message.chat), message.id)
         )
 
+    def preformatted(self, message: Message) -> list[str]:
+        raw = self.fake.message(self._conversation(message.chat), message.id)
+        texts = [(b.get("text") or {}).get("text", "") for b in raw.get("blocks") or []]
+        fence = "```"
+        return [
+            unescape(t[len(fence) : -len(fence)])
+            for t in texts
+            if len(t) > 2 * len(fence) and t.startswith(fence) and t.endswith(fence)
+        ]
+
     def asks_for_reply(self, message: Message) -> bool:
         """A modal with a text input (Slack's way to ask for a note)."""
         if not message.id.startswith("V"):

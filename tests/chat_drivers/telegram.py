@@ -177,6 +177,15 @@ class TelegramDriver(BaseDriver):
     def now(self, message: Message) -> Message:
         return self._message(self.fake.message(IDS[message.chat], int(message.id)))
 
+    def preformatted(self, message: Message) -> list[str]:
+        raw = self.fake.message(IDS[message.chat], int(message.id))
+        text = raw.get("text", "").encode("utf-16-le")  # offsets count UTF-16 units
+        return [
+            text[2 * e["offset"] : 2 * (e["offset"] + e["length"])].decode("utf-16-le")
+            for e in raw.get("entities", [])
+            if e["type"] == "pre"
+        ]
+
     def asks_for_reply(self, message: Message) -> bool:
         sent = [
             c

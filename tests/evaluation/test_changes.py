@@ -379,6 +379,61 @@ def test_booktest_trees_compared_in_full_when_asked(store: Store) -> None:
     assert "test/examples/old_book.py/test_not_run.md" not in found  # .out stays partial
 
 
+REAL_PROJECT = FIXTURES.parent / "booktest_project"
+DOCUMENTED = '''"""Reports of the retrieval pipeline, checked on the golden queries."""
+import booktest as bt
+
+
+def test_metrics(t: bt.TestCaseRun):
+    """Precision and recall stay where the last accepted run put them."""
+    t.tln("precision")
+
+
+async def test_answer(t):
+    """The capital of France is answered from the retrieved page,
+    not from the model's memory."""
+
+
+class ReportBook(bt.TestBook):
+    """Books of the report's totals."""
+
+    def test_format(self, t):
+        """Totals are printed with one space."""
+'''
+
+
+def test_a_booktest_change_takes_its_purpose_from_the_tests_docstrings(
+    store: Store, tmp_path: Path
+) -> None:
+    project = tmp_path / "project"
+    shutil.copytree(REAL_PROJECT, project)
+    (project / "test" / "report_test.py").write_text(DOCUMENTED)
+    out = project / "books" / ".out" / "test" / "report_test.py"
+    (out / "ReportBook").mkdir()
+    shutil.move(out / "test_format.md", out / "ReportBook" / "test_format.md")
+    books = project / "books"
+    shutil.move(books / "test/report_test.py/test_format.md", tmp_path / "format.md")
+    (books / "test/report_test.py/ReportBook").mkdir()
+    shutil.move(tmp_path / "format.md", books / "test/report_test.py/ReportBook/test_format.md")
+    found = _by_id(find_changes(store, [str(books), str(books / ".out")]))
+    module = "Reports of the retrieval pipeline, checked on the golden queries."
+    assert found["test/report_test.py/test_metrics.md"].description == (
+        f"Precision and recall stay where the last accepted run put them.\n\n{module}"
+    )
+    assert found["test/report_test.py/test_answer.md"].description == (
+        "The capital of France is answered from the retrieved page,\nnot from the model's "
+        f"memory.\n\n{module}"
+    )
+    assert found["test/report_test.py/ReportBook/test_format.md"].description == (
+        f"Totals are printed with one space.\n\nBooks of the report's totals.\n\n{module}"
+    )
+    assert found["test/report_test.py/test_latency.md"].description == module  # no docstring
+    (project / "test" / "report_test.py").write_text("def test_metrics(:\n")  # not Python
+    assert all(c.description is None for c in find_changes(store, [str(books), str(out.parent)]))
+    undocumented = find_changes(store, [str(BOOKS), str(BOOKS / ".out")])  # no test sources
+    assert all(c.description is None for c in undocumented)
+
+
 def test_booktest_trees_as_plain_trees_never_count_out_as_expected() -> None:
     found = _by_id(changes_between_trees(BOOKS, BOOKS / ".out", include=BOOKTEST_INCLUDE))
     assert (
@@ -779,6 +834,27 @@ def test_numeric_diff_exponents_signs_and_formatting() -> None:
     )  # rewritten, same value
     assert numeric_diff("a\n\n1\r\n2", "a\n\n1\r\n3", Tolerance()).changes[0].line == 4
     assert numeric_diff("same 1", "same   1", Tolerance()) == NumericDiff(True, ())
+
+
+def test_numeric_diff_reads_a_number_with_thousands_separators_as_one_number() -> None:
+    tolerance = Tolerance(relative=0.01)
+    rows = numeric_diff("rows: 2,102,650\n", "rows: 2,103,100\n", tolerance)
+    assert rows.all_within and [(c.old_text, c.new_text, c.old, c.new) for c in rows.changes] == [
+        ("2,102,650", "2,103,100", 2102650.0, 2103100.0)
+    ]
+    european = numeric_diff("total: 1 234,5 €", "total: 1 236,0 €", tolerance)
+    assert european.all_within and [(c.old, c.new) for c in european.changes] == [(1234.5, 1236.0)]
+    typographic = numeric_diff("n = 1\u202f234\u202f567", "n = 1\u202f234\u202f600", tolerance)
+    assert typographic.all_within and typographic.changes[0].old == 1234567.0
+    assert numeric_diff("sum 1,234.5", "sum 1234.5", Tolerance()).all_within  # the same value
+    assert not numeric_diff("rows: 2,102,650", "rows: 3,102,650", tolerance).all_within
+    # a list is not one number: a comma before or after three digits, or three-digit columns
+    listed = numeric_diff("ids 7,1,234,5", "ids 7,1,235,5", Tolerance(relative=0.5))
+    assert [c.old_text for c in listed.changes] == ["234"]
+    columns = numeric_diff("counts 120 340 560", "counts 120 340 900", tolerance)
+    assert columns.only_numbers and not columns.all_within
+    # a whitespace shuffle is still no number changed
+    assert numeric_diff("a 1 234,5", "a 1\n234,5", Tolerance()) == NumericDiff(True, ())
 
 
 def test_numeric_diff_huge_numbers_and_texts(monkeypatch) -> None:

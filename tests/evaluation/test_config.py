@@ -101,6 +101,12 @@ def test_project_file_overrides_and_adds(tmp_path):
             ("scales.s.options.0.score",),
         ),
         ("[review\n", ("not valid TOML",)),
+        (
+            '[review.context]\nscenario = ["plugin", "plugin"]\n',
+            ("review.context.scenario", "'plugin' listed twice"),
+        ),
+        ("[review.context]\nchange = []\n", ("unknown key review.context.change",)),
+        ('[review.context]\nanswer = [""]\n', ("review.context.answer.0",)),
     ],
 )
 def test_bad_config_is_one_line_with_path(tmp_path, monkeypatch, text, expected):
@@ -143,11 +149,54 @@ def test_defaults_ask_skip_reasons_confidence_and_the_labelled_follow_ups(config
         if dim.confidence or dim.follow_ups
     }
     assert asked == {
-        "trigger-accuracy": (False, [("trigger_component_observed", ["no"])]),
+        "trigger-accuracy": (True, [("trigger_component_observed", ["no"])]),
         "code-validity": (True, [("code_issues", ["parses", "broken"])]),
         "technical-accuracy": (True, [("inaccuracies", ["incorrect"])]),
-        "completeness": (False, [("missing_elements", ["1", "2", "3"])]),
+        "completeness": (True, [("missing_elements", ["1", "2", "3"])]),
     }
+
+
+LABELLING = ("trigger-accuracy", "code-validity", "technical-accuracy", "completeness")
+"""The dimensions whose ratings fill the label's fields."""
+
+
+def test_every_built_in_dimension_says_what_each_option_means_and_when_to_skip(config):
+    for name in config.dimensions:
+        scale = config.scale_for(name)
+        assert scale.skip_when, name
+        assert all(o.meaning for o in scale.options), name
+    meanings = {
+        name: " ".join(o.meaning or "" for o in config.scale_for(name).options)
+        for name in LABELLING
+    }
+    assert "YES if" in meanings["trigger-accuracy"] and "NO if" in meanings["trigger-accuracy"]
+    assert config.scale_for("trigger-accuracy").skip_when.startswith("SKIP if")
+    assert "PARSES" in meanings["code-validity"] and "RUNS" in meanings["code-validity"]
+    assert "CORRECT if" in meanings["technical-accuracy"]
+    assert "INCORRECT if" in meanings["technical-accuracy"]
+    assert len({o.meaning for o in config.scale_for("completeness").options}) == 5
+
+
+def test_confidence_is_on_for_every_labelling_dimension_and_a_project_turns_it_off(
+    config, tmp_path
+):
+    assert {n for n, d in config.dimensions.items() if d.confidence} == set(LABELLING)
+    path = tmp_path / "hilbot.toml"
+    path.write_text('[dimensions.completeness]\nscale = "completeness"\nconfidence = false\n')
+    assert not load_config(path).dimension("completeness").confidence
+    assert load_config(path).dimension("trigger-accuracy").confidence
+
+
+def test_a_projects_scale_replaces_the_built_in_guidelines(tmp_path):
+    path = tmp_path / "hilbot.toml"
+    path.write_text(
+        '[scales.trigger]\nquestion = "Right tool?"\nskip_when = "ask Dana"\noptions = [\n'
+        '  { value = "yes", label = "Yes", key = "y", score = 1.0, meaning = "our YES" },\n'
+        '  { value = "no", label = "No", key = "n", score = 0.0, meaning = "our NO" },\n]\n'
+    )
+    scale = load_config(path).scale_for("trigger-accuracy")
+    assert [o.meaning for o in scale.options] == ["our YES", "our NO"]
+    assert scale.skip_when == "ask Dana"
 
 
 FOLLOW_UP = (
@@ -194,3 +243,19 @@ def test_bad_follow_ups_and_skip_reasons_are_one_line_with_the_path(tmp_path, te
     with pytest.raises(ConfigError) as info:
         load_config(tmp_path / "hilbot.toml")
     assert expected in str(info.value) and "\n" not in str(info.value)
+
+
+def test_the_context_a_card_shows_is_set_per_run_kind_and_defaults_to_the_imports_fields(tmp_path):
+    from evaluation.imports import CONTEXT_FIELDS
+
+    path = tmp_path / "hilbot.toml"
+    path.write_text('[review.context]\nscenario = ["maturity", "component"]\nanswer = []\n')
+    context = load_config(path).review.context
+    assert context.fields("scenario") == ["maturity", "component"]
+    assert context.fields("answer") == []
+    assert (
+        context.fields("search")
+        == list(CONTEXT_FIELDS)
+        == load_config(None).review.context.fields("scenario")
+    )
+    assert context.fields("change") == []  # a change's card has its own layout

@@ -249,8 +249,8 @@ def test_json_export_hil_review_summary(reviewed: Store):
     assert review["queriesSkipped"] == 1  # q02
     assert review["queriesFlagged"] == 3  # q01 concerns, q03 typed note, q05 separate note
     assert review["humanAverageScore"] == pytest.approx((0.75 + 0.25 + 1.0 + 0.5) / 4)  # 0.625
-    # (0.75-.87) + (0.25-.69) + (1.0-.23) + (0.5-.89) = -0.18 over 4 items
-    assert review["aiVsHumanDelta"] == pytest.approx(-0.045, abs=1e-9)
+    # AI − human: (.87-0.75) + (.69-0.25) + (.23-1.0) + (.89-0.5) = 0.18 over 4 items
+    assert review["aiVsHumanDelta"] == pytest.approx(0.045, abs=1e-9)
     datetime.fromisoformat(review["reviewedAt"].replace("Z", "+00:00"))
     assert not {"type", "v", "run_id", "reviewer"} & set(review)
 
@@ -294,7 +294,7 @@ def test_a_changed_rating_exports_only_the_latest_and_redeliveries_count_once(se
     review = doc["hilReview"]
     assert review["queriesReviewed"] == 1
     assert review["humanAverageScore"] == 1.0
-    assert review["aiVsHumanDelta"] == pytest.approx(1.0 - 0.87, abs=1e-9)
+    assert review["aiVsHumanDelta"] == pytest.approx(0.87 - 1.0, abs=1e-9)
 
 
 def test_the_same_event_delivered_twice_is_counted_once(search: Store):
@@ -305,7 +305,7 @@ def test_the_same_event_delivered_twice_is_counted_once(search: Store):
     assert len(doc["labels"]) == 1
     assert doc["hilReview"]["queriesReviewed"] == 1
     assert doc["hilReview"]["queriesFlagged"] == 1
-    assert doc["hilReview"]["aiVsHumanDelta"] == pytest.approx(0.5 - 0.23, abs=1e-9)
+    assert doc["hilReview"]["aiVsHumanDelta"] == pytest.approx(0.23 - 0.5, abs=1e-9)
     assert len(list(csv.DictReader(io.StringIO(export_run(search, RUN, "csv"))))) == 1
 
 
@@ -564,7 +564,7 @@ def test_dimension_filter(two_dimensions: Store):
     assert review["dimension"] == "trigger-accuracy"
     assert (review["queriesReviewed"], review["queriesSkipped"]) == (2, 0)
     assert review["humanAverageScore"] == pytest.approx(0.5)
-    assert review["aiVsHumanDelta"] == pytest.approx(((1.0 - 0.69) + (0.0 - 0.66)) / 2, abs=1e-9)
+    assert review["aiVsHumanDelta"] == pytest.approx(((0.69 - 1.0) + (0.66 - 0.0)) / 2, abs=1e-9)
     data = _by_item(doc)
     assert data["q03"]["hil"]["judgment"] == "correct"
     assert data["q01"]["hil"] == {"reviewed": False}  # rated on overall only
@@ -609,10 +609,51 @@ def test_reviewer_filter_also_applies_to_hil_review_and_the_hil_view(reviewed: S
         1,
     )
     assert review["humanAverageScore"] == pytest.approx((0.25 + 0.5) / 2)
-    assert review["aiVsHumanDelta"] == pytest.approx(((0.25 - 0.69) + (0.5 - 0.89)) / 2, abs=1e-9)
+    assert review["aiVsHumanDelta"] == pytest.approx(((0.69 - 0.25) + (0.89 - 0.5)) / 2, abs=1e-9)
     data = _by_item(doc)
     assert data["q01"]["hil"] == {"reviewed": False}  # only Alice rated q01
     assert data["q03"]["hil"]["humanScore"] == 0.25
+
+
+def test_ai_vs_human_delta_is_ai_minus_human_as_the_format_defines_it(search: Store):
+    """The format defines ``aiVsHumanDelta`` as AI − human (0.43 − 0.51 = −0.08): here the AI's
+    0.23 on q05 against the reviewer's 0.31 is −0.08, and 0.89 on q06 against 0.5 is +0.39."""
+    rate(search, "q05", 0.31, "poor", minutes=1)
+    assert _json(search)["hilReview"]["aiVsHumanDelta"] == pytest.approx(-0.08, abs=1e-9)
+    rate(search, "q06", 0.5, "fair", minutes=2)
+    for review in (
+        _json(search)["hilReview"],
+        json.loads(export_run(search, RUN, "jsonl").splitlines()[-1])["hilReview"],
+    ):
+        assert review["aiVsHumanDelta"] == pytest.approx((-0.08 + 0.39) / 2, abs=1e-9)
+
+
+def test_user_notes_carries_the_reviewers_notes(reviewed: Store):
+    """``user_notes`` is the reviewer's free-form feedback: the note typed with a rating, a note
+    added to it, a note-only review's note, and the metadata's own ``user_notes``, each once."""
+    note(reviewed, "q02", "the query is ambiguous", minutes=9)  # on Alice's skip of q02
+    rate(
+        reviewed,
+        "q04",
+        0.5,
+        "fair",
+        reviewer=BOB,
+        minutes=10,
+        note="check the v2 page",
+        metadata=RatingMetadata(user_notes="from the sheet"),
+    )
+    labels = {label["scenarioId"]: label for label in _json(reviewed)["labels"]}
+    assert labels["q03"]["user_notes"] == labels["q03"]["notes"] == "typo in snippet"
+    assert labels["q05"]["user_notes"] == "see ticket 12"
+    assert labels["q02"]["user_notes"] == "the query is ambiguous"
+    assert labels["q04"]["user_notes"] == "from the sheet\ncheck the v2 page"
+    assert "user_notes" not in labels["q01"] and "user_notes" not in labels["q06"]
+    rows = {
+        r["scenarioId"]: r for r in csv.DictReader(io.StringIO(export_run(reviewed, RUN, "csv")))
+    }
+    assert rows["q03"]["user_notes"] == "typo in snippet"
+    assert rows["q05"]["user_notes"] == "see ticket 12"
+    assert rows["q06"]["user_notes"] == ""
 
 
 # --------------------------------------------------------------------------- csv
@@ -676,7 +717,7 @@ def test_jsonl_export_is_the_run_file_with_hil(reviewed: Store):
         == reviewed.load_run(RUN).summary.averageScores["overall"]
     )
     assert summary["hilReview"]["queriesReviewed"] == 4
-    assert summary["hilReview"]["aiVsHumanDelta"] == pytest.approx(-0.045, abs=1e-9)
+    assert summary["hilReview"]["aiVsHumanDelta"] == pytest.approx(0.045, abs=1e-9)
 
 
 def test_export_of_an_answer_run_uses_its_first_dimension(store: Store):
@@ -697,7 +738,7 @@ def test_export_of_an_answer_run_uses_its_first_dimension(store: Store):
     assert doc["hilReview"]["dimension"] == "answer"
     assert doc["hilReview"]["queriesReviewed"] == 1
     assert doc["hilReview"]["aiVsHumanDelta"] == pytest.approx(
-        0.0 - 0.22, abs=1e-9
+        0.22 - 0.0, abs=1e-9
     )  # rag06 overall .22
     assert doc["labels"][0]["aiScore"] == 0.22
     assert {q["data"]["id"]: q["data"]["hil"]["reviewed"] for q in doc["queries"]}["rag06"] is True

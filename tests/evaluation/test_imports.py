@@ -439,6 +439,56 @@ def test_a_scenario_file_with_tools_and_expected_components_is_a_scenario_run(
     assert run.items[0].query.expected == ["relay-skill"]
 
 
+def test_a_scenarios_context_is_recognised_under_one_name_whatever_the_tool_calls_it(
+    store: Store, tmp_path: Path
+):
+    """Issue 26 §2.5: the plugin or system context and the component tested, which a card shows,
+    are recognised as context fields (aliases, camelCase, objects with their parts)."""
+    from evaluation.imports import CONTEXT_FIELDS
+
+    plugin = {"name": "commit-commands", "description": "Git commit helpers", "version": "1"}
+    path = _jsonl(
+        tmp_path / "plugins.jsonl",
+        [
+            {
+                "scenario": "commit my changes",
+                "expected_component": "/commit",
+                "plugin": plugin,
+                "component": {"name": "/commit", "type": "command"},
+                "response": "done",
+            },
+            {
+                "scenario": "review this PR",
+                "expected": "code-reviewer",
+                "pluginName": "pr-tools",
+                "componentName": "code-reviewer",
+                "componentType": "agent",
+                "system_context": "Claude Code 2.1",
+                "maturity": "rough",
+                "response": "done",
+            },
+        ],
+    )
+    import_outputs(store, path, run_id="plugins")
+    run = store.load_run("plugins")
+    assert run.header.kind == "scenario"  # an expected component and the plugin it tests
+    first, second = (item.features for item in run.items)
+    assert first == {
+        "plugin": "commit-commands",
+        "plugin_description": "Git commit helpers",
+        "component": "/commit",
+        "component_type": "command",
+    }
+    assert second == {
+        "plugin": "pr-tools",
+        "component": "code-reviewer",
+        "component_type": "agent",
+        "system": "Claude Code 2.1",
+        "maturity": "rough",
+    }
+    assert set(first) | {"system"} == set(CONTEXT_FIELDS)
+
+
 def test_numeric_ids_are_kept_including_zero(store: Store, tmp_path: Path):
     path = _jsonl(tmp_path / "ids.jsonl", [{"id": n, "query": f"q{n}"} for n in range(3)])
     import_outputs(store, path, run_id="ids")

@@ -26,6 +26,7 @@ from pydantic import BaseModel
 from evaluation import load_config
 from evaluation.config import Price
 from evaluation.llm import LLM, PROVIDERS, LLMError, LLMOutputError, LLMRequest, NoAPIKey, has_key
+from tests.auxil.network import guard_network
 from tests.evaluation.test_llm import cache_files, calls_log
 from tests.fakes.openai_api import KEY, FakeOpenAI, Reply, answer, error
 
@@ -51,46 +52,10 @@ def ask(prompt: str = "Is the sky blue?", **kw: Any) -> LLMRequest:
 # --------------------------------------------------------------------------- fixtures
 
 
-def _loopback(host: object) -> bool:
-    host = host.decode() if isinstance(host, bytes) else str(host)
-    return host in ("localhost", "::1") or host.startswith("127.")
-
-
 @pytest.fixture(autouse=True)
 def no_network(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Refuse (and record) every connection or name lookup that is not to the loopback interface."""
-    blocked: list[str] = []
-    connect, connect_ex, getaddrinfo = (
-        socket.socket.connect,
-        socket.socket.connect_ex,
-        socket.getaddrinfo,
-    )
-
-    def guard(address: Any) -> None:
-        if isinstance(address, tuple) and not _loopback(
-            address[0]
-        ):  # (host, port[, …]); a str is a unix socket
-            blocked.append(str(address[0]))
-            raise ConnectionRefusedError(f"network access in a test: {address[0]}")
-
-    def guarded_connect(self, address):
-        guard(address)
-        return connect(self, address)
-
-    def guarded_connect_ex(self, address):
-        guard(address)
-        return connect_ex(self, address)
-
-    def guarded_getaddrinfo(host, *args, **kw):
-        if host is not None and not _loopback(host):
-            blocked.append(host.decode() if isinstance(host, bytes) else str(host))
-            raise socket.gaierror(socket.EAI_NONAME, "name lookup in a test")
-        return getaddrinfo(host, *args, **kw)
-
-    monkeypatch.setattr(socket.socket, "connect", guarded_connect)
-    monkeypatch.setattr(socket.socket, "connect_ex", guarded_connect_ex)
-    monkeypatch.setattr(socket, "getaddrinfo", guarded_getaddrinfo)
-    return blocked
+    return guard_network(monkeypatch)
 
 
 @pytest.fixture

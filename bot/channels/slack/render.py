@@ -98,17 +98,8 @@ def _section(mrkdwn: str) -> Block:
 def _sections(lines: list[str]) -> list[Block]:
     """Escaped mrkdwn lines packed into as few sections as fit (a line longer than a section is
     split)."""
-    blocks, current = [], ""
-    for line in lines:
-        for part in _split(line, SECTION):
-            candidate = f"{current}\n{part}" if current else part
-            if current and len(candidate) > SECTION:
-                blocks.append(_section(current))
-                candidate = part
-            current = candidate
-    if current.strip():
-        blocks.append(_section(current))
-    return blocks
+    pieces = [part for line in lines for part in _split(line, SECTION)]
+    return [_section(text) for text in _packed(pieces, SECTION) if text.strip()]
 
 
 def _split(line: str, limit: int) -> list[str]:
@@ -120,13 +111,44 @@ def _split(line: str, limit: int) -> list[str]:
     return [line[i : i + limit] for i in range(0, len(line), limit)]
 
 
-def _body_lines(card: Card) -> list[str]:
+def _body(card: Card) -> list[Block]:
+    """The card's sections as section blocks: lines of mrkdwn packed together, each code block in
+    sections of its own, preformatted."""
+    blocks: list[Block] = []
     lines: list[str] = []
     for section in card.sections:
         if section.title:
             lines.append(f"*{escape(section.title)}:*")
+        if section.code:
+            blocks += _sections(lines) + _preformatted(section.lines)
+            lines = []
+            continue
         lines.extend(_mono(text) if section.mono else escape(text) for text in section.lines)
-    return lines
+    return blocks + _sections(lines)
+
+
+FENCE = "```"
+
+
+def _preformatted(lines: tuple[str, ...]) -> list[Block]:
+    """Code as mrkdwn preformatted blocks (````…````), line breaks and indentation kept, in as few
+    sections as fit; a fence in the code is shown as ˋˋˋ, so it cannot end the block."""
+    room = SECTION - 2 * len(FENCE)
+    pieces = [piece for line in lines for piece in _split(escape(line.replace(FENCE, "ˋˋˋ")), room)]
+    return [_section(f"{FENCE}{text}{FENCE}") for text in _packed(pieces, room)]
+
+
+def _packed(pieces: list[str], limit: int) -> list[str]:
+    """Lines joined by line breaks into as few texts of at most ``limit`` characters as hold
+    them."""
+    texts, current = [], ""
+    for piece in pieces:
+        candidate = f"{current}\n{piece}" if current else piece
+        if current and len(candidate) > limit:
+            texts.append(current)
+            candidate = piece
+        current = candidate
+    return texts + ([current] if current else [])
 
 
 def _mono(text: str) -> str:
@@ -173,10 +195,12 @@ def buttons(keyboard: Keyboard, action: str = ACTION) -> list[Block]:
 def card_blocks(card: Card, keyboard: Keyboard, *, final: bool = False) -> tuple[str, list[Block]]:
     """The card as Block Kit within the limits, and its notification text."""
     head = [{"type": "header", "text": _plain(card.title, HEADER)}]
+    if card.progress:  # the run's progress, under the title
+        head.append(_section(f"_{fit(card.progress, LINE - 2)}_"))
     foot = _sections(_footer(card, final))
     rows = buttons(keyboard)
     room = MESSAGE_BLOCKS - len(head) - len(foot) - len(rows) - 2  # a divider, and the cut notice
-    body = _sections(_body_lines(card))
+    body = _body(card)
     if len(body) > room:
         body = body[: max(room, 0)] + [_section(CUT)]
     blocks = head + body + [{"type": "divider"}] + foot + rows

@@ -46,13 +46,35 @@ def _line(text: str, style: str | None = None) -> tuple[str, str]:
     return text, f"<{style}>{html}</{style}>" if style else html
 
 
-def _body(card: Card) -> list[tuple[str, str]]:
-    lines: list[tuple[str, str]] = []
+def _body(card: Card) -> list[tuple[str, str, str]]:
+    """The card's body lines as (plain, HTML, what closes the HTML if the card is cut after it): a
+    code section is one ``<pre>`` block."""
+    lines: list[tuple[str, str, str]] = []
     for section in card.sections:
         if section.title:
-            lines.append(_line(f"{section.title}:", "b"))
-        lines.extend(_line(text, "code" if section.mono else None) for text in section.lines)
+            lines.append((*_line(f"{section.title}:", "b"), ""))
+        if section.code:
+            lines.extend(_pre(section.lines, section.language))
+            continue
+        lines.extend((*_line(text, "code" if section.mono else None), "") for text in section.lines)
     return lines
+
+
+def _pre(lines: tuple[str, ...], language: str | None) -> list[tuple[str, str, str]]:
+    """A code block as ``<pre>`` (``<pre><code class="language-…">`` when its language is known),
+    one entry a line: the first opens the block, the last closes it, any other says how to close
+    it if the card is cut there."""
+    opening, closing = "<pre>", "</pre>"
+    if language:
+        opening += f'<code class="language-{html_escape(language)}">'
+        closing = "</code>" + closing
+    entries = []
+    for n, text in enumerate(lines):
+        plain, html = _line(text)
+        last = n == len(lines) - 1
+        html = (opening if n == 0 else "") + html + (closing if last else "")
+        entries.append((plain, html, "" if last else closing))
+    return entries
 
 
 def _footer(card: Card, final: bool) -> list[tuple[str, str]]:
@@ -78,15 +100,21 @@ def reveal_lines(card: Card) -> list[tuple[str, str]]:
 def card_html(card: Card, *, final: bool = False) -> tuple[str, bool]:
     """The card as HTML within the limit, and whether body lines were cut."""
     head, foot = [_line(clip(card.title, LINE_UNITS), "b")], _footer(card, final)
+    if card.progress:  # the run's progress, under the title
+        head.append(_line(clip(card.progress, LINE_UNITS), "i"))
     budget = LIMIT - sum(units(p) + 1 for p, _ in head + foot) - units(CUT) - 1
-    body, cut = [], False
-    for plain, html in _body(card):
+    body: list[tuple[str, str]] = []
+    cut, unclosed = False, ""
+    for plain, html, closing in _body(card):
         if units(plain) + 1 > budget:
             cut = True
             break
         budget -= units(plain) + 1
         body.append((plain, html))
+        unclosed = closing
     if cut:
+        if unclosed:  # cut inside a code block: it is closed where it stops
+            body[-1] = (body[-1][0], body[-1][1] + unclosed)
         body.append(_line(CUT, "i"))
     return "\n".join(html for _, html in head + body + [("", "")] + foot), cut
 

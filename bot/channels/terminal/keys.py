@@ -12,6 +12,9 @@ from rich.console import Console
 
 ENTER = ("\r", "\n")
 """What the enter key reads as."""
+ALIASES = {"R": "ai_review"}
+"""Keys that press a card's button by what it does, whatever key the card gave it: ``R`` asks for
+the AI review of a change (its own key, ``i``, does too). Never lowered to another button's key."""
 
 
 class Keys:

@@ -6,6 +6,8 @@ Everything printed goes through :func:`printable`: control characters made visib
 
 from __future__ import annotations
 
+import textwrap
+
 from rich.console import Console
 from rich.text import Text
 
@@ -14,7 +16,13 @@ from evaluation.output import signed
 from evaluation.text import visible
 
 from ...cards import Button, Card, State
+from ...ending import Closing
+from ...progress import item_noun, run_progress
 from ...review import ReviewSession
+from .keys import ALIASES
+
+CODE_INDENT = "      "
+"""A code block's lines, indented past the card's text."""
 
 
 def printable(text: str, style: str = "", *, newlines: bool = False) -> Text:
@@ -31,6 +39,9 @@ def _diff_style(line: str) -> str:
 
 
 def button_text(button: Button) -> str:
+    alias = next((k for k, kind in ALIASES.items() if kind == button.action.kind), None)
+    if alias and button.key:  # [R] AI review: the key to remember (its own key works too)
+        return f"[{alias}] {button.label}"
     if button.key and button.label.lower().startswith(button.key):
         return f"[{button.key}]{button.label[1:]}"
     return f"[{button.key}] {button.label}" if button.key else button.label
@@ -49,8 +60,12 @@ class TerminalView:
     def header(self, session: ReviewSession) -> None:
         run, overall = session.run, session.run.overall
         score = f", overall={overall:.2f}" if overall is not None else ""
-        title = f"Reviewing run: {run.run_id} ({len(run.items)} queries{score})"
+        size = f"{len(run.items)} {item_noun(run.header.kind)}"
+        title = f"Reviewing run: {run.run_id} ({size}{score})"
         self.console.print(printable(title, "bold"))
+        k = session.engine.config.review.k
+        progress = run_progress(session.ledger, run, session.dimension, k)
+        self.console.print(printable(f"progress: {progress}", "dim"))
         blind = (
             "the triage's recommendation is shown, except on audit cards"
             if run.header.kind == "change"
@@ -86,12 +101,30 @@ class TerminalView:
         out = self.console
         out.print()
         out.print(printable(card.title, "bold cyan"))
+        if card.progress:
+            out.print(printable(f"  {card.progress}", "dim"))
         for section in card.sections:
             if section.title:
                 out.print(printable(f"\n  {section.title}:", "bold", newlines=True))
+            if section.code:
+                self.code(section.lines)
+                continue
             for line in section.lines:
                 style = _diff_style(line) if section.title == "Diff" else ""
                 out.print(printable("  " + line, style), soft_wrap=True)
+
+    def code(self, lines: tuple[str, ...]) -> None:
+        """A code block, indented and never wrapped: on a terminal a line wider than it is cut (and
+        the card says so; View full shows it whole), elsewhere it is printed whole."""
+        out, cut = self.console, False
+        for line in lines:
+            text = printable(CODE_INDENT + line.expandtabs(4), "cyan")
+            if out.is_terminal and text.cell_len > out.width:
+                text.truncate(out.width, overflow="ellipsis")
+                cut = True
+            out.print(text, soft_wrap=True)
+        if cut:
+            out.print(printable(f"{CODE_INDENT}(long lines cut: v shows them whole)", "dim"))
 
     def keys(self, card: Card, state: State) -> None:
         for number, row in enumerate(card.buttons):
@@ -129,18 +162,29 @@ class TerminalView:
                     printable(f'     "{r.rationale}"', "magenta", newlines=True), soft_wrap=True
                 )
 
-    def summary(self, summary: ReviewSummary) -> None:
+    def summary(self, summary: ReviewSummary, closing: Closing | None = None) -> None:
+        """The session's counts (a change run's decisions instead), then what ``closing`` adds:
+        the synthesis and its action items, or how to write the accepted changes."""
         human = f"{summary.humanAverageScore:.2f}" if summary.humanAverageScore is not None else "-"
-        delta = signed(summary.aiVsHumanDelta, "-")
+        delta = signed(summary.human_minus_ai, "-")
         self.console.print(printable("\nSession summary", "bold", newlines=True))
-        self.console.print(
-            printable(
-                f"  reviewed {summary.queriesReviewed} · skipped "
-                f"{summary.queriesSkipped} · flagged "
-                f"{summary.queriesFlagged} · human average {human} · "
-                f"human − AI {delta}"
-            )
+        counts = (
+            f"reviewed {summary.queriesReviewed} · skipped "
+            f"{summary.queriesSkipped} · flagged "
+            f"{summary.queriesFlagged} · human average {human} · "
+            f"human − AI {delta}"
         )
+        if closing is not None and closing.decisions is not None:
+            counts = closing.decisions.line()
+        self.console.print(printable(f"  {counts}"))
+        for section in closing.sections if closing is not None else []:
+            if section.heading:
+                self.console.print(printable(f"\n{section.heading}", "bold", newlines=True))
+            for line in section.lines:  # indented, and so are the lines it wraps onto
+                width = max(self.console.width - 2, 20)
+                parts = [line] if section.command else textwrap.wrap(line, width) or [""]
+                for part in parts:
+                    self.console.print(printable(f"  {part}"), soft_wrap=True)
 
 
 __all__ = ["TerminalView", "button_text", "printable"]

@@ -578,3 +578,18 @@ def _listening(port: int) -> bool:
 
     with socket.socket() as probe:
         return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
+async def test_code_longer_than_a_section_is_preformatted_in_every_section_it_takes(slack, store):
+    """Issue 26 §2.4: code is a preformatted block; escaped, it can outgrow one section (3,000
+    characters), and each section it takes is a preformatted block of its own."""
+    code = "\n".join(f"if a<b && c>d: x{n} = '&<>'" + " <<>>" * 5 for n in range(27))
+    one_item_run(store, "escape me", answer=f"```\n{code}\n```")
+    async with slack.bot(store):
+        _, card = await slack.command(ALICE, "review", "one", replies=2)
+        raw = slack.fake.message(slack.fake.dm(IDS[ALICE]), card.id)
+        texts = [b["text"]["text"] for b in raw["blocks"] if b["type"] == "section"]
+        fenced = [t for t in texts if t.startswith("```")]
+        assert len(fenced) >= 2 and all(len(t) <= 3000 and t.endswith("```") for t in fenced)
+        assert not any("<" in t or "&&" in t for t in fenced)  # escaped within the blocks
+        assert "\n".join(slack.preformatted(card)) == code

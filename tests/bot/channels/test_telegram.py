@@ -187,3 +187,30 @@ async def test_a_refused_cards_error_never_brings_the_token_into_the_chat(driver
 def _a_card(params: dict) -> bool:
     """Whether a sendMessage call is a card (it has buttons)."""
     return bool((params.get("reply_markup") or {}).get("inline_keyboard"))
+
+
+async def test_a_card_cut_inside_a_code_block_closes_the_block_and_says_so(driver, store):
+    """Issue 26 §2.4: code is a ``<pre>`` block; a card cut to 4,096 units inside one still parses
+    (the fake Bot API refuses unbalanced HTML) and shows the code as code up to the cut."""
+    code = "\n".join(f"    x{n} = '" + "😀" * 45 + "'" for n in range(30))  # 2 units an emoji
+    item = ItemData(
+        id="q1",
+        query=Query(query="🚀" * 400),
+        answer=f"Here it is:\n```python\n{code}\n```",
+        tool_captures=[{"tool": "Write", "input": "😀" * 100} for _ in range(5)],
+        features={"plugin": "emoji-tools", "plugin_description": "😀" * 300},
+    )
+    store.create_run(
+        RunHeader(run_id="cut", kind="answer", dimensions=["answer"]),
+        [QueryEvaluation(run_id="cut", data=item)],
+    )
+    async with driver.bot(store):
+        _, card = await driver.command(ALICE, "review", "cut", replies=2)
+        raw = driver.fake.message(IDS[ALICE], int(card.id))
+        units = len(raw["text"].encode("utf-16-le")) // 2
+        assert units <= 4096 and "more under View full" in card.text
+        [pre] = [e for e in raw["entities"] if e["type"] == "pre"]
+        assert pre["language"] == "python"
+        [shown] = driver.preformatted(card)
+        lines = shown.split("\n")
+        assert 1 <= len(lines) < 30 and lines == code.split("\n")[: len(lines)]

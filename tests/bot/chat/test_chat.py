@@ -173,6 +173,24 @@ async def test_a_rating_can_be_changed_and_the_latest_counts(driver, demo_store)
         await driver.tap(ALICE, await driver.shows(card, "✓ Recorded: good"), "poor")
         assert [r["judgment"] for r in driver.records("rating")] == ["good", "poor"]
         await driver.shows(card, "✓ Recorded: poor")
+
+
+async def test_a_rating_changed_to_one_that_takes_no_tags_drops_them(driver, demo_store):
+    """Okay with a tag, then good: the tag stayed on a rating that takes none (`validate` flagged
+    it)."""
+    async with driver.bot(demo_store):
+        _, card = await driver.command(ALICE, "review", SEARCH_RUN, replies=2)
+        await driver.tap(ALICE, card, "okay")
+        await driver.tap(ALICE, await driver.labelled(card, "bad_ranking"), "bad_ranking")
+        await driver.tap(ALICE, await driver.labelled(card, "✓ bad_ranking"), "good")
+        edited = await driver.shows(card, "✓ Recorded: good")
+        assert "bad_ranking" not in edited.text and edited.labels == SCALE
+        latest = driver.records("rating")[-1]
+        assert (latest["judgment"], latest["concerns"], latest["concerns_dropped"]) == (
+            "good",
+            [],
+            ["bad_ranking"],
+        )
         assert len(driver.messages(ALICE)) == 3  # one next card, not two
 
 
@@ -387,6 +405,23 @@ async def test_scheduled_digest_is_registered_and_posts_to_its_chats(driver, dem
         assert "hilbot digest" in driver.messages(GROUP)[0].text
 
 
+async def test_a_scheduled_digest_says_what_changed(driver, demo_store):
+    """The scheduled digest carries the regression alerts of its window (the hour since the last
+    one, against the hour before) and the synthesis and action items of the runs rated in it."""
+    from datetime import timedelta
+
+    from tests.bot.test_digest_cli import rate_then_and_now
+
+    rate_then_and_now(demo_store, before=timedelta(minutes=90), new=timedelta(minutes=10))
+    async with driver.bot(demo_store, driver.digest_config([GROUP], every_minutes=60)):
+        await driver.digest_now()
+        text = "\n".join(m.text for m in driver.messages(GROUP))
+        assert "Regressions since " in text and "(against the 60 minutes before):" in text
+        assert "⚠ overall · concern bad_ranking: on 0% of 4 ratings → 100% of 4, +100 pts" in text
+        assert f"Synthesis of {SEARCH_RUN} · overall (statistical): " in text
+        assert "→ Address bad_ranking: flagged in 4 rating(s)" in text
+
+
 def _posted(driver, store: Store, minutes_ago: float) -> None:
     """The log says the bot posted its scheduled digest ``minutes_ago`` (and then, say, went
     down)."""
@@ -538,14 +573,17 @@ async def test_no_two_open_cards_show_the_same_number(driver, demo_store):
 
 
 async def test_a_second_reviewers_card_numbers_agree_with_their_progress(driver, demo_store):
-    """§3.4: Bob's first card said [1/18] while his progress said "15 left of 15"."""
+    """§3.4: Bob's first card said [1/18] while his progress said "15 left of 15". Since issue 26
+    §11 a card's number is its item's place in the run (of the run's items, as the progress line
+    counts them): Bob's cards follow the three Alice holds."""
     async with driver.bot(demo_store, "[review]\nwindow = 3"):
         await driver.command(
             ALICE, "review", SEARCH_RUN, replies=4
         )  # Alice holds three items (k = 1)
         progress, *cards = await driver.command(BOB, "review", SEARCH_RUN, replies=4)
         total = int(re.search(r"left of (\d+)", progress.text)[1])
-        assert [title_number(card) for card in cards] == [(1, total), (2, total), (3, total)]
+        size = int(re.search(r"rated \d+/(\d+)", progress.text)[1])
+        assert [title_number(card) for card in cards] == [(4, size), (5, size), (6, size)]
         [status] = await driver.command(BOB, "status")
         assert f"0 rated, 0 skipped, {total} left of {total}" in status.text
 
@@ -625,6 +663,56 @@ async def test_a_huge_query_gets_a_card_within_the_limit_and_the_review_goes_on(
             lambda: "All done" in driver.messages(ALICE)[-1].text, what="the end of the run"
         )
         assert len(driver.records("rating")) == 3
+
+
+async def test_the_end_of_a_review_shows_the_synthesis_and_its_action_items(driver, store):
+    """The end said one line of counts; the synthesis and its action items were only in the
+    log."""
+    items = [
+        QueryEvaluation(run_id="small", data=ItemData(id=f"q{n}", query=Query(query=f"query {n}")))
+        for n in range(2)
+    ]
+    store.create_run(RunHeader(run_id="small", kind="answer", dimensions=["answer"]), items)
+    async with driver.bot(store):
+        await driver.command(ALICE, "review", "small", replies=2)
+        await driver.tap(ALICE, driver.cards(ALICE)[-1], "⭐ Excellent")
+        await driver.until(lambda: len(driver.cards(ALICE)) == 2, what="the second card")
+        card = driver.cards(ALICE)[-1]
+        await driver.tap(ALICE, card, "✗ Miss")
+        await driver.tap(ALICE, await driver.labelled(card, "hallucination"), "hallucination")
+        tagged = await driver.labelled(card, "✓ hallucination")  # the last card still asks: the
+        assert not [m for m in driver.messages(ALICE) if "All done" in m.text]  # end waits
+        await driver.tap(ALICE, tagged, "✓ Done")
+        await driver.until(
+            lambda: "All done" in driver.messages(ALICE)[-1].text, what="the end of the run"
+        )
+        done = driver.messages(ALICE)[-1].text
+    assert "2 rated, 0 skipped, 1 flagged" in done
+    assert "Synthesis of every review of this run so far (statistical, no LLM):" in done, done
+    assert "2 ratings of 2 items by 1 reviewer(s)" in done
+    assert "Action items:\n1. Address hallucination: flagged in 1 rating(s)" in done, done
+
+
+async def test_a_run_ends_once_its_last_skip_has_its_reason(driver, store):
+    """The end ("All done") came with the skip, while the card still asked why; the reason was
+    then refused ("This review is finished.")."""
+    item = ItemData(id="q0", query=Query(query="query 0"))
+    store.create_run(
+        RunHeader(run_id="one", kind="answer", dimensions=["answer"]),
+        [QueryEvaluation(run_id="one", data=item)],
+    )
+    async with driver.bot(store):
+        _, card = await driver.command(ALICE, "review", "one", replies=2)
+        await driver.tap(ALICE, card, "Skip")
+        asked = await driver.labelled(card, "Broken item")
+        await driver.settle()
+        assert not [m for m in driver.messages(ALICE) if "All done" in m.text]
+        answer = await driver.tap(ALICE, asked, "Broken item")
+        assert not answer.alert, answer.text
+        await driver.until(
+            lambda: "All done" in driver.messages(ALICE)[-1].text, what="the end of the run"
+        )
+    assert [s.get("skip_reason") for s in driver.records("skip")] == [None, "broken item"]
 
 
 async def test_a_card_the_platform_refuses_is_reported_in_one_line_and_the_next_is_dealt(
@@ -720,6 +808,55 @@ async def test_a_change_card_shows_its_diff_and_a_human_accepts_it_into_the_snap
     ).read_text() == "answer: Lyon\nscore: 0.85\n"
 
 
+async def test_a_change_runs_end_says_what_was_decided_and_prints_the_apply_command(
+    driver, store, tmp_path
+):
+    """The end of a triage run said "1 rated … human − AI …" and nothing of writing the
+    snapshots."""
+    run_id = triage_run(store, tmp_path / "snapshots")
+    async with driver.bot(store):
+        _, card = await driver.command(ALICE, "review", run_id, replies=2)
+        await driver.tap(ALICE, card, "✓ Accept")
+        await driver.until(
+            lambda: "All done" in driver.messages(ALICE)[-1].text, what="the end of the run"
+        )
+        done = driver.messages(ALICE)[-1].text
+    assert "accepted 1 · rejected 0 · skipped 0 · left 0" in done and "human − AI" not in done
+    assert f"triage --apply {run_id}" in done, done
+
+
+async def test_ai_review_asks_the_llm_about_a_locally_triaged_change_once(
+    driver, store, tmp_path, fake
+):
+    """The triage was local (no model); the AI review button asks [llm] now, and a second tap is
+    answered from the cache."""
+    from tests.fakes.anthropic_api import tool
+
+    fake.queue(
+        tool(
+            category=2,
+            confidence=0.9,
+            summary="the capital changed",
+            rationale="Paris is the capital of France.",
+            issues=["line 1: answer: Lyon"],
+            suggestions=[],
+            flags_for_human=False,
+        )
+    )
+    run_id = triage_run(store, tmp_path / "snapshots")
+    assert fake.requests == []  # the local triage sent nothing
+    async with driver.bot(store):
+        _, card = await driver.command(ALICE, "review", run_id, replies=2)
+        for _ in range(2):
+            before = len(driver.messages(ALICE))
+            await driver.tap(ALICE, card, "AI review")
+            await driver.until(lambda: len(driver.messages(ALICE)) > before, what="the AI review")
+            review = "".join(m.text for m in driver.messages(ALICE)[before:])
+            assert "by anthropic/" in review and "Category: RECOMMEND FAIL" in review, review
+            assert "line 1: answer: Lyon" in review
+    assert len(fake.requests) == 1 and driver.records("rating") == []
+
+
 # ----------------------------------------------------------------------------------- the full label
 
 
@@ -772,3 +909,135 @@ async def test_confidence_follow_ups_and_skip_reasons_are_asked_on_the_card(driv
         await driver.shows(second, "Skipped")
         await driver.redeliver_last_tap()
         assert [s.get("skip_reason") for s in driver.records("skip")] == [None, "broken item"]
+
+
+# ------------------------------------------------------------------------- what a card shows (§2)
+
+
+async def test_a_code_answer_keeps_its_lines_and_its_code_is_a_preformatted_block(driver, store):
+    """Issue 26 §2.4: a multi-line answer was folded into one line, its code with it."""
+    from tests.auxil.items import CODE, code_run
+
+    run_id = code_run(store)
+    async with driver.bot(store):
+        _, card = await driver.command(ALICE, "review", run_id, replies=2)
+        assert card.text.startswith('[1/2] "Make this retry on errors: …"'), card.text
+        assert "Make this retry on errors:" in card.text.split("\n", 1)[1]  # the query whole
+        assert "Add a retry:\nwrap the call in a loop." in card.text, card.text
+        assert "Then run it." in card.text and "```python" not in card.text
+        # the query's code, then the answer's: indentation, line breaks, the long line as written
+        assert driver.preformatted(card) == ["return call()", CODE]
+        assert "View full" in card.labels
+        await driver.tap(ALICE, card, card.labels[0])  # a rating
+        await driver.until(lambda: len(driver.cards(ALICE)) == 2, what="the next card")
+        assert driver.preformatted(driver.cards(ALICE)[0]) == ["return call()", CODE]
+        assert driver.preformatted(driver.cards(ALICE)[1]) == [CODE]
+
+
+async def test_a_scenario_card_shows_what_the_labeler_needs_and_stays_blind(driver, store):
+    """Issue 26 §2.5: the plugin, the component tested, the query, the expected outcome, the tool
+    captures and the response — the blind protocol's "shown" list — and not the judge's view."""
+    from tests.auxil.items import PLUGIN, RATIONALE, plugin_scenarios
+
+    run_id = plugin_scenarios(store)
+    async with driver.bot(store):
+        _, card = await driver.command(ALICE, "review", run_id, replies=2)
+        for shown in (
+            "plugin: commit-commands",
+            "component: /commit",
+            "component type: command",
+            "plugin description: Git commit helpers",
+            "Can you commit my changes with message 'fix login bug",
+            "Command /commit should trigger",
+            "- Read: src/auth/login.ts",
+            '- Bash: git commit -m "fix login bug"',
+            "I'll commit your changes with that message.\n[main 1a2b3c] fix login bug",
+        ):
+            assert shown in card.text, (shown, card.text)
+        assert "maturity" not in card.text  # not a context field unless configured
+        assert RATIONALE not in card.text and "PASS" not in card.text and "🤖" not in card.text
+        before = len(driver.messages(ALICE))
+        await driver.tap(ALICE, card, "View full")
+        await driver.until(lambda: len(driver.messages(ALICE)) > before, what="the full item")
+        full = "\n".join(m.text for m in driver.messages(ALICE)[before:])
+        assert f"plugin description: {PLUGIN['plugin_description']}" in full
+        assert RATIONALE not in full
+
+
+async def test_the_context_a_card_shows_is_configured_per_run_kind(driver, store):
+    from tests.auxil.items import plugin_scenarios
+
+    run_id = plugin_scenarios(store)
+    extra = '[review.context]\nscenario = ["maturity", "component"]\nanswer = []\n'
+    async with driver.bot(store, extra):
+        _, card = await driver.command(ALICE, "review", run_id, replies=2)
+        assert "maturity: polished  ·  component: /commit" in card.text, card.text
+        assert "plugin:" not in card.text and "component type" not in card.text
+
+
+def trigger_run(store: Store, run_id: str = "triggers") -> None:
+    """A run rated on trigger accuracy (how sure is asked after either label)."""
+    items = [
+        QueryEvaluation(
+            run_id=run_id,
+            data=ItemData(id=f"t{n}", query=Query(query=f"scenario {n}"), answer="ran search"),
+        )
+        for n in range(3)
+    ]
+    store.create_run(
+        RunHeader(run_id=run_id, kind="scenario", dimensions=["trigger-accuracy"]), items
+    )
+
+
+async def test_the_guide_gives_a_labelling_dimensions_guidelines(driver, store):
+    scenario_run(store)
+    async with driver.bot(store):
+        _, card = await driver.command(ALICE, "review", "scenarios", replies=2)
+        before = len(driver.messages(ALICE))
+        await driver.tap(ALICE, card, "Guide")
+        await driver.until(lambda: len(driver.messages(ALICE)) > before, what="the guide")
+        guide = "".join(m.text for m in driver.messages(ALICE)[before:])
+        assert "Parses and runs — PARSES and RUNS" in guide and "Does not PARSE" in guide
+        assert "Skip — The response holds no code" in guide and "how sure are you" in guide
+        assert driver.records("rating") == []
+
+
+async def test_a_trigger_label_asks_how_sure_in_one_tap_that_may_be_skipped(driver, store):
+    trigger_run(store)
+    async with driver.bot(store):
+        _, card = await driver.command(ALICE, "review", "triggers", replies=2)
+        await driver.tap(ALICE, card, "Yes, correct")
+        asked = await driver.labelled(card, "High")
+        assert "How sure are you?" in asked.text and "🤖" not in asked.text
+        await driver.until(lambda: len(driver.cards(ALICE)) == 2, what="the next card")
+        await driver.tap(ALICE, asked, "High")
+        await driver.until(
+            lambda: driver.records("rating")[-1].get("confidence") == "high", what="high"
+        )
+        second = driver.cards(ALICE)[1]
+        await driver.tap(ALICE, second, "Yes, correct")
+        await driver.tap(ALICE, await driver.labelled(second, "High"), "Skip")  # passed
+        await driver.until(lambda: len(driver.cards(ALICE)) == 3, what="the third card")
+        assert [(r["item_id"], r.get("confidence")) for r in driver.records("rating")] == [
+            ("t0", None),
+            ("t0", "high"),
+            ("t1", None),
+        ]
+
+
+async def test_a_skip_is_taken_back_with_one_tap_and_a_rating_replaces_it(driver, demo_store):
+    async with driver.bot(demo_store):
+        _, card = await driver.command(ALICE, "review", SEARCH_RUN, replies=2)
+        await driver.tap(ALICE, card, "Skip")
+        asked = await driver.labelled(card, "Undo skip")  # beside the skip's reasons
+        answer = await driver.tap(ALICE, asked, "Undo skip")
+        assert not answer.alert
+        back = await driver.labelled(card, "good")  # the scale again, on the same card
+        assert "Undo skip" not in back.labels
+        await driver.tap(ALICE, back, "good")
+        await driver.until(lambda: driver.records("rating"), what="the rating")
+        [status] = await driver.command(ALICE, "status")
+        assert f"{SEARCH_RUN} · overall: 1 rated, 0 skipped" in status.text
+        assert [r["item_id"] for r in driver.records("skip")] == [
+            driver.records("rating")[0]["item_id"]
+        ]

@@ -243,7 +243,7 @@ async def test_a_stop_waits_for_cards_under_way_only_as_long_as_its_grace(
 
 def _scenarios(store: Store) -> str:
     """A run rated on code validity (which asks how sure, then the issues after parses or broken)
-    and trigger accuracy."""
+    and on answer quality (which asks no confidence)."""
     from evaluation import ItemData, Query, QueryEvaluation, RunHeader
 
     items = [
@@ -254,9 +254,7 @@ def _scenarios(store: Store) -> str:
         for n in range(3)
     ]
     store.create_run(
-        RunHeader(
-            run_id="scenarios", kind="scenario", dimensions=["code-validity", "trigger-accuracy"]
-        ),
+        RunHeader(run_id="scenarios", kind="scenario", dimensions=["code-validity", "answer"]),
         items,
     )
     return "scenarios"
@@ -294,8 +292,8 @@ async def test_confidence_answers_and_skip_reasons_travel_in_checked_tokens(
         f"dx|{rest}",
         f"r-1|{rest}",
     ]
-    await flow.on_command(Command(ALICE, DM, "review", ("scenarios", "trigger-accuracy")))
-    trigger = port.cards()[-1]  # its item dealt on trigger accuracy, which asks no confidence
+    await flow.on_command(Command(ALICE, DM, "review", ("scenarios", "answer")))
+    trigger = port.cards()[-1]  # its item dealt on answer quality, which asks no confidence
     trigger_rest = port.token(trigger, "Skip").split("|", 1)[1]
     messages = [card.id] * len(forged) + [trigger.id] * 2
     forged += [f"c0|{trigger_rest}", f"dc|{trigger_rest}"]
