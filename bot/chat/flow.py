@@ -385,8 +385,16 @@ class ChatFlow:
             await self._show(step, tap, event)
         if step.effective or ends:
             session, chat = self._dealer(tap, event)
-            if not await self.fill(session, chat) and ends and self.sessions.finished(session):
+            if not await self.fill(session, chat) and ends and self._complete(session):
                 await self._done(session, chat)
+
+    def _complete(self, session: ReviewSession) -> bool:
+        """Whether the session is finished and none of its cards still asks something (tags, a
+        question, why it was skipped): a tap's work that runs late must not end a session whose
+        last card is still being answered."""
+        mine = (session.reviewer.key, session.run_id, session.dimension)
+        asking = any(key[:3] == mine for key in self._asking)
+        return not asking and self.sessions.finished(session)
 
     def _ends(self, session: ReviewSession, item_id: str, step: Step, was_open: bool) -> bool:
         """Whether the action completed an item's first judgment (so that the session may end
