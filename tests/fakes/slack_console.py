@@ -26,11 +26,11 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 from tests.chat_drivers.slack import flatten, unescape
+from tests.fakes.console import interact
 from tests.fakes.slack_api import FakeSlack, buttons
 
 YOU = "U0YOU"
@@ -214,27 +214,7 @@ def main(argv: list[str] | None = None) -> None:
             f"{YOU}. Try: /hilbot review demo-docs-search",
             flush=True,
         )
-        stop = threading.Event()
-        watcher = threading.Thread(target=_watch, args=(console, stop), daemon=True)
-        watcher.start()
-        try:
-            for line in sys.stdin:
-                if not console.handle(line):
-                    break
-        finally:
-            stop.set()
-            proc.terminate()
-            proc.wait(timeout=30)
-            print(
-                f"bot stopped (exit {proc.returncode}); every click is in "
-                f"{args.data_dir}/ratings.jsonl"
-            )
-
-
-def _watch(console: Console, stop: threading.Event) -> None:
-    while not stop.is_set():
-        console.refresh()
-        time.sleep(0.2)
+        interact(console, proc, args.data_dir, "click")
 
 
 if __name__ == "__main__":

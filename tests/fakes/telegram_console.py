@@ -23,11 +23,10 @@ import os
 import subprocess
 import sys
 import tempfile
-import threading
-import time
 from pathlib import Path
 from typing import Any
 
+from tests.fakes.console import interact
 from tests.fakes.telegram_api import FakeTelegram
 
 YOU = 4242
@@ -132,28 +131,7 @@ def main(argv: list[str] | None = None) -> None:
             f"hilbot serve telegram is running; you are user {YOU}. Try: /review demo-docs-search",
             flush=True,
         )
-        stop = threading.Event()
-        watcher = threading.Thread(target=_watch, args=(console, stop), daemon=True)
-        watcher.start()
-        try:
-            for line in sys.stdin:
-                if not console.handle(line):
-                    break
-        finally:
-            stop.set()
-            watcher.join(timeout=2)
-            proc.terminate()
-            proc.wait(timeout=30)
-            print(
-                f"bot stopped (exit {proc.returncode}); every tap is in "
-                f"{args.data_dir}/ratings.jsonl"
-            )
-
-
-def _watch(console: Console, stop: threading.Event) -> None:
-    while not stop.is_set():
-        console.refresh()
-        time.sleep(0.2)
+        interact(console, proc, args.data_dir, "tap")
 
 
 if __name__ == "__main__":
