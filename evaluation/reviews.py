@@ -222,7 +222,9 @@ class Ledger:
 
     def _relevel(self, item: ItemKey) -> None:
         """Recount an item's load (ratings + open cards) and keep the run's levels in step."""
-        load = len(self.raters(*item)) + len(self.open_reviewers(*item))
+        # the raters' count is kept as events fold (len(self.raters(...)) walked every reviewer of
+        # the item on every event: quadratic in the raters of an item)
+        load = self._rated.get(item, 0) + len(self.open_reviewers(*item))
         old = self._load.get(item, 0)
         if load == old:
             return
