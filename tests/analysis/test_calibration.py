@@ -18,8 +18,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
+from analysis._fold import CONCERN_COLUMNS, NOTE_COLUMNS, RATING_COLUMNS
 from analysis.calibration import ConfusionMatrix, calibration, confusion_matrix
 from analysis.calibration import confusion_kappa as cohen_kappa
+from analysis.load import ITEM_COLUMNS
 from analysis.stats import Undefined, fisher_ci, kendall_tau, spearman, to_jsonable
 from analysis.vocabulary import nearest_options
 from evaluation import HilbotError, load_config
@@ -28,35 +30,7 @@ CONFIG = load_config(None)
 T0 = pd.Timestamp("2025-03-03 09:00", tz="UTC")  # a Monday
 RUN = "run-a"
 
-RATING_COLUMNS = [
-    "run_id",
-    "item_id",
-    "dimension",
-    "reviewer",
-    "judgment",
-    "score",
-    "n_concerns",
-    "note",
-    "timestamp",
-    "channel",
-    "source_type",
-    "session_date",
-    "line",
-]
-ITEM_COLUMNS = [
-    "run_id",
-    "item_id",
-    "kind",
-    "set",
-    "category",
-    "query",
-    "verdict",
-    "confidence",
-    "judge",
-    "prompt_hash",
-]
-CONCERN_COLUMNS = ["run_id", "item_id", "dimension", "reviewer", "tag", "timestamp"]
-NOTE_COLUMNS = ["run_id", "item_id", "dimension", "reviewer", "text", "timestamp"]
+# the loader's frames, in its own columns
 
 
 # ---------------------------------------------------------------- frame builders (shared)
