@@ -58,18 +58,21 @@ def scan_log(path: str | Path, *, jobs: int | None = None) -> Scan:
     return start_scan(Path(path), jobs)()
 
 
-def start_scan(path: str | Path, jobs: int | None = None) -> Callable[[], Scan]:
+def start_scan(
+    path: str | Path, jobs: int | None = None, end: int | None = None
+) -> Callable[[], Scan]:
     """Start reading ``path``; returns a function that finishes the read and gives the
     :class:`Scan`.
 
     With several jobs, forked workers read the later ranges of the log at once, and this process
     reads the first (a little shorter: the caller may load the runs in between). ``jobs`` as for
-    :func:`scan_log`.
+    :func:`scan_log`; ``end``: read only the bytes before it (at a line boundary).
     """
     path = Path(path)
     size = _readable_size(path)
     if size is None:
         return lambda: Scan(empty_events())
+    size = size if end is None else min(size, end)
     jobs = _jobs(jobs, size)
     if jobs <= 1:
         return lambda: _scan_range(path, 0, size)
@@ -148,6 +151,17 @@ def _split(path: Path, size: int, jobs: int) -> list[tuple[int, int]]:
                 cuts.append(position)
     cuts.append(size)
     return list(zip(cuts, cuts[1:]))
+
+
+def scan_range(path: str | Path, start: int, end: int) -> Scan:
+    """Scan bytes [start, end) of ``path`` in this process (both at line boundaries); lines
+    numbered from 1."""
+    return _scan_range(Path(path), start, end)
+
+
+def merge_scans(parts: list[Scan]) -> Scan:
+    """One scan of consecutive ranges' scans (lines renumbered, codes unified)."""
+    return _merge(parts)
 
 
 def _scan_part(path: str, start: int, end: int) -> Scan:

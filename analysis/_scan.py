@@ -17,36 +17,17 @@ import pandas as pd
 
 from evaluation.log import LogIssue
 
+from ._columns import CATEGORICAL, EVENT_COLUMNS, KEY
+from ._columns import HUMAN_TYPES as HUMAN_TYPES  # the scan's vocabulary, where readers look
+from ._columns import KIND_NOTE as KIND_NOTE
+from ._columns import KIND_RATING as KIND_RATING
+from ._columns import KIND_SKIP as KIND_SKIP
+
 if TYPE_CHECKING:
     from ._plans import Interner
 
-KIND_RATING, KIND_SKIP, KIND_NOTE = 0, 1, 2
-HUMAN_TYPES = {"rating": KIND_RATING, "skip": KIND_SKIP, "note": KIND_NOTE}
-KEY = ["run_id", "item_id", "dimension", "reviewer"]
-"""The fold key of a human event."""
 Events = dict  # column name -> np.ndarray or pd.Categorical (see Scan.events)
 
-EVENT_COLUMNS = [
-    "line",
-    "kind",
-    "run_id",
-    "item_id",
-    "dimension",
-    "reviewer",
-    "channel",
-    "idempotency_key",
-    "idem_hash",
-    "ts",
-    "judgment",
-    "score",
-    "n_tags",
-    "tag_start",
-    "note",
-    "source_type",
-    "session_date",
-    "skip_reason",
-    "text",
-]
 NUMERIC = {
     "line": np.int64,
     "kind": np.int8,
@@ -56,18 +37,7 @@ NUMERIC = {
     "n_tags": np.int32,
     "tag_start": np.int64,
 }
-CATEGORICAL = (
-    "run_id",
-    "item_id",
-    "dimension",
-    "reviewer",
-    "channel",
-    "judgment",
-    "source_type",
-    "session_date",
-)
-"""Columns held as categoricals (the key and the other low-cardinality strings); the rest are object
-arrays."""
+
 
 
 @dataclass

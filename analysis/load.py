@@ -29,8 +29,11 @@ int64 code per key). Logs of 32 MB or more are split at line boundaries: forked 
 later ranges while this process loads the runs and reads the first range — not when other threads
 run (forking a threaded process is unsafe), nor with ``jobs=1``.
 
+The scan is served by the columnar index of the log (:mod:`analysis.index`: only lines appended
+since the last command are read; ``HILBOT_NO_INDEX=1`` reads the whole log).
+
 Where the parts live: this module (:func:`load`, the items and runs frames), :mod:`analysis._reader`
-(reading the log: :func:`scan_log`, :func:`start_scan`), :mod:`analysis._plans` (the checks),
+(reading the log: :func:`scan_log`; :func:`start_scan` here goes through the index), :mod:`analysis._plans` (the checks),
 :mod:`analysis._scan` (:class:`Scan`, what a read gives) and :mod:`analysis._fold` (the fold).
 
 Conventions of the frames:
@@ -61,8 +64,9 @@ import pandas as pd
 from evaluation.log import LogIssue
 
 from ._fold import CONCERN_COLUMNS, NOTE_COLUMNS, RATING_COLUMNS, SKIP_COLUMNS, fold
-from ._reader import scan_log, start_scan
+from ._reader import scan_log
 from ._scan import HUMAN_TYPES, KEY, KIND_NOTE, KIND_RATING, KIND_SKIP, Events, Scan
+from .index import start_indexed_scan as start_scan
 
 if TYPE_CHECKING:
     from evaluation.records import ItemData

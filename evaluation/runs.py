@@ -53,6 +53,11 @@ class Run:
         return self._positions.get(item_id)
 
     @property
+    def item_ids(self) -> list[str]:
+        """The items' ids, in the run's order."""
+        return [item.id for item in self.items]
+
+    @property
     def complete(self) -> bool:
         """Whether the run finished: a run cut short, or still being evaluated, has no summary
         record."""

@@ -108,7 +108,14 @@ def rating(**fields) -> dict:
 
 
 def snapshot(data: Path) -> dict[str, bytes]:
-    return {str(p): p.read_bytes() for p in sorted(data.rglob("*")) if p.is_file()}
+    """Every file of the data directory but the log's columnar index (``cache/index``: derived from
+    the log, kept up to date by every command that reads it)."""
+    index = data / "cache" / "index"
+    return {
+        str(p): p.read_bytes()
+        for p in sorted(data.rglob("*"))
+        if p.is_file() and index not in p.parents
+    }
 
 
 def one_line_error(outcome, *words: str) -> str:

@@ -1,0 +1,257 @@
+"""The columnar index of the ratings log: whatever happens to the log, reading through the index
+gives what reading the whole log gives (``HILBOT_NO_INDEX=1``)."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import random
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from analysis._reader import scan_log
+from analysis.index import index_dir, indexed_scan
+from analysis.index import log as index_module
+from analysis.load import load
+from evaluation import Store
+
+from .test_load import _frames_view, _random_log
+
+
+def _view(store: Store) -> tuple:
+    issues: list = []
+    frames = load(store, issues=issues)
+    scan = indexed_scan(store.ratings.path)
+    return frames, [str(i) for i in issues], scan.lines, scan.counts, scan.raw, scan.slow_lines
+
+
+def _reference(store: Store, monkeypatch: pytest.MonkeyPatch) -> tuple:
+    with monkeypatch.context() as patch:
+        patch.setenv("HILBOT_NO_INDEX", "1")
+        issues: list = []
+        frames = load(store, issues=issues)
+    scan = scan_log(store.ratings.path)
+    return frames, [str(i) for i in issues], scan.lines, scan.counts, scan.raw, scan.slow_lines
+
+
+def _same(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every frame ``load`` gives, column for column, and what the scan says of the log."""
+    indexed, reference = _view(store), _reference(store, monkeypatch)
+    for name in ("ratings", "skips", "concerns", "notes", "items", "runs"):
+        pd.testing.assert_frame_equal(getattr(indexed[0], name), getattr(reference[0], name))
+    assert indexed[1:] == reference[1:]
+    assert _frames_view(indexed[0], []) == _frames_view(reference[0], [])
+
+
+def _meta(store: Store) -> dict:
+    return index_module._read_meta(index_dir(store.ratings.path)) or {}
+
+
+class _Log(tuple):
+    def __repr__(self) -> str:
+        return f"<a random log of {len(self[1])} bytes>"
+
+
+@pytest.fixture
+def log(store: Store) -> tuple[Store, bytes]:
+    """A random log (edits, redeliveries, bad and lax lines); its bytes, then the log emptied."""
+    _random_log(store, 11, n=900)
+    whole = store.ratings.path.read_bytes()
+    store.ratings.path.write_bytes(b"")
+    return _Log((store, whole))
+
+
+@settings(
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(cuts=st.lists(st.floats(0.0, 1.0), min_size=1, max_size=5))
+def test_growing_in_any_steps_reads_as_the_whole_log(log, monkeypatch, cuts):
+    """Appends cut anywhere, mid-line included (a torn last line that is completed later)."""
+    store, whole = log
+    path = store.ratings.path
+    path.write_bytes(b"")
+    for cut in [*sorted(cuts), 1.0]:
+        size = int(len(whole) * cut)
+        with open(path, "ab") as handle:
+            handle.write(whole[path.stat().st_size : size])
+        _same(store, monkeypatch)
+
+
+def test_the_index_covers_whole_lines_and_reads_only_the_tail(log, monkeypatch):
+    store, whole = log
+    path = store.ratings.path
+    half = whole.index(b"\n", len(whole) // 2) + 1
+    path.write_bytes(whole[: half + 10])  # ten bytes of a line still being written
+    _same(store, monkeypatch)
+    meta = _meta(store)
+    assert meta["end"] == half and len(meta["chunks"]) == 1
+    calls: list[tuple[int, int]] = []
+    import analysis._reader as reader
+
+    real = reader.scan_range
+
+    def spy(p, start, end):
+        calls.append((start, end))
+        return real(p, start, end)
+
+    monkeypatch.setattr(reader, "scan_range", spy)
+    with open(path, "ab") as handle:
+        handle.write(whole[half + 10 :])
+    _same(store, monkeypatch)
+    assert calls and calls[0] == (half, len(whole))  # the new lines only, not the whole log
+    assert len(_meta(store)["chunks"]) == 2
+
+
+@pytest.mark.parametrize("how", ["same size in place", "replaced", "shrunk", "first line"])
+def test_an_index_that_no_longer_matches_its_log_is_rebuilt(log, monkeypatch, how):
+    store, whole = log
+    path = store.ratings.path
+    path.write_bytes(whole)
+    _same(store, monkeypatch)
+    data = bytearray(whole)
+    if how == "same size in place":  # a score changed: same length, same inode
+        at = data.index(b'"score":0.7')
+        data[at : at + 11] = b'"score":0.1'
+        with open(path, "r+b") as handle:
+            handle.write(bytes(data))
+        os.utime(path, ns=(1, 1))
+    elif how == "replaced":  # an editor's save: a new file renamed over the log
+        at = data.index(b'"judgment":"good"')
+        data[at : at + 17] = b'"judgment":"okay"'
+        aside = path.with_suffix(".tmp")
+        aside.write_bytes(bytes(data))
+        os.replace(aside, path)
+    elif how == "shrunk":
+        data = data[: len(data) // 3]
+        path.write_bytes(bytes(data[: data.rindex(b"\n") + 1]))
+    else:  # the first line rewritten in place, then an append
+        end = data.index(b"\n")
+        with open(path, "r+b") as handle:
+            handle.write(b" " * end)
+            handle.seek(0, 2)
+            handle.write(b"\n")
+    _same(store, monkeypatch)
+
+
+def test_deleting_the_cache_changes_no_result(log, monkeypatch):
+    store, whole = log
+    store.ratings.path.write_bytes(whole)
+    _same(store, monkeypatch)
+    import shutil
+
+    shutil.rmtree(store.root / "cache")
+    _same(store, monkeypatch)
+
+
+def test_many_small_appends_are_merged_into_one_chunk(log, monkeypatch):
+    store, whole = log
+    path = store.ratings.path
+    lines = whole.splitlines(keepends=True)
+    step = len(lines) // (index_module.MAX_CHUNKS + 3)
+    for start in range(0, len(lines), step):
+        with open(path, "ab") as handle:
+            handle.write(b"".join(lines[start : start + step]))
+        indexed_scan(path)
+    meta = _meta(store)
+    assert len(meta["chunks"]) <= index_module.MAX_CHUNKS
+    listed = {c["name"] for c in meta["chunks"]}
+    files = {p.name.split(".", 1)[0] for p in index_dir(path).glob("*.parquet")}
+    assert files == listed  # merged chunks' files removed
+    _same(store, monkeypatch)
+
+
+def test_no_index_is_written_with_the_reference_path(log, monkeypatch):
+    store, whole = log
+    store.ratings.path.write_bytes(whole)
+    monkeypatch.setenv("HILBOT_NO_INDEX", "1")
+    load(store)
+    assert not (store.root / "cache").exists()
+
+
+def test_a_symbolic_link_in_the_way_is_never_written_through(log, monkeypatch, tmp_path):
+    store, whole = log
+    store.ratings.path.write_bytes(whole)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (store.root / "cache").mkdir()
+    (store.root / "cache" / "index").symlink_to(elsewhere)
+    _same(store, monkeypatch)
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_a_read_only_data_directory_reads_without_the_index(log, monkeypatch):
+    store, whole = log
+    store.ratings.path.write_bytes(whole)
+    monkeypatch.setattr(index_module, "_safe_folder", _refuse)
+    _same(store, monkeypatch)
+    assert not (store.root / "cache").exists()
+
+
+def _refuse(folder: Path) -> Path:
+    raise PermissionError(13, "Permission denied", str(folder))
+
+
+def test_a_damaged_index_is_rebuilt(log, monkeypatch):
+    store, whole = log
+    store.ratings.path.write_bytes(whole)
+    _same(store, monkeypatch)
+    folder = index_dir(store.ratings.path)
+    (folder / "meta.json").write_text('{"version": 1, "chunks": [')
+    _same(store, monkeypatch)
+    for parquet in folder.glob("*.events.parquet"):
+        parquet.write_bytes(b"PAR1 not really")  # the log unchanged, a chunk damaged
+    _same(store, monkeypatch)
+    _same(store, monkeypatch)  # and rewritten whole
+
+
+def _reader_loop(path: str, stop: str, out: multiprocessing.Queue) -> None:
+    try:
+        out.put("ready")
+        while not os.path.exists(stop):
+            scan = indexed_scan(path)
+            out.put((scan.lines, len(scan.events["line"])))
+    except BaseException as exc:  # noqa: BLE001 - reported to the test
+        out.put(repr(exc))
+    out.put("done")
+
+
+def test_concurrent_readers_and_a_writer_never_see_a_half_written_index(log, monkeypatch):
+    store, whole = log
+    path = store.ratings.path
+    lines = whole.splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[:100]))
+    stop = str(path.parent / "stop")
+    context = multiprocessing.get_context("spawn")  # DuckDB is not fork-safe once used
+    out = context.Queue()
+    readers = [context.Process(target=_reader_loop, args=(str(path), stop, out)) for _ in range(3)]
+    for reader in readers:
+        reader.start()
+    assert [out.get(timeout=60) for _ in readers] == ["ready"] * 3
+    rng = random.Random(3)
+    at = 100
+    while at < len(lines):
+        step = rng.randint(5, 40)
+        with open(path, "ab") as handle:
+            handle.write(b"".join(lines[at : at + step]))
+        at += step
+        time.sleep(0.02)
+    Path(stop).touch()
+    results, done = [], 0
+    while done < len(readers):
+        got = out.get(timeout=60)
+        done += got == "done"
+        if got != "done":
+            results.append(got)
+    for reader in readers:
+        reader.join(10)
+    assert all(isinstance(r, tuple) for r in results), results
+    counts: dict = {}  # lines read -> events found: every read agrees with every other
+    for lines_read, events in results:
+        assert counts.setdefault(lines_read, events) == events
+    assert len(counts) > 3  # the readers read while the log grew
+    _same(store, monkeypatch)
