@@ -57,14 +57,14 @@ def rating_tallies(path: str | Path, issues: list["LogIssue"] | None = None) -> 
     snapshot = indexed(path)
     if snapshot is None:
         return RatingTallies()
-    adjudications = _adjudication_lines(Path(path), snapshot.counts())
+    adjudications = snapshot.typed("adjudication")
     if snapshot.complete and snapshot.chunks:
         try:
             tallies = _query(snapshot, adjudications)
         except FileNotFoundError:  # merged by another process meanwhile
             return rating_tallies(path, issues)
     else:
-        tallies = _tallies(snapshot.scan(), adjudications)
+        tallies = _tallies(snapshot.scan(), _first_lines(adjudications))
     if issues is not None:
         issues.extend(snapshot.issues())
     return tallies
@@ -81,25 +81,15 @@ SELECT run_id, item_id, dimension, count(*) FROM latest WHERE kind = 0 GROUP BY 
 """
 """Per (run, item, dimension) codes: how many reviewers' latest rating or skip is a rating, of the
 events that are not redeliveries (``first``, and no earlier adjudication with their key)."""
-_ADJUDICATED = (
-    "AND NOT EXISTS (SELECT 1 FROM adjudications a "
-    "WHERE a.h = e.key_hash AND a.k = e.idempotency_key AND a.line < e.line)"
-)
 
 
-def _query(snapshot: Any, adjudications: dict[str, int]) -> RatingTallies:
-    from .index.chunks import Names, connect
+def _query(snapshot: Any, adjudications: list[tuple[int, Any]]) -> RatingTallies:
+    from .index.chunks import Names
+    from .index.queries import ADJUDICATED, with_adjudications
 
-    con = connect()
+    con = with_adjudications(adjudications)
     try:
-        query = _TALLY.format(adjudicated=_ADJUDICATED if adjudications else "")
-        if adjudications:
-            con.execute("CREATE TEMP TABLE adjudications (k VARCHAR, line BIGINT)")
-            con.executemany("INSERT INTO adjudications VALUES (?, ?)", list(adjudications.items()))
-            con.execute(
-                "CREATE TEMP TABLE a AS SELECT *, (hash(k) >> 1)::BIGINT AS h FROM adjudications"
-            )
-            con.execute("DROP TABLE adjudications; ALTER TABLE a RENAME TO adjudications")
+        query = _TALLY.format(adjudicated=ADJUDICATED if adjudications else "")
         rows = con.execute(query, {"files": snapshot.event_files()}).fetchall()
         names = Names.read(con, Path(snapshot.names_file())).values
     except Exception as exc:
@@ -114,14 +104,10 @@ def _query(snapshot: Any, adjudications: dict[str, int]) -> RatingTallies:
     return RatingTallies({(runs[r], items[i], dimensions[d]): n for r, i, d, n in rows})
 
 
-def _adjudication_lines(path: Path, counts: dict[str, int]) -> dict[str, int]:
+def _first_lines(adjudications: list[tuple[int, Any]]) -> dict[str, int]:
     """Each adjudication's idempotency key with the line it first appears on."""
-    if not counts.get("adjudication"):
-        return {}
-    from ._records import read_typed
-
     first: dict[str, int] = {}
-    for line, record in read_typed(path, "adjudication"):
+    for line, record in adjudications:
         first.setdefault(record.idempotency_key, line)
     return first
 

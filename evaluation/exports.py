@@ -16,7 +16,9 @@ from __future__ import annotations
 import csv
 import io
 import json
-from typing import Any, Literal
+from typing import Any, Callable, Iterable, Literal, Optional
+
+from pydantic import BaseModel
 
 from .log import LogIssue
 from .records import Rating, Reviewer, ReviewSummary, Skip, utcnow
@@ -190,13 +192,17 @@ def _synthesis_of(event: ReviewSummary, run_id: str, dimension: str, reviewer: s
     )
 
 
+Events = Callable[[Optional[list[LogIssue]]], Iterable[BaseModel]]
+"""Gives the events an export folds (bad lines into the list): the whole log by default."""
+
+
 def _read(
-    store: Store, run_id: str, dimension: str, reviewer: str | None, issues: list[LogIssue] | None
+    events: Iterable[BaseModel], run_id: str, dimension: str, reviewer: str | None
 ) -> tuple[Ledger, ReviewSummary | None]:
     """ratings.jsonl folded (one pass), with the latest synthesis for the run and dimension (last
     appended wins)."""
     ledger, latest = Ledger(), None
-    for event in store.human_events(issues):
+    for event in events:
         if isinstance(event, ReviewSummary):
             if _synthesis_of(event, run_id, dimension, reviewer):
                 latest = event
@@ -223,15 +229,18 @@ def export_run(
     reviewer: str | None = None,
     issues: list[LogIssue] | None = None,
     config: Any = None,
+    events: Events | None = None,
 ) -> str:
     """The review of a run in ``fmt``; ``reviewer`` is a ``platform:id`` key; ``config`` gives the
-    scales gold labels use.
+    scales gold labels use; ``events`` the events to fold (the whole ratings log by default; the
+    columnar index gives only those of the run, :func:`analysis.run_events.export_events`).
 
     Unreadable lines of the run file and of ratings.jsonl go to ``issues`` (the rest is exported).
     """
     run = store.load_run(run_id, issues)
     dim = dimension or run.header.dimensions[0]
-    ledger, synthesis = _read(store, run_id, dim, reviewer, issues)
+    folded = events(issues) if events is not None else store.human_events(issues)
+    ledger, synthesis = _read(folded, run_id, dim, reviewer)
     labels = _labels(ledger, run, dimension, reviewer, config)
     who = _reviewer(reviewer)
     hil = summarize(ledger, run, dim, who, _metric(config, dim))

@@ -6,7 +6,8 @@ Per chunk ``<name>`` (its byte range of the log in the name):
   chunk, in log order. ``line`` (the record's 1-based line in the log) and ``kind`` (0 rating,
   1 skip, 2 note) are stable; so are ``idempotency_key``, ``ts`` (nanoseconds since the epoch, UTC;
   the smallest int64 where the record has no time), ``score`` (NULL for skips and notes),
-  ``n_tags`` (the rating's distinct concern tags), ``note``, ``skip_reason`` and ``text``. The
+  ``n_tags`` (the rating's distinct concern tags), ``note``, ``skip_reason``, ``text``, and
+  ``byte_offset``, where the record's line starts in the log (what reads the record itself). The
   low-cardinality columns ``run_id item_id dimension reviewer channel judgment source_type
   session_date`` hold integer codes (-1: none) into the names.
 * ``<name>.tags.parquet``: the concern tags, one row per (``line``, ``tag`` code), in the order of
@@ -45,6 +46,7 @@ _TYPES = {
     "note": "VARCHAR",
     "skip_reason": "VARCHAR",
     "text": "VARCHAR",
+    "byte_offset": "BIGINT",
     **{c: "INTEGER" for c in CATEGORICAL},
 }
 DERIVED = {
@@ -55,7 +57,7 @@ DERIVED = {
 is the first of the log with its key (of the ratings, skips and notes: later ones are
 redeliveries). An event's ``first`` never changes as the log grows."""
 SCHEMAS = {
-    "events": {c: _TYPES[c] for c in STORED},
+    "events": {c: _TYPES[c] for c in [*STORED, "byte_offset"]},
     "tags": {"line": "BIGINT", "tag": "INTEGER"},
     "names": {"field": "VARCHAR", "code": "INTEGER", "value": "VARCHAR"},
 }
@@ -133,7 +135,7 @@ def write(folder: Path, name: str, scan: "Scan", names: Names, earlier: list[str
 
     events = scan.events
     columns: dict[str, Any] = {}
-    for column in STORED:
+    for column in [*STORED, "byte_offset"]:
         values = events[column]
         if column in CATEGORICAL:
             columns[column] = names.recode(column, list(values.categories), values.codes)
@@ -151,7 +153,7 @@ def write(folder: Path, name: str, scan: "Scan", names: Names, earlier: list[str
         tables["events"]["first"] = _firsts(con, tables["events"], earlier)
         for kind, frame in tables.items():
             con.register("frame", frame)
-            typed = [f"CAST({c} AS {t}) AS {c}" for c, t in SCHEMAS[kind].items()]
+            typed = [f'CAST("{c}" AS {t}) AS "{c}"' for c, t in SCHEMAS[kind].items()]
             if kind == "events":
                 typed += [f"{sql} AS {c}" for c, sql in DERIVED.items()]
             _copy(con, f"SELECT {', '.join(typed)} FROM frame", folder, f"{name}.{kind}.parquet")
@@ -228,7 +230,7 @@ def read(folder: Path, chunks: list[str]) -> tuple[dict[str, Any], "np.ndarray",
     con = connect()
     try:
         names = Names.read(con, folder / f"{chunks[-1]}.names.parquet")
-        events = _fetch(con, files(folder, chunks, "events"))
+        events = _fetch(con, files(folder, chunks, "events"), STORED)
         tags = _fetch(con, files(folder, chunks, "tags"))["tag"]
     except duckdb.IOException as exc:  # merged by another process meanwhile: the caller reads again
         raise FileNotFoundError(str(exc)) from None
@@ -248,11 +250,12 @@ def read(folder: Path, chunks: list[str]) -> tuple[dict[str, Any], "np.ndarray",
     return {c: columns[c] for c in EVENT_COLUMNS}, np.asarray(tags, dtype=np.int32), names
 
 
-def _fetch(con: Any, paths: list[str]) -> dict[str, "np.ndarray"]:
+def _fetch(con: Any, paths: list[str], columns: list[str] | None = None) -> dict[str, "np.ndarray"]:
     for path in paths:
         if not Path(path).is_file():  # merged by another process meanwhile: the caller reads again
             raise FileNotFoundError(path)
-    result = con.execute("SELECT * FROM read_parquet(?)", [paths]).fetchnumpy()
+    listed = ", ".join(columns) if columns else "*"
+    result = con.execute(f"SELECT {listed} FROM read_parquet(?)", [paths]).fetchnumpy()
     return {name: _plain(values) for name, values in result.items()}
 
 

@@ -24,14 +24,19 @@ from evaluation.log import LogIssue
 from . import chunks as chunk_files
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from .._scan import Scan
 
-VERSION = 3
+VERSION = 4
 """The index format; an index of another format is rebuilt."""
 DISABLE = "HILBOT_NO_INDEX"
 """Set (to anything but ``0`` or empty) to read the log without the index."""
 MAX_CHUNKS = 12
 """More chunks than this are merged into one (appends make small chunks)."""
+TYPED = ("adjudication", "review_summary")
+"""Record types whose lines each chunk lists (few in a log: read by their offsets)."""
+_BLOCK = 64 << 20
 _EDGE = 1 << 16
 """Bytes of a chunk's first and last line its checksums cover."""
 
@@ -79,6 +84,8 @@ class Snapshot:
     """Scans of lines not in a chunk: new lines that could not be written, and a last line still
     without its newline (lines numbered from 1 within each)."""
     jobs: int | None = None
+    spans: list[tuple[int, int]] = field(default_factory=list)
+    """The byte range of each unwritten part."""
 
     @property
     def complete(self) -> bool:
@@ -116,6 +123,24 @@ class Snapshot:
                 counts[name] = counts.get(name, 0) + n
         return counts
 
+    def typed(self, kind: str) -> list[tuple[int, Any]]:
+        """Every valid ``kind`` record (one of :data:`TYPED`) of the log with its line, in order:
+        the chunks' candidate lines read at their offsets, the unwritten parts searched."""
+        found: list[tuple[int, Any]] = []
+        with open(self.path, "rb") as handle:
+            for chunk in self.chunks:
+                for line, offset in chunk["typed"][kind]:
+                    handle.seek(offset)
+                    found.append((line, _record(handle.readline(), kind)))
+            lines = sum(c["lines"] for c in self.chunks)
+            for (start, end), part in zip(self.spans, self.unwritten):
+                starts, typed = _layout(self.path, start, end)
+                for n in typed[kind]:
+                    handle.seek(int(starts[n]))
+                    found.append((lines + n + 1, _record(handle.readline(), kind)))
+                lines += part.lines
+        return [(line, record) for line, record in found if record is not None]
+
     def scan(self) -> "Scan":
         """The whole log's scan (the chunks' events read back, the unwritten parts added)."""
         import numpy as np
@@ -129,14 +154,30 @@ class Snapshot:
             scan.tags, scan.tag_names = tags, names.values[chunk_files.TAG]
             for chunk in self.chunks:
                 _add_meta(scan, chunk)
+            if self.unwritten:
+                scan = merge_scans([scan, *self.unwritten])
+        elif self.unwritten:
+            scan = merge_scans(self.unwritten) if len(self.unwritten) > 1 else self.unwritten[0]
         else:
             scan = Scan(empty_events())
-        if self.unwritten:
-            scan = merge_scans([scan, *self.unwritten])
         keys = scan.events["idempotency_key"]
         scan.events["idem_hash"] = np.fromiter(map(hash, keys), dtype=np.int64, count=len(keys))
         scan.issues = [LogIssue(self.path, i.line, i.reason, i.torn) for i in scan.issues]
         return scan
+
+
+def _record(raw: bytes, kind: str) -> Any:
+    """The ``kind`` record a line holds; None for another record or a bad line (the scan reports
+    bad lines)."""
+    from pydantic import ValidationError
+
+    from evaluation.log import parse_line
+
+    try:
+        record = parse_line(raw.rstrip(b"\n"), False)
+    except (ValueError, RecursionError, ValidationError):
+        return None
+    return record if getattr(record, "type", None) == kind else None
 
 
 def _add_meta(scan: "Scan", chunk: dict) -> None:
@@ -146,6 +187,36 @@ def _add_meta(scan: "Scan", chunk: dict) -> None:
         scan.counts[name] = scan.counts.get(name, 0) + n
     scan.slow_lines += chunk["slow_lines"]
     scan.lines += chunk["lines"]
+
+
+def _layout(path: Path, start: int, end: int) -> tuple["np.ndarray", dict[str, list[int]]]:
+    """The byte offset of every line in [start, end), and per type of :data:`TYPED` the index of
+    each line holding ``"<type>"`` (the candidates: the record parser decides)."""
+    import numpy as np
+
+    parts, typed = [], {kind: [] for kind in TYPED}  # type: ignore[var-annotated]
+    needles = {kind: f'"{kind}"'.encode() for kind in TYPED}
+    seen = 0
+    with open(path, "rb") as handle:
+        position = start
+        while position < end:
+            handle.seek(position)
+            block = handle.read(min(_BLOCK, end - position))
+            cut = block.rfind(b"\n") + 1 or len(block)
+            block = block[:cut]
+            ends = np.flatnonzero(np.frombuffer(block, dtype=np.uint8) == 10)
+            line_starts = np.concatenate([[0], ends[:-1] + 1]) if len(ends) else np.zeros(1, int)
+            for kind, needle in needles.items():
+                at = block.find(needle)
+                while at != -1:
+                    line = int(np.searchsorted(line_starts, at, side="right")) - 1
+                    typed[kind].append(seen + line)
+                    at = block.find(b"\n", at)
+                    at = -1 if at == -1 else block.find(needle, at)
+            parts.append(line_starts + position)
+            seen += len(line_starts)
+            position += cut
+    return np.concatenate(parts).astype(np.int64), typed
 
 
 def _line_sum(data: bytes) -> str:
@@ -191,10 +262,12 @@ class IndexedLog:
             if not saved and fresh is not None:
                 snapshot.chunks = chunks
                 snapshot.unwritten.append(fresh.scan)
+                snapshot.spans.append((fresh.start, fresh.end))
         if end < self.log.size:  # a last line without its newline: read, never indexed
             from .._reader import scan_range
 
             snapshot.unwritten.append(scan_range(self.path, end, self.log.size))
+            snapshot.spans.append((end, self.log.size))
         return snapshot
 
     # ----------------------------------------------------------- is the index still the log's?
@@ -297,6 +370,8 @@ class IndexedLog:
             names = chunk_files.Names.read(con, Path(last[0]) if last else None)
         finally:
             con.close()
+        starts, typed = _layout(self.path, fresh.start, fresh.end)
+        shifted.events["byte_offset"] = starts[scan.events["line"] - 1]
         earlier = chunk_files.files(self.folder, [c["name"] for c in chunks], "events")
         chunk_files.write(self.folder, name, shifted, names, earlier)
         return {
@@ -313,6 +388,10 @@ class IndexedLog:
             "raw": [[line + before, what, detail] for line, what, detail in scan.raw],
             "counts": scan.counts,
             "slow_lines": scan.slow_lines,
+            "typed": {
+                kind: [[int(n) + 1 + before, int(starts[n])] for n in found]
+                for kind, found in typed.items()
+            },
         }
 
     def _meta(self, chunks: list[dict], end: int) -> dict:
@@ -360,6 +439,7 @@ def _merged(folder: Path, chunks: list[dict]) -> dict:
         "raw": [r for c in chunks for r in c["raw"]],
         "counts": counts,
         "slow_lines": sum(c["slow_lines"] for c in chunks),
+        "typed": {k: [t for c in chunks for t in c["typed"][k]] for k in TYPED},
     }
 
 
@@ -437,4 +517,13 @@ def _write_meta(folder: Path, meta: dict[str, Any]) -> None:
         raise
 
 
-__all__ = ["DISABLE", "MAX_CHUNKS", "VERSION", "IndexedLog", "LogState", "Snapshot", "index_dir"]
+__all__ = [
+    "DISABLE",
+    "MAX_CHUNKS",
+    "TYPED",
+    "VERSION",
+    "IndexedLog",
+    "LogState",
+    "Snapshot",
+    "index_dir",
+]

@@ -93,6 +93,7 @@ def export(
     """
     import sys
 
+    from analysis.run_events import export_events
     from evaluation.exports import export_run
     from evaluation.text import for_terminal
 
@@ -109,6 +110,7 @@ def export(
         reviewer=reviewer,
         issues=issues,
         config=context.config(),
+        events=export_events(store, run_id),
     )
     warn(issues)
     if out is None:
