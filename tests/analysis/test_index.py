@@ -255,3 +255,34 @@ def test_concurrent_readers_and_a_writer_never_see_a_half_written_index(log, mon
         assert counts.setdefault(lines_read, events) == events
     assert len(counts) > 3  # the readers read while the log grew
     _same(store, monkeypatch)
+
+
+def test_the_documented_query_reads_the_index_as_the_ledger_folds(log, monkeypatch):
+    """docs/scale.md's DuckDB query, on an index of several chunks, gives the ledger's current
+    ratings per run and dimension and their mean score (the log has no adjudications)."""
+    import re
+    from statistics import mean
+
+    import duckdb
+
+    from evaluation import Ledger
+    from evaluation.records import Rating
+
+    store, whole = log
+    path = store.ratings.path
+    lines = whole.splitlines(keepends=True)
+    for start in range(0, len(lines), len(lines) // 4):
+        with open(path, "ab") as handle:
+            handle.write(b"".join(lines[start : start + len(lines) // 4]))
+        indexed_scan(path)
+    assert len(_meta(store)["chunks"]) > 2
+    doc = (Path(__file__).parents[2] / "docs" / "scale.md").read_text()
+    query = re.search(r"```sql\n(.*?)```", doc, re.S).group(1)
+    got = duckdb.sql(query.replace("results/", f"{store.root}/")).fetchall()
+    ledger = Ledger.from_events(store.human_events())
+    scores: dict = {}
+    for (run, _, dimension, _), judgment in ledger.judgments.items():
+        if isinstance(judgment, Rating):
+            scores.setdefault((run, dimension), []).append(judgment.score)
+    want = sorted((r, d, len(s), round(mean(s), 3)) for (r, d), s in scores.items())
+    assert sorted(got) == want

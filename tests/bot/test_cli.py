@@ -20,6 +20,7 @@ HEAVY = (
     "slack_bolt",
     "slack_sdk",
     "matplotlib",
+    "duckdb",
 )
 COMMANDS = ["demo", "review", "import", "export", "schema"]
 
