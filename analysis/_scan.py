@@ -39,7 +39,6 @@ NUMERIC = {
 }
 
 
-
 @dataclass
 class Scan:
     """Every valid human event of a log, plus what was wrong with the other lines."""
@@ -67,6 +66,10 @@ class Scan:
     slow_lines: int = 0
     """Lines the fast checks did not accept, so the pydantic models read them (blank lines aside):
     0 for a log hilbot wrote; each lax, unknown or bad line counts one."""
+    first: np.ndarray | None = None
+    """Per event, whether it is the first of the log with its idempotency key, when the columnar
+    index says so (the scan read whole from it, :mod:`analysis.index`); the ``idempotency_key``
+    and ``idem_hash`` columns are then not read (None and 0)."""
 
     def counted(self) -> np.ndarray:
         """Positions of the events that count, in log order: the first event of each idempotency
@@ -76,6 +79,8 @@ class Scan:
         is the number of events less ``len(counted())``).
         """
         order = np.argsort(self.events["line"], kind="stable")
+        if self.first is not None:
+            return order[self.first[order]]
         return order[~_duplicated_keys(self.events, order)]
 
     def column(self, name: str) -> np.ndarray:

@@ -220,22 +220,29 @@ def _literal(path: str) -> str:
 # --------------------------------------------------------------------------- reading
 
 
-def read(folder: Path, chunks: list[str]) -> tuple[dict[str, Any], "np.ndarray", Names]:
+def read(
+    folder: Path, chunks: list[str], keys: bool = True
+) -> tuple[dict[str, Any], "np.ndarray", Names, "np.ndarray"]:
     """Every chunk's events (columns; categorical ones as ``pandas.Categorical``), their tags'
-    codes (flat, in the events' order) and the names."""
+    codes (flat, in the events' order), the names, and each event's ``first``. Without ``keys``
+    the idempotency keys are not read (None): ``first`` says what they would."""
     import duckdb
     import numpy as np
     import pandas as pd
 
+    wanted = [c for c in STORED if keys or c != "idempotency_key"] + ["first"]
     con = connect()
     try:
         names = Names.read(con, folder / f"{chunks[-1]}.names.parquet")
-        events = _fetch(con, files(folder, chunks, "events"), STORED)
-        tags = _fetch(con, files(folder, chunks, "tags"))["tag"]
+        events = _fetch(con, files(folder, chunks, "events"), wanted)
+        tags = _fetch(con, files(folder, chunks, "tags"), ["tag"])["tag"]
     except duckdb.IOException as exc:  # merged by another process meanwhile: the caller reads again
         raise FileNotFoundError(str(exc)) from None
     finally:
         con.close()
+    first = np.asarray(events.pop("first"), dtype=bool)
+    if not keys:
+        events["idempotency_key"] = np.full(len(first), None, dtype=object)
     columns: dict[str, Any] = {}
     for column in STORED:
         values = events[column]
@@ -247,7 +254,8 @@ def read(folder: Path, chunks: list[str]) -> tuple[dict[str, Any], "np.ndarray",
     counts = np.asarray(columns["n_tags"], dtype=np.int64)
     columns["tag_start"] = np.cumsum(counts) - counts
     columns["idem_hash"] = np.zeros(len(counts), dtype=np.int64)  # hashed by the reader
-    return {c: columns[c] for c in EVENT_COLUMNS}, np.asarray(tags, dtype=np.int32), names
+    events = {c: columns[c] for c in EVENT_COLUMNS}
+    return events, np.asarray(tags, dtype=np.int32), names, first
 
 
 def _fetch(con: Any, paths: list[str], columns: list[str] | None = None) -> dict[str, "np.ndarray"]:

@@ -148,20 +148,25 @@ class Snapshot:
         from .._reader import merge_scans
         from .._scan import Scan, empty_events
 
+        whole = not self.unwritten  # every event in the chunks: their ``first`` is the fold's
         if self.chunks:
-            events, tags, names = chunk_files.read(self.folder, [c["name"] for c in self.chunks])
+            names = [c["name"] for c in self.chunks]
+            events, tags, dictionary, first = chunk_files.read(self.folder, names, keys=not whole)
             scan = Scan(events)
-            scan.tags, scan.tag_names = tags, names.values[chunk_files.TAG]
+            scan.tags, scan.tag_names = tags, dictionary.values[chunk_files.TAG]
             for chunk in self.chunks:
                 _add_meta(scan, chunk)
-            if self.unwritten:
+            if whole:
+                scan.first = first
+            else:
                 scan = merge_scans([scan, *self.unwritten])
         elif self.unwritten:
             scan = merge_scans(self.unwritten) if len(self.unwritten) > 1 else self.unwritten[0]
         else:
             scan = Scan(empty_events())
-        keys = scan.events["idempotency_key"]
-        scan.events["idem_hash"] = np.fromiter(map(hash, keys), dtype=np.int64, count=len(keys))
+        if scan.first is None:
+            keys = scan.events["idempotency_key"]
+            scan.events["idem_hash"] = np.fromiter(map(hash, keys), np.int64, count=len(keys))
         scan.issues = [LogIssue(self.path, i.line, i.reason, i.torn) for i in scan.issues]
         return scan
 

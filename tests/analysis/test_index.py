@@ -6,7 +6,6 @@ from __future__ import annotations
 import multiprocessing
 import os
 import random
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -67,9 +66,9 @@ def log(store: Store) -> tuple[Store, bytes]:
 
 
 @settings(
-    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-@given(cuts=st.lists(st.floats(0.0, 1.0), min_size=1, max_size=5))
+@given(cuts=st.lists(st.floats(0.0, 1.0), min_size=1, max_size=4))
 def test_growing_in_any_steps_reads_as_the_whole_log(log, monkeypatch, cuts):
     """Appends cut anywhere, mid-line included (a torn last line that is completed later)."""
     store, whole = log
@@ -232,28 +231,35 @@ def test_concurrent_readers_and_a_writer_never_see_a_half_written_index(log, mon
     for reader in readers:
         reader.start()
     assert [out.get(timeout=60) for _ in readers] == ["ready"] * 3
-    rng = random.Random(3)
-    at = 100
-    while at < len(lines):
-        step = rng.randint(5, 40)
-        with open(path, "ab") as handle:
-            handle.write(b"".join(lines[at : at + step]))
-        at += step
-        time.sleep(0.02)
-    Path(stop).touch()
     results, done = [], 0
-    while done < len(readers):
+
+    def take() -> object:
+        nonlocal done
         got = out.get(timeout=60)
         done += got == "done"
         if got != "done":
             results.append(got)
+        return got
+
+    rng = random.Random(3)
+    at = 100
+    while at < len(lines):  # grow the log; each size is read by some reader before the next
+        step = rng.randint(len(lines) // 8, len(lines) // 4)
+        with open(path, "ab") as handle:
+            handle.write(b"".join(lines[at : at + step]))
+        at = min(at + step, len(lines))
+        while not (isinstance(got := take(), tuple) and got[0] == at) and got != "done":
+            assert isinstance(got, tuple), got
+    Path(stop).touch()
+    while done < len(readers):
+        take()
     for reader in readers:
         reader.join(10)
     assert all(isinstance(r, tuple) for r in results), results
     counts: dict = {}  # lines read -> events found: every read agrees with every other
     for lines_read, events in results:
         assert counts.setdefault(lines_read, events) == events
-    assert len(counts) > 3  # the readers read while the log grew
+    assert len(counts) >= 4  # the readers read while the log grew
     _same(store, monkeypatch)
 
 
