@@ -6,7 +6,9 @@ from __future__ import annotations
 import multiprocessing
 import os
 import random
+import time
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -211,12 +213,42 @@ def test_a_damaged_index_is_rebuilt(log, monkeypatch):
 def _reader_loop(path: str, stop: str, out: multiprocessing.Queue) -> None:
     try:
         out.put("ready")
-        while not os.path.exists(stop):
+        parent, deadline = os.getppid(), time.monotonic() + 180  # never outlive the test
+        while not os.path.exists(stop) and os.getppid() == parent and time.monotonic() < deadline:
             scan = indexed_scan(path)
             out.put((scan.lines, len(scan.events["line"])))
     except BaseException as exc:  # noqa: BLE001 - reported to the test
         out.put(repr(exc))
     out.put("done")
+
+
+def _grow_while_read(path: Path, lines: list, stop: str, out: Any, readers: int) -> list:
+    """Append the log in steps, each size read by some reader before the next; then stop them and
+    return what they read."""
+    assert [out.get(timeout=60) for _ in range(readers)] == ["ready"] * readers
+    results, done = [], 0
+
+    def take() -> object:
+        nonlocal done
+        got = out.get(timeout=60)
+        done += got == "done"
+        if got != "done":
+            results.append(got)
+        return got
+
+    rng = random.Random(3)
+    at = 100
+    while at < len(lines):
+        step = rng.randint(len(lines) // 8, len(lines) // 4)
+        with open(path, "ab") as handle:
+            handle.write(b"".join(lines[at : at + step]))
+        at = min(at + step, len(lines))
+        while not (isinstance(got := take(), tuple) and got[0] == at) and got != "done":
+            assert isinstance(got, tuple), got
+    Path(stop).touch()
+    while done < readers:
+        take()
+    return results
 
 
 def test_concurrent_readers_and_a_writer_never_see_a_half_written_index(log, monkeypatch):
@@ -230,31 +262,14 @@ def test_concurrent_readers_and_a_writer_never_see_a_half_written_index(log, mon
     readers = [context.Process(target=_reader_loop, args=(str(path), stop, out)) for _ in range(3)]
     for reader in readers:
         reader.start()
-    assert [out.get(timeout=60) for _ in readers] == ["ready"] * 3
-    results, done = [], 0
-
-    def take() -> object:
-        nonlocal done
-        got = out.get(timeout=60)
-        done += got == "done"
-        if got != "done":
-            results.append(got)
-        return got
-
-    rng = random.Random(3)
-    at = 100
-    while at < len(lines):  # grow the log; each size is read by some reader before the next
-        step = rng.randint(len(lines) // 8, len(lines) // 4)
-        with open(path, "ab") as handle:
-            handle.write(b"".join(lines[at : at + step]))
-        at = min(at + step, len(lines))
-        while not (isinstance(got := take(), tuple) and got[0] == at) and got != "done":
-            assert isinstance(got, tuple), got
-    Path(stop).touch()
-    while done < len(readers):
-        take()
-    for reader in readers:
-        reader.join(10)
+    try:
+        results = _grow_while_read(path, lines, stop, out, len(readers))
+    finally:
+        Path(stop).touch()  # whatever happened, the readers stop
+        for reader in readers:
+            reader.join(20)
+            if reader.is_alive():
+                reader.kill()
     assert all(isinstance(r, tuple) for r in results), results
     counts: dict = {}  # lines read -> events found: every read agrees with every other
     for lines_read, events in results:
