@@ -117,7 +117,7 @@ def export_events(store: "Store", run_id: str) -> Callable[[list["LogIssue"] | N
     from .index import enabled
 
     def events(issues: list["LogIssue"] | None) -> list[Any]:
-        if enabled():
+        if enabled(store.ratings.path):
             try:
                 return run_events(store.ratings.path, run_id, issues)
             except LookupError:

@@ -23,7 +23,7 @@ def run_listing(store: Store, issues: list[LogIssue] | None = None, k: int = 1) 
     tallies, rated = _tallies(store, issues)
     runs: list[Run | RunFacts] = []
     unreadable = []
-    read = _run_reader()
+    read = _run_reader(store)
     for run_id in ids:
         try:
             runs.append(read(store, run_id, issues))
@@ -44,12 +44,12 @@ def run_listing(store: Store, issues: list[LogIssue] | None = None, k: int = 1) 
     return visible("\n".join(lines))
 
 
-def _run_reader() -> Callable[[Store, str, list[LogIssue] | None], "Run | RunFacts"]:
+def _run_reader(store: Store) -> Callable[[Store, str, list[LogIssue] | None], "Run | RunFacts"]:
     """How the listing reads a run: its facts kept beside the index (read again when the file
     changed), or (``HILBOT_NO_INDEX=1``) the whole run file."""
     from analysis.index import enabled
 
-    if enabled():
+    if enabled(store.ratings.path):
         from analysis.index.runs import run_facts
 
         return run_facts
@@ -63,7 +63,7 @@ def _tallies(
     columnar index, or (``HILBOT_NO_INDEX=1``) by folding every event through the ledger."""
     from analysis.index import enabled
 
-    if enabled():
+    if enabled(store.ratings.path):
         from analysis.tallies import rating_tallies
 
         tallies = rating_tallies(store.ratings.path, issues)

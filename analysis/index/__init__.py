@@ -28,10 +28,24 @@ from typing import TYPE_CHECKING, Callable
 
 from .log import DISABLE, VERSION, IndexedLog, Snapshot, index_dir
 
+MIN_BYTES = 1 << 20
+"""Logs smaller than this (about 2,500 ratings) are read whole: for them the index saves nothing
+(``HILBOT_INDEX_MIN_BYTES`` sets another size; 0 indexes every log)."""
 
-def enabled() -> bool:
-    """Whether commands read the log through the index (``HILBOT_NO_INDEX`` unset, or ``0``)."""
-    return os.environ.get(DISABLE, "") in ("", "0")
+
+def enabled(log: str | Path) -> bool:
+    """Whether commands read the log at ``log`` through the index: ``HILBOT_NO_INDEX`` unset (or
+    ``0``), and the log at least :data:`MIN_BYTES` long."""
+    if os.environ.get(DISABLE, "") not in ("", "0"):
+        return False
+    try:
+        smallest = int(os.environ.get("HILBOT_INDEX_MIN_BYTES", MIN_BYTES))
+    except ValueError:
+        smallest = MIN_BYTES
+    try:
+        return os.stat(log).st_size >= smallest
+    except OSError:  # no log (or none readable): the readers say so
+        return smallest <= 0
 
 
 if TYPE_CHECKING:
@@ -42,7 +56,7 @@ def start_indexed_scan(path: str | Path, jobs: int | None = None) -> Callable[[]
     """:func:`analysis._reader.start_scan`, through the index when it is enabled."""
     from .._reader import start_scan
 
-    if not enabled():
+    if not enabled(path):
         return start_scan(path, jobs)
     return lambda: indexed_scan(path, jobs=jobs)
 
@@ -71,6 +85,7 @@ def indexed(path: str | Path, *, jobs: int | None = None) -> Snapshot | None:
 
 __all__ = [
     "DISABLE",
+    "MIN_BYTES",
     "VERSION",
     "Snapshot",
     "enabled",

@@ -24,6 +24,12 @@ from evaluation import Store
 from .test_load import _frames_view, _random_log
 
 
+@pytest.fixture(autouse=True)
+def every_log_indexed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Index these small logs too (by default a log under 1 MiB is read whole)."""
+    monkeypatch.setenv("HILBOT_INDEX_MIN_BYTES", "0")
+
+
 def _view(store: Store) -> tuple:
     issues: list = []
     frames = load(store, issues=issues)

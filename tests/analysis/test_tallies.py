@@ -13,6 +13,12 @@ from evaluation.records import Adjudication, Rating
 from .test_load import ALICE, BOB, _random_log
 
 
+@pytest.fixture(autouse=True)
+def every_log_indexed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Index these small logs too (by default a log under 1 MiB is read whole)."""
+    monkeypatch.setenv("HILBOT_INDEX_MIN_BYTES", "0")
+
+
 def _ledger_counts(store: Store) -> tuple[dict, list[str]]:
     issues: list = []
     ledger = Ledger.from_events(store.human_events(issues))

@@ -251,6 +251,7 @@ def test_the_listing_from_the_index_is_the_listing_from_the_ledger(tmp_path, mon
     from bot.listing import run_listing
     from evaluation.records import Rating, Skip
 
+    monkeypatch.setenv("HILBOT_INDEX_MIN_BYTES", "0")  # index this small log too
     store = Store(tmp_path / "results")
     build_demo(store)
     rng = random.Random(seed)
@@ -281,6 +282,7 @@ def test_the_listing_from_the_index_is_the_listing_from_the_ledger(tmp_path, mon
         return run_listing(store, issues, k=2), [str(i) for i in issues]
 
     indexed = listing()
+    assert (store.root / "cache" / "index" / "ratings" / "meta.json").is_file()
     assert listing() == indexed  # from the index it just wrote
     monkeypatch.setenv("HILBOT_NO_INDEX", "1")
     assert listing() == indexed

@@ -1188,6 +1188,7 @@ def test_the_export_from_the_index_is_the_export_of_the_whole_log(tmp_path, monk
     from bot.demo import build_demo
     from tests.auxil.cli import invoke
 
+    monkeypatch.setenv("HILBOT_INDEX_MIN_BYTES", "0")  # index this small log too
     store = Store(tmp_path / "results")
     build_demo(store)
     _export_log(store, seed)
@@ -1213,6 +1214,7 @@ def test_the_export_from_the_index_is_the_export_of_the_whole_log(tmp_path, monk
         return found
 
     indexed = exports()
+    assert (store.root / "cache" / "index" / "ratings" / "meta.json").is_file()
     assert exports() == indexed  # from the index just written
     monkeypatch.setenv("HILBOT_NO_INDEX", "1")
     reference = exports()
