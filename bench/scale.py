@@ -494,13 +494,25 @@ def help_figures(repeat: int, cwd: Path) -> dict[str, Any]:
     return figures
 
 
-def measure(store: dict[str, Any], repeat: int, work: Path, cold_all: bool) -> dict[str, Any]:
-    """Every figure of one size, ``repeat`` rounds (rows taking turns within a round)."""
+def measure(
+    store: dict[str, Any],
+    repeat: int,
+    work: Path,
+    cold_all: bool,
+    skip: tuple[str, ...] = (),
+    only: str | None = None,
+) -> dict[str, Any]:
+    """Every figure of one size, ``repeat`` rounds (rows taking turns within a round); ``skip``:
+    states not measured; ``only``: the commands whose name holds one of these comma-separated
+    words."""
     env = {**os.environ, "HILBOT_DATA_DIR": str(store["data"])}
     env.pop("HILBOT_CONFIG", None)
     env.pop(NO_INDEX, None)
     reference_env = {**env, NO_INDEX: "1"}
     commands = command_rows(store, work)
+    if only:
+        words = [w.strip() for w in only.split(",") if w.strip()]
+        commands = {n: f for n, f in commands.items() if any(w in n for w in words)}
     bounds = bound_rows(store, env, work)
     snapshot = work.parent / f"index-{store['data'].name}"
     appended = plus_lines(store["log"])
@@ -542,7 +554,7 @@ def measure(store: dict[str, Any], repeat: int, work: Path, cold_all: bool) -> d
             ]
             if cold_all or name == FIRST:
                 states.insert(0, ("cold", lambda: cold(store, lambda: run_command(env))))
-            for mode, measure_once in states:
+            for mode, measure_once in [(m, f) for m, f in states if m not in skip]:
                 try:
                     result = measure_once()
                 except SystemExit as failure:  # one command failing spoils its row only
@@ -966,6 +978,14 @@ def main() -> int:
         default="first",
         help=f"measure with no index {FIRST} only (default) or every command",
     )
+    parser.add_argument(
+        "--skip-reference",
+        action="store_true",
+        help="do not run the reference path (take it from --with; it takes minutes at 1M)",
+    )
+    parser.add_argument(
+        "--only", help="only the commands whose name holds one of these comma-separated words"
+    )
     parser.add_argument("--bound", nargs=2, metavar=("NAME", "FILE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.bound:
@@ -1001,7 +1021,8 @@ def main() -> int:
             print(f"\n{lines:,} lines:", flush=True)
             started = time.perf_counter()
             store = generate(base, lines)
-            size = measure(store, repeat, work, args.cold == "all")
+            skip = ("reference",) if args.skip_reference else ()
+            size = measure(store, repeat, work, args.cold == "all", skip, args.only)
             info = {k: v for k, v in store.items() if k not in ("data", "log")}
             results[lines] = {"info": info, **size, "repeat": repeat}
             print_size(lines, store, size, repeat)
