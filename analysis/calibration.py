@@ -159,6 +159,8 @@ def ai_scores(
 
 
 def _notes_by_item(rated: pd.DataFrame, notes: pd.DataFrame | None) -> pd.Series:
+    """Per (run, item, dimension), sorted: the notes of its ratings, then the ``notes`` texts of
+    the same reviewers, each text once, in that order."""
     import pandas as pd
 
     texts = rated[[*KEY4, "note"]].rename(columns={"note": "text"})
@@ -166,7 +168,32 @@ def _notes_by_item(rated: pd.DataFrame, notes: pd.DataFrame | None) -> pd.Series
         texts = pd.concat([texts, notes[[*KEY4, "text"]].merge(rated[KEY4], on=KEY4)])
     texts = texts[texts["text"].notna()]
     texts = texts[texts["text"].astype(str).str.strip() != ""]
-    return texts.groupby(KEY3)["text"].agg(lambda s: tuple(dict.fromkeys(map(str, s))))
+    grouped = texts.groupby(KEY3)
+    index = grouped.size().index
+    table = pd.DataFrame(
+        {"item": _codes(grouped), "text": [str(t) for t in texts["text"].to_numpy(dtype=object)]}
+    )
+    table = table[~table.duplicated().to_numpy()]
+    found = _tuples(table["item"].to_numpy(), table["text"].tolist(), len(index))
+    return pd.Series(found, index=index, dtype=object, name="text")
+
+
+def _codes(grouped: Any) -> Any:
+    """Each row's group number (groups in the groupby's order; a row of no group: -1)."""
+    import numpy as np
+
+    return grouped.ngroup().fillna(-1).to_numpy().astype(np.int64)
+
+
+def _tuples(codes: Any, values: list[Any], groups: int) -> list[tuple[Any, ...]]:
+    """Per group, its ``values`` in row order as a tuple (a row of code -1 in none)."""
+    import numpy as np
+
+    kept = np.flatnonzero(codes >= 0)
+    order = kept[np.argsort(codes[kept], kind="stable")]
+    ends = np.cumsum(np.bincount(codes[kept], minlength=groups)).tolist()
+    ordered = [values[i] for i in order.tolist()]
+    return [tuple(ordered[a:b]) for a, b in zip([0, *ends[:-1]], ends)]
 
 
 def item_table(
@@ -177,9 +204,10 @@ def item_table(
 ) -> pd.DataFrame:
     """One row per rated (run, item, dimension): human mean, ratings, judgments, notes, item
     columns, AI score (:func:`ai_scores`)."""
-    rated = ratings.groupby(KEY3, sort=True).agg(
-        human_score=("score", "mean"), n_ratings=("score", "size"), judgments=("judgment", tuple)
-    )
+    grouped = ratings.groupby(KEY3, sort=True)
+    rated = grouped.agg(human_score=("score", "mean"), n_ratings=("score", "size"))
+    judgments = ratings["judgment"].to_numpy(dtype=object).tolist()
+    rated["judgments"] = _tuples(_codes(grouped), judgments, len(rated))
     rated["notes"] = _notes_by_item(ratings, notes).reindex(rated.index)
     rated["notes"] = rated["notes"].map(lambda v: v if isinstance(v, tuple) else ())
     table = rated.reset_index().merge(

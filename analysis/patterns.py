@@ -210,6 +210,8 @@ def _by(rated: pd.DataFrame, column: str) -> tuple[Group, ...]:
 def _concerns(
     rated: pd.DataFrame, concerns: pd.DataFrame, offered: list[str]
 ) -> tuple[ConcernStats, ...]:
+    if len(rated) and len(concerns):  # the dimension's tags only: the merge below keeps no other
+        concerns = concerns[(concerns["dimension"] == rated["dimension"].iloc[0]).to_numpy()]
     tagged = concerns[[*KEY4, "tag"]].drop_duplicates().merge(rated, on=KEY4)
     tags = dict.fromkeys([*offered, *sorted(set(tagged["tag"]))])
     made = [_tag(tag, tagged[tagged["tag"] == tag], len(rated)) for tag in tags]
@@ -240,7 +242,8 @@ def _windows(
 
 
 def _window(rows: pd.DataFrame, start: pd.Timestamp, days: int) -> Window:
-    judgments = dict(sorted(Counter(rows["judgment"]).items()))
+    counts = rows["judgment"].value_counts(sort=False, dropna=False)
+    judgments = dict(sorted(zip(counts.index.tolist(), map(int, counts.to_numpy()))))
     return Window(
         start=start.to_pydatetime(),
         end=(start + timedelta(days=days)).to_pydatetime(),
@@ -519,12 +522,11 @@ def regression_alerts(
                 found.append(
                     _alert(str(dimension), kind, pattern, group, group["success"], min_ratings)
                 )
-        tagged = concerns[[*KEY4, "tag"]].drop_duplicates().merge(rows[KEY4], on=KEY4)
-        for tag in sorted(set(tagged["tag"])):
-            carries = rows.merge(
-                tagged[tagged["tag"] == tag][KEY4], on=KEY4, how="left", indicator=True
-            )
-            free = pd.Series((carries["_merge"] == "left_only").to_numpy(), index=rows.index)
+        mine = (
+            concerns[(concerns["dimension"] == dimension).to_numpy()] if len(concerns) else concerns
+        )
+        tagged = mine[[*KEY4, "tag"]].drop_duplicates().merge(rows[KEY4], on=KEY4)
+        for tag, free in _tag_free(rows, tagged):
             found.append(
                 _alert(str(dimension), "concern", f"concern {tag}", rows, free, min_ratings)
             )
@@ -535,6 +537,36 @@ def regression_alerts(
     )
 
 
+def _tag_free(rows: pd.DataFrame, tagged: pd.DataFrame) -> list[tuple[str, pd.Series]]:
+    """Per tag of ``tagged`` (by name): whether each of ``rows`` is free of it (rows and tags
+    matched on the reviewer's rating, as a left merge matches them), each rating coded once."""
+    import numpy as np
+    import pandas as pd
+
+    where = pd.MultiIndex.from_frame(rows[KEY4])
+    ratings = where.unique()
+    row = ratings.get_indexer(where)
+    carrier = ratings.get_indexer(pd.MultiIndex.from_frame(tagged[KEY4]))
+    tag_of = tagged["tag"].to_numpy(dtype=object)
+    return [
+        (tag, pd.Series(~np.isin(row, carrier[tag_of == tag]), index=rows.index))
+        for tag in sorted(set(tagged["tag"]))
+    ]
+
+
+def _texts_counted(values: Any) -> dict[str, int]:
+    """``dict(Counter(map(str, values)))`` without a Python call per value: each value's text and
+    how many times it comes, in the order the texts first come."""
+    import numpy as np
+    import pandas as pd
+
+    codes, uniques = pd.factorize(np.asarray(values, dtype=object), use_na_sentinel=False)
+    counted: dict[str, int] = {}
+    for value, n in zip(list(uniques), np.bincount(codes, minlength=len(uniques)).tolist()):
+        counted[str(value)] = counted.get(str(value), 0) + n
+    return counted
+
+
 def _alert(
     dimension: str, kind: str, pattern: str, rows: pd.DataFrame, success: pd.Series, least: int
 ) -> RegressionAlert | None:
@@ -543,8 +575,8 @@ def _alert(
     sides = {}
     for name in ("before", "now"):
         mine = (rows["side"] == name).to_numpy()
-        judgments = Counter(map(str, rows["judgment"][mine]))
-        sides[name] = Side(int(mine.sum()), int(success.to_numpy()[mine].sum()), dict(judgments))
+        judgments = _texts_counted(rows["judgment"].to_numpy(dtype=object)[mine])
+        sides[name] = Side(int(mine.sum()), int(success.to_numpy()[mine].sum()), judgments)
     before, now = sides["before"], sides["now"]
     if before.n < least or now.n < least:
         return None

@@ -13,7 +13,6 @@ session's end: statistical unless the LLM is asked for, and a no-op when nothing
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from statistics import mean
 from typing import TYPE_CHECKING, Any, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -97,10 +96,7 @@ def gather(frames: "Frames", run_id: str, dimension: str, metric: str | None = N
     items = frames.items[frames.items["run_id"] == run_id]
     ai = dict(zip(items["item_id"], ai_score_column(items, dimension, metric)))
     queries = dict(zip(items["item_id"], items["query"]))
-    evidence = [
-        _item(item_id, group, queries.get(item_id, item_id), ai.get(item_id))
-        for item_id, group in ratings.groupby("item_id", sort=True)
-    ]
+    evidence = _items(ratings, queries, ai)
     tags = _slice(frames.concerns, run_id, dimension)["tag"].value_counts()
     concerns = sorted(((str(t), int(n)) for t, n in tags.items()), key=lambda kv: (-kv[1], kv[0]))
     summary = _summary(ratings, len(_slice(frames.skips, run_id, dimension)), ai, run_id, dimension)
@@ -119,27 +115,63 @@ def _slice(frame: Any, run_id: str, dimension: str) -> Any:
     return frame[(frame["run_id"] == run_id) & (frame["dimension"] == dimension)]
 
 
-def _item(item_id: str, group: Any, query: str, ai: float | None) -> ItemEvidence:
-    notes = tuple(str(n) for n in group["note"] if isinstance(n, str) and n)
-    return ItemEvidence(
-        str(item_id),
-        str(query),
-        float(group["score"].mean()),
-        None if ai is None or ai != ai else float(ai),
-        tuple(group["judgment"]),
-        notes,
-    )
+def _items(ratings: Any, queries: dict[str, Any], ai: dict[str, float]) -> list[ItemEvidence]:
+    """One :class:`ItemEvidence` per item of ``ratings`` (sorted by item): each item's ratings are
+    one run of rows, so no group is built."""
+    import numpy as np
+
+    ids = ratings["item_id"].to_numpy(dtype=object)
+    rows = np.flatnonzero(~ratings["item_id"].isna().to_numpy())  # a rating of no item: none
+    if not len(rows):
+        return []
+    ids = ids[rows]
+    starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
+    bounds = zip(starts.tolist(), [*starts[1:].tolist(), len(rows)])
+    scores = ratings["score"].to_numpy(dtype=np.float64)[rows]
+    judgments = ratings["judgment"].to_numpy(dtype=object)[rows].tolist()
+    notes = ratings["note"].to_numpy(dtype=object)[rows].tolist()
+    evidence = []
+    for a, b in bounds:
+        item_id = ids[a]
+        score = ai.get(item_id)
+        evidence.append(
+            ItemEvidence(
+                str(item_id),
+                str(queries.get(item_id, item_id)),
+                _mean_of(scores[a:b]),
+                None if score is None or score != score else float(score),
+                tuple(judgments[a:b]),
+                tuple(str(n) for n in notes[a:b] if isinstance(n, str) and n),
+            )
+        )
+    return evidence
+
+
+def _mean_of(scores: Any) -> float:
+    """``Series.mean()`` of the scores (NaN skipped): the same numpy sum, divided by the count."""
+    import numpy as np
+
+    missing = np.isnan(scores)
+    if missing.any():
+        scores = np.where(missing, 0.0, scores)
+    count = np.float64(len(scores) - missing.sum())
+    return float(scores.sum() / count) if count > 0 else float("nan")
 
 
 def _summary(
     ratings: Any, skips: int, ai: dict[str, float], run_id: str, dimension: str
 ) -> ReviewSummary:
+    import numpy as np
+
     from evaluation import ReviewSummary
 
-    scored = ((score, ai.get(i)) for i, score in zip(ratings["item_id"], ratings["score"]))
-    deltas = [
-        a - score for score, a in scored if a is not None and a == a
-    ]  # AI − human, as the hil format defines it; a != a: NaN, no AI score
+    from .vocabulary import exact_means
+
+    scored = ratings["item_id"].map(ai).to_numpy(dtype=np.float64)  # NaN: no AI score
+    known = ~np.isnan(scored)
+    # AI − human, as the hil format defines it
+    deltas = scored[known] - ratings["score"].to_numpy(dtype=np.float64)[known]
+    delta = exact_means(np.zeros(len(deltas), dtype=np.int64), deltas, 1)[0]
     flagged = int(
         (
             (ratings["n_concerns"] > 0)
@@ -153,7 +185,7 @@ def _summary(
         queriesSkipped=skips,
         queriesFlagged=flagged,
         humanAverageScore=round(float(ratings["score"].mean()), 4) if len(ratings) else None,
-        aiVsHumanDelta=round(mean(deltas), 4) if deltas else None,
+        aiVsHumanDelta=round(delta, 4) if delta is not None else None,
     )
 
 
@@ -375,7 +407,7 @@ def _first_dimension(frames: "Frames", run_id: str) -> str:
 
 
 def _latest_reviewed(frames: "Frames") -> str:
-    reviewed = frames.runs[frames.runs["run_id"].isin(set(frames.ratings["run_id"]))]
+    reviewed = frames.runs[frames.runs["run_id"].isin(set(frames.ratings["run_id"].unique()))]
     if reviewed.empty:
         raise AnalysisError("no run has ratings yet", fix="review a run first (hilbot review RUN)")
     return str(reviewed.sort_values(["created_at", "run_id"]).iloc[-1]["run_id"])
@@ -391,14 +423,13 @@ def _digest(inputs: Inputs, runs: Sequence[str] | None) -> list[str]:
     """Per run the digest lists (None: every rated run) and dimension with ratings: the synthesis
     and its first action items. The latest stored synthesis (an LLM's, or a session end's) when no
     rating came after it, else a statistical one made now; nothing is written."""
-    frames = _without_excluded(inputs.frames, inputs.store, None)
+    frames = _without_excluded(_of_runs(inputs.frames, runs), inputs.store, None)
     ratings = frames.ratings
     stored = _stored(inputs.store)
     lines: list[str] = []
-    for run_id in runs if runs is not None else sorted(set(ratings["run_id"])):
+    for run_id in runs if runs is not None else sorted(set(ratings["run_id"].unique())):
         rated = ratings[ratings["run_id"] == run_id]
-        for dimension in sorted(set(rated["dimension"])):
-            evidence = gather(frames, run_id, dimension, inputs.config.metric_for(dimension))
+        for dimension in sorted(set(rated["dimension"].unique())):
             latest = rated.loc[rated["dimension"] == dimension, "timestamp"].max()
             record = stored.get((run_id, dimension))
             if record is not None and not latest > record.reviewedAt:  # NaT: no time, not later
@@ -408,11 +439,29 @@ def _digest(inputs: Inputs, runs: Sequence[str] | None) -> list[str]:
                     record.actionItems,
                 )
             else:
-                made = statistical(evidence)
+                metric = inputs.config.metric_for(dimension)
+                made = statistical(gather(frames, run_id, dimension, metric))
                 text, source, actions = made.synthesis, STATISTICAL, made.actionItems
             lines.append(f"Synthesis of {run_id} · {dimension} ({_label(source)}): {text}")
             lines += [f"  → {item}" for item in actions[:ACTION_ITEMS_SHOWN]]
     return lines
+
+
+def _of_runs(frames: "Frames", runs: Sequence[str] | None) -> "Frames":
+    """``frames`` with the ratings, skips, concerns and notes of ``runs`` only (None: all)."""
+    if runs is None:
+        return frames
+
+    def of_runs(table: Any) -> Any:
+        return table[table["run_id"].isin(list(runs)).to_numpy()] if len(table) else table
+
+    return replace(
+        frames,
+        ratings=of_runs(frames.ratings),
+        skips=of_runs(frames.skips),
+        concerns=of_runs(frames.concerns),
+        notes=of_runs(frames.notes),
+    )
 
 
 def _label(source: str | None) -> str:

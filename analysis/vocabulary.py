@@ -29,6 +29,8 @@ Conventions:
   configuration lacks). :func:`rate_fields` gives a group's count, successes, success rate with its
   Wilson 95% interval (:func:`analysis.stats.wilson_interval`) and mean score; an empty group's rate
   and mean are ``Undefined("no ratings")``.
+* **Means** that must equal :func:`statistics.mean` to the last bit (the digest's, the synthesis's
+  AI − human) are :func:`exact_means`: the exact sum per group, rounded once, vectorised.
 * **Reports** are frozen dataclasses deriving from :class:`Report`: ``to_dict()`` gives JSON-safe
   values (:func:`analysis.stats.to_jsonable`: Undefined → ``{"undefined": reason}``, never NaN). A
   group's key value goes into a report through :func:`key_value` (numpy scalars as Python values,
@@ -360,6 +362,48 @@ def rate_fields(ratings: pd.DataFrame, success: pd.Series, level: float = 0.95) 
     }
 
 
+def exact_means(group: "np.ndarray", values: "np.ndarray", groups: int) -> list[float | None]:
+    """:func:`statistics.mean` of each group's values — the exact sum divided by the count, rounded
+    once — and None for an empty group, without a Python call per value.
+
+    Each distinct value is an integer over a common power of two (floats are dyadic), so a group's
+    exact sum is an integer: summed in two int64 halves of 31 bits, joined as a Python int, divided
+    by the count times that power (int division rounds correctly). Values past 62 bits at that
+    power (tiny ones) are summed as Python ints; NaN or infinity goes to the statistics module."""
+    import numpy as np
+    import pandas as pd
+
+    size = np.bincount(group, minlength=groups).tolist()
+    if not len(values):
+        return [None] * groups
+    if not np.isfinite(values).all():
+        from statistics import mean
+
+        buckets: list[list[float]] = [[] for _ in range(groups)]
+        for g, value in zip(group.tolist(), values.tolist()):
+            buckets[g].append(value)
+        return [mean(b) if b else None for b in buckets]
+    code, distinct = pd.factorize(values)
+    ratios = [value.as_integer_ratio() for value in np.asarray(distinct).tolist()]
+    power = max(d.bit_length() - 1 for _, d in ratios)
+    numerators = [n << (power - d.bit_length() + 1) for n, d in ratios]
+    pair_code, pairs = pd.factorize(group.astype(np.int64) * len(ratios) + code)
+    pairs = np.asarray(pairs, dtype=np.int64)
+    count = np.bincount(pair_code, minlength=len(pairs))
+    owner, which = pairs // len(ratios), pairs % len(ratios)
+    if max(abs(n) for n in numerators) < 2**62:
+        numerator = np.array(numerators, dtype=np.int64)
+        high, low = np.zeros(groups, dtype=np.int64), np.zeros(groups, dtype=np.int64)
+        np.add.at(high, owner, count * (numerator >> 31)[which])
+        np.add.at(low, owner, count * (numerator & (2**31 - 1))[which])
+        sums = [(h << 31) + lo for h, lo in zip(high.tolist(), low.tolist())]
+    else:
+        sums = [0] * groups
+        for g, w, c in zip(owner.tolist(), which.tolist(), count.tolist()):
+            sums[g] += c * numerators[w]
+    return [total / (n << power) if n else None for total, n in zip(sums, size)]
+
+
 __all__ = [
     "KEY3",
     "KEY4",
@@ -370,6 +414,7 @@ __all__ = [
     "check_dimensions",
     "coded_ratings",
     "dimension_categories",
+    "exact_means",
     "judgment_means",
     "key_value",
     "latest_ratings",

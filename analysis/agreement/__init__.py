@@ -44,17 +44,14 @@ BOOTSTRAP_MAX = 100_000
 def _digest(inputs: Inputs, runs: Sequence[str] | None) -> list[str]:
     """Krippendorff's α (ordinal) per dimension with its band, over every rating of ``inputs`` (no
     bootstrap)."""
-    from .compute import agreement
+    from .compute import ordinal_alphas
 
-    lines = []
-    for dim in agreement(inputs.frames.ratings, inputs.config, n_boot=0).dimensions.values():
-        alpha = dim.alpha.get("ordinal")
-        if alpha is not None and isinstance(alpha.value, float):
-            lines.append(
-                f"Agreement on {dim.dimension}: α {alpha.value:.3f} ({alpha.band}, "
-                f"{dim.n_pairable} items with 2+ ratings)"
-            )
-    return lines
+    return [
+        f"Agreement on {dimension}: α {alpha.value:.3f} ({alpha.band}, {pairable} items with 2+ "
+        "ratings)"
+        for dimension, alpha, pairable in ordinal_alphas(inputs.frames.ratings, inputs.config)
+        if isinstance(alpha.value, float)
+    ]
 
 
 @analysis(

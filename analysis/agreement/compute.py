@@ -192,12 +192,27 @@ class _Prepared:
     pairs: _PairSet
 
 
+def _coded(
+    frame: pd.DataFrame, dimension: str, config: HilbotConfig
+) -> tuple[pd.DataFrame, list[str], str | None, list[str], list[float], CodedRatings]:
+    """A dimension's latest ratings, the notes on them, its scale, categories and values, and the
+    ratings coded."""
+    frame, notes = latest_ratings(frame)
+    scale_name, categories, values, more = valued_categories(frame, dimension, config)
+    return (
+        frame,
+        notes + more,
+        scale_name,
+        categories,
+        values,
+        coded_ratings(frame, categories, values),
+    )
+
+
 def _prepare(
     frame: pd.DataFrame, dimension: str, config: HilbotConfig, *, min_shared: int, weights: str
 ) -> _Prepared:
-    frame, notes = latest_ratings(frame)
-    scale_name, categories, values, more = valued_categories(frame, dimension, config)
-    coded = coded_ratings(frame, categories, values)
+    frame, notes, scale_name, categories, values, coded = _coded(frame, dimension, config)
     units = coded.units
     shown, pair_shown = _weightings(len(categories), weights)
     if units.why_undefined() is not None:
@@ -212,7 +227,7 @@ def _prepare(
     # the pairs sharing ≥ min_shared items (and how many shared fewer), with their tables
     pair_matrices = {w: stats.category_weights(w, categories, values) for w in pair_shown}
     pairs = _PairSet(*stats.shared_pairs(coded.data, min_shared), pair_matrices, weights)
-    return _Prepared(dimension, scale_name, frame, notes + more, coded, matrices, levels, pairs)
+    return _Prepared(dimension, scale_name, frame, notes, coded, matrices, levels, pairs)
 
 
 # -------------------------------------------------------------------------------------- its figures
@@ -378,15 +393,7 @@ def agreement(
         raise AnalysisError(
             f"unknown weights {weights!r}", fix=f"use one of {', '.join(WEIGHTINGS)}"
         )
-    frame = ratings[[c for c in _COLUMNS if c in ratings.columns]]
-    if run is not None:
-        frame = frame[frame["run_id"] == run]
-    check_dimensions(frame, config, dimension, run)
-    if dimension is not None:
-        groups = [(dimension, frame[frame["dimension"] == dimension])]
-    else:
-        by_name = frame.groupby(frame["dimension"].astype(str), sort=False)
-        groups = sorted(((str(name), group) for name, group in by_name), key=lambda pair: pair[0])
+    groups = _dimensions(ratings, config, run, dimension)
     # the pairs' draws on threads while this thread computes the analytic figures, BLAS-free
     # (OpenBLAS's own threads would spin against the draws); then the multi-rater bootstraps (BLAS)
     prepared = [
@@ -414,6 +421,40 @@ def agreement(
         min_shared=min_shared,
         across=_across(prepared),
     )
+
+
+def _dimensions(
+    ratings: pd.DataFrame, config: HilbotConfig, run: str | None, dimension: str | None
+) -> list[tuple[str, pd.DataFrame]]:
+    """The ratings of each dimension measured, by name (of ``run`` only, when given)."""
+    frame = ratings[[c for c in _COLUMNS if c in ratings.columns]]
+    if run is not None:
+        frame = frame[frame["run_id"] == run]
+    check_dimensions(frame, config, dimension, run)
+    if dimension is not None:
+        return [(dimension, frame[frame["dimension"] == dimension])]
+    by_name = frame.groupby(frame["dimension"].astype(str), sort=False)
+    return sorted(((str(name), group) for name, group in by_name), key=lambda pair: pair[0])
+
+
+def ordinal_alphas(
+    ratings: pd.DataFrame, config: HilbotConfig
+) -> list[tuple[str, AgreementEstimate, int]]:
+    """Per dimension, by name: Krippendorff's α at the ordinal level, as :func:`agreement` gives it
+    (no bootstrap), with the items it rests on (two ratings or more); a dimension whose α is
+    undefined is left out. Only what the digest's line needs is computed."""
+    found = []
+    for name, group in _dimensions(ratings, config, None, None):
+        _, _, _, categories, values, coded = _coded(group, name, config)
+        units = coded.units
+        if units.why_undefined() is not None:
+            continue
+        weights = stats.category_level_weights("ordinal", units, categories, values)
+        alpha = weights if isinstance(weights, Undefined) else stats.alpha(units, weights)
+        if not isinstance(alpha, Undefined):
+            estimate = _estimate(alpha, "krippendorff_alpha", Undefined("no bootstrap"))
+            found.append((name, estimate, int(units.pairable.sum())))
+    return found
 
 
 def _across(prepared: Sequence[_Prepared]) -> AcrossDimensions | None:

@@ -494,6 +494,22 @@ def test_a_pattern_rated_excellent_and_now_miss_is_an_alert_with_its_interval():
     assert tasks.to_dict()["ci"]["method"] == "newcombe"
 
 
+def test_a_concern_alert_matches_tags_to_ratings_even_when_a_rating_is_listed_twice():
+    """Tags belong to a reviewer's rating: every row of a rating the frame lists twice carries its
+    tags (as a merge on the rating's key matches them), and the judgments of a side are counted in
+    the order they come (ties in the line by that order)."""
+    from analysis.patterns import regression_alerts
+
+    ratings, items, concerns = _alert_frames(
+        ["excellent"] * 4, ["good", "excellent", "good", "excellent"], tags_now=4
+    )
+    ratings = pd.concat([ratings, ratings.iloc[[-1]]], ignore_index=True)  # n3 listed twice
+    since, until = day(1).to_pydatetime(), day(2).to_pydatetime()
+    (alert,) = regression_alerts(ratings, items, concerns, CONFIG, since=since, until=until)
+    assert (alert.pattern, alert.now.n, alert.now.successes) == ("concern lacks_catalyst", 5, 0)
+    assert list(alert.now.judgments.items()) == [("good", 2), ("excellent", 3)]
+
+
 @pytest.mark.parametrize(
     "before, now",
     [
