@@ -33,8 +33,9 @@ The scan is served by the columnar index of the log (:mod:`analysis.index`: only
 since the last command are read; ``HILBOT_NO_INDEX=1`` reads the whole log).
 
 Where the parts live: this module (:func:`load`, the items and runs frames), :mod:`analysis._reader`
-(reading the log: :func:`scan_log`; :func:`start_scan` here goes through the index), :mod:`analysis._plans` (the checks),
-:mod:`analysis._scan` (:class:`Scan`, what a read gives) and :mod:`analysis._fold` (the fold).
+(reading the log: :func:`scan_log`; :func:`start_scan` here goes through the index),
+:mod:`analysis._plans` (the checks), :mod:`analysis._scan` (:class:`Scan`, what a read gives) and
+:mod:`analysis._fold` (the fold).
 
 Conventions of the frames:
 

@@ -13,8 +13,8 @@ Per chunk ``<name>`` (its byte range of the log in the name):
 * ``<name>.tags.parquet``: the concern tags, one row per (``line``, ``tag`` code), in the order of
   the events.
 * ``<name>.names.parquet``: ``field``, ``code``, ``value``: what each code of every chunk up to
-  this one stands for (``field`` is the events' column, or ``tag`` for the tags). A code, once given, never changes, so the
-  last chunk's names decode every chunk.
+  this one stands for (``field`` is the events' column, or ``tag`` for the tags). A code, once
+  given, never changes, so the last chunk's names decode every chunk.
 """
 
 from __future__ import annotations

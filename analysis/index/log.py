@@ -358,7 +358,7 @@ class IndexedLog:
                     chunks = [_merged(self.folder, chunks)]
                 _write_meta(self.folder, self._meta(chunks, end))
                 _remove_unlisted(self.folder, chunks)
-        except Exception:  # noqa: BLE001 - the index is a cache: without it the results are the same
+        except Exception:  # noqa: BLE001 - a cache: without it the results are the same
             return False
         snap.chunks = chunks
         return True

@@ -244,38 +244,16 @@ def test_terminal_session_start_names_changes_and_scenarios(tmp_path):
 
 @pytest.mark.parametrize("seed", [1, 2])
 def test_the_listing_from_the_index_is_the_listing_from_the_ledger(tmp_path, monkeypatch, seed):
-    """Ratings, skips, redeliveries and bad lines on both demo runs, in two dimensions: the listing
+    """Ratings, skips, notes, redeliveries, adjudications and bad lines on both demo runs, in two
+    dimensions: the listing
     counted from the log's columnar index equals the one the ledger folds (``HILBOT_NO_INDEX``)."""
-    import random
-
     from bot.listing import run_listing
-    from evaluation.records import Rating, Skip
+    from tests.auxil.review_logs import write_review_log
 
     monkeypatch.setenv("HILBOT_INDEX_MIN_BYTES", "0")  # index this small log too
     store = Store(tmp_path / "results")
     build_demo(store)
-    rng = random.Random(seed)
-    items = [(r, i.id) for r in (SEARCH_RUN, RAG_RUN) for i in store.load_run(r).items]
-    lines, keys = [], []
-    for n in range(400):
-        run_id, item_id = rng.choice(items)
-        key = rng.choice(keys) if keys and rng.random() < 0.1 else f"key-{n}"
-        keys.append(key)
-        common = dict(
-            run_id=run_id,
-            item_id=item_id,
-            dimension=rng.choice(["overall", "completeness"]),
-            reviewer=Reviewer(platform="terminal", id=f"r{rng.randrange(6)}"),
-            idempotency_key=key,
-        )
-        if rng.random() < 0.8:
-            record = Rating(**common, judgment="good", score=0.7)
-        else:
-            record = Skip(**common)
-        lines.append(record.model_dump_json())
-        if rng.random() < 0.03:
-            lines.append(rng.choice(["not json", "[]", '{"type": "rating"}']))
-    store.ratings.path.write_text("\n".join(lines) + "\n")
+    write_review_log(store, seed, [SEARCH_RUN, RAG_RUN])
 
     def listing() -> tuple[str, list[str]]:
         issues: list = []

@@ -20,6 +20,7 @@ from evaluation import HilbotError, RunNotFound, Store
 from evaluation.exports import CSV_COLUMNS, export_run
 from evaluation.imports import import_outputs
 from evaluation.records import Labels, Note, Rating, RatingMetadata, Reviewer, Skip
+from tests.auxil.review_logs import write_review_log
 from tests.conftest import RAG_RUN, ROOT, SEARCH_RUN
 
 DEMO_SEARCH = ROOT / "bot" / "demo" / "docs-search.outputs.jsonl"
@@ -1132,57 +1133,6 @@ def _strings(value):
 # ----------------------------------------------------------------- the export from the index
 
 
-def _export_log(store, seed: int) -> None:
-    """Ratings, skips, notes, re-ratings, redeliveries (some sharing an adjudication's key),
-    adjudications, syntheses and bad lines over both demo runs."""
-    import random
-
-    from evaluation.records import Adjudication, Note, Rating, Reviewer, ReviewSummary, Skip
-
-    rng = random.Random(seed)
-    items = [(r, i.id) for r in (SEARCH_RUN, RAG_RUN) for i in store.load_run(r).items]
-    lines, keys = [], []
-    for n in range(500):
-        run_id, item_id = rng.choice(items)
-        key = rng.choice(keys) if keys and rng.random() < 0.08 else f"key-{n}"
-        keys.append(key)
-        common = dict(
-            run_id=run_id,
-            item_id=item_id,
-            dimension=rng.choice(["overall", "completeness"]),
-            reviewer=Reviewer(platform="terminal", id=f"r{rng.randrange(5)}"),
-            idempotency_key=key,
-            timestamp=datetime(2026, 1, 1, tzinfo=timezone.utc) + timedelta(minutes=n),
-        )
-        roll = rng.random()
-        if roll < 0.6:
-            judgment, score = rng.choice([("good", 0.7), ("bad", 0.2), ("excellent", 1.0)])
-            record = Rating(
-                **common,
-                judgment=judgment,
-                score=score,
-                concerns=rng.sample(["a", "b"], rng.randint(0, 2)),
-                note=rng.choice([None, "own"]),
-            )
-        elif roll < 0.75:
-            record = Skip(**common, skip_reason=rng.choice([None, "unclear"]))
-        elif roll < 0.87:
-            record = Note(**common, text=f"note {n}")
-        elif roll < 0.95:
-            record = Adjudication(**common, decision="consensus", judgment="good", score=0.7)
-        else:
-            record = ReviewSummary(
-                run_id=run_id,
-                dimension=common["dimension"],
-                synthesis=f"synthesis {n}",
-                actionItems=[f"do {n}"],
-            )
-        lines.append(record.model_dump_json())
-        if rng.random() < 0.03:
-            lines.append(rng.choice(["not json", "[]", '{"type": "rating"}']))
-    store.ratings.path.write_text("\n".join(lines) + "\n")
-
-
 @pytest.mark.parametrize("seed", [1, 2])
 def test_the_export_from_the_index_is_the_export_of_the_whole_log(tmp_path, monkeypatch, seed):
     from bot.demo import build_demo
@@ -1191,7 +1141,7 @@ def test_the_export_from_the_index_is_the_export_of_the_whole_log(tmp_path, monk
     monkeypatch.setenv("HILBOT_INDEX_MIN_BYTES", "0")  # index this small log too
     store = Store(tmp_path / "results")
     build_demo(store)
-    _export_log(store, seed)
+    write_review_log(store, seed, [SEARCH_RUN, RAG_RUN])
     today = datetime.now(timezone.utc).date().isoformat()  # when the export summarises
     runs = [SEARCH_RUN, RAG_RUN]
     variants = [
