@@ -85,6 +85,7 @@ class AdjudicationSession:
         channel: str = "terminal",
     ):
         run = engine.run(run_id)
+        engine.ledger.load(run.run_id)
         self.engine = engine
         self.run_id = run.run_id
         self.dimension = run.header.dimensions[0] if dimension is None else dimension
@@ -234,7 +235,7 @@ class AdjudicationSession:
         if action.kind == "view_full":
             return Outcome(self.phase, item.id, detail=render.full_text(item))
         key = self._key(action)
-        if key in self.engine.ledger.seen_keys:
+        if self.engine.ledger.repeat(key) is not None:
             return Outcome(Phase.DECIDING, item.id, advance=True, repeated=True)
         handler = self._handlers.get(action.kind)
         if handler is None:

@@ -11,9 +11,10 @@ from __future__ import annotations
 import gc
 from typing import TYPE_CHECKING, Any
 
-from evaluation import HilbotConfig, ItemData, Ledger, LogIssue, Reviewer, Run, Store
+from evaluation import HilbotConfig, ItemData, LogIssue, Reviewer, Run, Store
 
 from . import assignment
+from .ledger import start_ledger
 
 if TYPE_CHECKING:
     from .review import ReviewSession
@@ -39,7 +40,7 @@ class ReviewEngine:
         self.issues = issues
         """Unreadable lines of the ratings log and of every run read, each reported once (None: not
         collected)."""
-        self.ledger = Ledger.from_events(store.human_events(issues))
+        self.ledger = start_ledger(store, issues)
         self._runs: dict[str, Run] = {}
         self._sizes: dict[str, int] = {}
         self._orders: dict[str, tuple[Run, list[ItemData]]] = {}
@@ -138,6 +139,7 @@ class ReviewEngine:
             run.header.dimensions[0] if dimension is None else dimension
         )  # '' is an unknown dimension
         self.config.dimension(dimension)  # unknown dimension → ConfigError with the fix
+        self.ledger.load(run_id)
         from .review import ReviewSession
 
         return ReviewSession(self, run, dimension, reviewer, channel)

@@ -55,6 +55,15 @@ def _event_action(event: Rating | Skip | Note) -> str:
     return f"legacy-note:{event.text}"
 
 
+def record_fingerprint(event: Rating | Skip | Note | Adjudication) -> str:
+    """The :func:`fingerprint` a record's idempotency key is stored with."""
+    if isinstance(event, Adjudication):
+        action = event.action or event.decision
+        return fingerprint(event.reviewer.key, event.run_id, event.item_id, event.dimension, action)
+    key = event_key(event)
+    return fingerprint(key[3], key[0], key[1], key[2], _event_action(event))
+
+
 @dataclass
 class Ledger:
     """ratings.jsonl folded into the current state of every review."""
@@ -129,20 +138,11 @@ class Ledger:
         if event.idempotency_key in self.seen_keys:
             self.duplicates += 1
             return False
+        self.seen_keys[event.idempotency_key] = record_fingerprint(event)
         if isinstance(event, Adjudication):
-            self.seen_keys[event.idempotency_key] = fingerprint(
-                event.reviewer.key,
-                event.run_id,
-                event.item_id,
-                event.dimension,
-                event.action or event.decision,
-            )
             self.adjudications[(event.run_id, event.item_id, event.dimension)] = event
             return True
         key = event_key(event)
-        self.seen_keys[event.idempotency_key] = fingerprint(
-            key[3], key[0], key[1], key[2], _event_action(event)
-        )
         prompt = self.prompts.get(key[3])
         answers = isinstance(event, (Note, Skip)) or (event.action or "").startswith(
             "text:"
@@ -257,6 +257,19 @@ class Ledger:
         """How many reviewers' current judgment of the item is a rating (kept as events are
         folded)."""
         return self._rated.get((run_id, item_id, dimension), 0)
+
+    def load(self, run_id: str) -> None:
+        """Make sure the run's part of the log is folded (this ledger folds all of it at once: a
+        ledger that folds runs as they are asked about overrides this)."""
+
+    def message(self, channel: str, chat_id: str, message_id: str) -> Delivery | None:
+        """The card or note prompt a chat message was logged with, if any."""
+        return self.messages.get((channel, chat_id, message_id))
+
+    def reviewed_runs(self, reviewer_key: str) -> set[tuple[str, str]]:
+        """The (run, dimension) pairs a reviewer has judged or been dealt a card in."""
+        pairs = {(k[0], k[2]) for k in self.judgments if k[3] == reviewer_key}
+        return pairs | {(k[1], k[2]) for k in self.hands if k[0] == reviewer_key}
 
     def repeat(self, idempotency_key: str) -> str | None:
         """The fingerprint of the action a key was first stored with, or None for a new key."""

@@ -12,6 +12,7 @@ Per chunk ``<name>`` (its byte range of the log in the name):
   session_date`` hold integer codes (-1: none) into the names.
 * ``<name>.tags.parquet``: the concern tags, one row per (``line``, ``tag`` code), in the order of
   the events.
+* ``<name>.deliveries.parquet``: the chat deliveries (:mod:`.deliveries`).
 * ``<name>.names.parquet``: ``field``, ``code``, ``value``: what each code of every chunk up to
   this one stands for (``field`` is the events' column, or ``tag`` for the tags). A code, once
   given, never changes, so the last chunk's names decode every chunk.
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._columns import CATEGORICAL, EVENT_COLUMNS
+from . import deliveries as delivery_files
 
 if TYPE_CHECKING:
     import duckdb
@@ -127,9 +129,17 @@ class Names:
 # --------------------------------------------------------------------------- writing
 
 
-def write(folder: Path, name: str, scan: "Scan", names: Names, earlier: list[str]) -> None:
+def write(
+    folder: Path,
+    name: str,
+    scan: "Scan",
+    names: Names,
+    earlier: list[str],
+    deliveries: dict[str, list],
+) -> None:
     """Write a scan (its lines already the log's) as chunk ``name``; ``names`` grows with its new
-    values and is written as the chunk's names; ``earlier``: the events files before it."""
+    values and is written as the chunk's names; ``earlier``: the events files before it;
+    ``deliveries``: the chunk's deliveries' columns (:mod:`.deliveries`)."""
     import numpy as np
     import pandas as pd
 
@@ -158,6 +168,8 @@ def write(folder: Path, name: str, scan: "Scan", names: Names, earlier: list[str
                 typed += [f"{sql} AS {c}" for c, sql in DERIVED.items()]
             _copy(con, f"SELECT {', '.join(typed)} FROM frame", folder, f"{name}.{kind}.parquet")
             con.unregister("frame")
+        target = f"{name}.deliveries.parquet"
+        delivery_files.write(con, deliveries, lambda c, query: _copy(c, query, folder, target))
     finally:
         con.close()
 
@@ -189,7 +201,7 @@ def merge(folder: Path, names: list[str], into: str) -> None:
     """Write chunk ``into`` holding the chunks ``names`` (in order); they stay until removed."""
     con = connect()
     try:
-        for kind in ("events", "tags"):
+        for kind in ("events", "tags", "deliveries"):
             listed = ", ".join(_literal(f) for f in files(folder, names, kind))
             _copy(con, f"SELECT * FROM read_parquet([{listed}])", folder, f"{into}.{kind}.parquet")
         last = _literal(files(folder, names[-1:], "names")[0])

@@ -22,13 +22,14 @@ from typing import TYPE_CHECKING, Any, Iterator
 from evaluation.log import LogIssue
 
 from . import chunks as chunk_files
+from . import deliveries as delivery_files
 
 if TYPE_CHECKING:
     import numpy as np
 
     from .._scan import Scan
 
-VERSION = 4
+VERSION = 5
 """The index format; an index of another format is rebuilt."""
 DISABLE = "HILBOT_NO_INDEX"
 """Set (to anything but ``0`` or empty) to read the log without the index."""
@@ -95,6 +96,16 @@ class Snapshot:
     def event_files(self) -> list[str]:
         """The chunks' events files."""
         return chunk_files.files(self.folder, [c["name"] for c in self.chunks], "events")
+
+    @property
+    def whole(self) -> bool:
+        """Whether the chunks hold every valid record of the log (deliveries and adjudications too,
+        not only the events): what the bot's start needs."""
+        return not any(sum(s.counts.values()) for s in self.unwritten)
+
+    def delivery_files(self) -> list[str]:
+        """The chunks' deliveries files."""
+        return chunk_files.files(self.folder, [c["name"] for c in self.chunks], "deliveries")
 
     def names_file(self) -> str | None:
         """The names of every chunk's codes (the last chunk's)."""
@@ -194,13 +205,15 @@ def _add_meta(scan: "Scan", chunk: dict) -> None:
     scan.lines += chunk["lines"]
 
 
-def _layout(path: Path, start: int, end: int) -> tuple["np.ndarray", dict[str, list[int]]]:
-    """The byte offset of every line in [start, end), and per type of :data:`TYPED` the index of
-    each line holding ``"<type>"`` (the candidates: the record parser decides)."""
+def _layout(
+    path: Path, start: int, end: int, kinds: tuple[str, ...] = TYPED
+) -> tuple["np.ndarray", dict[str, list[int]]]:
+    """The byte offset of every line in [start, end), and per record type of ``kinds`` the index
+    of each line holding ``"<type>"`` (the candidates: the record parser decides)."""
     import numpy as np
 
-    parts, typed = [], {kind: [] for kind in TYPED}  # type: ignore[var-annotated]
-    needles = {kind: f'"{kind}"'.encode() for kind in TYPED}
+    parts, typed = [], {kind: [] for kind in kinds}  # type: ignore[var-annotated]
+    needles = {kind: f'"{kind}"'.encode() for kind in kinds}
     seen = 0
     with open(path, "rb") as handle:
         position = start
@@ -375,10 +388,12 @@ class IndexedLog:
             names = chunk_files.Names.read(con, Path(last[0]) if last else None)
         finally:
             con.close()
-        starts, typed = _layout(self.path, fresh.start, fresh.end)
+        starts, typed = _layout(self.path, fresh.start, fresh.end, (*TYPED, "delivery"))
         shifted.events["byte_offset"] = starts[scan.events["line"] - 1]
         earlier = chunk_files.files(self.folder, [c["name"] for c in chunks], "events")
-        chunk_files.write(self.folder, name, shifted, names, earlier)
+        bad = {i.line for i in scan.issues}
+        sent = delivery_files.rows(self.path, starts, typed.pop("delivery"), bad, before)
+        chunk_files.write(self.folder, name, shifted, names, earlier, sent)
         return {
             "name": name,
             "start": fresh.start,
@@ -464,7 +479,7 @@ def _readable(folder: Path, meta: dict) -> bool:
     """Whether every chunk file the meta lists is there and is Parquet (a damaged one: rebuild)."""
     try:
         for chunk in meta["chunks"]:
-            for kind in ("events", "tags", "names"):
+            for kind in ("events", "tags", "deliveries", "names"):
                 with open(folder / f"{chunk['name']}.{kind}.parquet", "rb") as handle:
                     if handle.read(4) != b"PAR1":
                         return False

@@ -1,4 +1,5 @@
-"""What the queries of the index share: the adjudications, whose idempotency keys count as seen.
+"""What the queries of the index share: the adjudications, whose idempotency keys count as seen, and
+the current judgments of a run.
 
 The ledger keeps one event per idempotency key, whatever its type: a rating whose key an earlier
 adjudication carries is a redelivery. The index holds ratings, skips and notes; the few
@@ -7,13 +8,31 @@ adjudications are read from their lines and put in a table the queries join.
 
 from __future__ import annotations
 
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .log import Snapshot
 
 ADJUDICATED = (
     "AND NOT EXISTS (SELECT 1 FROM adjudications a "
     "WHERE a.h = e.key_hash AND a.k = e.idempotency_key AND a.line < e.line)"
 )
 """The clause that leaves out events whose key an earlier adjudication carries."""
+_CURRENT = """
+SELECT arg_max(byte_offset, line), max(line)
+FROM read_parquet($files) e
+WHERE first AND run_id = $run AND line <= $upto {adjudicated}
+GROUP BY item_id, dimension, reviewer, kind = 2
+"""
+"""Per (item, dimension, reviewer) of the run: the offset and line of the latest rating or skip,
+and of the latest note, of the events that are not redeliveries."""
+_EARLIEST = """
+SELECT a.k, min(e.line) FROM read_parquet($files) e JOIN adjudications a
+ON a.h = e.key_hash AND a.k = e.idempotency_key GROUP BY a.k
+"""
+NO_LIMIT = 1 << 62
+"""``upto`` for every line of the log."""
 
 
 def with_adjudications(adjudications: list[tuple[int, Any]]) -> Any:
@@ -34,4 +53,67 @@ def with_adjudications(adjudications: list[tuple[int, Any]]) -> Any:
     return con
 
 
-__all__ = ["ADJUDICATED", "with_adjudications"]
+def current_lines(
+    con: Any, snapshot: "Snapshot", run_id: str, upto: int = NO_LIMIT
+) -> list[tuple[int, int]]:
+    """(byte offset, line) of the run's current rating or skip and latest note per (item,
+    dimension, reviewer), up to line ``upto``; ``con`` has the adjudications
+    (:func:`with_adjudications`)."""
+    from .chunks import Names
+
+    names = Names.read(con, Path(snapshot.names_file() or ""))
+    if run_id not in names.values["run_id"]:
+        return []
+    code = names.values["run_id"].index(run_id)
+    return con.execute(
+        _CURRENT.format(adjudicated=ADJUDICATED),
+        {"files": snapshot.event_files(), "run": code, "upto": upto},
+    ).fetchall()
+
+
+def earliest_keys(con: Any, snapshot: "Snapshot") -> dict[str, int]:
+    """Per adjudication's key: the first line of a rating, skip or note with it."""
+    return dict(con.execute(_EARLIEST, {"files": snapshot.event_files()}).fetchall())
+
+
+def kept_adjudications(
+    adjudications: list[tuple[int, Any]], run_id: str | None, earliest: dict[str, int]
+) -> list[tuple[int, Any]]:
+    """The run's (every run's: None) adjudications that are not redeliveries (no earlier event or
+    adjudication has their key)."""
+    seen: dict[str, int] = {}
+    kept = []
+    for line, record in adjudications:
+        key = record.idempotency_key
+        first = min(seen.get(key, line), earliest.get(key, line))
+        seen.setdefault(key, line)
+        if first == line and run_id in (None, record.run_id):
+            kept.append((line, record))
+    return kept
+
+
+def read_records(path: Path, lines: list[tuple[int, int]]) -> list[tuple[int, Any]]:
+    """(line, record) at each (byte offset, line), read forwards. The fast reader accepted each of
+    these lines, so orjson parses them (the log's own parser refuses what orjson would take more
+    loosely, such as a repeated key: the reader has already refused those)."""
+    from evaluation.records import parse_record
+
+    from .._reader import json_loads
+
+    found = []
+    with open(path, "rb") as handle:
+        for offset, line in sorted(lines):
+            handle.seek(offset)
+            found.append((line, parse_record(json_loads(handle.readline()))))
+    return found
+
+
+__all__ = [
+    "ADJUDICATED",
+    "NO_LIMIT",
+    "current_lines",
+    "earliest_keys",
+    "kept_adjudications",
+    "read_records",
+    "with_adjudications",
+]

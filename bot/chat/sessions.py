@@ -124,8 +124,7 @@ class Sessions:
 
     def reviewed(self, reviewer: Reviewer) -> list[ReviewSession]:
         """Every session the reviewer has judged or been dealt anything in."""
-        keys = {(k[0], k[2]) for k in self.ledger.judgments if k[3] == reviewer.key}
-        keys |= {(k[1], k[2]) for k in self.ledger.hands if k[0] == reviewer.key}
+        keys = self.ledger.reviewed_runs(reviewer.key)
         return [
             self.get(reviewer, run, dim)
             for run, dim in sorted(keys)
@@ -228,7 +227,7 @@ class Sessions:
 
     def owner(self, message: tuple[object, object]) -> Delivery | None:
         """The delivery a chat message was logged with, if any."""
-        return self.ledger.messages.get((self.channel, str(message[0]), str(message[1])))
+        return self.ledger.message(self.channel, str(message[0]), str(message[1]))
 
     def finished(self, session: ReviewSession) -> bool:
         """Nothing open and nothing left to deal."""
@@ -357,7 +356,7 @@ class Sessions:
         """The note prompt a text answers: the one replied to, else the reviewer's open prompt in
         this chat."""
         if reply_to is not None:
-            prompt = self.ledger.messages.get((self.channel, str(chat_id), str(reply_to)))
+            prompt = self.ledger.message(self.channel, str(chat_id), str(reply_to))
             if (
                 prompt is not None
                 and prompt.kind == "note_prompt"
