@@ -23,6 +23,7 @@ as a fold at start would (the bot adds what it writes itself).
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -98,18 +99,18 @@ class ReviewState:
     """The key hashes of the ratings, skips and notes that are not redeliveries, sorted."""
     offsets: "np.ndarray | None" = None
     """Where each of their lines starts, in the order of :attr:`hashes`."""
+    _con: Any = field(default=None, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def run_records(self, run_id: str) -> list[Any]:
         """The records whose fold is the run's state: its current judgments and latest notes, its
         adjudications that are not redeliveries and all its deliveries, in log order."""
         from .index.queries import current_lines, kept_adjudications, read_records
 
-        con = self._connect()
-        try:
+        with self._lock:
+            con = self._connection()
             lines = current_lines(con, self.snapshot, run_id, self.upto)
             sent = con.execute(_RUN_DELIVERIES, self._args(run=run_id)).fetchall()
-        finally:
-            con.close()
         found = read_records(self.path, [*lines, *sent])
         found += kept_adjudications(self.adjudications, run_id, self.earliest)
         return [record for _, record in sorted(found, key=lambda pair: pair[0])]
@@ -129,16 +130,13 @@ class ReviewState:
         """The rating, skip or note that first carried the key, or None."""
         import numpy as np
 
-        from .index.chunks import connect
         from .index.queries import read_records
 
         if self.hashes is None or self.offsets is None or not len(self.hashes):
             return None
-        con = connect()
-        try:
+        with self._lock:
+            con = self._connection()
             (wanted,) = con.execute("SELECT (hash($1::VARCHAR) >> 1)::BIGINT", [key]).fetchone()
-        finally:
-            con.close()
         at = int(np.searchsorted(self.hashes, wanted))
         stop = int(np.searchsorted(self.hashes, wanted, side="right"))
         places = [(int(offset), 0) for offset in self.offsets[at:stop]]
@@ -149,21 +147,31 @@ class ReviewState:
         """The latest card or note prompt logged for a chat message, or None."""
         from .index.queries import read_records
 
-        con = self._connect()
-        try:
-            row = con.execute(
-                _MESSAGE, self._args(channel=channel, chat=chat_id, message=message_id)
-            ).fetchone()
-        finally:
-            con.close()
+        with self._lock:
+            row = (
+                self._connection()
+                .execute(_MESSAGE, self._args(channel=channel, chat=chat_id, message=message_id))
+                .fetchone()
+            )
         return read_records(self.path, [row])[0][1] if row else None
 
     # --------------------------------------------------------------- reading it
 
-    def _connect(self) -> Any:
+    def _connection(self) -> Any:
+        """The state's DuckDB connection (with the adjudications' table), opened once; used under
+        :attr:`_lock`."""
         from .index.queries import with_adjudications
 
-        return with_adjudications(self.adjudications)
+        if self._con is None:
+            self._con = with_adjudications(self.adjudications)
+        return self._con
+
+    def close(self) -> None:
+        """Close the DuckDB connection (a later query opens another)."""
+        with self._lock:
+            if self._con is not None:
+                self._con.close()
+                self._con = None
 
     def _args(self, **more: Any) -> dict[str, Any]:
         return {"d": self.snapshot.delivery_files(), "upto": self.upto, **more}
@@ -172,7 +180,7 @@ class ReviewState:
         from .index.chunks import Names
         from .index.queries import ADJUDICATED, earliest_keys, read_records
 
-        con = self._connect()
+        con = self._connection()
         try:
             names = Names.read(con, Path(self.snapshot.names_file() or ""))
             self.earliest = earliest_keys(con, self.snapshot)
@@ -191,8 +199,9 @@ class ReviewState:
             self.streams = {(r.reviewer.key, r.run_id, r.dimension): r for _, r in found}
             self._prompts(con, names, ADJUDICATED)
             self._reviewed(con, names, ADJUDICATED)
-        finally:
-            con.close()
+        except BaseException:
+            self.close()
+            raise
 
     def _keys(self, con: Any) -> None:
         import numpy as np
@@ -213,8 +222,8 @@ class ReviewState:
             if (codes := _codes(names, who, run, item, dimension)) is not None
         ]
         con.execute(
-            "CREATE TEMP TABLE prompts (reviewer VARCHAR, line BIGINT, rc INT, runc INT, "
-            "itemc INT, dimc INT)"
+            "CREATE OR REPLACE TEMP TABLE prompts "
+            "(reviewer VARCHAR, line BIGINT, rc INT, runc INT, itemc INT, dimc INT)"
         )
         if coded:
             con.executemany("INSERT INTO prompts VALUES (?, ?, ?, ?, ?, ?)", coded)

@@ -115,6 +115,20 @@ class ReviewEngine:
             _long_lived()
         return self._runs[run_id]
 
+    def growing(self, run_id: str) -> bool:
+        """Whether a run is still being evaluated (no summary yet). A run not read yet is not read
+        for this: its file's facts are (kept beside the index), so a bot that resumes many
+        sessions of finished runs holds none of them."""
+        if run_id in self._runs:
+            return self._runs[run_id].summary is None
+        from analysis.index.runs import run_facts
+
+        found: list[LogIssue] = []
+        facts = run_facts(self.store, run_id, found)
+        if self.issues is not None:
+            self.issues.extend(i for i in found if i not in self.issues)
+        return not facts.complete
+
     def refresh(self, run_id: str) -> int:
         """Re-read a run whose file has grown (it is still being evaluated); returns the new item
         count."""

@@ -618,7 +618,7 @@ class ChatFlow:
         growing = {
             run_id
             for _, run_id, _, _, _ in streams
-            if self.engine.store.run_exists(run_id) and self.engine.run(run_id).summary is None
+            if self.engine.store.run_exists(run_id) and self.engine.growing(run_id)
         }
         due = {
             run_id

@@ -7,16 +7,29 @@ import random
 from datetime import datetime, timedelta, timezone
 
 from evaluation import Store
-from evaluation.records import Adjudication, Note, Rating, Reviewer, ReviewSummary, Skip
+from evaluation.records import (
+    Adjudication,
+    Delivery,
+    Note,
+    Rating,
+    Reviewer,
+    ReviewSummary,
+    Skip,
+)
 
 
-def write_review_log(store: Store, seed: int, runs: list[str]) -> None:
+def write_review_log(
+    store: Store, seed: int, runs: list[str], *, chat: bool = False, events: int = 500
+) -> None:
     """Write ``store``'s ratings log: ratings, skips, notes, re-ratings, redeliveries (some sharing an
-    adjudication's key), adjudications, syntheses and bad lines over ``runs``, in two dimensions."""
+    adjudication's key), adjudications, syntheses and bad lines over ``runs``, in two dimensions.
+
+    With ``chat``, the reviewers are Telegram users and the log also holds what a chat bot logs:
+    cards, note prompts and session starts (in private chats and a group), and typed answers."""
     rng = random.Random(seed)
     items = [(r, i.id) for r in runs for i in store.load_run(r).items]
     lines, keys = [], []
-    for n in range(500):
+    for n in range(events):
         run_id, item_id = rng.choice(items)
         key = rng.choice(keys) if keys and rng.random() < 0.08 else f"key-{n}"
         keys.append(key)
@@ -24,12 +37,21 @@ def write_review_log(store: Store, seed: int, runs: list[str]) -> None:
             run_id=run_id,
             item_id=item_id,
             dimension=rng.choice(["overall", "completeness"]),
-            reviewer=Reviewer(platform="terminal", id=f"r{rng.randrange(5)}"),
+            reviewer=Reviewer(
+                platform="telegram" if chat else "terminal", id=f"r{rng.randrange(5)}"
+            ),
             idempotency_key=key,
             timestamp=datetime(2026, 1, 1, tzinfo=timezone.utc) + timedelta(minutes=n),
         )
+        if chat and rng.random() < 0.45:
+            lines.append(_delivery(rng, common, n).model_dump_json())
+            continue
         roll = rng.random()
-        if roll < 0.6:
+        if chat and roll < 0.1:
+            record = Rating(
+                **common, judgment="good", score=0.7, action=f"text:{rng.choice(['why', 'fix'])}"
+            )
+        elif roll < 0.6:
             judgment, score = rng.choice([("good", 0.7), ("bad", 0.2), ("excellent", 1.0)])
             record = Rating(
                 **common,
@@ -55,3 +77,22 @@ def write_review_log(store: Store, seed: int, runs: list[str]) -> None:
         if rng.random() < 0.03:
             lines.append(rng.choice(["not json", "[]", '{"type": "rating"}']))
     store.ratings.path.write_text("\n".join(lines) + "\n")
+
+
+def _delivery(rng: random.Random, common: dict, n: int) -> Delivery:
+    """A card, note prompt or session start of the event's reviewer, run, item and dimension."""
+    kind = rng.choices(["card", "note_prompt", "session"], [6, 2, 1])[0]
+    group = rng.random() < 0.2
+    reviewer = common["reviewer"]
+    return Delivery(
+        run_id=common["run_id"],
+        item_id="" if kind == "session" else common["item_id"],
+        dimension=common["dimension"],
+        reviewer=reviewer,
+        channel="telegram",
+        kind=kind,
+        chat_id="-100" if group else reviewer.id,
+        message_id="" if kind == "session" else str(n),  # a platform never reuses one in a chat
+        group=group,
+        timestamp=common["timestamp"],
+    )
