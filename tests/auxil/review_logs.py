@@ -29,22 +29,28 @@ def write_review_log(
     rng = random.Random(seed)
     items = [(r, i.id) for r in runs for i in store.load_run(r).items]
     lines, keys = [], []
+    prompted: dict[str, tuple[str, str, str]] = {}  # per reviewer: the item of their last prompt
     for n in range(events):
         run_id, item_id = rng.choice(items)
+        who = f"r{rng.randrange(5)}"
+        dimension = rng.choice(["overall", "completeness"])
+        if chat and who in prompted and rng.random() < 0.3:  # the prompt's answer (or not)
+            run_id, item_id, dimension = prompted[who]
         key = rng.choice(keys) if keys and rng.random() < 0.08 else f"key-{n}"
         keys.append(key)
         common = dict(
             run_id=run_id,
             item_id=item_id,
-            dimension=rng.choice(["overall", "completeness"]),
-            reviewer=Reviewer(
-                platform="telegram" if chat else "terminal", id=f"r{rng.randrange(5)}"
-            ),
+            dimension=dimension,
+            reviewer=Reviewer(platform="telegram" if chat else "terminal", id=who),
             idempotency_key=key,
             timestamp=datetime(2026, 1, 1, tzinfo=timezone.utc) + timedelta(minutes=n),
         )
         if chat and rng.random() < 0.45:
-            lines.append(_delivery(rng, common, n).model_dump_json())
+            delivery = _delivery(rng, common, n)
+            if delivery.kind == "note_prompt":
+                prompted[who] = (run_id, item_id, dimension)
+            lines.append(delivery.model_dump_json())
             continue
         roll = rng.random()
         if chat and roll < 0.1:
