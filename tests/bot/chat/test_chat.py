@@ -33,6 +33,15 @@ def driver(request, tmp_path):
         yield platform
 
 
+@pytest.fixture(params=["whole log", "index"])
+def fold(request, monkeypatch):
+    """How the bot starts: folding the whole log, or run by run from the columnar index (which
+    every log this small is read whole without)."""
+    if request.param == "index":
+        monkeypatch.setenv("HILBOT_INDEX_MIN_BYTES", "0")
+    return request.param
+
+
 def title_number(card: Message) -> tuple[int, int]:
     """A card's ``[n/total]``."""
     found = re.match(r"\[(\d+)/(\d+)\]", card.text)
@@ -315,7 +324,7 @@ async def test_a_redelivered_tap_and_a_double_tap_count_once(driver, demo_store)
         assert len(driver.cards(ALICE)) == 2  # one next card
 
 
-async def test_a_restart_finds_open_sessions_and_old_buttons_still_work(driver, demo_store):
+async def test_a_restart_finds_open_sessions_and_old_buttons_still_work(driver, demo_store, fold):
     async with driver.bot(demo_store):
         card = await _note_prompt_open(driver)
         await driver.restart()  # a new process: everything from the log
@@ -486,7 +495,9 @@ async def test_items_of_a_run_still_being_evaluated_are_dealt_as_they_come(drive
 # --------------------------------------------------------------------------------- flaws (issue 11)
 
 
-async def test_items_of_a_growing_run_are_dealt_after_a_restart_without_a_command(driver, store):
+async def test_items_of_a_growing_run_are_dealt_after_a_restart_without_a_command(
+    driver, store, fold
+):
     """§1: which chat a reviewer's session deals into lived only in memory."""
     growing_run(store)
     async with driver.bot(store):
