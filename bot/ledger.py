@@ -56,10 +56,7 @@ class LazyLedger(Ledger):
         if run_id in self.loaded or self.state is None:
             return
         self.loaded.add(run_id)
-        sessions, prompts = dict(self.sessions), dict(self.prompts)
-        for record in self.state.run_records(run_id):
-            super().add(record)
-        self.sessions, self.prompts = sessions, prompts
+        self.absorb(Ledger.from_events(self.state.run_records(run_id)))
 
     # ------------------------------------------------------------------ what crosses runs
 

@@ -120,13 +120,47 @@ class Ledger:
     _rated: dict[ItemKey, int] = field(default_factory=dict, repr=False)
     """Index: how many current ratings (not skips) each (run, item, dimension) has."""
 
+    _unsettled: set[ItemKey] | None = field(default=None, repr=False)
+    """While a stream is folded: the items whose load is recounted once it is all in (an item's
+    load counts its open cards, which walks its dealt reviewers: once per event, that was quadratic
+    in the reviewers of an item)."""
+
     @classmethod
     def from_events(cls, events: Iterable[BaseModel]) -> "Ledger":
         """Fold a stream of records (non-human records are ignored)."""
         ledger = cls()
+        ledger._unsettled = set()
         for event in events:
             ledger.add(event)
+        unsettled, ledger._unsettled = ledger._unsettled, None
+        for item in unsettled:
+            ledger._relevel(item)
         return ledger
+
+    def absorb(self, part: "Ledger") -> None:
+        """Take in a fold of the records of runs this ledger has folded nothing of (a ledger that
+        folds runs as they are asked about). Each reviewer's latest card and open note prompt stay
+        this ledger's: they are about every run, and ``part`` saw only its own."""
+        for mine, theirs in (
+            (self.judgments, part.judgments),
+            (self.notes, part.notes),
+            (self.adjudications, part.adjudications),
+            (self.seen_keys, part.seen_keys),
+            (self.messages, part.messages),
+            (self.cards, part.cards),
+            (self.streams, part.streams),
+            (self._reviewers, part._reviewers),
+            (self._dealt, part._dealt),
+            (self._mine, part._mine),
+            (self.hands, part.hands),
+            (self._load, part._load),
+            (self._shown, part._shown),
+            (self._rated, part._rated),
+        ):
+            dict.update(mine, theirs)
+        self.duplicates += part.duplicates
+        for run_id, items in part._runs.items():
+            self.register_run(run_id, items)
 
     def add(self, event: BaseModel) -> bool:
         """Fold one event; False if it was a duplicate delivery or not a human event."""
@@ -222,6 +256,9 @@ class Ledger:
 
     def _relevel(self, item: ItemKey) -> None:
         """Recount an item's load (ratings + open cards) and keep the run's levels in step."""
+        if self._unsettled is not None:
+            self._unsettled.add(item)
+            return
         # the raters' count is kept as events fold (len(self.raters(...)) walked every reviewer of
         # the item on every event: quadratic in the raters of an item)
         load = self._rated.get(item, 0) + len(self.open_reviewers(*item))

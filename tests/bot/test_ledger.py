@@ -147,3 +147,26 @@ def test_the_engine_starts_from_the_index_only_for_a_long_log(tmp_path, monkeypa
     assert engine.ledger.loaded == {SEARCH_RUN}
     monkeypatch.setenv("HILBOT_NO_INDEX", "1")
     assert not isinstance(ReviewEngine(store, load_config(None)).ledger, LazyLedger)
+
+
+def test_folding_a_stream_at_once_is_folding_it_event_by_event(tmp_path, monkeypatch):
+    """``from_events`` recounts each item's load once, after the stream: the same counts as
+    recounting on every event."""
+    store, whole, _ = _both(tmp_path, 5, monkeypatch)
+    stepwise = Ledger()
+    for record in read_log(store.ratings.path):
+        stepwise.add(record)
+    reviewers = [Reviewer(platform="telegram", id=f"r{n}") for n in range(5)]
+    for run_id in RUNS:
+        items = [i.id for i in store.load_run(run_id).items]
+        for ledger in (whole, stepwise):
+            ledger.register_run(run_id, items)
+        for dimension in DIMENSIONS:
+            for reviewer in reviewers:
+                for k in (1, 2, 3):
+                    assert stepwise.left(run_id, dimension, reviewer, k) == whole.left(
+                        run_id, dimension, reviewer, k
+                    )
+            for item in items:
+                key = (run_id, item, dimension)
+                assert stepwise.open_reviewers(*key) == whole.open_reviewers(*key)

@@ -564,6 +564,12 @@ class FakeTelegram(Waits):
             message = self._new_message(chat, sender, content)
             return self._push({"message": copy.deepcopy(message)})
 
+    def sent_before(self, chat_id: int, text: str) -> int:
+        """A message the bot sent before this server started (a card from before a restart); returns
+        its id."""
+        with self._lock:
+            return self._new_message(chat_id, self.bot, {"text": text})["message_id"]
+
     def tap(self, user_id: int, chat_id: int, message_id: int, data: str) -> str:
         """A user taps a button carrying ``data`` under a message; returns the callback_query id."""
         with self._lock:
