@@ -8,7 +8,7 @@ that fold is about runs the bot may never touch again; only a little is about ev
   is answered by a later note, skip or typed answer of its reviewer on its item that is not a
   redelivery);
 * each (reviewer, run, dimension)'s chat: its latest card or session start;
-* the runs and dimensions each reviewer has judged or been dealt cards in;
+* the runs and dimensions each reviewer has judged or been dealt cards in (when first asked);
 * the idempotency key of every rating, skip, note and adjudication, as sorted 63-bit hashes with
   the line's offset, so that a repeated key is found without holding the keys.
 
@@ -67,7 +67,8 @@ WHERE kind IN (0, 1) AND channel = $channel AND chat_id = $chat AND message_id =
 AND line <= $upto HAVING count(*) > 0
 """
 _RUN_DELIVERIES = (
-    "SELECT byte_offset, line FROM read_parquet($d) WHERE run_id = $run AND line <= $upto"
+    "SELECT byte_offset, line, 'delivery' FROM read_parquet($d) WHERE run_id = $run "
+    "AND line <= $upto"
 )
 
 
@@ -87,8 +88,9 @@ class ReviewState:
     """Per reviewer key: the note prompt still waiting for its text."""
     streams: dict[tuple[str, str, str], "Delivery"] = field(default_factory=dict)
     """Per (reviewer key, run, dimension): its latest card or session start."""
-    reviewed: dict[str, set[tuple[str, str]]] = field(default_factory=dict)
-    """Per reviewer key: the (run, dimension) pairs they judged or were dealt a card in."""
+    _reviewed: dict[str, set[tuple[str, str]]] | None = field(default=None, repr=False)
+    """Per reviewer key: the (run, dimension) pairs they judged or were dealt a card in (read when
+    first asked)."""
     issues: list["LogIssue"] = field(default_factory=list)
     """The log's bad lines."""
     adjudications: list[tuple[int, Any]] = field(default_factory=list)
@@ -142,6 +144,18 @@ class ReviewState:
         places = [(int(offset), 0) for offset in self.offsets[at:stop]]
         found = [r for _, r in read_records(self.path, places) if _key(r) == key]
         return found[0] if found else None
+
+    def reviewed(self, reviewer_key: str) -> set[tuple[str, str]]:
+        """The (run, dimension) pairs a reviewer judged or was dealt a card in."""
+        from .index.chunks import Names
+        from .index.queries import ADJUDICATED
+
+        with self._lock:
+            if self._reviewed is None:
+                con = self._connection()
+                names = Names.read(con, Path(self.snapshot.names_file() or ""))
+                self._reviewed = self._read_reviewed(con, names, ADJUDICATED)
+            return set(self._reviewed.get(reviewer_key, ()))
 
     def message(self, channel: str, chat_id: str, message_id: str) -> "Delivery | None":
         """The latest card or note prompt logged for a chat message, or None."""
@@ -198,7 +212,6 @@ class ReviewState:
             )
             self.streams = {(r.reviewer.key, r.run_id, r.dimension): r for _, r in found}
             self._prompts(con, names, ADJUDICATED)
-            self._reviewed(con, names, ADJUDICATED)
         except BaseException:
             self.close()
             raise
@@ -239,7 +252,9 @@ class ReviewState:
         kept = [place for who, place in open_.items() if who not in answered]
         self.prompts = {r.reviewer.key: r for _, r in read_records(self.path, kept)}
 
-    def _reviewed(self, con: Any, names: Any, adjudicated: str) -> None:
+    def _read_reviewed(
+        self, con: Any, names: Any, adjudicated: str
+    ) -> dict[str, set[tuple[str, str]]]:
         values = names.values
         judged = con.execute(
             _JUDGED.format(adjudicated=adjudicated),
@@ -250,8 +265,10 @@ class ReviewState:
             for r, u, d in judged
         ]
         pairs += con.execute(_DEALT, self._args()).fetchall()
+        reviewed: dict[str, set[tuple[str, str]]] = {}
         for who, run, dimension in pairs:
-            self.reviewed.setdefault(who, set()).add((run, dimension))
+            reviewed.setdefault(who, set()).add((run, dimension))
+        return reviewed
 
 
 def _codes(names: Any, *values: str) -> tuple[int, ...] | None:

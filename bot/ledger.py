@@ -14,6 +14,7 @@ with the log.
 
 from __future__ import annotations
 
+import gc
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable
 
@@ -56,7 +57,14 @@ class LazyLedger(Ledger):
         if run_id in self.loaded or self.state is None:
             return
         self.loaded.add(run_id)
-        self.absorb(Ledger.from_events(self.state.run_records(run_id)))
+        enabled = gc.isenabled()
+        gc.disable()  # tens of thousands of new models: a collection would walk them, repeatedly
+        try:
+            self.absorb(Ledger.from_events(self.state.run_records(run_id)))
+        finally:
+            gc.freeze()  # they live as long as the ledger (see ``bot.engine``)
+            if enabled:
+                gc.enable()
 
     # ------------------------------------------------------------------ what crosses runs
 
@@ -88,7 +96,7 @@ class LazyLedger(Ledger):
         return self.state.message(channel, chat_id, message_id)  # of a run not folded yet
 
     def reviewed_runs(self, reviewer_key: str) -> set[tuple[str, str]]:
-        known = self.state.reviewed.get(reviewer_key, set()) if self.state else set()
+        known = self.state.reviewed(reviewer_key) if self.state else set()
         return super().reviewed_runs(reviewer_key) | known
 
     # ------------------------------------------------------------------ one run's state

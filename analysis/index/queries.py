@@ -20,7 +20,7 @@ ADJUDICATED = (
 )
 """The clause that leaves out events whose key an earlier adjudication carries."""
 _CURRENT = """
-SELECT arg_max(byte_offset, line), max(line)
+SELECT arg_max(byte_offset, line), max(line), arg_max(kind, line)
 FROM read_parquet($files) e
 WHERE first AND run_id = $run AND line <= $upto {adjudicated}
 GROUP BY item_id, dimension, reviewer, kind = 2
@@ -31,6 +31,8 @@ _EARLIEST = """
 SELECT a.k, min(e.line) FROM read_parquet($files) e JOIN adjudications a
 ON a.h = e.key_hash AND a.k = e.idempotency_key GROUP BY a.k
 """
+_TYPES = ("rating", "skip", "note")
+"""The record type of each event ``kind``."""
 NO_LIMIT = 1 << 62
 """``upto`` for every line of the log."""
 
@@ -55,9 +57,9 @@ def with_adjudications(adjudications: list[tuple[int, Any]]) -> Any:
 
 def current_lines(
     con: Any, snapshot: "Snapshot", run_id: str, upto: int = NO_LIMIT
-) -> list[tuple[int, int]]:
-    """(byte offset, line) of the run's current rating or skip and latest note per (item,
-    dimension, reviewer), up to line ``upto``; ``con`` has the adjudications
+) -> list[tuple[int, int, str]]:
+    """(byte offset, line, record type) of the run's current rating or skip and latest note per
+    (item, dimension, reviewer), up to line ``upto``; ``con`` has the adjudications
     (:func:`with_adjudications`)."""
     from .chunks import Names
 
@@ -65,10 +67,11 @@ def current_lines(
     if run_id not in names.values["run_id"]:
         return []
     code = names.values["run_id"].index(run_id)
-    return con.execute(
+    rows = con.execute(
         _CURRENT.format(adjudicated=ADJUDICATED),
         {"files": snapshot.event_files(), "run": code, "upto": upto},
     ).fetchall()
+    return [(offset, line, _TYPES[kind]) for offset, line, kind in rows]
 
 
 def earliest_keys(con: Any, snapshot: "Snapshot") -> dict[str, int]:
@@ -92,19 +95,24 @@ def kept_adjudications(
     return kept
 
 
-def read_records(path: Path, lines: list[tuple[int, int]]) -> list[tuple[int, Any]]:
-    """(line, record) at each (byte offset, line), read forwards. The fast reader accepted each of
-    these lines, so orjson parses them (the log's own parser refuses what orjson would take more
-    loosely, such as a repeated key: the reader has already refused those)."""
-    from evaluation.records import parse_record
+def read_records(path: Path, lines: list[tuple]) -> list[tuple[int, Any]]:
+    """(line, record) at each (byte offset, line) or (byte offset, line, record type), read
+    forwards. The fast reader accepted each of these lines, so a plain JSON parser reads them
+    (the log's own parser refuses what it would take more loosely, such as a repeated key: the
+    reader has already refused those); with its type, the record's model parses the line itself."""
+    from evaluation.records import RECORD_TYPES, parse_record
 
     from .._reader import json_loads
 
     found = []
     with open(path, "rb") as handle:
-        for offset, line in sorted(lines):
+        for offset, line, *kind in sorted(lines):
             handle.seek(offset)
-            found.append((line, parse_record(json_loads(handle.readline()))))
+            raw = handle.readline()
+            if kind:
+                found.append((line, RECORD_TYPES[kind[0]].model_validate_json(raw)))
+            else:
+                found.append((line, parse_record(json_loads(raw))))
     return found
 
 
