@@ -100,9 +100,9 @@ def read_records(path: Path, lines: list[tuple]) -> list[tuple[int, Any]]:
     forwards. The fast reader accepted each of these lines, so a plain JSON parser reads them
     (the log's own parser refuses what it would take more loosely, such as a repeated key: the
     reader has already refused those); with its type, the record's model parses the line itself."""
-    from evaluation.records import RECORD_TYPES, parse_record
+    from orjson import loads  # (not the fast reader's module: the bots would import pandas)
 
-    from .._reader import json_loads
+    from evaluation.records import RECORD_TYPES, parse_record
 
     found = []
     with open(path, "rb") as handle:
@@ -112,7 +112,7 @@ def read_records(path: Path, lines: list[tuple]) -> list[tuple[int, Any]]:
             if kind:
                 found.append((line, RECORD_TYPES[kind[0]].model_validate_json(raw)))
             else:
-                found.append((line, parse_record(json_loads(raw))))
+                found.append((line, parse_record(loads(raw))))
     return found
 
 
