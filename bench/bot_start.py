@@ -185,9 +185,41 @@ def main() -> None:
                 f"{ref['rss'] / fast['rss']:.1f}× (goal: first tap ≤ 2 s: "
                 f"{'met' if fast['first'] <= 2 else 'missed'})"
             )
+        _terminal(root, run, args)
 
 
 _NO_INDEX = {"HILBOT_NO_INDEX": "1"}
+
+
+def _terminal(root: Path, run: str, args: argparse.Namespace) -> None:
+    """``hilbot review RUN`` in the terminal, input closed: its start to the first card, and its
+    exit (the session saved), warm and on the reference path."""
+    import subprocess
+    import sys
+
+    from _chatbench import HILBOT
+
+    def once(env: dict[str, str]) -> tuple[float, float, str]:
+        started = time.monotonic()
+        done = subprocess.run(
+            [sys.executable, str(HILBOT), "review", run],
+            env={**os.environ, **env, "HILBOT_DATA_DIR": str(root / "results")},
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            cwd=root,
+        )
+        seconds = time.monotonic() - started
+        first = next((line for line in done.stdout.splitlines() if "[1/" in line), "no card")
+        return seconds, done.returncode, first.strip()
+
+    rows = [("warm", [once({}) for _ in range(args.repeat)])]
+    if not args.skip_reference:
+        rows.append(("reference (HILBOT_NO_INDEX=1)", [once(_NO_INDEX)]))
+    print(f"\nhilbot review {run} (terminal, input closed: start, first card, exit)")
+    for name, runs in rows:
+        seconds = statistics.median(r[0] for r in runs)
+        print(f"  {name:<30} {seconds:>6.2f}s  exit {runs[0][1]}  {runs[0][2][:60]!r}")
 
 
 def _median(rows: list[dict]) -> dict:
