@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from statistics import mean
-from typing import Iterable
+from typing import Any, Iterable
 
 from pydantic import BaseModel
 
@@ -141,7 +141,7 @@ class Ledger:
         """Take in a fold of the records of runs this ledger has folded nothing of (a ledger that
         folds runs as they are asked about). Each reviewer's latest card and open note prompt stay
         this ledger's: they are about every run, and ``part`` saw only its own."""
-        for mine, theirs in (
+        tables: list[tuple[dict[Any, Any], dict[Any, Any]]] = [
             (self.judgments, part.judgments),
             (self.notes, part.notes),
             (self.adjudications, part.adjudications),
@@ -156,8 +156,9 @@ class Ledger:
             (self._load, part._load),
             (self._shown, part._shown),
             (self._rated, part._rated),
-        ):
-            dict.update(mine, theirs)
+        ]
+        for mine, theirs in tables:
+            mine.update(theirs)
         self.duplicates += part.duplicates
         for run_id, items in part._runs.items():
             self.register_run(run_id, items)
