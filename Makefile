@@ -30,6 +30,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/agreement.py
 	$(BIN)/python bench/triage.py
 	-$(BIN)/python bench/scale.py --sizes 10000,100000
+	$(BIN)/python bench/bot_start.py --ratings 100000 --repeat 1
 	-$(BIN)/python bench/connectors.py  # exits 1 while a phase misses its 1.2x goal
 
 schema: $(STAMP)
