@@ -26,7 +26,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
     import numpy as np
@@ -66,6 +66,8 @@ SELECT arg_max(byte_offset, line), max(line) FROM read_parquet($d)
 WHERE kind IN (0, 1) AND channel = $channel AND chat_id = $chat AND message_id = $message
 AND line <= $upto HAVING count(*) > 0
 """
+_HASH = "SELECT (hash($1::VARCHAR) >> 1)::BIGINT"
+"""An idempotency key's hash, as the index's ``key_hash``."""
 _RUN_DELIVERIES = (
     "SELECT byte_offset, line, 'delivery' FROM read_parquet($d) WHERE run_id = $run "
     "AND line <= $upto"
@@ -109,10 +111,11 @@ class ReviewState:
         adjudications that are not redeliveries and all its deliveries, in log order."""
         from .index.queries import current_lines, kept_adjudications, read_records
 
-        with self._lock:
-            con = self._connection()
+        def query(con: Any) -> tuple[list, list]:
             lines = current_lines(con, self.snapshot, run_id, self.upto)
-            sent = con.execute(_RUN_DELIVERIES, self._args(run=run_id)).fetchall()
+            return lines, con.execute(_RUN_DELIVERIES, self._args(run=run_id)).fetchall()
+
+        lines, sent = self._query(query)
         found = read_records(self.path, [*lines, *sent])
         found += kept_adjudications(self.adjudications, run_id, self.earliest)
         return [record for _, record in sorted(found, key=lambda pair: pair[0])]
@@ -138,7 +141,7 @@ class ReviewState:
             return None
         with self._lock:
             con = self._connection()
-            (wanted,) = con.execute("SELECT (hash($1::VARCHAR) >> 1)::BIGINT", [key]).fetchone()
+            (wanted,) = con.execute(_HASH, [key]).fetchone()
         at = int(np.searchsorted(self.hashes, wanted))
         stop = int(np.searchsorted(self.hashes, wanted, side="right"))
         places = [(int(offset), 0) for offset in self.offsets[at:stop]]
@@ -150,26 +153,46 @@ class ReviewState:
         from .index.chunks import Names
         from .index.queries import ADJUDICATED
 
-        with self._lock:
-            if self._reviewed is None:
-                con = self._connection()
-                names = Names.read(con, Path(self.snapshot.names_file() or ""))
-                self._reviewed = self._read_reviewed(con, names, ADJUDICATED)
-            return set(self._reviewed.get(reviewer_key, ()))
+        def query(con: Any) -> dict[str, set[tuple[str, str]]]:
+            names = Names.read(con, Path(self.snapshot.names_file() or ""))
+            return self._read_reviewed(con, names, ADJUDICATED)
+
+        if self._reviewed is None:
+            self._reviewed = self._query(query)
+        return set(self._reviewed.get(reviewer_key, ()))
 
     def message(self, channel: str, chat_id: str, message_id: str) -> "Delivery | None":
         """The latest card or note prompt logged for a chat message, or None."""
         from .index.queries import read_records
 
-        with self._lock:
-            row = (
-                self._connection()
-                .execute(_MESSAGE, self._args(channel=channel, chat=chat_id, message=message_id))
-                .fetchone()
-            )
+        def query(con: Any) -> Any:
+            where = self._args(channel=channel, chat=chat_id, message=message_id)
+            return con.execute(_MESSAGE, where).fetchone()
+
+        row = self._query(query)
         return read_records(self.path, [row])[0][1] if row else None
 
     # --------------------------------------------------------------- reading it
+
+    def _query(self, query: Callable[[Any], Any]) -> Any:
+        """``query(connection)`` over the index's files. Another process (or a digest in this one)
+        may have merged the chunks it read at start: then the index is opened again and the query
+        repeated (every query stops at :attr:`upto`, so the answer is the same)."""
+        import duckdb
+
+        from .index import indexed
+
+        for attempt in range(3):
+            with self._lock:
+                try:
+                    return query(self._connection())
+                except (duckdb.IOException, FileNotFoundError):
+                    if attempt == 2:
+                        raise
+            snapshot = indexed(self.path)
+            if snapshot is not None and sum(c["lines"] for c in snapshot.chunks) >= self.upto:
+                self.snapshot = snapshot
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def _connection(self) -> Any:
         """The state's DuckDB connection (with the adjudications' table), opened once; used under

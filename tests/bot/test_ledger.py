@@ -170,3 +170,30 @@ def test_folding_a_stream_at_once_is_folding_it_event_by_event(tmp_path, monkeyp
             for item in items:
                 key = (run_id, item, dimension)
                 assert stepwise.open_reviewers(*key) == whole.open_reviewers(*key)
+
+
+def test_a_run_is_read_after_another_process_merged_the_chunks_the_bot_started_from(
+    tmp_path, monkeypatch
+):
+    """A digest or an analysis (in this process or another) brings the index up to date; after
+    more appends than it keeps chunks, it merges them and removes the files the bot's state was
+    read from. The bot reads its runs from the new files, up to the line it started at."""
+    from analysis.index import index_dir, indexed
+    from analysis.index.log import MAX_CHUNKS
+
+    store, whole, lazy = _both(tmp_path, 13, monkeypatch)
+    before = {p.name for p in index_dir(store.ratings.path).glob("*.parquet")}
+    lines = store.ratings.path.read_bytes().splitlines(keepends=True)
+    for n in range(MAX_CHUNKS + 1):  # appends, each indexed: the chunks are merged
+        with open(store.ratings.path, "ab") as log:
+            log.write(lines[n % len(lines)])
+        assert indexed(store.ratings.path) is not None
+    after = {p.name for p in index_dir(store.ratings.path).glob("*.parquet")}
+    assert not before & after, "the chunks the state was read from are still there"
+    for run_id in RUNS:
+        lazy.load(run_id)
+    assert dict(lazy.judgments) == dict(whole.judgments)
+    assert dict(lazy.cards) == dict(whole.cards)
+    assert lazy.message(*next(iter(whole.messages))) == whole.message(*next(iter(whole.messages)))
+    who = _reviewers(whole)[0]
+    assert lazy.reviewed_runs(who) == whole.reviewed_runs(who)
