@@ -11,6 +11,9 @@ models to get them; :func:`rating_tallies` gets the same numbers from the scan t
 * the latest rating or skip per (run, item, dimension, reviewer) is the reviewer's judgment;
 * an item's tally is the number of reviewers whose judgment is a rating.
 
+The query's answer is kept beside the index (``tallies.json``, keyed by the index's chunks and the
+adjudications), so a listing with no new events since the last runs no query.
+
 ``tests/analysis/test_tallies.py`` holds them equal to the ledger's on generated logs.
 """
 
@@ -59,10 +62,15 @@ def rating_tallies(path: str | Path, issues: list["LogIssue"] | None = None) -> 
         return RatingTallies()
     adjudications = snapshot.typed("adjudication")
     if snapshot.complete and snapshot.chunks:
-        try:
-            tallies = _query(snapshot, adjudications)
-        except FileNotFoundError:  # merged by another process meanwhile
-            return rating_tallies(path, issues)
+        kept = _Kept(snapshot, adjudications)
+        found = kept.read()
+        if found is None:
+            try:
+                found = _query(snapshot, adjudications)
+            except FileNotFoundError:  # merged by another process meanwhile
+                return rating_tallies(path, issues)
+            kept.write(found)
+        tallies = found
     else:
         tallies = _tallies(snapshot.scan(), _first_lines(adjudications))
     if issues is not None:
@@ -102,6 +110,51 @@ def _query(snapshot: Any, adjudications: list[tuple[int, Any]]) -> RatingTallies
         con.close()
     runs, items, dimensions = names["run_id"], names["item_id"], names["dimension"]
     return RatingTallies({(runs[r], items[i], dimensions[d]): n for r, i, d, n in rows})
+
+
+class _Kept:
+    """The tallies of an index kept beside it (``tallies.json``), for the same chunks and
+    adjudications: a listing with no new events runs no query (nor loads DuckDB)."""
+
+    def __init__(self, snapshot: Any, adjudications: list[tuple[int, Any]]):
+        import hashlib
+        import json
+
+        from .index import VERSION
+
+        state = [VERSION, snapshot.chunks, [(n, a.idempotency_key) for n, a in adjudications]]
+        self.key = hashlib.blake2b(json.dumps(state).encode(), digest_size=16).hexdigest()
+        self.path = Path(snapshot.folder) / "tallies.json"
+
+    def read(self) -> RatingTallies | None:
+        import json
+
+        try:
+            kept = json.loads(self.path.read_bytes())
+            if kept["key"] != self.key:
+                return None
+            return RatingTallies({(str(r), str(i), str(d)): int(n) for r, i, d, n in kept["rows"]})
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def write(self, tallies: RatingTallies) -> None:
+        import json
+        import os
+        import tempfile
+
+        rows = [[*key, n] for key, n in tallies.counts.items()]
+        if any(part.is_symlink() for part in (self.path.parent, self.path)):
+            return  # never written through a link
+        try:
+            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".tallies.", suffix=".tmp")
+        except OSError:  # a read-only index folder: the same tallies, queried every time
+            return
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(json.dumps({"key": self.key, "rows": rows}).encode("utf-8"))
+            os.replace(tmp, self.path)
+        except OSError:
+            Path(tmp).unlink(missing_ok=True)
 
 
 def _first_lines(adjudications: list[tuple[int, Any]]) -> dict[str, int]:

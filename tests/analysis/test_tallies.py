@@ -95,3 +95,25 @@ def test_without_a_writable_index_the_tallies_are_folded_from_the_scan(store, mo
     monkeypatch.setattr(index_log, "_safe_folder", refuse)
     assert _tallies(store) == _ledger_counts(store)
     assert not (store.root / "cache").exists()
+
+
+def test_the_tallies_kept_beside_the_index_are_used_until_the_log_grows(store, monkeypatch):
+    """The second listing reads the tallies kept beside the index (no query); after an append or an
+    adjudication they are queried again, and still equal the ledger's counts."""
+    import analysis.tallies as tallies_module
+
+    _random_log(store, 4, n=800)
+    assert _tallies(store) == _ledger_counts(store)
+    kept = store.root / "cache" / "index" / "ratings" / "tallies.json"
+    assert kept.is_file()
+    queried = []
+    real = tallies_module._query
+    monkeypatch.setattr(tallies_module, "_query", lambda *args: queried.append(1) or real(*args))
+    assert _tallies(store) == _ledger_counts(store) and queried == []
+    lines = store.ratings.path.read_bytes().splitlines(keepends=True)
+    with open(store.ratings.path, "ab") as log:
+        log.writelines(lines[:40])  # redeliveries and repeated lines
+        log.write(_adjudication("fresh-key", "a1", 3).encode() + b"\n")
+    assert _tallies(store) == _ledger_counts(store) and queried == [1]
+    kept.write_text('{"key": "another index", "rows": [["alpha", "a1", "quality", 99]]}')
+    assert _tallies(store) == _ledger_counts(store) and queried == [1, 1]
