@@ -17,6 +17,7 @@ that reuses a key under a key of its own.
 
 from __future__ import annotations
 
+import gc
 from dataclasses import dataclass, field
 from statistics import mean
 from typing import Any, Iterable
@@ -130,8 +131,14 @@ class Ledger:
         """Fold a stream of records (non-human records are ignored)."""
         ledger = cls()
         ledger._unsettled = set()
-        for event in events:
-            ledger.add(event)
+        enabled = gc.isenabled()
+        gc.disable()  # a fold makes no cycles; collections would walk every record again
+        try:
+            for event in events:
+                ledger.add(event)
+        finally:
+            if enabled:
+                gc.enable()
         unsettled, ledger._unsettled = ledger._unsettled, None
         for item in unsettled:
             ledger._relevel(item)

@@ -8,6 +8,7 @@ adjudications are read from their lines and put in a table the queries join.
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -100,11 +101,22 @@ def read_records(path: Path, lines: list[tuple]) -> list[tuple[int, Any]]:
     forwards. The fast reader accepted each of these lines, so a plain JSON parser reads them
     (the log's own parser refuses what it would take more loosely, such as a repeated key: the
     reader has already refused those); with its type, the record's model parses the line itself."""
+    found: list[tuple[int, Any]] = []
+    enabled = gc.isenabled()
+    gc.disable()  # thousands of new records: a collection would walk them again and again
+    try:
+        _read_into(found, path, lines)
+    finally:
+        if enabled:
+            gc.enable()
+    return found
+
+
+def _read_into(found: list, path: Path, lines: list[tuple]) -> None:
     from orjson import loads  # (not the fast reader's module: the bots would import pandas)
 
     from evaluation.records import RECORD_TYPES, parse_record
 
-    found = []
     with open(path, "rb") as handle:
         for offset, line, *kind in sorted(lines):
             handle.seek(offset)
@@ -113,7 +125,6 @@ def read_records(path: Path, lines: list[tuple]) -> list[tuple[int, Any]]:
                 found.append((line, RECORD_TYPES[kind[0]].model_validate_json(raw)))
             else:
                 found.append((line, parse_record(loads(raw))))
-    return found
 
 
 __all__ = [
