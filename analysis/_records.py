@@ -20,9 +20,17 @@ def read_typed(
     path: str | Path, record_type: str, issues: list[LogIssue] | None = None
 ) -> list[tuple[int, Any]]:
     """Every ``record_type`` record of the log at ``path`` with its 1-based line number, in log
-    order."""
+    order. A log read through the columnar index (:func:`analysis.index.enabled`) whose index lists
+    the type's lines (:data:`analysis.index.TYPED`) is not searched: its listed lines are read."""
     from evaluation.log import open_for_reading
 
+    from .index import TYPED, enabled, indexed
+
+    if record_type in TYPED and enabled(path):
+        snapshot = indexed(path)
+        if snapshot is None:
+            return []
+        return snapshot.typed(record_type, issues)
     path = Path(path)
     needle = f'"{record_type}"'.encode()
     found: list[tuple[int, Any]] = []
@@ -90,29 +98,43 @@ class _Scan:
 
     def _record(self, raw: bytes, number: int, *, torn: bool) -> Any:
         """The record a line holds; None for another record type or a bad line (reported)."""
-        from pydantic import ValidationError
-
-        from evaluation.log import issue_reason, parse_line
-        from evaluation.records import parse_record
-
-        from ._reader import json_loads
-
-        try:
-            obj = json_loads(raw)
-        except (ValueError, RecursionError):
-            obj = None
-        try:
-            if obj.__class__ is dict:
-                if obj.get("type") != self.type:
-                    return None
-                record = parse_record(obj)
-            else:  # not JSON orjson reads, or not an object: the log's own parser decides, and says why
-                record = parse_line(raw, False)
-        except (ValueError, RecursionError, ValidationError) as exc:
-            if self.issues is not None:
-                self.issues.append(LogIssue(self.path, number, issue_reason(exc, torn), torn))
-            return None
-        return record if getattr(record, "type", None) == self.type else None
+        return candidate(raw, self.type, self.path, number, self.issues, torn=torn)
 
 
-__all__ = ["read_typed"]
+def candidate(
+    raw: bytes,
+    record_type: str,
+    path: Path,
+    number: int,
+    issues: list[LogIssue] | None,
+    *,
+    torn: bool,
+) -> Any:
+    """The ``record_type`` record a candidate line (one holding ``"<type>"``) holds; None for
+    another record type, or for a bad line, which goes to ``issues`` as line ``number`` of
+    ``path`` (a record of another type that is bad is not this reader's to report)."""
+    from orjson import loads
+    from pydantic import ValidationError
+
+    from evaluation.log import issue_reason, parse_line
+    from evaluation.records import parse_record
+
+    try:
+        obj = loads(raw)
+    except (ValueError, RecursionError):
+        obj = None
+    try:
+        if obj.__class__ is dict:
+            if obj.get("type") != record_type:
+                return None
+            record = parse_record(obj)
+        else:  # not JSON orjson reads, or not an object: the log's own parser decides, and says why
+            record = parse_line(raw, False)
+    except (ValueError, RecursionError, ValidationError) as exc:
+        if issues is not None:
+            issues.append(LogIssue(path, number, issue_reason(exc, torn), torn))
+        return None
+    return record if getattr(record, "type", None) == record_type else None
+
+
+__all__ = ["candidate", "read_typed"]

@@ -26,7 +26,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from .log import DISABLE, VERSION, IndexedLog, Snapshot, index_dir
+from .log import DISABLE, TYPED, VERSION, IndexedLog, Snapshot, index_dir
 
 MIN_BYTES = 1 << 20
 """Logs smaller than this (about 2,500 ratings) are read whole: for them the index saves nothing
@@ -86,6 +86,7 @@ def indexed(path: str | Path, *, jobs: int | None = None) -> Snapshot | None:
 __all__ = [
     "DISABLE",
     "MIN_BYTES",
+    "TYPED",
     "VERSION",
     "Snapshot",
     "enabled",

@@ -29,13 +29,13 @@ if TYPE_CHECKING:
 
     from .._scan import Scan
 
-VERSION = 5
+VERSION = 6
 """The index format; an index of another format is rebuilt."""
 DISABLE = "HILBOT_NO_INDEX"
 """Set (to anything but ``0`` or empty) to read the log without the index."""
 MAX_CHUNKS = 12
 """More chunks than this are merged into one (appends make small chunks)."""
-TYPED = ("adjudication", "review_summary")
+TYPED = ("adjudication", "review_summary", "triage_decision", "digest_posted")
 """Record types whose lines each chunk lists (few in a log: read by their offsets)."""
 _BLOCK = 64 << 20
 _EDGE = 1 << 16
@@ -134,23 +134,33 @@ class Snapshot:
                 counts[name] = counts.get(name, 0) + n
         return counts
 
-    def typed(self, kind: str) -> list[tuple[int, Any]]:
+    def typed(self, kind: str, issues: list[LogIssue] | None = None) -> list[tuple[int, Any]]:
         """Every valid ``kind`` record (one of :data:`TYPED`) of the log with its line, in order:
-        the chunks' candidate lines read at their offsets, the unwritten parts searched."""
+        the chunks' candidate lines read at their offsets, the unwritten parts searched. A bad
+        candidate line goes to ``issues`` as :func:`analysis._records.read_typed` reports it."""
+        from .._records import candidate
+
         found: list[tuple[int, Any]] = []
+
+        def read(raw: bytes, line: int) -> None:
+            torn = not raw.endswith(b"\n")
+            record = candidate(raw, kind, self.path, line, issues, torn=torn)
+            if record is not None:
+                found.append((line, record))
+
         with open(self.path, "rb") as handle:
             for chunk in self.chunks:
                 for line, offset in chunk["typed"][kind]:
                     handle.seek(offset)
-                    found.append((line, _record(handle.readline(), kind)))
+                    read(handle.readline(), line)
             lines = sum(c["lines"] for c in self.chunks)
             for (start, end), part in zip(self.spans, self.unwritten):
                 starts, typed = _layout(self.path, start, end)
                 for n in typed[kind]:
                     handle.seek(int(starts[n]))
-                    found.append((lines + n + 1, _record(handle.readline(), kind)))
+                    read(handle.readline(), lines + n + 1)
                 lines += part.lines
-        return [(line, record) for line, record in found if record is not None]
+        return found
 
     def scan(self) -> "Scan":
         """The whole log's scan (the chunks' events read back, the unwritten parts added)."""
@@ -180,20 +190,6 @@ class Snapshot:
             scan.events["idem_hash"] = np.fromiter(map(hash, keys), np.int64, count=len(keys))
         scan.issues = [LogIssue(self.path, i.line, i.reason, i.torn) for i in scan.issues]
         return scan
-
-
-def _record(raw: bytes, kind: str) -> Any:
-    """The ``kind`` record a line holds; None for another record or a bad line (the scan reports
-    bad lines)."""
-    from pydantic import ValidationError
-
-    from evaluation.log import parse_line
-
-    try:
-        record = parse_line(raw.rstrip(b"\n"), False)
-    except (ValueError, RecursionError, ValidationError):
-        return None
-    return record if getattr(record, "type", None) == kind else None
 
 
 def _add_meta(scan: "Scan", chunk: dict) -> None:

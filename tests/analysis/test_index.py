@@ -319,3 +319,63 @@ def test_the_documented_query_reads_the_index_as_the_ledger_folds(log, monkeypat
             scores.setdefault((run, dimension), []).append(judgment.score)
     want = sorted((r, d, len(s), round(mean(s), 3)) for (r, d), s in scores.items())
     assert sorted(got) == want
+
+
+def _typed_lines() -> list[bytes]:
+    """Lines that name a type the index lists: valid records of each, bad ones, and other records
+    and non-JSON that merely mention them."""
+    from evaluation.records import Adjudication, Reviewer, ReviewSummary
+
+    judge = Reviewer(platform="terminal", id="lead")
+    adjudication = Adjudication(
+        run_id="alpha",
+        item_id="a1",
+        dimension="quality",
+        reviewer=judge,
+        idempotency_key="adj-1",
+        decision="consensus",
+        judgment="good",
+        score=0.7,
+    )
+    summary = ReviewSummary(run_id="alpha", dimension="quality", synthesis="s", actionItems=["a"])
+    return [
+        adjudication.model_dump_json().encode(),
+        summary.model_dump_json().encode(),
+        b'{"type":"adjudication","run_id":"alpha"}',  # a bad one: reported
+        b'{"type":"rating","note":"see the adjudication"}',  # another type, bad: not reported
+        b'not json, "adjudication" all the same',  # reported, by the log's own parser
+        b'{"type":"triage_decision","bogus":true}',
+        b'{"type":"digest_posted","chat":"c","at":"2026-01-01T00:00:00Z","bad":1}',
+        adjudication.model_copy(update={"idempotency_key": "adj-2"}).model_dump_json().encode(),
+    ]
+
+
+@pytest.mark.parametrize("cut", [0.3, 0.7, 1.0])
+def test_the_typed_records_read_through_the_index_are_the_logs(log, monkeypatch, cut):
+    """``read_typed`` of every type the index lists: the same records, lines and bad lines as the
+    search of the whole log, with some typed lines in chunks, some appended since, and a torn
+    last line."""
+    from analysis._records import read_typed
+    from analysis.index import TYPED
+
+    store, whole = log
+    lines = whole.splitlines(keepends=True)
+    typed = _typed_lines()
+    mixed = [*lines[:300], *[t + b"\n" for t in typed[:4]], *lines[300:]]
+    at = int(len(mixed) * cut)
+    path = store.ratings.path
+    path.write_bytes(b"".join(mixed[:at]))
+    indexed_scan(path)  # the index holds these
+    torn = b'{"type":"adjudication","run_id":"al'  # a line still being written
+    tail = b"".join(mixed[at:]) + b"".join(t + b"\n" for t in typed[4:]) + torn
+    with open(path, "ab") as handle:
+        handle.write(tail)  # unwritten yet, ending with a torn line
+    for kind in TYPED:
+        found: list = []
+        records = read_typed(path, kind, found)
+        with monkeypatch.context() as patch:
+            patch.setenv("HILBOT_NO_INDEX", "1")
+            expected: list = []
+            assert records == read_typed(path, kind, expected), kind
+        assert found == expected, kind  # lines, reasons, and which is torn
+    assert any(r for kind in TYPED for r in read_typed(path, kind)), "no typed record read"
