@@ -18,7 +18,7 @@ order; folded, they leave the ledger's state of that run as the whole fold does.
 at the log's last line when the state was read, so a run read later sees the log as it was then,
 as a fold at start would (the bot adds what it writes itself).
 
-``tests/bot/test_lazy_ledger.py`` holds the state equal to the whole fold's on generated logs.
+``tests/bot/test_ledger.py`` holds the state equal to the whole fold's on generated logs.
 """
 
 from __future__ import annotations

@@ -4,9 +4,9 @@ A log of ``--ratings`` ratings is written, each after the card delivery a chat b
 (``--ratings 500000``: 1,000,000 events, 20 runs of 500 items, 100 Telegram reviewers), plus one
 card still open: the last reviewer's, on the last run. The first 19 runs are finished (they have
 their summary); the last one is still being evaluated, so the restarted bot also deals its next
-items into every reviewer's chat, as it does after every restart. ``hilbot serve telegram`` then starts as a
-subprocess against the local fake Bot API server, and as soon as it has registered its commands
-that reviewer taps "good" on the open card, sent before the restart. Measured per start, from the
+items into every reviewer's chat, as it does after every restart. ``hilbot serve telegram`` then
+starts as a subprocess against the local fake Bot API server, and as soon as it has registered its
+commands that reviewer taps "good" on the open card, sent before the restart. Measured per start, from the
 process's start:
 
 * ``ready``: the bot polls for updates (its commands registered);
@@ -17,7 +17,8 @@ Each start is a fresh process over the same data: the first builds the columnar 
 the next ``--repeat`` find it (``warm``, their median reported), and the reference path
 (``HILBOT_NO_INDEX=1``: the whole log folded at start) once, beside them, unless
 ``--skip-reference``. Goal: the first tap within 2 s of starting, and memory that does not grow
-with finished runs.
+with finished runs. Then ``hilbot review RUN`` in the terminal with its input closed (it shows the
+first card, saves and exits), warm and on the reference path: its wall time.
 
 Usage: .venv/bin/python bench/bot_start.py [--ratings 500000] [--repeat 3] [--skip-reference]
 """

@@ -7,9 +7,10 @@ columnar index says of every run at once (:func:`analysis.review_state.review_st
 reviewer's session and open prompt, each session's chat, the runs each reviewer took part in, every
 idempotency key) and folds a run's own records the first time anything about that run is asked,
 read or written. A repeated idempotency key is looked up in the index; so is a chat message of a
-run not folded yet. What it answers is what the whole fold answers (``tests/bot/test_lazy_ledger.py``
-compares them on generated logs), and its memory grows with the runs reviewed since it started, not
-with the log.
+run not folded yet. What it answers is what the whole fold answers (``tests/bot/test_ledger.py``
+compares them on generated logs), and its memory grows with the runs reviewed since it started,
+not with the log. One assumption: a chat message id is logged for one run only (platforms never
+reuse one in a chat).
 """
 
 from __future__ import annotations
