@@ -139,6 +139,7 @@ def test_the_engine_starts_from_the_index_only_for_a_long_log(tmp_path, monkeypa
     store = Store(tmp_path / "results")
     build_demo(store)
     write_review_log(store, 3, RUNS, chat=True, events=300)
+    monkeypatch.delenv("HILBOT_INDEX_MIN_BYTES", raising=False)
     assert not isinstance(ReviewEngine(store, load_config(None)).ledger, LazyLedger)  # < 1 MiB
     monkeypatch.setenv("HILBOT_INDEX_MIN_BYTES", "0")
     engine = ReviewEngine(store, load_config(None))
