@@ -53,6 +53,8 @@ it."""
 _RECENT_BYTES = 16 << 20
 _ATTEMPTS = 50
 _SETTLE_S, _SETTLE_POLLS = 0.02, 10
+_CREATED_SETTLE_S = 0.02
+"""How long a writer that created the log watches for the log moved back over it."""
 _log = logging.getLogger("hilbot.log")
 
 
@@ -137,6 +139,8 @@ class EventLog:
         self.restored = 0
         """Records appended again because a replacement of the file had dropped them."""
         self._fd: int | None = None
+        self._created = False
+        """Whether this writer created the file it holds (see :meth:`_until_moved_back`)."""
         self._identity: tuple[int, int] = (-1, -1)
         self._end = 0
         self._last: tuple[int, bytes] | None = None
@@ -233,6 +237,9 @@ class EventLog:
                 self._note_restored(len(missing))
                 self._remember(lines)
                 lines = []
+                if self._created:
+                    self._created = False
+                    self._until_moved_back()
                 if self._state()[0] in (
                     "same",
                     "shrunk",
@@ -261,6 +268,20 @@ class EventLog:
                 self._recent_bytes = 0
             restore = state == "replaced"
         raise OSError(errno.EAGAIN, "the file kept being replaced while hilbot wrote to it")
+
+    def _until_moved_back(self) -> None:
+        """After writing to a file this writer created: wait a moment for the log to come back.
+
+        The path had no file, so this writer made one; but an editor holding the lock may have
+        moved the log aside, to move it back over the new file (``flock FILE mv …``). Acknowledged
+        now, the records would vanish with the new file if this writer died before its next write
+        put them back. For :data:`_CREATED_SETTLE_S` after such a write the path is watched; if it
+        names another file by then, the write loop puts the records into that one first."""
+        deadline = time.monotonic() + _CREATED_SETTLE_S
+        while time.monotonic() < deadline:
+            if self._state()[0] != "same":
+                return
+            time.sleep(_CREATED_SETTLE_S / 8)
 
     def _state(self) -> tuple[str, int]:
         """What the path names now, and its size: ``same``; ``shrunk`` (rewritten in place: smaller,
@@ -343,6 +364,7 @@ class EventLog:
             if created:  # make the new directory entry durable too
                 fsync_dir(self.path.parent)
             self._fd, self._end, self._identity = fd, info.st_size, (info.st_dev, info.st_ino)
+            self._created = created
             self._last = None
         return self._fd
 

@@ -16,6 +16,7 @@ import re
 import resource
 import subprocess
 import threading
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -621,3 +622,34 @@ def test_runs_listing_shows_what_is_not_a_run_file_and_the_rest(
     assert SEARCH_RUN in result.stdout and "demo-rag-answers" in result.stdout
     assert re.search(r"^  folder +\(cannot read: it is a directory\)$", result.stdout, re.M)
     assert re.search(r"^  pipe +\(cannot read: it is not a regular file\)$", result.stdout, re.M)
+
+
+def test_a_log_moved_away_under_its_lock_and_back_keeps_a_new_writers_records(
+    tmp_path: Path,
+) -> None:
+    """An editor holds the log's lock, moves it aside and back (``flock FILE mv …``). A writer
+    that starts meanwhile finds no log and creates one; the editor's move back then replaces it.
+    The writer must not acknowledge into a file that is about to vanish: its record is in the log
+    when the append returns, though it never writes again (a writer killed right after)."""
+    import fcntl
+
+    path = tmp_path / "ratings.jsonl"
+    EventLog(path).append({"type": "probe", "seq": 0})
+    aside = path.with_name("ratings.jsonl.aside")
+    held = open(path, "rb")
+    fcntl.flock(held, fcntl.LOCK_EX)
+    os.rename(path, aside)
+
+    def move_back() -> None:  # as soon as the writer's new file has its record, then unlock
+        deadline = time.monotonic() + 10
+        while not (path.exists() and path.stat().st_size) and time.monotonic() < deadline:
+            time.sleep(0.0005)
+        time.sleep(0.002)  # the writer has acknowledged by now
+        os.rename(aside, path)
+        held.close()
+
+    mover = threading.Thread(target=move_back)
+    mover.start()
+    EventLog(path).append({"type": "probe", "seq": 1})  # a new writer: no memory to restore
+    mover.join(timeout=10)
+    assert [json.loads(line)["seq"] for line in path.read_text().splitlines()] == [0, 1]
