@@ -17,9 +17,11 @@ shrunk, and that the last line it wrote is still where it wrote it (one ``pread`
 past its old size again, so neither size nor inode tells that a record is gone. When an editor's
 save-by-rename or ``sed -i`` replaced the file, or a deletion removed it, the writer reopens the
 path. Records this writer acknowledged in the last ten minutes that the file lacks (the editor
-read the file before they were written) are appended again, once. A
-program that edits the log while hilbot runs should hold the same lock (``flock FILE sed -i …``);
-then nothing is ever at risk.
+read the file before they were written) are appended again, once. A writer that finds no file
+and creates one watches the path for a moment after writing: an editor may have moved the log
+aside under its lock, to move it back over the new file. A program that edits the log while hilbot
+runs should hold the same lock (``flock FILE sed -i …``) and keep the log away no longer than that
+moment; then nothing is ever at risk.
 
 Files are opened without following a symbolic link, and must be regular files.
 """
