@@ -23,6 +23,7 @@ as a fold at start would (the bot adds what it writes itself).
 
 from __future__ import annotations
 
+import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -137,14 +138,14 @@ class ReviewState:
 
         from .index.queries import read_records
 
-        if self.hashes is None or self.offsets is None or not len(self.hashes):
-            return None
         with self._lock:
-            con = self._connection()
-            (wanted,) = con.execute(_HASH, [key]).fetchone()
-        at = int(np.searchsorted(self.hashes, wanted))
-        stop = int(np.searchsorted(self.hashes, wanted, side="right"))
-        places = [(int(offset), 0) for offset in self.offsets[at:stop]]
+            self._current()
+            if self.hashes is None or self.offsets is None or not len(self.hashes):
+                return None
+            (wanted,) = self._connection().execute(_HASH, [key]).fetchone()
+            at = int(np.searchsorted(self.hashes, wanted))
+            stop = int(np.searchsorted(self.hashes, wanted, side="right"))
+            places = [(int(offset), 0) for offset in self.offsets[at:stop]]
         found = [r for _, r in read_records(self.path, places) if _key(r) == key]
         return found[0] if found else None
 
@@ -185,6 +186,7 @@ class ReviewState:
         for attempt in range(3):
             with self._lock:
                 try:
+                    self._current()
                     return query(self._connection())
                 except (duckdb.IOException, FileNotFoundError):
                     if attempt == 2:
@@ -193,6 +195,38 @@ class ReviewState:
             if snapshot is not None and sum(c["lines"] for c in snapshot.chunks) >= self.upto:
                 self.snapshot = snapshot
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _current(self) -> None:
+        """Make sure the index read is still the log's (under :attr:`_lock`). An editor may have
+        replaced the log while the bot runs (save-by-rename, ``sed -i``) or copied an older,
+        shorter one over it: the offsets read at start no longer point at its lines. Then its index
+        (rebuilt by :func:`analysis.index.indexed`) is read again: the adjudications, and the
+        keys' hashes and offsets."""
+        from .index import indexed
+
+        log = self.snapshot.log
+        try:
+            now = os.stat(self.path)
+        except OSError:
+            return  # gone: the reads say so
+        covered = self.snapshot.chunks[-1]["end"] if self.snapshot.chunks else 0
+        if log is None or (
+            (now.st_dev, now.st_ino) == (log.device, log.inode) and now.st_size >= covered
+        ):
+            return
+        snapshot = indexed(self.path)
+        if snapshot is None or not snapshot.chunks:
+            return
+        self.snapshot = snapshot
+        self.adjudications = [(n, r) for n, r in snapshot.typed("adjudication") if n <= self.upto]
+        if self._con is not None:
+            self._con.close()
+            self._con = None
+        con = self._connection()
+        from .index.queries import earliest_keys
+
+        self.earliest = earliest_keys(con, snapshot)
+        self._keys(con)
 
     def _connection(self) -> Any:
         """The state's DuckDB connection (with the adjudications' table), opened once; used under

@@ -87,6 +87,9 @@ class Snapshot:
     jobs: int | None = None
     spans: list[tuple[int, int]] = field(default_factory=list)
     """The byte range of each unwritten part."""
+    log: LogState | None = None
+    """The log as it was when the index was brought up to date (its chunks' offsets are into
+    this file)."""
 
     @property
     def complete(self) -> bool:
@@ -267,7 +270,7 @@ class IndexedLog:
         chunks = list(meta["chunks"]) if meta else []
         covered = meta["end"] if meta else 0
         end = self._whole_lines_end(covered)
-        snapshot = Snapshot(self.path, self.folder, chunks, jobs=self.jobs)
+        snapshot = Snapshot(self.path, self.folder, chunks, jobs=self.jobs, log=self.log)
         fresh = self._scan_fresh(covered, end)
         if fresh is not None or (meta is not None and meta["size"] != self.log.size):
             saved = self._save(meta, fresh, end, snapshot)

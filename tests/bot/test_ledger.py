@@ -198,3 +198,26 @@ def test_a_run_is_read_after_another_process_merged_the_chunks_the_bot_started_f
     assert lazy.message(*next(iter(whole.messages))) == whole.message(*next(iter(whole.messages)))
     who = _reviewers(whole)[0]
     assert lazy.reviewed_runs(who) == whole.reviewed_runs(who)
+
+
+def test_a_log_an_editor_replaced_while_the_bot_runs_is_read_at_its_new_offsets(
+    tmp_path, monkeypatch
+):
+    """An editor saves the log by rename with its first line one byte longer (the same records):
+    every later line moved. The runs, keys and messages the bot reads afterwards come from the new
+    file's index, not from offsets into the old one."""
+    import os
+
+    store, whole, lazy = _both(tmp_path, 17, monkeypatch)
+    data = store.ratings.path.read_bytes()
+    fresh = store.ratings.path.with_name(".ratings.jsonl.edit")
+    fresh.write_bytes(b"{ " + data[1:])  # the same JSON, one byte longer
+    os.replace(fresh, store.ratings.path)
+    for key in list(whole.seen_keys)[:60]:
+        assert lazy.repeat(key) == whole.repeat(key), key
+    for run_id in RUNS:
+        lazy.load(run_id)
+    assert dict(lazy.judgments) == dict(whole.judgments)
+    assert dict(lazy.cards) == dict(whole.cards)
+    message = next(iter(whole.messages))
+    assert LazyLedger.of(lazy.state).message(*message) == whole.message(*message)
