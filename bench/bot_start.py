@@ -18,7 +18,10 @@ the next ``--repeat`` find it (``warm``, their median reported), and the referen
 (``HILBOT_NO_INDEX=1``: the whole log folded at start) once, beside them, unless
 ``--skip-reference``. Goal: the first tap within 2 s of starting, and memory that does not grow
 with finished runs. Then ``hilbot review RUN`` in the terminal with its input closed (it shows the
-first card, saves and exits), warm and on the reference path: its wall time.
+first card, saves and exits), warm and on the reference path: its wall time. Then ``hilbot serve
+slack`` in Socket Mode against the local fake Slack: a reviewer new to the run sends ``/hilbot
+review RUN`` and clicks "good" on the first card; connected, card posted and click acknowledged,
+from the process's start.
 
 Usage: .venv/bin/python bench/bot_start.py [--ratings 500000] [--repeat 3] [--skip-reference]
 """
@@ -26,11 +29,14 @@ Usage: .venv/bin/python bench/bot_start.py [--ratings 500000] [--repeat 3] [--sk
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import os
 import statistics
 import tempfile
 import time
 from pathlib import Path
+from typing import Any, Iterator
 
 from _chatbench import start_bot, stop_bot
 
@@ -41,6 +47,8 @@ from tests.fakes.telegram_api import FakeTelegram, Limits
 RUNS, ITEMS, REVIEWERS = 20, 500, 100
 FIRST = 10001
 """The first reviewer's Telegram id."""
+SLACK_USER = "U0SLACKREV"
+"""The Slack reviewer (new to the run: ``/hilbot review RUN``, then "good" on the first card)."""
 _CARD = (
     '{"type":"delivery","v":1,"run_id":"RUN","item_id":"ITEM","dimension":"overall",'
     '"reviewer":{"platform":"telegram","id":"WHO","name":"RWHO"},"channel":"telegram",'
@@ -93,7 +101,10 @@ def make_data(root: Path, ratings: int) -> tuple[str, int, str]:
             )
         )
     reviewers = list(range(FIRST, FIRST + REVIEWERS))
-    (root / "hilbot.toml").write_text(f"[telegram]\nreviewers = {reviewers}\npoll_timeout_s = 1\n")
+    (root / "hilbot.toml").write_text(
+        f"[telegram]\nreviewers = {reviewers}\npoll_timeout_s = 1\n"
+        f'[slack]\nreviewers = ["{SLACK_USER}"]\n'
+    )
     return last, who, open_item
 
 
@@ -107,13 +118,57 @@ def one_start(root: Path, run: str, who: int, item: str, env: dict[str, str]) ->
     """Start the bot, tap the open card; the times from the process's start and its peak RSS. The
     log is put back as it was afterwards (its size and modification time), so each start finds
     the same log and the same index."""
+    with _log_kept(root):
+        return _start_and_tap(root, run, who, item, env)
+
+
+@contextlib.contextmanager
+def _log_kept(root: Path) -> Iterator[None]:
+    """Put the log back as it was (its size and modification time) after a start."""
     log = root / "results" / "ratings.jsonl"
     before = log.stat()
     try:
-        return _start_and_tap(root, run, who, item, env)
+        yield
     finally:
         os.truncate(log, before.st_size)
         os.utime(log, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+
+def slack_start(root: Path, run: str, env: dict[str, str]) -> dict:
+    """``hilbot serve slack`` (Socket Mode): a reviewer new to the run runs ``/hilbot review RUN``
+    and clicks "good" on the first card; from the process's start: connected, card posted, click
+    acknowledged (the rating is in the log before)."""
+    from tests.fakes.slack_api import FakeSlack
+
+    with _log_kept(root), FakeSlack() as fake:
+        fake.user(SLACK_USER, name="Reviewer")
+        started = time.monotonic()
+        proc = start_bot(
+            "slack", {**fake.env(), **env}, root, lambda: fake.connections >= 1, _wait(fake)
+        )
+        ready = time.monotonic() - started
+        dm = fake.dm(SLACK_USER)
+        fake.slash(SLACK_USER, f"review {run}")
+        fake.wait(lambda: _slack_cards(fake, dm), timeout=900, what="the first card")
+        card = time.monotonic() - started
+        click = fake.click_button(SLACK_USER, dm, _slack_cards(fake, dm)[-1], "good")
+        click.wait_acked_sync(timeout=60)
+        rss = _peak_mb(proc.pid)
+        stop_bot(proc)
+        assert click.acked_at is not None
+        return {"ready": ready, "card": card, "first": click.acked_at - started, "rss": rss}
+
+
+def _slack_cards(fake: Any, channel: str) -> list[str]:
+    """The bot's rating cards in a channel (messages with buttons)."""
+    found = []
+    for message in fake.messages(channel):
+        blocks = message.get("blocks") or []
+        if isinstance(blocks, str):
+            blocks = json.loads(blocks)
+        if any(block.get("type") == "actions" for block in blocks):
+            found.append(message["ts"])
+    return found
 
 
 def _start_and_tap(root: Path, run: str, who: int, item: str, env: dict[str, str]) -> dict:
@@ -187,9 +242,24 @@ def main() -> None:
                 f"{'met' if fast['first'] <= 2 else 'missed'})"
             )
         _terminal(root, run, args)
+        _slack(root, run, args)
 
 
 _NO_INDEX = {"HILBOT_NO_INDEX": "1"}
+
+
+def _slack(root: Path, run: str, args: argparse.Namespace) -> None:
+    rows = [("warm", [slack_start(root, run, {}) for _ in range(args.repeat)])]
+    if not args.skip_reference:
+        rows.append(("reference (HILBOT_NO_INDEX=1)", [slack_start(root, run, _NO_INDEX)]))
+    print(f"\nhilbot serve slack (Socket Mode): /hilbot review {run}, then a click on the card")
+    print(f"  {'start':<30} {'connected':>9} {'card':>7} {'click acked':>11} {'peak RSS':>9}")
+    for name, runs in rows:
+        median = {k: statistics.median(r[k] for r in runs) for k in ("ready", "card", "first")}
+        print(
+            f"  {name:<30} {median['ready']:>8.2f}s {median['card']:>6.2f}s "
+            f"{median['first']:>10.2f}s {statistics.median(r['rss'] for r in runs):>7.0f}MB"
+        )
 
 
 def _terminal(root: Path, run: str, args: argparse.Namespace) -> None:
