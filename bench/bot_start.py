@@ -6,8 +6,8 @@ card still open: the last reviewer's, on the last run. The first 19 runs are fin
 their summary); the last one is still being evaluated, so the restarted bot also deals its next
 items into every reviewer's chat, as it does after every restart. ``hilbot serve telegram`` then
 starts as a subprocess against the local fake Bot API server, and as soon as it has registered its
-commands that reviewer taps "good" on the open card, sent before the restart. Measured per start, from the
-process's start:
+commands that reviewer taps "good" on the open card, sent before the restart. Measured per
+start, from the process's start:
 
 * ``ready``: the bot polls for updates (its commands registered);
 * ``first tap``: the tap on the old card answered (the rating is in the log before);
