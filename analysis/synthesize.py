@@ -13,7 +13,7 @@ session's end: statistical unless the LLM is asked for, and a no-op when nothing
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -353,13 +353,7 @@ def _without_excluded(frames: "Frames", store: Store, issues: list | None) -> "F
     def kept(table: pd.DataFrame) -> pd.DataFrame:
         return table[~pd.MultiIndex.from_frame(table[KEY3]).isin(gone)] if len(table) else table
 
-    return replace(
-        frames,
-        ratings=kept(frames.ratings),
-        skips=kept(frames.skips),
-        concerns=kept(frames.concerns),
-        notes=kept(frames.notes),
-    )
+    return _each_event_table(frames, kept)
 
 
 def _evidence(
@@ -455,12 +449,17 @@ def _of_runs(frames: "Frames", runs: Sequence[str] | None) -> "Frames":
     def of_runs(table: Any) -> Any:
         return table[table["run_id"].isin(list(runs)).to_numpy()] if len(table) else table
 
+    return _each_event_table(frames, of_runs)
+
+
+def _each_event_table(frames: "Frames", keep: Callable[[Any], Any]) -> "Frames":
+    """``frames`` with ``keep`` applied to its ratings, skips, concerns and notes."""
     return replace(
         frames,
-        ratings=of_runs(frames.ratings),
-        skips=of_runs(frames.skips),
-        concerns=of_runs(frames.concerns),
-        notes=of_runs(frames.notes),
+        ratings=keep(frames.ratings),
+        skips=keep(frames.skips),
+        concerns=keep(frames.concerns),
+        notes=keep(frames.notes),
     )
 
 

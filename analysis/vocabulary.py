@@ -363,8 +363,8 @@ def rate_fields(ratings: pd.DataFrame, success: pd.Series, level: float = 0.95) 
 
 
 def exact_means(group: "np.ndarray", values: "np.ndarray", groups: int) -> list[float | None]:
-    """:func:`statistics.mean` of each group's values — the exact sum divided by the count, rounded
-    once — and None for an empty group, without a Python call per value.
+    """:func:`statistics.mean` of each group's values — the exact sum divided by the count,
+    rounded once — and None for an empty group, without a Python call per value.
 
     Each distinct value is an integer over a common power of two (floats are dyadic), so a group's
     exact sum is an integer: summed in two int64 halves of 31 bits, joined as a Python int, divided

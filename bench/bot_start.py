@@ -30,13 +30,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import statistics
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Iterator
 
 from _chatbench import start_bot, stop_bot
 
@@ -138,6 +137,8 @@ def slack_start(root: Path, run: str, env: dict[str, str]) -> dict:
     """``hilbot serve slack`` (Socket Mode): a reviewer new to the run runs ``/hilbot review RUN``
     and clicks "good" on the first card; from the process's start: connected, card posted, click
     acknowledged (the rating is in the log before)."""
+    from push_slack import cards as slack_cards
+
     from tests.fakes.slack_api import FakeSlack
 
     with _log_kept(root), FakeSlack() as fake:
@@ -147,28 +148,15 @@ def slack_start(root: Path, run: str, env: dict[str, str]) -> dict:
             "slack", {**fake.env(), **env}, root, lambda: fake.connections >= 1, _wait(fake)
         )
         ready = time.monotonic() - started
-        dm = fake.dm(SLACK_USER)
         fake.slash(SLACK_USER, f"review {run}")
-        fake.wait(lambda: _slack_cards(fake, dm), timeout=900, what="the first card")
+        fake.wait(lambda: slack_cards(fake, SLACK_USER), timeout=900, what="the first card")
         card = time.monotonic() - started
-        click = fake.click_button(SLACK_USER, dm, _slack_cards(fake, dm)[-1], "good")
+        click = fake.click_button(SLACK_USER, SLACK_USER, slack_cards(fake, SLACK_USER)[-1], "good")
         click.wait_acked_sync(timeout=60)
         rss = _peak_mb(proc.pid)
         stop_bot(proc)
         assert click.acked_at is not None
         return {"ready": ready, "card": card, "first": click.acked_at - started, "rss": rss}
-
-
-def _slack_cards(fake: Any, channel: str) -> list[str]:
-    """The bot's rating cards in a channel (messages with buttons)."""
-    found = []
-    for message in fake.messages(channel):
-        blocks = message.get("blocks") or []
-        if isinstance(blocks, str):
-            blocks = json.loads(blocks)
-        if any(block.get("type") == "actions" for block in blocks):
-            found.append(message["ts"])
-    return found
 
 
 def _start_and_tap(root: Path, run: str, who: int, item: str, env: dict[str, str]) -> dict:

@@ -324,29 +324,20 @@ def test_the_documented_query_reads_the_index_as_the_ledger_folds(log, monkeypat
 def _typed_lines() -> list[bytes]:
     """Lines that name a type the index lists: valid records of each, bad ones, and other records
     and non-JSON that merely mention them."""
-    from evaluation.records import Adjudication, Reviewer, ReviewSummary
+    from evaluation.records import ReviewSummary
 
-    judge = Reviewer(platform="terminal", id="lead")
-    adjudication = Adjudication(
-        run_id="alpha",
-        item_id="a1",
-        dimension="quality",
-        reviewer=judge,
-        idempotency_key="adj-1",
-        decision="consensus",
-        judgment="good",
-        score=0.7,
-    )
+    from .test_tallies import _adjudication
+
     summary = ReviewSummary(run_id="alpha", dimension="quality", synthesis="s", actionItems=["a"])
     return [
-        adjudication.model_dump_json().encode(),
+        _adjudication("adj-1", "a1", 1).encode(),
         summary.model_dump_json().encode(),
         b'{"type":"adjudication","run_id":"alpha"}',  # a bad one: reported
         b'{"type":"rating","note":"see the adjudication"}',  # another type, bad: not reported
         b'not json, "adjudication" all the same',  # reported, by the log's own parser
         b'{"type":"triage_decision","bogus":true}',
         b'{"type":"digest_posted","chat":"c","at":"2026-01-01T00:00:00Z","bad":1}',
-        adjudication.model_copy(update={"idempotency_key": "adj-2"}).model_dump_json().encode(),
+        _adjudication("adj-2", "a1", 2).encode(),
     ]
 
 

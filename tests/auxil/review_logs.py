@@ -21,8 +21,9 @@ from evaluation.records import (
 def write_review_log(
     store: Store, seed: int, runs: list[str], *, chat: bool = False, events: int = 500
 ) -> None:
-    """Write ``store``'s ratings log: ratings, skips, notes, re-ratings, redeliveries (some sharing an
-    adjudication's key), adjudications, syntheses and bad lines over ``runs``, in two dimensions.
+    """Write ``store``'s ratings log: ratings, skips, notes, re-ratings, redeliveries (some
+    sharing an adjudication's key), adjudications, syntheses and bad lines over ``runs``, in two
+    dimensions.
 
     With ``chat``, the reviewers are Telegram users and the log also holds what a chat bot logs:
     cards, note prompts and session starts (in private chats and a group), and typed answers."""
