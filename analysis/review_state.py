@@ -218,15 +218,9 @@ class ReviewState:
         if snapshot is None or not snapshot.chunks:
             return
         self.snapshot = snapshot
-        self.adjudications = [(n, r) for n, r in snapshot.typed("adjudication") if n <= self.upto]
-        if self._con is not None:
-            self._con.close()
-            self._con = None
-        con = self._connection()
-        from .index.queries import earliest_keys
-
-        self.earliest = earliest_keys(con, snapshot)
-        self._keys(con)
+        self.adjudications = _adjudications(snapshot, self.upto)
+        self._drop_connection()
+        self._keys(self._connection())
 
     def _connection(self) -> Any:
         """The state's DuckDB connection (with the adjudications' table), opened once; used under
@@ -240,21 +234,23 @@ class ReviewState:
     def close(self) -> None:
         """Close the DuckDB connection (a later query opens another)."""
         with self._lock:
-            if self._con is not None:
-                self._con.close()
-                self._con = None
+            self._drop_connection()
+
+    def _drop_connection(self) -> None:
+        if self._con is not None:
+            self._con.close()
+            self._con = None
 
     def _args(self, **more: Any) -> dict[str, Any]:
         return {"d": self.snapshot.delivery_files(), "upto": self.upto, **more}
 
     def _read(self) -> None:
         from .index.chunks import Names
-        from .index.queries import ADJUDICATED, earliest_keys, read_records
+        from .index.queries import ADJUDICATED, read_records
 
         con = self._connection()
         try:
             names = Names.read(con, Path(self.snapshot.names_file() or ""))
-            self.earliest = earliest_keys(con, self.snapshot)
             self._keys(con)
             latest = {
                 "sessions": _LATEST.format(by="reviewer"),
@@ -274,8 +270,13 @@ class ReviewState:
             raise
 
     def _keys(self, con: Any) -> None:
+        """Read the keys: the first event line of each adjudication's key, and the sorted hashes
+        and offsets of the events' keys."""
         import numpy as np
 
+        from .index.queries import earliest_keys
+
+        self.earliest = earliest_keys(con, self.snapshot)
         found = con.execute(_KEYS, {"e": self.snapshot.event_files(), "upto": self.upto})
         columns = found.fetchnumpy()
         self.hashes = np.asarray(columns["key_hash"], dtype=np.int64)
@@ -343,6 +344,11 @@ def _key(record: Any) -> str | None:
     return getattr(record, "idempotency_key", None)
 
 
+def _adjudications(snapshot: "Snapshot", upto: int) -> list[tuple[int, Any]]:
+    """Every adjudication of the log up to line ``upto``, with its line."""
+    return [(n, r) for n, r in snapshot.typed("adjudication") if n <= upto]
+
+
 def review_state(path: str | Path, issues: list["LogIssue"] | None = None) -> ReviewState | None:
     """The state of the log at ``path`` from its index; None when the index is not used for it
     (``HILBOT_NO_INDEX``, a small log, an index that cannot hold every record): fold the log."""
@@ -357,7 +363,7 @@ def review_state(path: str | Path, issues: list["LogIssue"] | None = None) -> Re
         if snapshot is None or not snapshot.chunks or not snapshot.whole:
             return None
         upto = sum(c["lines"] for c in snapshot.chunks)
-        adjudications = [(n, r) for n, r in snapshot.typed("adjudication") if n <= upto]
+        adjudications = _adjudications(snapshot, upto)
         state = ReviewState(Path(path), snapshot, upto, adjudications=adjudications)
         try:
             state._read()

@@ -138,23 +138,15 @@ class _Kept:
             return None
 
     def write(self, tallies: RatingTallies) -> None:
-        import json
-        import os
-        import tempfile
+        from .index.log import write_json
 
         rows = [[*key, n] for key, n in tallies.counts.items()]
         if any(part.is_symlink() for part in (self.path.parent, self.path)):
             return  # never written through a link
         try:
-            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".tallies.", suffix=".tmp")
+            write_json(self.path, {"key": self.key, "rows": rows})
         except OSError:  # a read-only index folder: the same tallies, queried every time
             return
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(json.dumps({"key": self.key, "rows": rows}).encode("utf-8"))
-            os.replace(tmp, self.path)
-        except OSError:
-            Path(tmp).unlink(missing_ok=True)
 
 
 def _first_lines(adjudications: list[tuple[int, Any]]) -> dict[str, int]:

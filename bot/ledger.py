@@ -58,14 +58,8 @@ class LazyLedger(Ledger):
         if run_id in self.loaded or self.state is None:
             return
         self.loaded.add(run_id)
-        enabled = gc.isenabled()
-        gc.disable()  # tens of thousands of new models: a collection would walk them, repeatedly
-        try:
-            self.absorb(Ledger.from_events(self.state.run_records(run_id)))
-        finally:
-            gc.freeze()  # they live as long as the ledger (see ``bot.engine``)
-            if enabled:
-                gc.enable()
+        self.absorb(Ledger.from_events(self.state.run_records(run_id)))  # both without the GC
+        gc.freeze()  # the run's records live as long as the ledger (see ``bot.engine``)
 
     # ------------------------------------------------------------------ what crosses runs
 

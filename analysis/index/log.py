@@ -526,11 +526,17 @@ def _remove_unlisted(folder: Path, chunks: list[dict]) -> None:
 
 
 def _write_meta(folder: Path, meta: dict[str, Any]) -> None:
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".meta.", suffix=".tmp")
+    write_json(folder / "meta.json", meta)
+
+
+def write_json(path: Path, value: Any) -> None:
+    """Write ``value`` as JSON to a file beside ``path``, renamed over it: a reader sees the old
+    file or the new one, never half of one. Raises ``OSError`` (nothing is left behind)."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(json.dumps(meta).encode("utf-8"))
-        os.replace(tmp, folder / "meta.json")
+            handle.write(json.dumps(value).encode("utf-8"))
+        os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -545,4 +551,5 @@ __all__ = [
     "LogState",
     "Snapshot",
     "index_dir",
+    "write_json",
 ]

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evaluation.log import LogIssue
 
-from .log import index_dir
+from .log import index_dir, write_json
 
 if TYPE_CHECKING:
     from evaluation.records import RunHeader
@@ -110,15 +109,9 @@ def _write(cache: Path, stamp: list[int] | None, kept: tuple[RunFacts, list]) ->
             if part.is_symlink():
                 return
         cache.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=cache.parent, prefix=f".{cache.name}.", suffix=".tmp")
+        write_json(cache, record)
     except (OSError, ValueError):  # a cache: without it the listing is the same, only slower
         return
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(json.dumps(record).encode("utf-8"))
-        os.replace(tmp, cache)
-    except (OSError, ValueError):
-        Path(tmp).unlink(missing_ok=True)
 
 
 __all__ = ["RunFacts", "run_facts"]
