@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench schema clean
+.PHONY: demo test test-browser bench schema clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,7 +18,16 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
-	$(BIN)/python -m pytest -q -n 2  # two workers: the whole suite in under 4 minutes on 2 cores
+	$(BIN)/python -m pytest -q -n 2 --ignore=tests/browser  # two workers: under 4 minutes on 2 cores
+
+# The dashboard in a real browser: Debian's Chromium (apt-get install -y chromium), driven by
+# Playwright with executable_path; no browser is downloaded.
+$(VENV)/.browser: $(STAMP)
+	$(BIN)/pip install --quiet -e ".[test,browser]"
+	touch $(VENV)/.browser
+
+test-browser: $(VENV)/.browser
+	$(BIN)/python -m pytest -q tests/browser
 
 bench: $(STAMP)
 	$(BIN)/python bench/startup.py
@@ -31,6 +40,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/triage.py
 	-$(BIN)/python bench/scale.py --sizes 10000,100000
 	$(BIN)/python bench/bot_start.py --ratings 100000 --repeat 1
+	$(BIN)/python bench/dashboard.py
 	-$(BIN)/python bench/connectors.py  # exits 1 while a phase misses its 1.2x goal
 
 schema: $(STAMP)

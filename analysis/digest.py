@@ -142,6 +142,9 @@ class Digest:
     synthesis: tuple[str, ...] = ()
     """The synthesis and first action items of the runs rated in the "new" window
     (``build_digest(figures=True)``; the :data:`SYNTHESIS` analysis's lines)."""
+    report_html: bytes | None = None
+    """The dashboard's pages as one HTML file, attached to the posted digest (``hilbot digest
+    --report``); None otherwise."""
 
     @property
     def total_ratings(self) -> int:
@@ -260,6 +263,16 @@ def build_digest(
         synthesis=(
             tuple(ask.lines(SYNTHESIS, tally.rated_anew()[:SYNTHESIZED_RUNS])) if figures else ()
         ),
+    )
+
+
+def run_progress(
+    frames: "Frames", config: "HilbotConfig", runs: Sequence[str] | None = None
+) -> list[RunProgress]:
+    """Every run's progress per dimension, as the digest lists it (the most recently rated
+    first), from frames already loaded: the dashboard's overview."""
+    return _Tally(frames, list(runs) if runs is not None else None, config, None).progress(
+        config.review.k
     )
 
 

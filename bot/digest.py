@@ -24,8 +24,12 @@ def make_digest(
     since_hours: float = 24.0,
     out: str | None = None,
     issues: list[LogIssue] | None = None,
+    report: bool = False,
 ) -> str:
     """Build the digest, write it under ``out``, post it; returns what to print.
+
+    ``report``: attach the dashboard's pages as one HTML file to the posted digest (and write
+    ``report.html`` under ``out``).
 
     Unreadable lines of the logs go to ``issues``.
     """
@@ -44,10 +48,18 @@ def make_digest(
         poster.check_digest_target(config)
     since = utcnow() - timedelta(hours=since_hours)
     digest = build_digest(store, config, since=since, figures=True, issues=issues)
+    if report:
+        from dataclasses import replace
+
+        from bot.dashboard.report import report_html
+
+        digest = replace(digest, report_html=report_html(store, config).encode("utf-8"))
     if out:
         store.write_file(Path(out) / "digest.md", digest.text() + "\n")
         if digest.chart_png:
             store.write_bytes(Path(out) / "digest.png", digest.chart_png)
+        if digest.report_html:
+            store.write_bytes(Path(out) / "report.html", digest.report_html)
     if poster is not None:
         chats = poster.post_digest(config, digest)
         return f"Posted the digest to {len(chats)} {_TITLES[post]}."

@@ -18,14 +18,23 @@ if TYPE_CHECKING:
     from ..review import ReviewEngine
 
 
+REPORT_NAME = "hilbot-report.html"
+"""The file name of the report a digest attaches (``hilbot digest --report``)."""
+REPORT_CAPTION = "The dashboard's pages in one file: open it in a browser"
+"""Its caption."""
+
+
 async def send_digest(port: ChatPort, chats: list[Chat], digest: Any) -> None:
-    """A digest's text and chart, to each chat."""
+    """A digest's text and chart (and the dashboard's report, when it carries one), to each
+    chat."""
     for chat in chats:
         await port.send_text(chat, digest.text())
         if digest.chart_png:
             await port.send_file(
                 chat, digest.chart_png, "digest.png", "Human vs AI average per run"
             )
+        if getattr(digest, "report_html", None):
+            await port.send_file(chat, digest.report_html, REPORT_NAME, REPORT_CAPTION)
 
 
 async def post_digest(
@@ -43,4 +52,4 @@ async def post_digest(
     await send_digest(port, chats, digest)
 
 
-__all__ = ["post_digest", "send_digest"]
+__all__ = ["REPORT_CAPTION", "REPORT_NAME", "post_digest", "send_digest"]

@@ -147,7 +147,8 @@ class ChatPort(Protocol):
         ...
 
     async def send_file(self, chat: Chat, data: bytes, name: str, caption: str) -> None:
-        """Send a file (a chart)."""
+        """Send a file: a PNG as an image (the digest's chart), any other as a document (the
+        report)."""
         ...
 
     async def private_chat(self, user_id: str) -> Chat:

@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> None:
     from evaluation.scrub import scrub_streams
 
     argv = sys.argv[1:] if argv is None else list(argv)
-    serving = _command(argv) == "serve"
+    serving = _command(argv) in ("serve", "dashboard")
     previous = _stop_on_sigterm()
     unwrap = scrub_streams()
     try:

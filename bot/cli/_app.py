@@ -12,6 +12,7 @@ from . import (
     _adjudicate,
     _analyze,
     _connectors,
+    _dashboard,
     _data,
     _demo,
     _digest,
@@ -45,6 +46,8 @@ app.command("run")(_run.run)
 app.command("compare")(_run.compare)
 app.command("serve")(_serve.serve)
 app.command("digest")(_digest.digest)
+app.command("dashboard")(_dashboard.dashboard)
+app.command("report")(_dashboard.report)
 app.command("triage")(_triage.triage)
 app.command("sample")(_sample.sample)
 app.command("pull", context_settings=_connectors.SETTINGS)(_connectors.pull)

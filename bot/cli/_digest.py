@@ -27,6 +27,13 @@ def digest(
         Optional[str],
         typer.Option("--out", help="Also write digest.md and digest.png into this directory."),
     ] = None,
+    report: Annotated[
+        bool,
+        typer.Option(
+            "--report",
+            help="Attach the dashboard's pages as one HTML file (with --out: report.html too).",
+        ),
+    ] = False,
 ) -> None:
     """Progress per run, new ratings, human vs AI, top concerns, a chart, and what changed.
 
@@ -49,6 +56,7 @@ def digest(
         since_hours=since_hours,
         out=out,
         issues=issues,
+        report=report,
     )
     warn(issues)
     typer.echo(text)

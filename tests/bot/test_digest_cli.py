@@ -108,3 +108,21 @@ def test_digest_says_what_changed(demo_store, run_cli):
     )
     assert f"Synthesis of {SEARCH_RUN} · overall (statistical): " in result.stdout
     assert "  → Address bad_ranking: flagged in 4 rating(s)" in lines
+
+
+def test_digest_attaches_the_dashboard_report_as_a_document(demo_store, run_cli, tmp_path):
+    _rate(demo_store)
+    (tmp_path / "hilbot.toml").write_text(f"[telegram.digest]\nchats = [{GROUP}]\n")
+    with FakeTelegram() as fake:
+        fake.group(GROUP, "Team")
+        result = run_cli(
+            "digest", "--post", "telegram", "--report", "--out", str(tmp_path / "out"),
+            env={**fake.env(), "HILBOT_CONFIG": str(tmp_path / "hilbot.toml")},
+        )
+        assert result.returncode == 0, result.stderr
+        [(chat, png, _)] = fake.photos
+        [(chat, html, caption)] = fake.documents
+    assert chat == GROUP and png.startswith(b"\x89PNG")
+    assert html.startswith(b"<!doctype html>") and b"Content-Security-Policy" in html
+    assert b"demo-docs-search" in html and caption and "dashboard" in caption
+    assert (tmp_path / "out" / "report.html").read_bytes() == html

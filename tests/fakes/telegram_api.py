@@ -344,6 +344,8 @@ class FakeTelegram(Waits):
     """callback_query_id → ``time.monotonic()`` of the tap."""
     photos: list[tuple[int | str, bytes, str | None]] = field(default_factory=list, repr=False)
     """(chat_id, bytes, caption) of every photo sent."""
+    documents: list[tuple[int | str, bytes, str | None]] = field(default_factory=list, repr=False)
+    """Each sendDocument: (chat id, the file's bytes, its caption)."""
     commands: list[Json] = field(default_factory=list, repr=False)
     """The last setMyCommands list."""
     webhook_url: str = ""
@@ -391,6 +393,7 @@ class FakeTelegram(Waits):
                 "getWebhookInfo": self._webhook_info,
                 "sendMessage": self._send_message,
                 "sendPhoto": self._send_photo,
+                "sendDocument": self._send_document,
                 "editMessageText": self._edit_text,
                 "editMessageCaption": self._edit_caption,
                 "editMessageReplyMarkup": self._edit_markup,
@@ -855,6 +858,21 @@ class FakeTelegram(Waits):
         message = self._send(chat_id, params, {"photo": [photo]} | caption | entities)
         self._files[file_id] = data
         self.photos.append((chat_id, data, params.get("caption")))
+        return message
+
+    def _send_document(self, params: Json) -> Json:
+        """sendDocument: a general file (the Bot API's Document object in the message)."""
+        chat_id = self._writable_chat(params)
+        data = self._photo_bytes(params.get("document"))
+        if not data:
+            raise bad_request("file must be non-empty")
+        caption, entities = self._caption(params)
+        file_id = f"BQAC{next(self._file_ids):08d}"
+        document = {"file_id": file_id, "file_unique_id": f"AgAD{file_id[4:]}",
+                    "file_size": len(data)}
+        message = self._send(chat_id, params, {"document": document} | caption | entities)
+        self._files[file_id] = data
+        self.documents.append((chat_id, data, params.get("caption")))
         return message
 
     def _photo_bytes(self, photo: Any) -> bytes:

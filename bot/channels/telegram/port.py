@@ -156,11 +156,17 @@ class TelegramPort:
             )
 
     async def send_file(self, chat: Chat, data: bytes, name: str, caption: str) -> None:
-        """A photo (the digest's chart)."""
+        """A PNG as a photo (the digest's chart); any other file as a document (the report)."""
         async with _translated():
-            await self.bot.send_photo(
-                int(chat.id), data, caption=render.escape(caption), parse_mode=HTML
-            )
+            if name.lower().endswith(".png"):
+                await self.bot.send_photo(
+                    int(chat.id), data, caption=render.escape(caption), parse_mode=HTML
+                )
+            else:
+                await self.bot.send_document(
+                    int(chat.id), data, filename=name, caption=render.escape(caption),
+                    parse_mode=HTML,
+                )
 
     async def private_chat(self, user_id: str) -> Chat:
         """On Telegram a user's private chat with the bot has the user's id."""

@@ -388,6 +388,26 @@ def test_digest_posts_text_and_chart_to_a_slack_channel(tmp_path, demo_store):
         assert upload.channel == "C0GROUP" and upload.data.startswith(b"\x89PNG")
 
 
+def test_digest_attaches_the_dashboard_report_in_slack(tmp_path, demo_store):
+    from tests.bot.test_digest_cli import _rate
+
+    _rate(demo_store)
+    (tmp_path / "hilbot.toml").write_text('[slack.digest]\nchats = ["C0GROUP"]\n')
+    with FakeSlack() as fake:
+        fake.channel("C0GROUP", "reviewers")
+        out = invoke(
+            "digest",
+            "--post",
+            "slack",
+            "--report",
+            env=_env(fake, tmp_path, HILBOT_DATA_DIR=str(demo_store.root)),
+        )
+        assert out.exit_code == 0, out
+        chart, report = fake.uploads
+    assert chart.data.startswith(b"\x89PNG") and report.channel == "C0GROUP"
+    assert report.filename == "hilbot-report.html" and report.data.startswith(b"<!doctype html>")
+
+
 def test_digest_to_slack_without_channels_says_where_to_set_them(tmp_path, demo_store):
     (tmp_path / "hilbot.toml").write_text("")
     with FakeSlack() as fake:
