@@ -136,10 +136,12 @@ def intervals(
             axes.plot([lo, hi], [y, y], color=PALETTE[0], linewidth=2)
         if v is not None:
             axes.plot([v], [y], "o", color=PALETTE[1], markersize=5)
-    for x, name in lines:
+    for x, _ in lines:
         axes.axvline(x, color=GRID, linewidth=0.8, linestyle="--")
-        axes.annotate(name, (x, 1.0), xycoords=("data", "axes fraction"), fontsize=7,
-                      rotation=90, va="top", ha="right", color=GRID)
+    if lines:  # the lines' names above the plot, clear of its rows
+        top = axes.secondary_xaxis("top")
+        top.set_xticks([x for x, _ in lines], [label(name) for _, name in lines])
+        top.tick_params(labelsize=7, length=0)
     axes.set_yticks(range(len(rows)), [label(r[0]) for r in reversed(rows)])
     axes.set_xlabel(xlabel)
     if xlim:
@@ -175,16 +177,27 @@ def heatmap(
                         aspect="auto")
     if side <= 30:
         for (r, c), v in np.ndenumerate(grid):
-            shade = (v - low) / ((high - low) or 1) if np.isfinite(v) else 0.0
-            text = "–" if not np.isfinite(v) else (f"{v:.{digits}f}" if digits else f"{v:.0f}")
-            axes.text(c, r, text, ha="center", va="center", fontsize=7,
-                      color="#000000" if shade > 0.55 else "#ffffff")
+            cell = axes.text(c, r, _cell_text(v, digits), ha="center", va="center", fontsize=7,
+                             color=_cell_ink(v, low, high))
+            cell.set_in_layout(False)  # 900 labels measured by the layout: seconds, for nothing
     axes.set_xticks(range(len(columns)), [label(c) for c in columns], rotation=45, ha="right")
     axes.set_yticks(range(len(rows)), [label(r) for r in rows])
     axes.set_xlabel(xlabel)
     axes.set_ylabel(ylabel)
     fig.colorbar(image, ax=axes, shrink=0.8)
     return to_chart(fig, alt)
+
+
+def _cell_text(value: float, digits: int) -> str:
+    if not math.isfinite(value):
+        return "–"
+    return f"{round(value, digits) + 0.0:.{digits}f}"  # never "-0.00"
+
+
+def _cell_ink(value: float, low: float, high: float) -> str:
+    if not math.isfinite(value):
+        return INK  # an empty cell shows the page's background: its dash in the page's text colour
+    return "#000000" if (value - low) / ((high - low) or 1) > 0.55 else "#ffffff"
 
 
 @styled

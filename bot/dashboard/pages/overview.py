@@ -24,7 +24,7 @@ def overview(data: "DashboardData", query: Query) -> list[Section]:
     from analysis.digest import run_progress
 
     frames = data.frames
-    progress = run_progress(frames, data.config)
+    progress = run_progress(frames, data.config, list(frames.runs["run_id"]))
     sections = [_runs(progress, data.config.review.k), _reviewers(frames)]
     if any(p.ratings for p in progress):
         sections.append(_human_vs_ai(progress))
