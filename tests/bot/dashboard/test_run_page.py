@@ -83,4 +83,4 @@ def test_the_adjudication_state_follows_the_log(panel: Store, config) -> None:
 def test_an_unknown_run_lists_the_runs(panel: Store, config) -> None:
     data = DashboardData(panel, config)
     [section] = pages.get("run").build(data, {"run": "nope"})
-    assert section.heading == "Run not found" and {l.text for l in section.links} >= {PANEL_RUN}
+    assert section.heading == "Run not found" and {link.text for link in section.links} >= {PANEL_RUN}
