@@ -63,6 +63,7 @@ from .vocabulary import (
 )
 
 if TYPE_CHECKING:  # pandas and the configuration are imported when the analysis runs
+    import numpy as np
     import pandas as pd
 
     from evaluation.config import HilbotConfig
@@ -228,14 +229,24 @@ def _tag(tag: str, rows: pd.DataFrame, total: int) -> ConcernStats:
     return ConcernStats(tag, len(rows), share, fields["mean_score"], fields["success_rate"])
 
 
+def _windowed(
+    rated: pd.DataFrame, anchor: pd.Timestamp, days: int, count: int
+) -> tuple[pd.DataFrame, "np.ndarray", "np.ndarray"]:
+    """The timed ratings, each one's window (−1: in none) and the ratings per window."""
+    import numpy as np
+    import pandas as pd
+
+    timed = rated[rated["timestamp"].notna()]
+    index = ((timed["timestamp"] - anchor) // pd.Timedelta(days=days)).astype(int).to_numpy()
+    index = np.where((index >= 0) & (index < count), index, -1)
+    return timed, index, np.bincount(index[index >= 0], minlength=count)
+
+
 def _windows(
     rated: pd.DataFrame, anchor: pd.Timestamp, days: int, count: int
 ) -> tuple[Window, ...]:
     """The ratings per window; ratings without a time are in none."""
-    import pandas as pd
-
-    timed = rated[rated["timestamp"].notna()]
-    index = ((timed["timestamp"] - anchor) // pd.Timedelta(days=days)).astype(int)
+    timed, index, _ = _windowed(rated, anchor, days, count)
     return tuple(
         _window(timed[index == i], anchor + timedelta(days=i * days), days) for i in range(count)
     )
@@ -253,10 +264,9 @@ def _window(rows: pd.DataFrame, start: pd.Timestamp, days: int) -> Window:
 
 
 def _regression(
-    key: tuple, windows: tuple[Window, ...], min_ratings: int, min_drop: float
+    key: tuple, earlier: Window, recent: Window, min_drop: float
 ) -> Regression | None:
-    full = [w for w in windows if w.n >= min_ratings]
-    earlier, recent = full[0], full[-1]
+    """The first and the last window with enough ratings, compared."""
     before, now = earlier.success_rate, recent.success_rate
     if isinstance(before, Undefined) or isinstance(now, Undefined):
         return None  # an empty window (min_ratings 0) has no rate to drop from or to
@@ -283,10 +293,15 @@ def _regressions(
 ) -> tuple[tuple[Regression, ...], int]:
     found, checked = [], 0
     for key, rows in rated.groupby(["category", "source_type"], dropna=False, sort=False):
-        windows = _windows(rows, anchor, days, count)
-        if sum(w.n >= min_ratings for w in windows) >= 2:
+        timed, index, sizes = _windowed(rows, anchor, days, count)
+        full = [int(i) for i in (sizes >= min_ratings).nonzero()[0]]
+        if len(full) >= 2:  # only the first and the last full window are compared: only they made
             checked += 1
-            found.append(_regression(key, windows, min_ratings, min_drop))
+            earlier, recent = (
+                _window(timed[index == i], anchor + timedelta(days=i * days), days)
+                for i in (full[0], full[-1])
+            )
+            found.append(_regression(key, earlier, recent, min_drop))
     made = [r for r in found if r is not None]
     return tuple(
         sorted(made, key=lambda r: (-r.drop, str(r.category), str(r.source_type)))
