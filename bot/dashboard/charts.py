@@ -143,6 +143,7 @@ def intervals(
         top.set_xticks([x for x, _ in lines], [label(name) for _, name in lines])
         top.tick_params(labelsize=7, length=0)
     axes.set_yticks(range(len(rows)), [label(r[0]) for r in reversed(rows)])
+    axes.set_ylim(-0.6, len(rows) - 0.4)  # the first and last rows' dots clear of the frame
     axes.set_xlabel(xlabel)
     if xlim:
         axes.set_xlim(*xlim)

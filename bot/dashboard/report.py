@@ -39,6 +39,7 @@ def write_report(store: "Store", config: "HilbotConfig", path: str | Path) -> Pa
     html = report_html(store, config).encode("utf-8")
     try:
         handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+        os.fchmod(handle, _mode(target))
         with os.fdopen(handle, "wb") as out:
             out.write(html)
             out.flush()
@@ -49,6 +50,16 @@ def write_report(store: "Store", config: "HilbotConfig", path: str | Path) -> Pa
             f"cannot write {target}: {exc.strerror or exc}", fix="choose a path you can write"
         ) from None
     return target
+
+
+def _mode(target: Path) -> int:
+    """The replaced file's permissions, or a new file's as ``open`` would make it (the umask)."""
+    try:
+        return target.stat().st_mode & 0o777
+    except FileNotFoundError:
+        mask = os.umask(0o022)
+        os.umask(mask)
+        return 0o666 & ~mask
 
 
 __all__ = ["report_html", "write_report"]

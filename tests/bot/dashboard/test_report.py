@@ -30,8 +30,9 @@ def test_the_report_holds_every_page_and_needs_nothing_else(demo_store, run_cli,
                  "page-run-demo-docs-search", "page-run-demo-rag-answers"):
         assert f'id="{page}"' in html, page
     # nothing is fetched: no src or href leaves the file, no stylesheet or script is linked
-    assert not re.search(r'\b(?:src|href)="(?!#|data:image/png;base64,)', html)
-    assert "<link " not in html and "@import" not in html
+    assert not re.search(r'\b(?:src|href)="(?!#|data:image/png;base64,|data:,")', html)
+    assert re.findall(r"<link [^>]*>", html) == ['<link rel="icon" href="data:,">']  # no request
+    assert "@import" not in html
     # the one inline script is allowed by its hash, and by nothing else
     script = static_text("dashboard.js")
     digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
@@ -70,3 +71,9 @@ def test_the_report_replaces_a_file_whole(demo_store, run_cli, tmp_path: Path):
     text = target.read_text()
     assert text.startswith("<!doctype html>") and "old old" not in text
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".report")] == []
+    target.chmod(0o640)
+    assert run_cli("report", "--html", str(target)).exit_code == 0
+    assert target.stat().st_mode & 0o777 == 0o640  # a replaced report keeps its permissions
+    fresh = tmp_path / "fresh.html"
+    assert run_cli("report", "--html", str(fresh)).exit_code == 0
+    assert fresh.stat().st_mode & 0o044 == 0o044  # a new one is readable as any new file
