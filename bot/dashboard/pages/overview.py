@@ -82,8 +82,14 @@ def _runs(progress: "list[RunProgress]", k: int) -> Section:
         xlabel=f"share of items with {k} or more ratings",
         xlim=(0, 1),
     )
+    pairs = f"{len(progress)} run and dimension pair" + ("s" if len(progress) != 1 else "")
+    runs = list(dict.fromkeys(p.run_id for p in progress))[:50]
     return Section(
-        "Runs", text=(f"{len(progress)} run and dimension pairs.",), chart=chart, table=table
+        "Runs",
+        text=(f"{pairs}; each run's page lists its items.",),
+        chart=chart,
+        table=table,
+        links=[Link(f"run {run}", "run/" + run) for run in runs],
     )
 
 
