@@ -25,14 +25,14 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
+from aiohttp import web
+
 from evaluation.scrub import scrub
 
 from .errors import DashboardError
 from .html import CSP_LIVE, STATIC, static_text
 
 if TYPE_CHECKING:
-    from aiohttp import web
-
     from evaluation import HilbotConfig, Store
 
     from .data import DataCache
@@ -115,8 +115,6 @@ def _token_ok(request: "web.Request", token: str) -> bool:
 
 
 def _guard(setting: Settings) -> Callable[..., Awaitable[Any]]:
-    from aiohttp import web
-
     @web.middleware
     async def guard(request: "web.Request", handler: Callable[..., Awaitable[Any]]) -> Any:
         if request.method not in ("GET", "HEAD"):
@@ -173,10 +171,16 @@ class Pages:
                 self._built[key] = live_page(data, name, query, version(data.state))
             return self._built[key]
 
+    def warm(self) -> None:
+        """Build the overview now (at start), so the first request is answered from it; a failure
+        here is left to that request to report."""
+        try:
+            self._html("overview", {})
+        except Exception:  # noqa: BLE001 - the request that asks for the page reports it
+            pass
+
     async def page(self, request: "web.Request") -> "web.Response":
         """``/`` (the overview), ``/NAME`` and ``/run/RUN``."""
-        from aiohttp import web
-
         from evaluation.registry import UnknownName
 
         from .page import pages
@@ -196,8 +200,6 @@ class Pages:
 
     async def static(self, request: "web.Request") -> "web.Response":
         """``/static/dashboard.css`` and ``/static/dashboard.js``."""
-        from aiohttp import web
-
         file = request.match_info["file"]
         if file not in STATIC:
             raise web.HTTPNotFound(text="no such file\n")
@@ -206,15 +208,11 @@ class Pages:
 
     async def version(self, request: "web.Request") -> "web.Response":
         """``/api/version``: changes whenever a log or run file changes."""
-        from aiohttp import web
-
         return web.json_response({"version": self.cache.version()})
 
     async def analysis(self, request: "web.Request") -> "web.Response":
         """``/api/NAME.json``: the report the charts of a page come from, as
         ``hilbot analyze NAME --format json`` prints it."""
-        from aiohttp import web
-
         from .data import READ_ONLY
 
         name = request.match_info["analysis"]
@@ -231,14 +229,17 @@ class Pages:
             return self.cache.get().report(name)
 
 
+PAGES = web.AppKey("pages", Pages)
+"""Where the application keeps its :class:`Pages`."""
+
+
 def application(store: "Store", config: "HilbotConfig", setting: Settings) -> "web.Application":
     """The aiohttp application (not started)."""
-    from aiohttp import web
-
     from .data import DataCache
 
     handlers = Pages(DataCache(store, config))
     app = web.Application(middlewares=[_guard(setting)])
+    app[PAGES] = handlers
     app.router.add_get("/", handlers.page)
     app.router.add_get("/static/{file}", handlers.static)
     app.router.add_get("/api/version", handlers.version)
@@ -256,8 +257,6 @@ async def serve(
     stop: "asyncio.Event | None" = None,
 ) -> None:
     """Serve until ``stop`` is set (or forever); ``ready`` gets the URL once listening."""
-    from aiohttp import web
-
     runner = web.AppRunner(application(store, config, setting), access_log=None)
     await runner.setup()
     try:
@@ -271,9 +270,13 @@ async def serve(
             ) from None
         port = runner.addresses[0][1] if runner.addresses else setting.port
         shown = f"[{setting.host}]" if ":" in setting.host else setting.host
+        warming = asyncio.get_running_loop().run_in_executor(
+            None, runner.app[PAGES].warm
+        )  # the overview built while the user opens it: the first request finds it ready
         if ready is not None:
             ready(f"http://{shown}:{port}/")
         await (stop.wait() if stop is not None else asyncio.Event().wait())
+        await warming
     finally:
         await runner.cleanup()
 
