@@ -196,9 +196,30 @@ def _cell_text(value: float, digits: int) -> str:
 
 
 def _cell_ink(value: float, low: float, high: float) -> str:
+    """Black or white, whichever contrasts more with the cell's colour (WCAG's ratio)."""
     if not math.isfinite(value):
         return INK  # an empty cell shows the page's background: its dash in the page's text colour
-    return "#000000" if (value - low) / ((high - low) or 1) > 0.55 else "#ffffff"
+    from matplotlib import colormaps
+
+    red, green, blue, _ = colormaps[HEATMAP]((value - low) / ((high - low) or 1))
+    light = luminance((red, green, blue))
+    return "#000000" if (light + 0.05) / 0.05 >= 1.05 / (light + 0.05) else "#ffffff"
+
+
+def luminance(rgb: tuple[float, float, float]) -> float:
+    """WCAG's relative luminance of an sRGB colour (each channel 0–1)."""
+
+    def linear(c: float) -> float:
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+    red, green, blue = (linear(c) for c in rgb)
+    return 0.2126 * red + 0.7152 * green + 0.0722 * blue
+
+
+def contrast(one: tuple[float, float, float], other: tuple[float, float, float]) -> float:
+    """WCAG's contrast ratio of two sRGB colours (1–21; AA asks 4.5 of text)."""
+    light, dark = sorted((luminance(one), luminance(other)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
 
 
 @styled
@@ -300,4 +321,4 @@ def lines(
 
 
 __all__ = ["GRID", "HEATMAP", "INK", "PALETTE", "bars", "figure", "heatmap", "intervals",
-           "label", "lines", "scatter", "styled", "to_chart"]
+           "contrast", "label", "lines", "luminance", "scatter", "styled", "to_chart"]

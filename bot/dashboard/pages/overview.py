@@ -25,7 +25,8 @@ def overview(data: "DashboardData", query: Query) -> list[Section]:
 
     frames = data.frames
     progress = run_progress(frames, data.config, list(frames.runs["run_id"]))
-    sections = [_runs(progress, data.config.review.k), _reviewers(frames)]
+    rated = frames.ratings.groupby(["run_id", "dimension"])["item_id"].nunique().to_dict()
+    sections = [_runs(progress, data.config.review.k, rated), _reviewers(frames)]
     if any(p.ratings for p in progress):
         sections.append(_human_vs_ai(progress))
     sections += [_synthesis(data), _alerts(data)]
@@ -38,12 +39,14 @@ def _share(part: int, whole: int) -> float | None:
     return part / whole if whole else None
 
 
-def _runs(progress: "list[RunProgress]", k: int) -> Section:
+def _runs(progress: "list[RunProgress]", k: int, rated: dict[tuple[str, str], int]) -> Section:
+    """Each run and dimension: items, rated (a rating or more), complete (``k`` or more)."""
     rows = [
         (
             Link(p.run_id, "run/" + p.run_id),
             p.dimension,
             p.items,
+            int(rated.get((p.run_id, p.dimension), 0)),
             p.rated_items,
             _share(p.rated_items, p.items),
             p.ratings,
@@ -56,11 +59,13 @@ def _runs(progress: "list[RunProgress]", k: int) -> Section:
         for p in progress
     ]
     table = Table(
-        f"Progress per run and dimension: items with at least k = {k} current ratings",
+        f"Progress per run and dimension: items rated (a current rating or more) and complete "
+        f"(k = {k} or more)",
         (
             "run",
             "dimension",
             "items",
+            "rated",
             f"complete (k={k})",
             "share complete",
             "ratings",

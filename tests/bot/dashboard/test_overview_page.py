@@ -22,10 +22,20 @@ def test_every_run_is_listed_with_its_progress(store: Store, config) -> None:
     assert set(listed) == {"demo-docs-search", "demo-rag-answers", PANEL_RUN}
     panel = listed[PANEL_RUN]
     assert panel[0].path == f"run/{PANEL_RUN}"
-    # 18 items, each rated by the panel's three reviewers: all complete at k = 1
-    assert panel[2:8] == (18, 18, 1.0, 54, 0, 3)
-    assert listed["demo-docs-search"][3] == 0 and listed["demo-docs-search"][5] == 0
+    # 18 items, each rated by the panel's three reviewers: all rated, all complete at k = 1
+    assert panel[2:9] == (18, 18, 18, 1.0, 54, 0, 3)
+    assert listed["demo-docs-search"][3:5] == (0, 0) and listed["demo-docs-search"][6] == 0
     assert f"{PANEL_RUN} · overall" in runs.chart.svg
+
+
+def test_rated_and_complete_differ_when_k_asks_for_more(store: Store) -> None:
+    from evaluation import load_config
+
+    build_demo(store, panel=True)
+    config = load_config(None).model_copy(deep=True)
+    config.review.k = 4  # the panel has three reviewers: every item rated, none complete
+    row = next(r for r in _sections(store, config)["Runs"].table.rows if r[0].text == PANEL_RUN)
+    assert row[3:6] == (18, 0, 0.0)
 
 
 def test_the_human_and_ai_averages_are_the_digests(store: Store, config) -> None:
