@@ -18,6 +18,7 @@ from urllib.parse import quote
 
 from .. import charts
 from ..page import Cell, Link, Query, Section, Table, interval, page, slug, unavailable
+from ..values import bounds, cell, number
 
 if TYPE_CHECKING:
     from ..data import DashboardData
@@ -68,37 +69,14 @@ def agreement(data: DashboardData, query: Query) -> list[Section]:
 # ------------------------------------------------------------------------------- report values
 
 
-def number(value: Any) -> float | None:
-    """A report's value as a number; None when it is undefined (``{"undefined": why}``)."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    return None
-
-
-def shown(value: Any) -> Cell:
-    """A report's value as a table cell: the number, or ``undefined (why)``."""
-    if isinstance(value, dict) and "undefined" in value:
-        return f"undefined ({value['undefined']})"
-    return number(value)
-
-
-def bounds(value: Any) -> tuple[float, float] | None:
-    """A report's interval ``[low, high]`` as numbers; None when undefined."""
-    if isinstance(value, (list, tuple)) and len(value) == 2:
-        low, high = number(value[0]), number(value[1])
-        if low is not None and high is not None:
-            return low, high
-    return None
-
-
 def drawn(estimate: Mapping[str, Any]) -> tuple[tuple[Any, Any], str]:
     """The interval a chart draws for an estimate and which one it is: the percentile
     bootstrap's when there is one (as the command's summary shows), else the analytic one;
     ``(None, None)`` and ``–`` when neither is defined."""
     for key, kind in (("bootstrap_ci", "bootstrap"), ("ci", "analytic")):
-        found = bounds(estimate.get(key))
-        if found is not None:
-            return found, kind
+        low, high = bounds(estimate.get(key))
+        if low is not None and high is not None:
+            return (low, high), kind
     return (None, None), "–"
 
 
@@ -137,7 +115,7 @@ def _overview_row(name: str, dimension: Mapping[str, Any]) -> list[Cell]:
     return [
         name,
         f"alpha.{level}",
-        shown(alpha.get("value")),
+        cell(alpha.get("value")),
         interval(low, high),
         kind,
         alpha.get("band"),
@@ -241,7 +219,7 @@ def forest(rows: Sequence[Row], family: str, alt: str) -> tuple[charts.Chart, Ta
             [
                 path,
                 name,
-                shown(estimate.get("value")),
+                cell(estimate.get("value")),
                 interval(low, high),
                 kind,
                 estimate.get("band"),
@@ -260,7 +238,7 @@ def _forest_section(
     name = dimension["dimension"]
     anchor = slug(f"{family} {name}")
     if not any(number(estimate.get("value")) is not None for _, _, estimate in rows):
-        why = shown(rows[0][2].get("value")) if rows else "no coefficient"
+        why = cell(rows[0][2].get("value")) if rows else "no coefficient"
         return Section(heading, text=(f"Nothing to draw on {name}: {why}.",), id=anchor)
     what = "κ-type coefficients" if family == "kappa" else "Krippendorff's α"
     chart, table = forest(rows, family, f"{what} of {name} with their 95% intervals")
@@ -343,11 +321,11 @@ def _pair_row(pair: Mapping[str, Any], weights: str) -> list[Cell]:
         pair["reviewer_a"],
         pair["reviewer_b"],
         pair["n_shared"],
-        shown(kappa.get("value")),
+        cell(kappa.get("value")),
         interval(low, high),
         kind,
         kappa.get("band"),
-        shown(pair_kappa(pair, weights).get("value")),
+        cell(pair_kappa(pair, weights).get("value")),
     ]
 
 
@@ -453,15 +431,12 @@ __all__ = [
     "agreement",
     "alpha_rows",
     "bands_text",
-    "bounds",
     "called_for",
     "drawn",
     "forest",
     "kappa_rows",
     "most_active",
-    "number",
     "pair_kappa",
     "pair_matrix",
-    "shown",
     "thresholds",
 ]

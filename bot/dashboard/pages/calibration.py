@@ -19,6 +19,7 @@ from urllib.parse import quote
 
 from .. import charts
 from ..page import Cell, Link, Query, Section, Table, interval, page, unavailable
+from ..values import bounds, cell, number
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -68,28 +69,6 @@ def calibration(data: DashboardData, query: Query) -> list[Section]:
 # ------------------------------------------------------------------------------- report values
 
 
-def number(value: Any) -> float | None:
-    """A report's value as a number; None when it is undefined (``{"undefined": why}``)."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    return None
-
-
-def shown(value: Any) -> Cell:
-    """A report's value as a table cell: the number, or ``undefined (why)``."""
-    if isinstance(value, dict) and "undefined" in value:
-        return f"undefined ({value['undefined']})"
-    return number(value)
-
-
-def ci_bounds(ci: Any) -> tuple[Any, Any]:
-    """A correlation's interval (``{"low": …, "high": …, "level", "method"}``) as ``(low,
-    high)``; ``(None, None)`` when undefined."""
-    if isinstance(ci, Mapping) and "low" in ci and "high" in ci:
-        return number(ci["low"]), number(ci["high"])
-    return None, None
-
-
 def group_name(key: Mapping[str, Any]) -> str:
     """A group's key as a label: its values (``overall``; ``overall, 290ab7ea20c5`` for two); a
     missing one (an item without a prompt hash, say) is ``none``."""
@@ -126,13 +105,13 @@ def _overview_row(group: Mapping[str, Any]) -> list[Cell]:
     return [
         group_name(group["key"]),
         group["n"],
-        shown(categories["kappa"]),
-        shown(categories["weighted_kappa"]),
-        shown(categories["observed"]),
-        shown(pass_fail["kappa"]),
-        shown(group["mean_ai"]),
-        shown(group["mean_human"]),
-        shown(group["mean_delta"]),
+        cell(categories["kappa"]),
+        cell(categories["weighted_kappa"]),
+        cell(categories["observed"]),
+        cell(pass_fail["kappa"]),
+        cell(group["mean_ai"]),
+        cell(group["mean_human"]),
+        cell(group["mean_delta"]),
     ]
 
 
@@ -199,9 +178,9 @@ def correlation_rows(groups: Sequence[Mapping[str, Any]]) -> list[list[Cell]]:
                 [
                     name,
                     symbol,
-                    shown(found["coefficient"]),
-                    interval(*ci_bounds(found["ci"])),
-                    shown(found["p_value"]),
+                    cell(found["coefficient"]),
+                    interval(*bounds(found["ci"])),
+                    cell(found["p_value"]),
                     found["n"],
                 ]
             )
@@ -217,7 +196,7 @@ def _correlations(document: Mapping[str, Any], by: str, what: str) -> Section:
         (
             f"{symbol} {group_name(group['key'])}",
             number(group[key]["coefficient"]),
-            *ci_bounds(group[key]["ci"]),
+            *bounds(group[key]["ci"]),
         )
         for group in groups
         for symbol, key in (("ρ", "spearman"), ("τ", "kendall"))
@@ -256,7 +235,7 @@ def confusion_of(group: Mapping[str, Any]) -> tuple[Mapping[str, Any], str]:
     matrix = group["categories"]["confusion"]
     if isinstance(matrix, Mapping) and "labels" in matrix:
         return matrix, "categories"
-    why = shown(matrix) if isinstance(matrix, Mapping) else "no categories"
+    why = cell(matrix) if isinstance(matrix, Mapping) else "no categories"
     return group["pass_fail"]["confusion"], f"PASS/FAIL (no categories: {why})"
 
 
@@ -286,7 +265,7 @@ def _confusion(name: str, group: Mapping[str, Any]) -> Section:
 
 def _figure(value: Any) -> str:
     found = number(value)
-    return f"{found:.3f}" if found is not None else str(shown(value))
+    return f"{found:.3f}" if found is not None else str(cell(value))
 
 
 # ------------------------------------------------------------------------------- scatter
@@ -315,7 +294,7 @@ def _scatter(name: str, group: Mapping[str, Any], items: pd.DataFrame) -> Sectio
             f"One dot per item ({len(found)}): the AI's score across, the human score (the gold "
             f"label) up; dots moved by up to {JITTER} so equal scores stay apart. Dashed: AI = "
             f"human. Spearman's ρ {_figure(spearman['coefficient'])} "
-            f"{interval(*ci_bounds(spearman['ci']))}; human − AI on average "
+            f"{interval(*bounds(spearman['ci']))}; human − AI on average "
             f"{_figure(group['mean_delta'])}. The table lists the largest gaps first.",
         ),
         chart=charts.scatter(
@@ -339,13 +318,10 @@ __all__ = [
     "JITTER",
     "POINT_COLUMNS",
     "calibration",
-    "ci_bounds",
     "confusion_of",
     "correlation_rows",
     "gold_text",
     "group_name",
-    "number",
     "points",
     "scored_items",
-    "shown",
 ]

@@ -21,7 +21,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Sequence
 
 from .. import charts
-from ..page import Cell, Query, Section, Table, interval, page, unavailable
+from ..page import Cell, Query, Section, Table, page, unavailable
+from ..values import bounds, cell, number, span
 
 if TYPE_CHECKING:
     from ..data import DashboardData
@@ -41,35 +42,6 @@ OVERALL = "all ratings"
 
 
 # ------------------------------------------------------------------------------- report values
-
-
-def cell(value: Any) -> Cell:
-    """A report's figure as a table cell: a number as it is, an undefined statistic as
-    ``undefined (reason)``, a flag as yes or no."""
-    if isinstance(value, dict) and "undefined" in value:
-        return f"undefined ({value['undefined']})"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if value is None or isinstance(value, (str, int, float)):
-        return value
-    return str(value)
-
-
-def bounds(ci: Any) -> tuple[Any, Any]:
-    """An interval of the report (``{"low", "high", …}``) as (low, high); (None, None) when it is
-    undefined."""
-    return (ci.get("low"), ci.get("high")) if isinstance(ci, dict) else (None, None)
-
-
-def span(ci: Any) -> str:
-    """An interval of the report as the reports write it (``[0.123, 0.456]``, or ``–``)."""
-    return interval(*bounds(ci))
-
-
-def real(value: Any) -> float | None:
-    """A defined number of the report, else None (an undefined statistic, a flag, nothing)."""
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-    return float(value) if ok else None
 
 
 def when(text: str) -> datetime:
@@ -137,7 +109,7 @@ def monotonicity_lines(document: dict[str, Any]) -> list[str]:
         for b in m["breaks"]
     ]
     s = document["spearman"]
-    coefficient = real(s["coefficient"])
+    coefficient = number(s["coefficient"])
     rho = f"{coefficient:.3f}" if coefficient is not None else cell(s["coefficient"])
     lines.append(
         f"Spearman ρ ({feature} against the item's mean human score): {rho}, 95% CI "
@@ -285,7 +257,7 @@ def drift_series(dim: dict[str, Any]) -> tuple[dict[str, Sequence[tuple[Any, Any
         OVERALL: [
             (when(w["start"]), w["success_rate"])
             for w in dim["drift"]
-            if real(w["success_rate"]) is not None
+            if number(w["success_rate"]) is not None
         ]
     }
     marked = []

@@ -13,7 +13,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .. import charts
-from ..page import Cell, Query, Section, Table, interval, page, unavailable
+from ..page import Cell, Query, Section, Table, page, unavailable
+from ..values import bounds, cell, span
 
 if TYPE_CHECKING:
     from ..data import DashboardData
@@ -27,28 +28,6 @@ COMMAND = "hilbot analyze triage"
 
 
 # ------------------------------------------------------------------------------- report values
-
-
-def cell(value: Any) -> Cell:
-    """A report's figure as a table cell: a number as it is, an undefined statistic as
-    ``undefined (reason)``, a flag as yes or no."""
-    if isinstance(value, dict) and "undefined" in value:
-        return f"undefined ({value['undefined']})"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if value is None or isinstance(value, (str, int, float)):
-        return value
-    return str(value)
-
-
-def bounds(ci: Any) -> tuple[Any, Any]:
-    """An interval of the report as (low, high); (None, None) when it is undefined."""
-    return (ci.get("low"), ci.get("high")) if isinstance(ci, dict) else (None, None)
-
-
-def span(ci: Any) -> str:
-    """An interval of the report as the reports write it (``[0.123, 0.456]``, or ``–``)."""
-    return interval(*bounds(ci))
 
 
 def share(value: Any) -> str:
