@@ -142,8 +142,15 @@ def intervals(
         top = axes.secondary_xaxis("top")
         top.set_xticks([x for x, _ in lines], [label(name) for _, name in lines])
         top.tick_params(labelsize=7, length=0)
-    axes.set_yticks(range(len(rows)), [label(r[0]) for r in reversed(rows)])
     axes.set_ylim(-0.6, len(rows) - 0.4)  # the first and last rows' dots clear of the frame
+    return _rows_chart(fig, axes, [r[0] for r in reversed(rows)], xlabel, xlim, alt)
+
+
+def _rows_chart(
+    fig: Any, axes: Any, names: Sequence[str], xlabel: str, xlim: Any, alt: str
+) -> Chart:
+    """A chart of one row per name (bottom first), finished: names, x label and range, grid."""
+    axes.set_yticks(range(len(names)), [label(name) for name in names])
     axes.set_xlabel(xlabel)
     if xlim:
         axes.set_xlim(*xlim)
@@ -271,12 +278,7 @@ def bars(
         for y, v, (lo, hi) in zip(ys, values, errors):
             if _finite(lo) is not None and _finite(hi) is not None:
                 axes.plot([lo, hi], [y, y], color=INK, linewidth=1)
-    axes.set_yticks(ys, [label(name) for name, _ in rows])
-    axes.set_xlabel(xlabel)
-    if xlim:
-        axes.set_xlim(*xlim)
-    axes.grid(axis="x", color=GRID, linewidth=0.4, alpha=0.5)
-    return to_chart(fig, alt)
+    return _rows_chart(fig, axes, [name for name, _ in reversed(rows)], xlabel, xlim, alt)
 
 
 @styled
