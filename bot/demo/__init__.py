@@ -119,6 +119,8 @@ def run_demo(
     )
     echo(f"  They disagree on some items. Resolve them: {command} adjudicate {PANEL_RUN}")
     echo(f"  How well they agree: {command} analyze agreement --run {PANEL_RUN}")
+    echo(f"  All of it as web pages: {command} report --html report.html (or live: {command} "
+         "dashboard)")
     if interactive:
         review_run(store, config, SEARCH_RUN, reviewer=reviewer, on_issues=on_issues)
     else:

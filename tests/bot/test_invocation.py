@@ -71,3 +71,11 @@ def test_after_make_demo_the_printed_review_command_runs_without_an_activated_ve
     )
     assert listed.returncode == 0 and SEARCH_RUN in listed.stdout, listed.stderr
     assert "adjudicate demo-panel" in demo.stdout and f"{words[0]} --data-dir" in demo.stdout
+    [pages] = [line for line in demo.stdout.splitlines() if "report --html" in line]
+    printed = shlex.split(pages.split(": ", 1)[1].split(" (or live")[0])
+    assert printed == [str(HILBOT), "--data-dir", "demo data", "report", "--html", "report.html"]
+    report = subprocess.run(printed, capture_output=True, text=True, cwd=tmp_path, env=env,
+                            timeout=120)
+    assert report.returncode == 0, report.stderr
+    assert (tmp_path / "report.html").read_text().startswith("<!doctype html>")
+    assert f"{words[0]} --data-dir 'demo data' dashboard)" in pages
