@@ -15,6 +15,9 @@ if TYPE_CHECKING:
 
 RUN = "run"
 """The page that shows one run (``/run/RUN``)."""
+REPORT_LIMITS = {"rows": "500", "cards": "25"}
+"""A run's items and cards in the static report at most, so that a year's report can be posted
+(the live page shows up to 2,000 and 100)."""
 
 
 def navigation() -> list[Page]:
@@ -61,7 +64,7 @@ def report(data: "DashboardData", runs: Sequence[str] | None = None) -> str:
     of secrets."""
     built = [build(data, p.name, {}) for p in navigation()]
     run_ids = list(data.frames.runs["run_id"]) if runs is None else list(runs)
-    built[1:1] = [build(data, RUN, {"run": run_id}) for run_id in run_ids]
+    built[1:1] = [build(data, RUN, {"run": run_id, **REPORT_LIMITS}) for run_id in run_ids]
     nav = [(Link(p.title, p.name), False) for p in navigation()]
     html = render(
         built,
@@ -80,4 +83,4 @@ def error_section(message: str) -> Section:
     return Section("Not available", text=(message,))
 
 
-__all__ = ["RUN", "build", "error_section", "live_page", "navigation", "report"]
+__all__ = ["REPORT_LIMITS", "RUN", "build", "error_section", "live_page", "navigation", "report"]

@@ -26,6 +26,8 @@ CARDS = 100
 """Cards shown with their ratings (the first in the chosen order); the items table lists all."""
 ROWS = 2000
 """Rows of the items table at most."""
+LIMITS = {"rows": ROWS, "cards": CARDS}
+"""``?rows=`` and ``?cards=`` show fewer (the static report does, to stay small to post)."""
 
 
 @page("run", "Run", order=20, nav=False)
@@ -49,11 +51,21 @@ def run(data: "DashboardData", query: Query) -> list[Section]:
     items = _items(data, run_id, dimension)
     chosen = _filtered(items, query)
     chosen = _sorted(chosen, query.get("sort", "item"))
+    rows, cards = (_limit(query.get(name), most) for name, most in LIMITS.items())
     return [
-        _items_section(run_id, dimension, dimensions, items, chosen, query),
-        _cards_section(data, run_id, dimension, chosen),
+        _items_section(run_id, dimension, dimensions, items, chosen, query, rows),
+        _cards_section(data, run_id, dimension, chosen.head(cards)),
         _commands(run_id),
     ]
+
+
+def _limit(asked: str | None, most: int) -> int:
+    """A ``?rows=``/``?cards=`` value within 1 and ``most`` (``most`` when absent or not a
+    number)."""
+    try:
+        return max(1, min(int(asked or most), most))
+    except ValueError:
+        return most
 
 
 def _items(data: "DashboardData", run_id: str, dimension: str) -> "pd.DataFrame":
@@ -130,6 +142,7 @@ def _items_section(
     items: "pd.DataFrame",
     chosen: "pd.DataFrame",
     query: Query,
+    limit: int = ROWS,
 ) -> Section:
     keep = {
         "dimension": dimension if len(dimensions) > 1 else "",
@@ -164,7 +177,7 @@ def _items_section(
             r.concerns,
             r.adjudication,
         )
-        for r in chosen.head(ROWS).itertuples()
+        for r in chosen.head(limit).itertuples()
     ]
     table = Table(
         f"Items of {run_id} on {dimension}: AI score, mean human score, ratings, disagreement "
@@ -185,8 +198,8 @@ def _items_section(
         rows,
     )
     shown = f"{len(chosen)} of {len(items)} items"
-    if len(chosen) > ROWS:
-        shown += f" (the first {ROWS} listed)"
+    if len(chosen) > limit:
+        shown += f" (the first {limit} listed)"
     return Section(
         f"Items of {run_id}",
         text=(f"{shown}, on {dimension}.",),
@@ -216,7 +229,7 @@ def _cards_section(
     mine = ratings[(ratings["run_id"] == run_id) & (ratings["dimension"] == dimension)]
     by_item = {item: group for item, group in mine.groupby("item_id")}
     rows = []
-    for row in chosen.head(CARDS).itertuples():
+    for row in chosen.itertuples():
         item = run.item(row.item_id) if row.item_id in run.item_ids else None
         card = full_text(item) if item is not None else "(not in the run file)"
         rows.append(
@@ -230,7 +243,7 @@ def _cards_section(
     return Section(
         "Cards and ratings",
         text=(
-            f"The first {min(CARDS, len(chosen))} items in the order above: each card as the "
+            f"The first {len(chosen)} items in the order above: each card as the "
             "reviewer saw it (never the AI's verdict), then the ratings it got.",
         ),
         table=Table(

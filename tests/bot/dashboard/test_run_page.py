@@ -84,3 +84,13 @@ def test_an_unknown_run_lists_the_runs(panel: Store, config) -> None:
     data = DashboardData(panel, config)
     [section] = pages.get("run").build(data, {"run": "nope"})
     assert section.heading == "Run not found" and {link.text for link in section.links} >= {PANEL_RUN}
+
+
+def test_rows_and_cards_can_be_fewer_never_more(panel: Store, config) -> None:
+    fewer = _page(panel, config, rows="5", cards="2")
+    assert len(fewer["items"].table.rows) == 5 and len(fewer["cards"].table.rows) == 2
+    assert fewer["items"].text[0].startswith("18 of 18 items (the first 5 listed)")
+    for asked in ("0", "-3", "x", "100000"):
+        page = _page(panel, config, rows=asked, cards=asked)
+        assert len(page["items"].table.rows) >= 1 and len(page["cards"].table.rows) >= 1
+    assert len(_page(panel, config, rows="100000")["items"].table.rows) == 18
