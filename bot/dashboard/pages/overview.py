@@ -94,7 +94,7 @@ def _runs(progress: "list[RunProgress]", k: int, rated: dict[tuple[str, str], in
         text=(f"{pairs}; each run's page lists its items.",),
         chart=chart,
         table=table,
-        links=[Link(f"run {run}", "run/" + run) for run in runs],
+        links=[Link(run, "run/" + run) for run in runs],
     )
 
 
