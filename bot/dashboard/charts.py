@@ -28,6 +28,9 @@ INK = "#010203"
 """The colour matplotlib draws text and axes in; replaced by ``currentColor`` in the SVG."""
 GRID = "#8c8c8c"
 """Grid lines and reference lines: mid grey, visible on light and dark backgrounds."""
+RASTER_POINTS = 2000
+"""Above this many dots a scatter's dots are one embedded image (the axes stay text): 10,000
+dots as SVG shapes weigh a megabyte."""
 MAX_LABEL = 28
 """Characters of a label drawn on an axis (the table holds the whole text)."""
 
@@ -252,7 +255,8 @@ def scatter(
         if jitter:
             shake = np.random.default_rng(0).uniform(-jitter, jitter, size=xy.shape)
             xy = xy + shake
-        axes.scatter(xy[:, 0], xy[:, 1], s=12, alpha=0.6, color=PALETTE[0], linewidths=0)
+        axes.scatter(xy[:, 0], xy[:, 1], s=12, alpha=0.6, color=PALETTE[0], linewidths=0,
+                     rasterized=len(xy) > RASTER_POINTS)
     axes.set(xlabel=xlabel, ylabel=ylabel)
     return to_chart(fig, alt)
 

@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 JITTER = 0.01
 """How far (at most, on both axes) the scatter moves each point, so equal scores do not hide each
 other (the table holds the exact scores)."""
+POINT_ROWS = 500
+"""Points the table behind a scatter lists at most (the largest gaps; the chart draws all)."""
 GROUPINGS = (("metric", "AI metric"), ("prompt_hash", "judge prompt"))
 """The groupings beyond the dimension: the calibration's ``--by`` value and what it is in words."""
 CORRELATION_COLUMNS = ("statistic", "value", "95% CI", "p", "n")
@@ -295,7 +297,8 @@ def _scatter(name: str, group: Mapping[str, Any], items: pd.DataFrame) -> Sectio
             f"label) up; dots moved by up to {JITTER} so equal scores stay apart. Dashed: AI = "
             f"human. Spearman's ρ {_figure(spearman['coefficient'])} "
             f"{interval(*bounds(spearman['ci']))}; human − AI on average "
-            f"{_figure(group['mean_delta'])}. The table lists the largest gaps first.",
+            f"{_figure(group['mean_delta'])}. The table lists the largest gaps first"
+            + (f" (the {POINT_ROWS} largest of {len(found)})." if len(found) > POINT_ROWS else "."),
         ),
         chart=charts.scatter(
             list(zip(found["ai_score"].astype(float), found["human_score"].astype(float))),
@@ -307,13 +310,14 @@ def _scatter(name: str, group: Mapping[str, Any], items: pd.DataFrame) -> Sectio
         table=Table(
             f"The figures of: {alt}",
             POINT_COLUMNS,
-            [_point_row(row) for row in found.itertuples(index=False)],
+            [_point_row(row) for row in found.head(POINT_ROWS).itertuples(index=False)],
         ),
     )
 
 
 __all__ = [
     "CORRELATION_COLUMNS",
+    "POINT_ROWS",
     "GROUPINGS",
     "JITTER",
     "POINT_COLUMNS",

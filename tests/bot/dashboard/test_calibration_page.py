@@ -233,3 +233,22 @@ def test_a_larger_log_builds_with_every_prompt_hash(tmp_path, config):
         for group in by_prompt["groups"]
         for k in ("spearman", "kendall")
     ]
+
+
+def test_a_long_runs_scatter_lists_its_largest_gaps_and_draws_its_dots_as_one_image(
+    tmp_path, config
+):
+    from bot.dashboard.charts import RASTER_POINTS
+    from bot.dashboard.pages.calibration import POINT_ROWS
+
+    store = Store(tmp_path / "synthetic")
+    write_synthetic(store, ratings=9000, runs=1, items_per_run=3000, reviewers=3, config=config)
+    data = DashboardData(store, config)
+    group = max(data.report("calibration").document["groups"], key=lambda g: g["n"])
+    assert group["n"] > max(POINT_ROWS, RASTER_POINTS)
+    scatter = section(pages.get("calibration").build(data, {}),
+                      f"AI vs human scores: {group['key']['dimension']}")
+    gaps = [round(abs(row[4]), 9) for row in scatter.table.rows]
+    assert len(gaps) == POINT_ROWS and gaps == sorted(gaps, reverse=True)
+    assert f"the {POINT_ROWS} largest of {group['n']}" in scatter.text[0]
+    assert "<image" in scatter.chart.svg and len(scatter.chart.svg) < 300_000
