@@ -27,11 +27,10 @@ def dashboard(
 
     Example: hilbot dashboard   (then open http://127.0.0.1:8765/)
     """
-    from bot.dashboard.server import run_dashboard, settings
+    from bot.dashboard.server import run_dashboard
 
     context: Context = ctx.obj
-    setting = settings(host, port, token)
-    run_dashboard(context.store(), context.config(), setting, typer.echo)
+    run_dashboard(context.store(), context.config(), typer.echo, host=host, port=port, token=token)
 
 
 def report(

@@ -282,9 +282,17 @@ async def serve(
 
 
 def run_dashboard(
-    store: "Store", config: "HilbotConfig", setting: Settings, echo: Callable[[str], None]
+    store: "Store",
+    config: "HilbotConfig",
+    echo: Callable[[str], None],
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    token: bool = False,
 ) -> None:
-    """``hilbot dashboard``: serve until stopped, saying where once listening."""
+    """``hilbot dashboard``: the options checked (:func:`settings`), then serve until stopped,
+    saying where once listening."""
+    setting = settings(host, port, token)
 
     def ready(url: str) -> None:
         shown = url + ("?token=$" + TOKEN_VARIABLE if setting.token else "")

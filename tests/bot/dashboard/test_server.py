@@ -162,3 +162,12 @@ async def test_hostile_text_is_escaped_everywhere(tmp_path) -> None:
         assert "evil&lt;script&gt;" in run_page or REVIEWER not in run_page
     finally:
         await client.close()
+
+
+def test_the_command_refuses_another_host_without_a_token_in_one_line(run_cli, monkeypatch):
+    monkeypatch.delenv(TOKEN_VARIABLE, raising=False)
+    result = run_cli("dashboard", "--host", "0.0.0.0")
+    assert result.exit_code == 2 and "--token" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    result = run_cli("dashboard", "--port", "70000")
+    assert result.exit_code == 2 and "--port" in result.stderr
