@@ -16,7 +16,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from typing import Any, Callable, Iterable, Literal, Optional
+from typing import Any, Callable, Iterable, Iterator, Literal, Optional
 
 from pydantic import BaseModel
 
@@ -201,13 +201,17 @@ def _read(
 ) -> tuple[Ledger, ReviewSummary | None]:
     """ratings.jsonl folded (one pass), with the latest synthesis for the run and dimension (last
     appended wins)."""
-    ledger, latest = Ledger(), None
-    for event in events:
-        if isinstance(event, ReviewSummary):
-            if _synthesis_of(event, run_id, dimension, reviewer):
+    latest: ReviewSummary | None = None
+
+    def human(stream: Iterable[BaseModel]) -> Iterator[BaseModel]:
+        nonlocal latest
+        for event in stream:
+            if not isinstance(event, ReviewSummary):
+                yield event
+            elif _synthesis_of(event, run_id, dimension, reviewer):
                 latest = event
-        else:
-            ledger.add(event)
+
+    ledger = Ledger.from_events(human(events))  # each item's load counted once, after the stream
     return ledger, latest
 
 
