@@ -20,6 +20,7 @@ import asyncio
 import hmac
 import ipaddress
 import json
+import logging
 import os
 import threading
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from aiohttp import web
 
+from evaluation.errors import HilbotError
 from evaluation.scrub import scrub
 
 from .errors import DashboardError
@@ -37,6 +39,7 @@ if TYPE_CHECKING:
 
     from .data import DataCache
 
+_log = logging.getLogger("hilbot.dashboard")
 TOKEN_VARIABLE = "HILBOT_DASHBOARD_TOKEN"
 """The environment variable holding the token (never a command-line value: ``ps`` shows those)."""
 MIN_TOKEN = 16
@@ -196,6 +199,9 @@ class Pages:
             html = await loop.run_in_executor(None, self._html, name, query)
         except UnknownName as exc:
             raise web.HTTPNotFound(text=scrub(str(exc)) + "\n") from None
+        except HilbotError as exc:  # an unreadable log, say: its one line, on the page and stderr
+            _log.error("%s: %s", request.path, exc)
+            raise web.HTTPServiceUnavailable(text=f"{exc}\n") from None
         return web.Response(text=html, content_type="text/html", charset="utf-8")
 
     async def static(self, request: "web.Request") -> "web.Response":

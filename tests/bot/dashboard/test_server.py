@@ -171,3 +171,17 @@ def test_the_command_refuses_another_host_without_a_token_in_one_line(run_cli, m
     assert len(result.stderr.strip().splitlines()) == 1
     result = run_cli("dashboard", "--port", "70000")
     assert result.exit_code == 2 and "--port" in result.stderr
+
+
+async def test_an_unreadable_log_is_one_line_not_a_traceback(demo_panel: Store) -> None:
+    demo_panel.ratings.path.unlink()
+    demo_panel.ratings.path.mkdir()  # a directory where the log should be
+    client = await _client(demo_panel)
+    try:
+        response = await client.get("/")
+        text = await response.text()
+        assert response.status == 503 and "directory" in text
+        assert len(text.strip().splitlines()) == 1 and "Traceback" not in text
+        assert response.headers["Content-Security-Policy"].startswith("default-src 'none'")
+    finally:
+        await client.close()
