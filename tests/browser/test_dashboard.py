@@ -333,6 +333,37 @@ def test_a_rating_made_in_the_terminal_shows_without_a_reload(
     tab.assert_only(live_server.origin)
 
 
+def test_a_focused_reader_keeps_their_place_until_the_focus_leaves(
+    live_server: Dashboard, tab: Tab
+) -> None:
+    """A keyboard user inside the content is not moved by a refresh: a rating appended while a
+    sort button has the focus is announced, not swapped in; once the focus is back on the
+    navigation, the page updates (without a reload)."""
+    import json
+
+    tab.open(live_server.url + _run_path(SEARCH_RUN))
+    page = tab.page
+    page.evaluate("window.__marker = 1")
+    button = page.locator("main button.sort").first
+    button.focus()
+    rating = {
+        "v": 1, "type": "rating", "run_id": SEARCH_RUN, "item_id": "q01", "dimension": "overall",
+        "reviewer": {"platform": "cli", "id": "focus-test"}, "channel": "terminal",
+        "idempotency_key": "focus-test:q01", "action": "rate:good", "judgment": "good",
+        "score": 1.0, "timestamp": "2026-11-26T12:00:00Z", "ai_verdict_shown": False,
+    }
+    with open(live_server.data_dir / "ratings.jsonl", "a", encoding="utf-8") as log:
+        log.write(json.dumps(rating) + "\n")
+    status = page.locator(".status")
+    status.filter(has_text="New data").wait_for(timeout=LIVE_SECONDS * 1000)
+    assert page.evaluate("document.activeElement.classList.contains('sort')")
+    assert not page.evaluate(_SHOWS, "cli:focus-test: good"), "swapped under the focus"
+    page.locator("header nav a").first.focus()
+    page.wait_for_function(_SHOWS, arg="cli:focus-test: good", timeout=LIVE_SECONDS * 1000)
+    assert page.evaluate("window.__marker") == 1, "the page was reloaded"
+    tab.assert_no_errors()
+
+
 # ------------------------------------------------------------------------------ 4. keyboard
 
 

@@ -50,12 +50,24 @@ async function refresh() {
   if (status) status.textContent = "Updated " + new Date().toLocaleTimeString();
 }
 
+function busy() {
+  // A keyboard or screen-reader user inside the content keeps their place: the swap waits.
+  const main = document.getElementById("main");
+  const focused = document.activeElement;
+  return main !== null && focused !== null && focused !== main && main.contains(focused);
+}
+
 async function poll() {
   try {
-    const response = await fetch("/api/version", { cache: "no-store" });
-    if (response.ok) {
+    const response = document.hidden ? null : await fetch("/api/version", { cache: "no-store" });
+    if (response && response.ok) {
       const version = (await response.json()).version;
-      if (version !== document.body.dataset.version) await refresh();
+      const status = document.querySelector(".status");
+      if (version !== document.body.dataset.version && busy()) {
+        if (status) status.textContent = "New data: the page updates when the focus leaves it";
+      } else if (version !== document.body.dataset.version) {
+        await refresh();
+      }
     }
   } catch (error) {
     const status = document.querySelector(".status");
