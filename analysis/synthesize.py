@@ -419,7 +419,7 @@ def _digest(inputs: Inputs, runs: Sequence[str] | None) -> list[str]:
     rating came after it, else a statistical one made now; nothing is written."""
     frames = _without_excluded(_of_runs(inputs.frames, runs), inputs.store, None)
     ratings = frames.ratings
-    stored = _stored(inputs.store)
+    stored = latest_summaries(inputs.store)
     lines: list[str] = []
     for run_id in runs if runs is not None else sorted(set(ratings["run_id"].unique())):
         rated = ratings[ratings["run_id"] == run_id]
@@ -467,8 +467,9 @@ def _label(source: str | None) -> str:
     return "statistical" if source in (STATISTICAL, None) else f"by {source}"
 
 
-def _stored(store: Store) -> dict[tuple[str, str], "ReviewSummary"]:
-    """The latest stored synthesis for all reviewers per (run, dimension)."""
+def latest_summaries(store: Store) -> dict[tuple[str, str], "ReviewSummary"]:
+    """The latest stored synthesis for all reviewers per (run, dimension): what the digest and
+    the dashboard show."""
     from ._records import read_typed
 
     latest = {}
@@ -552,6 +553,7 @@ __all__ = [
     "STATISTICAL",
     "Synthesis",
     "gather",
+    "latest_summaries",
     "statistical",
     "synthesize",
     "synthesize_and_store",

@@ -107,13 +107,9 @@ class DashboardData:
 
     @cached_property
     def _summaries(self) -> dict[tuple[str, str], Any]:
-        from analysis import read_typed
+        from analysis.synthesize import latest_summaries
 
-        latest = {}
-        for _, record in read_typed(self.store.ratings.path, "review_summary"):
-            if record.reviewer is None and record.synthesis:
-                latest[(record.run_id, record.dimension)] = record
-        return latest
+        return latest_summaries(self.store)
 
     def _compute(self, name: str, options: dict[str, Any]) -> Report:
         from analysis.registry import analyses
