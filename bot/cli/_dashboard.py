@@ -14,7 +14,9 @@ def dashboard(
     host: Annotated[
         str, typer.Option("--host", help="Address to listen on (other than 127.0.0.1: --token).")
     ] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", help="Port to listen on (0: any free one).")] = 8765,
+    port: Annotated[
+        int, typer.Option("--port", help="Port to listen on (0: any free one).")
+    ] = 8765,
     token: Annotated[
         bool,
         typer.Option(

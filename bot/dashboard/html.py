@@ -156,7 +156,9 @@ def render(
     env = environment(static)
     context = {
         "pages": pages,
-        "nav": [{"path": link.path, "text": link.text, "current": current} for link, current in nav],
+        "nav": [
+            {"path": link.path, "text": link.text, "current": current} for link, current in nav
+        ],
         "static": static,
         "live": not static,
         "version": version,

@@ -85,7 +85,9 @@ def settings(host: str, port: int, token: bool) -> Settings:
     """The settings for ``--host``, ``--port`` and ``--token``; a non-loopback host without a token,
     or a token asked for but not set, is a :class:`DashboardError`."""
     if not 0 <= port <= 65535:
-        raise DashboardError(f"port {port} is not a port", fix="give --port 1–65535 (0: any free)")
+        raise DashboardError(
+            f"port {port} is not a port", fix="give --port 1–65535 (0: any free one)"
+        )
     value = os.environ.get(TOKEN_VARIABLE, "") if token else ""
     if token and len(value) < MIN_TOKEN:
         raise DashboardError(

@@ -365,8 +365,8 @@ def _pairs(
         heading,
         text=(
             f"Cohen's κ (unweighted) of each pair over the items both rated. {capped} A blank "
-            f"cell (–): the pair shares fewer than {minimum} items ({below} pairs do) or its κ is "
-            "undefined. Colours run from 0 to 1; a κ below 0 has the colour of 0.",
+            f"cell (–): the pair shares fewer than {minimum} items ({below} pairs do) or its "
+            "κ is undefined. Colours run from 0 to 1; a κ below 0 has the colour of 0.",
         ),
         chart=charts.heatmap(
             pair_matrix(kept, reviewers), reviewers, reviewers, alt=alt, limits=(0.0, 1.0)

@@ -7,7 +7,8 @@ rating per item by ann:
     items     category  leap    words  judgment   day  concerns
     m0–m9     macro     small   50     excellent   0
     u0–u5     micro     medium  30     good        7
-    m10–m19   macro     large   10     miss       14   lacks_catalyst (m10–m13), <script>… (m10)
+    m10–m19   macro     large   10     miss       14   lacks_catalyst (m10–m13),
+                                                         <script>… (m10)
 
 So success falls along ``leap`` (small 10/10, medium 6/6, large 0/10: monotonic) and rises along
 ``words`` (10 → 30 breaks the decreasing order, beyond the Wilson intervals), and the pattern

@@ -57,7 +57,8 @@ def test_the_report_escapes_hostile_text(tmp_path):
 
 
 def test_a_directory_or_a_missing_parent_is_one_line(demo_store, run_cli, tmp_path):
-    for target, says in ((tmp_path, "is a directory"), (tmp_path / "no" / "r.html", "no directory")):
+    missing = tmp_path / "no" / "r.html"
+    for target, says in ((tmp_path, "is a directory"), (missing, "no directory")):
         result = run_cli("report", "--html", str(target))
         assert result.exit_code == 2 and says in result.stderr
         assert len(result.stderr.strip().splitlines()) == 1

@@ -83,7 +83,8 @@ def test_the_adjudication_state_follows_the_log(panel: Store, config) -> None:
 def test_an_unknown_run_lists_the_runs(panel: Store, config) -> None:
     data = DashboardData(panel, config)
     [section] = pages.get("run").build(data, {"run": "nope"})
-    assert section.heading == "Run not found" and {link.text for link in section.links} >= {PANEL_RUN}
+    assert section.heading == "Run not found"
+    assert {link.text for link in section.links} >= {PANEL_RUN}
 
 
 def test_rows_and_cards_can_be_fewer_never_more(panel: Store, config) -> None:

@@ -6,7 +6,8 @@ The triage run ``tri`` (``[triage] auto_accept_threshold = 0.9``, ``require_huma
 ["**/security_*"]``), its changes written as ``hilbot triage`` writes them (``triage_decision``
 records) and decided by humans on the dimension ``change``:
 
-    a0–a29   ACCEPT, confidence 0.70 … 0.99: the humans reject a0–a4 (0.70–0.74), accept the rest;
+    a0–a29   ACCEPT, confidence 0.70 … 0.99: the humans reject a0–a4 (0.70–0.74), accept
+             the rest;
              0.90 and above were accepted by the rule and audited
     f0–f2    FAIL at 0.98, 0.97 (rejected by the rule, audited) and 0.60: humans reject, accept,
              reject
