@@ -231,7 +231,7 @@ class Store:
     def write_bytes(self, path: str | Path, content: bytes, *, durable: bool = True) -> Path:
         """Write a whole file (a report, a chart) atomically; refuses the store's own logs."""
         path = Path(path)
-        self._refuse_logs(path)
+        self.refuse_logs(path)
         try:
             return _write_atomic(path, content, durable=durable)
         except (OSError, ValueError) as exc:
@@ -242,8 +242,10 @@ class Store:
                 fix="choose another --out (a file in a writable directory)",
             ) from None
 
-    def _refuse_logs(self, path: Path) -> None:
-        """Refuse a path that is, or leads to, one of the logs (or a run file, or the cache)."""
+    def refuse_logs(self, path: str | Path) -> None:
+        """Refuse a path that is, or leads to, one of the logs (or a run file, or the cache): a
+        command that writes a file asks before it does the work."""
+        path = Path(path)
         if _is_under(path, self._protected()):
             raise HilbotError(
                 "that is one of hilbot's own logs, which only hilbot appends to",
@@ -278,6 +280,17 @@ def _is_under(path: Path, protected: list[Path]) -> bool:
     return any(c == r or r in c.parents for c in candidates for r in roots)
 
 
+def _mode_for(path: Path) -> int:
+    """The permissions a file written whole gets: those of the file it replaces, else what
+    ``open`` would give a new one (the umask), never the temporary file's 0600."""
+    try:
+        return os.stat(path, follow_symlinks=False).st_mode & 0o777
+    except OSError:
+        mask = os.umask(0o022)
+        os.umask(mask)
+        return 0o666 & ~mask
+
+
 def _write_atomic(path: Path, content: bytes, *, durable: bool) -> Path:
     """Write ``path`` whole: a temporary file beside it, fsynced if ``durable``, renamed over it."""
     try:
@@ -286,6 +299,7 @@ def _write_atomic(path: Path, content: bytes, *, durable: bool) -> Path:
         raise NotADirectoryError(errno.ENOTDIR, "Not a directory", str(path.parent)) from None
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, _mode_for(path))
         with os.fdopen(fd, "wb") as handle:
             handle.write(content)
             if durable:

@@ -3,13 +3,11 @@
 The file needs no network and no server: its styles and its one script (table sorting) are inside
 it, its charts are inline SVG, and its Content-Security-Policy allows nothing to be loaded from
 anywhere. It is written atomically (a temporary file beside it, then renamed), so a reader never
-sees half of it.
+sees half of it, and never over one of the store's logs.
 """
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,38 +26,17 @@ def report_html(store: "Store", config: "HilbotConfig") -> str:
 
 
 def write_report(store: "Store", config: "HilbotConfig", path: str | Path) -> Path:
-    """Write the report to ``path`` (replacing it atomically); returns the path written."""
+    """Write the report to ``path`` whole (a file beside it, then renamed over it), through the
+    store, which refuses its own logs, run files and cache; returns the path written."""
     target = Path(path)
+    store.refuse_logs(target)  # at once, not after the pages are built
     if target.is_dir():
         raise DashboardError(f"{target} is a directory", fix="give a file name, e.g. report.html")
     if not target.parent.is_dir():
         raise DashboardError(
             f"no directory {target.parent}", fix="create it first, or give another path"
         )
-    html = report_html(store, config).encode("utf-8")
-    try:
-        handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-        os.fchmod(handle, _mode(target))
-        with os.fdopen(handle, "wb") as out:
-            out.write(html)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temporary, target)
-    except OSError as exc:
-        raise DashboardError(
-            f"cannot write {target}: {exc.strerror or exc}", fix="choose a path you can write"
-        ) from None
-    return target
-
-
-def _mode(target: Path) -> int:
-    """The replaced file's permissions, or a new file's as ``open`` would make it (the umask)."""
-    try:
-        return target.stat().st_mode & 0o777
-    except FileNotFoundError:
-        mask = os.umask(0o022)
-        os.umask(mask)
-        return 0o666 & ~mask
+    return store.write_bytes(target, report_html(store, config).encode("utf-8"))
 
 
 __all__ = ["report_html", "write_report"]

@@ -78,3 +78,14 @@ def test_the_report_replaces_a_file_whole(demo_store, run_cli, tmp_path: Path):
     fresh = tmp_path / "fresh.html"
     assert run_cli("report", "--html", str(fresh)).exit_code == 0
     assert fresh.stat().st_mode & 0o044 == 0o044  # a new one is readable as any new file
+
+
+def test_the_report_never_overwrites_a_log_or_a_run(demo_store, run_cli, tmp_path):
+    root = demo_store.root
+    (root / "ratings.jsonl").write_text("")
+    for target in (root / "ratings.jsonl", root / "runs" / "demo-docs-search.jsonl",
+                   root / "cache" / "report.html"):
+        before = target.read_bytes() if target.exists() else None
+        result = run_cli("report", "--html", str(target))
+        assert result.exit_code == 2 and "hilbot's own logs" in result.stderr, target
+        assert (target.read_bytes() if target.exists() else None) == before
