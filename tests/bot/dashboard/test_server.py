@@ -185,3 +185,15 @@ async def test_an_unreadable_log_is_one_line_not_a_traceback(demo_panel: Store) 
         assert response.headers["Content-Security-Policy"].startswith("default-src 'none'")
     finally:
         await client.close()
+
+
+def test_a_port_in_use_is_one_line(run_cli) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = run_cli("dashboard", "--port", str(port))
+    assert result.exit_code == 2 and f"cannot listen on 127.0.0.1:{port}" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
