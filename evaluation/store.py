@@ -211,7 +211,10 @@ class Store:
     def cache_put(self, key: str, value: dict) -> None:
         """Store an LLM answer under its key (atomically, scrubbed of secrets)."""
         _write_atomic(
-            self._cache_path(key), scrub(json.dumps(value)).encode("utf-8"), durable=False
+            self._cache_path(key),
+            scrub(json.dumps(value)).encode("utf-8"),
+            durable=False,
+            private=True,
         )
 
     # ------------------------------------------------------------------ other files
@@ -291,15 +294,17 @@ def _mode_for(path: Path) -> int:
         return 0o666 & ~mask
 
 
-def _write_atomic(path: Path, content: bytes, *, durable: bool) -> Path:
-    """Write ``path`` whole: a temporary file beside it, fsynced if ``durable``, renamed over it."""
+def _write_atomic(path: Path, content: bytes, *, durable: bool, private: bool = False) -> Path:
+    """Write ``path`` whole: a temporary file beside it, fsynced if ``durable``, renamed over it;
+    readable as the file it replaces (or a new file) is, or by the owner only when ``private``."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except FileExistsError:  # a parent is a file
         raise NotADirectoryError(errno.ENOTDIR, "Not a directory", str(path.parent)) from None
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        os.fchmod(fd, _mode_for(path))
+        if not private:
+            os.fchmod(fd, _mode_for(path))
         with os.fdopen(fd, "wb") as handle:
             handle.write(content)
             if durable:

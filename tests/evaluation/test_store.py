@@ -653,3 +653,18 @@ def test_a_log_moved_away_under_its_lock_and_back_keeps_a_new_writers_records(
     EventLog(path).append({"type": "probe", "seq": 1})  # a new writer: no memory to restore
     mover.join(timeout=10)
     assert [json.loads(line)["seq"] for line in path.read_text().splitlines()] == [0, 1]
+
+
+def test_a_cached_llm_answer_stays_private_and_a_report_readable_as_the_file_it_replaces(
+    tmp_path,
+):
+    store = Store(tmp_path / "results")
+    key = "ab" * 32
+    store.cache_put(key, {"answer": "kept"})
+    cached = store.root / "cache" / "llm" / "ab" / f"{key}.json"
+    assert cached.stat().st_mode & 0o777 == 0o600
+    report = tmp_path / "out.md"
+    report.write_text("old")
+    report.chmod(0o640)
+    store.write_file(report, "new")
+    assert report.read_text() == "new" and report.stat().st_mode & 0o777 == 0o640
