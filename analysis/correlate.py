@@ -109,6 +109,18 @@ class FeatureValues:
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 
 
+BUCKET_COLUMNS = (
+    "bucket",
+    "ratings",
+    "items",
+    "successes",
+    "success rate",
+    "95% CI (Wilson)",
+    "mean score",
+)
+"""The columns of the report's table of buckets (the dashboard's table has the same)."""
+
+
 def _parse(value: Any) -> float | str | None:
     """None when missing, a finite float when a number, else the label text (see the module
     docstring)."""
@@ -568,15 +580,7 @@ def _markdown(report: CorrelationReport) -> list[str]:
         "",
     ]
     lines += table(
-        [
-            "bucket",
-            "ratings",
-            "items",
-            "successes",
-            "success rate",
-            "95% CI (Wilson)",
-            "mean score",
-        ],
+        BUCKET_COLUMNS,
         [
             (b.label, b.n, b.n_items, b.successes, fmt(b.success_rate), ci(b.ci), fmt(b.mean_score))
             for b in report.buckets
@@ -696,6 +700,7 @@ def correlate_command(
 
 
 __all__ = [
+    "BUCKET_COLUMNS",
     "ORDERS",
     "Bucket",
     "CorrelationReport",

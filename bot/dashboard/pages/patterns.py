@@ -151,19 +151,9 @@ def feature_section(document: dict[str, Any]) -> Section:
         *cut,
         *more,
     ]
-    table = Table(
-        f"Success rate by bucket of {feature}",
-        [
-            "bucket",
-            "ratings",
-            "items",
-            "successes",
-            "success rate",
-            "95% CI (Wilson)",
-            "mean score",
-        ],
-        rows,
-    )
+    from analysis.correlate import BUCKET_COLUMNS
+
+    table = Table(f"Success rate by bucket of {feature}", BUCKET_COLUMNS, rows)
     return Section(
         f"Success by {feature}",
         text=text,
