@@ -6,7 +6,6 @@ heatmap capped at the 30 most active reviewers)."""
 from __future__ import annotations
 
 import json
-import xml.etree.ElementTree as ElementTree
 from itertools import combinations
 from typing import Any
 
@@ -17,41 +16,19 @@ from analysis.stats.kappa import cohen_kappa
 from analysis.synthetic import write_synthetic
 from bot.dashboard import charts
 from bot.dashboard.data import DashboardData
-from bot.dashboard.page import Link, Section, pages
+from bot.dashboard.page import Link, Section
 from bot.dashboard.pages.agreement import HEATMAP_REVIEWERS
 from bot.demo import PANEL_RUN, build_demo
 from evaluation import Store
 from evaluation.records import Rating, Reviewer
-
-HOSTILE = "<script>alert(1)</script>"
-SVG = "{http://www.w3.org/2000/svg}"
-
+from tests.bot.dashboard.reading import HOSTILE, built, cell, section, texts
 
 # ------------------------------------------------------------------------------- helpers
 
 
-def build(store: Store, config: Any) -> list[Section]:
+def page(store: Store, config: Any) -> list[Section]:
     """The agreement page of ``store``, as the registry builds it."""
-    return pages.get("agreement").build(DashboardData(store, config), {})
-
-
-def section(sections: list[Section], heading: str) -> Section:
-    found = [s for s in sections if s.heading == heading]
-    assert len(found) == 1, [s.heading for s in sections]
-    return found[0]
-
-
-def texts(svg: str) -> list[str]:
-    """Every ``<text>`` of a chart, unescaped."""
-    root = ElementTree.fromstring(svg)
-    return ["".join(t.itertext()) for t in root.iter(f"{SVG}text")]
-
-
-def cell(value: Any) -> str:
-    """A table cell as the renderer writes it: floats with 3 decimals."""
-    if isinstance(value, Link):
-        return value.text
-    return f"{value:.3f}" if isinstance(value, float) else str(value)
+    return built("agreement", store, config)
 
 
 def column(table: Any, name: str) -> list[str]:
@@ -78,7 +55,7 @@ def panel(store: Store) -> Store:
 
 def test_every_coefficient_of_the_report_is_in_a_forest_plot_and_its_table(panel, config, run_cli):
     document = reported(run_cli)
-    sections = build(panel, config)
+    sections = page(panel, config)
     weights = document["weights"]
     for name, dimension in document["dimensions"].items():
         kappa = section(sections, f"κ-type coefficients: {name}")
@@ -110,7 +87,7 @@ def test_every_coefficient_of_the_report_is_in_a_forest_plot_and_its_table(panel
 
 def test_the_overview_gives_the_coefficient_the_scale_calls_for(panel, config, run_cli):
     alpha = reported(run_cli)["dimensions"]["overall"]["alpha"]["ordinal"]  # four options
-    overview = build(panel, config)[0]
+    overview = page(panel, config)[0]
     assert overview.anchor == "agreement"
     row = overview.table.rows[0]
     assert row[:3] == ["overall", "alpha.ordinal", alpha["value"]]
@@ -137,7 +114,7 @@ def independent_kappas(store: Store, config: Any, dimension: str) -> dict[tuple[
 
 
 def test_the_heatmap_cells_are_the_pairwise_kappas(panel, config):
-    pairs = section(build(panel, config), "Reviewer pairs: overall")
+    pairs = section(page(panel, config), "Reviewer pairs: overall")
     expected = independent_kappas(panel, config, "overall")
     assert len(expected) == 3
     rows = {(row[0], row[1]): row for row in pairs.table.rows}
@@ -154,7 +131,7 @@ def test_the_heatmap_cells_are_the_pairwise_kappas(panel, config):
 
 def test_the_items_in_dispute_are_the_reports(panel, config, run_cli):
     disputed = reported(run_cli)["dimensions"]["overall"]["disagreements"]
-    found = section(build(panel, config), "Items in dispute: overall")
+    found = section(page(panel, config), "Items in dispute: overall")
     assert [(row[0].text, row[1], row[2]) for row in found.table.rows] == [
         (d["run_id"], d["item_id"], d["spread"]) for d in disputed
     ]
@@ -166,7 +143,7 @@ def test_the_items_in_dispute_are_the_reports(panel, config, run_cli):
 
 
 def test_an_empty_data_dir_says_why_there_is_nothing(store, config):
-    sections = build(store, config)
+    sections = page(store, config)
     assert len(sections) == 1
     assert sections[0].chart is None
     assert sections[0].text[0].startswith("Nothing to show yet: ")
@@ -186,7 +163,7 @@ def test_one_reviewer_has_no_coefficient_and_no_pair(store, config):
                 score=1.0 if n % 2 else 0.4,
             )
         )
-    sections = build(store, config)
+    sections = page(store, config)
     assert section(sections, "κ-type coefficients: solo").chart is None
     assert "one rater" in section(sections, "Krippendorff's α: solo").text[0]
     assert section(sections, "Reviewer pairs: solo").chart is None
@@ -208,7 +185,7 @@ def test_a_hostile_reviewer_name_is_escaped_in_the_chart_and_plain_in_the_table(
                 score=row.score,
             )
         )
-    pairs = section(build(panel, config), "Reviewer pairs: overall")
+    pairs = section(page(panel, config), "Reviewer pairs: overall")
     who = f"terminal:{HOSTILE}"
     assert "<script" not in pairs.chart.svg
     assert "&lt;script&gt;alert(1)" in pairs.chart.svg
@@ -233,7 +210,7 @@ def synthetic(tmp_path_factory: pytest.TempPathFactory) -> Store:
 
 
 def test_a_larger_log_caps_the_heatmap_at_the_most_active_reviewers(synthetic, config):
-    sections = build(synthetic, config)
+    sections = page(synthetic, config)
     ratings = DashboardData(synthetic, config).frames.ratings
     dimensions = sorted(set(ratings["dimension"]))
     assert len(dimensions) == 3 and section(sections, "Across dimensions (pooled)").chart

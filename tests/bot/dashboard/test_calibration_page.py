@@ -18,31 +18,14 @@ from bot.dashboard.page import Link, Section, pages
 from bot.demo import PANEL_RUN, build_demo
 from evaluation import Store
 from evaluation.records import Rating, Reviewer
-
-HOSTILE = "<script>alert(1)</script>"
-SVG = "{http://www.w3.org/2000/svg}"
-
+from tests.bot.dashboard.reading import HOSTILE, SVG, built, cell, section, texts
 
 # ------------------------------------------------------------------------------- helpers
 
 
-def build(store: Store, config: Any) -> list[Section]:
+def page(store: Store, config: Any) -> list[Section]:
     """The calibration page of ``store``, as the registry builds it."""
-    return pages.get("calibration").build(DashboardData(store, config), {})
-
-
-def section(sections: list[Section], heading: str) -> Section:
-    found = [s for s in sections if s.heading == heading]
-    assert len(found) == 1, [s.heading for s in sections]
-    return found[0]
-
-
-def texts(svg: str, style: str = "") -> list[str]:
-    """Every ``<text>`` of a chart (whose style has ``style``: ``font-size: 7px`` for a heatmap's
-    cells), unescaped."""
-    root = ElementTree.fromstring(svg)
-    found = root.iter(f"{SVG}text")
-    return ["".join(t.itertext()) for t in found if style in (t.get("style") or "")]
+    return built("calibration", store, config)
 
 
 def dots(svg: str) -> int:
@@ -50,13 +33,6 @@ def dots(svg: str) -> int:
     root = ElementTree.fromstring(svg)
     (collection,) = [g for g in root.iter(f"{SVG}g") if g.get("id") == "PathCollection_1"]
     return len(list(collection.iter(f"{SVG}use")))
-
-
-def cell(value: Any) -> str:
-    """A table cell as the renderer writes it: floats with 3 decimals."""
-    if isinstance(value, Link):
-        return value.text
-    return f"{value:.3f}" if isinstance(value, float) else str(value)
 
 
 def reported(run_cli: Any, *by: str) -> dict[str, Any]:
@@ -94,7 +70,7 @@ def panel(store: Store) -> Store:
 
 def test_the_scatter_has_one_dot_per_item_the_report_counts(panel, config, run_cli):
     document = reported(run_cli)
-    sections = build(panel, config)
+    sections = page(panel, config)
     assert document["groups"]
     for group in document["groups"]:
         name = group["key"]["dimension"]
@@ -116,7 +92,7 @@ def test_the_scatter_has_one_dot_per_item_the_report_counts(panel, config, run_c
 
 def test_the_human_score_is_the_gold_label_not_the_mean(panel, config):
     # q18: ana good (1.0), ben okay (0.7), caro terrible (0.1): the median is okay, the mean 0.6
-    scatter = section(build(panel, config), "AI vs human scores: overall")
+    scatter = section(page(panel, config), "AI vs human scores: overall")
     (q18,) = [row for row in scatter.table.rows if row[1] == "q18"]
     assert q18[3] == pytest.approx(0.7) and q18[6] == "okay"
 
@@ -124,7 +100,7 @@ def test_the_human_score_is_the_gold_label_not_the_mean(panel, config):
 def test_the_confusion_heatmap_is_the_reports_matrix(panel, config, run_cli):
     group = reported(run_cli)["groups"][0]
     matrix = group["categories"]["confusion"]
-    confusion = section(build(panel, config), "Confusion: overall")
+    confusion = section(page(panel, config), "Confusion: overall")
     assert list(confusion.table.columns) == ["AI \\ human", *matrix["labels"]]
     assert [list(row) for row in confusion.table.rows] == [
         [label, *counts] for label, counts in zip(matrix["labels"], matrix["counts"])
@@ -139,7 +115,7 @@ def test_the_confusion_heatmap_is_the_reports_matrix(panel, config, run_cli):
 def test_the_rank_correlations_are_the_reports_by_dimension_metric_and_prompt(
     panel, config, run_cli
 ):
-    sections = build(panel, config)
+    sections = page(panel, config)
     for heading, by in (
         ("Rank correlation by dimension", "dimension"),
         ("Rank correlation by AI metric", "metric"),
@@ -157,7 +133,7 @@ def test_the_rank_correlations_are_the_reports_by_dimension_metric_and_prompt(
 
 def test_the_overview_holds_the_reports_agreement_and_means(panel, config, run_cli):
     document = reported(run_cli)
-    overview = build(panel, config)[0]
+    overview = page(panel, config)[0]
     assert overview.anchor == "calibration"
     (group,) = document["groups"]
     assert [cell(c) for c in overview.table.rows[0]] == [
@@ -174,7 +150,7 @@ def test_the_overview_holds_the_reports_agreement_and_means(panel, config, run_c
 
 
 def test_an_empty_data_dir_says_why_there_is_nothing(store, config):
-    sections = build(store, config)
+    sections = page(store, config)
     assert len(sections) == 1 and sections[0].chart is None
     assert sections[0].text[0].startswith("Nothing to show yet: no item has a human and an AI")
 
@@ -183,7 +159,7 @@ def test_a_report_error_is_a_section_not_an_exception(panel, config, monkeypatch
     monkeypatch.setattr(
         DashboardData, "report", lambda self, name, **options: Report(name, error="it broke")
     )
-    sections = build(panel, config)
+    sections = page(panel, config)
     assert [s.text for s in sections] == [("Nothing to show yet: it broke",)]
 
 
@@ -201,7 +177,7 @@ def test_a_hostile_judgment_is_escaped_in_the_heatmap(panel, config):
                 score=0.1 if n % 2 else 1.0,
             )
         )
-    confusion = section(build(panel, config), "Confusion: evil")
+    confusion = section(page(panel, config), "Confusion: evil")
     assert "<script" not in confusion.chart.svg
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in confusion.chart.svg
     assert confusion.table.columns[1] == HOSTILE == confusion.table.rows[0][0]  # plain text
