@@ -33,7 +33,7 @@ async def send_digest(port: ChatPort, chats: list[Chat], digest: Any) -> None:
             await port.send_file(
                 chat, digest.chart_png, "digest.png", "Human vs AI average per run"
             )
-        if getattr(digest, "report_html", None):
+        if digest.report_html:
             await port.send_file(chat, digest.report_html, REPORT_NAME, REPORT_CAPTION)
 
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Sequence
 from evaluation.scrub import scrub
 
 from .html import Rendered, anchor, render
-from .page import Link, Page, Query, Section, pages
+from .page import Link, Page, Query, pages
 
 if TYPE_CHECKING:
     from .data import DashboardData
@@ -78,9 +78,4 @@ def report(data: "DashboardData", runs: Sequence[str] | None = None) -> str:
     return scrub(html)
 
 
-def error_section(message: str) -> Section:
-    """A section that says a page failed, in one line."""
-    return Section("Not available", text=(message,))
-
-
-__all__ = ["REPORT_LIMITS", "RUN", "build", "error_section", "live_page", "navigation", "report"]
+__all__ = ["REPORT_LIMITS", "RUN", "build", "live_page", "navigation", "report"]

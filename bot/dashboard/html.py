@@ -85,13 +85,6 @@ def static_href(path: str) -> str:
     return "#" + anchor(path)
 
 
-def number(value: Any) -> str:
-    """A number as the reports write it (three decimals; ``–`` for NaN)."""
-    from analysis.report import fmt
-
-    return fmt(value)
-
-
 def shown(value: Any) -> Any:
     """Every text a template writes: control, bidi and separator characters made visible (the
     escaping itself is Jinja2's); markup the code made (a chart's SVG) is left as it is."""
@@ -103,7 +96,11 @@ def shown(value: Any) -> Any:
 
 
 def _cell(href: Callable[[str], str]) -> Callable[[Any], Any]:
+    """The template's table cell: a number as the reports write it (``analysis.report.fmt``:
+    three decimals, ``–`` when missing), text escaped and made visible, a link to a page."""
     from markupsafe import Markup, escape
+
+    from analysis.report import fmt
 
     def cell(value: Any) -> Any:
         if isinstance(value, Link):
@@ -111,10 +108,10 @@ def _cell(href: Callable[[str], str]) -> Callable[[Any], Any]:
                 href(value.path), shown(value.text)
             )
         if isinstance(value, bool) or value is None:
-            return Markup("<td>{}</td>").format(number(value))
+            return Markup("<td>{}</td>").format(fmt(value))
         if isinstance(value, (int, float)):
             sort = value if math.isfinite(value) else ""
-            return Markup('<td class="num" data-value="{}">{}</td>').format(sort, number(value))
+            return Markup('<td class="num" data-value="{}">{}</td>').format(sort, fmt(value))
         text = shown(str(value))
         if "\n" in text:
             return Markup("<td><pre>{}</pre></td>").format(text)

@@ -157,10 +157,6 @@ def unavailable(heading: str, error: str | None) -> Section:
     return Section(heading, text=(f"Nothing to show yet: {error or 'no data'}",))
 
 
-def cells(values: Sequence[Any]) -> list[Cell]:
-    """Values as table cells (anything not a number or text becomes its ``str``)."""
-    return [v if v is None or isinstance(v, (str, int, float)) else str(v) for v in values]
-
 
 __all__ = [
     "BUILT_IN",
@@ -172,7 +168,6 @@ __all__ = [
     "Query",
     "Section",
     "Table",
-    "cells",
     "interval",
     "page",
     "pages",
