@@ -8,6 +8,7 @@ what it loads is kept out of the garbage collector's walks, as it lives as long 
 
 from __future__ import annotations
 
+import asyncio
 import gc
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +42,7 @@ class ReviewEngine:
         """Unreadable lines of the ratings log and of every run read, each reported once (None: not
         collected)."""
         self.ledger = start_ledger(store, issues)
+        store.news()  # from here on, what a sync pulls beyond the fold is kept for the ledger
         self._runs: dict[str, Run] = {}
         self._sizes: dict[str, int] = {}
         self._orders: dict[str, tuple[Run, list[ItemData]]] = {}
@@ -48,7 +50,50 @@ class ReviewEngine:
         self._triage_judge: Any = None
         self._no_model: str | None = None
         """Why the AI review is the local rules' (no key, not allowed), once asked."""
+        self._asked = self._caught = 0
+        self._catching: asyncio.Lock | None = None
         _long_lived()
+
+    async def catch_up(self) -> None:
+        """With a shared store (several replicas): fold into the ledger what the others stored
+        since the last look, so a tap on a card another replica dealt is handled the same. Callers
+        that ask while a look is under way wait for the next one; with the JSONL files, nothing."""
+        if not self.store.shared:
+            return
+        self._catching = self._catching or asyncio.Lock()
+        self._asked += 1
+        ticket = self._asked
+        async with self._catching:
+            if self._caught >= ticket:
+                return
+            target = self._asked
+            await asyncio.to_thread(self.store.sync)
+            self._caught = target
+            self.fold_news()
+
+    def fold_news(self) -> int:
+        """Fold the ratings lines other writers stored that the store has pulled since the last
+        call; returns how many."""
+        from evaluation.log import parse_line
+
+        folded = 0
+        for line in self.store.news():
+            if line.own or line.stream != "ratings":
+                continue
+            try:
+                record = parse_line(line.data)
+            except (ValueError, RecursionError):
+                continue  # a bad line is the readers' to report
+            self.ledger.add(record)
+            folded += 1
+        return folded
+
+    def expire_claims(self) -> set[str]:
+        """Expire the store's claims past their time (a shared store); returns the runs whose
+        items were freed (the next catch-up folds the expiries)."""
+        from evaluation.log import parse_line
+
+        return {parse_line(line, as_dict=True)["run_id"] for line in self.store.expire()}
 
     async def review_change(self, item: ItemData) -> str:
         """The AI review of a change item, asked for now (``R``/``i``, the AI review button), as

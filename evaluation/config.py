@@ -13,6 +13,7 @@ import tomllib
 from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import (
     AfterValidator,
@@ -21,6 +22,7 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    field_validator,
     model_validator,
 )
 
@@ -610,6 +612,28 @@ class ConnectorSettings(_Config):
     """The longest one round spends pushing (the rest waits for the next round)."""
 
 
+class StoreSettings(_Config):
+    """Where the logs live: the JSONL files of the data directory (no ``url``) or a database."""
+
+    url: str | None = None
+    """A PostgreSQL URL (``postgresql://user@host:5432/db``), shared by several bot replicas;
+    ``HILBOT_STORE_URL`` wins over it. The password never goes here: it comes from
+    ``HILBOT_STORE_PASSWORD`` or ``PGPASSWORD``."""
+    claim_expiry_s: float = Field(default=3600.0, gt=0, le=30 * 24 * 3600)
+    """With a database: seconds a dealt card stays claimed by its reviewer unanswered; then it
+    expires and the item is dealt to someone else."""
+
+    @field_validator("url")
+    @classmethod
+    def _no_password(cls, url: str | None) -> str | None:
+        if url is not None and urlsplit(url).password is not None:
+            raise ValueError(
+                "the store URL holds a password: drop it from the URL and set "
+                "HILBOT_STORE_PASSWORD (or PGPASSWORD) in the environment"
+            )
+        return url
+
+
 class HilbotConfig(_Config):
     """The whole of ``hilbot.toml``."""
 
@@ -649,6 +673,8 @@ class HilbotConfig(_Config):
     """Where human labels go back to, by name."""
     connectors: ConnectorSettings = Field(default_factory=ConnectorSettings)
     """How the bots keep sources and sinks in step."""
+    store: StoreSettings = Field(default_factory=StoreSettings)
+    """Where the logs live: the data directory's JSONL files, or PostgreSQL for replicas."""
 
     @model_validator(mode="after")
     def _references(self) -> "HilbotConfig":

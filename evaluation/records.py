@@ -467,8 +467,9 @@ class Delivery(_Strict):
     """Reviewer the card was dealt to."""
     channel: str
     """Channel that delivered it: ``telegram`` or ``slack``."""
-    kind: Literal["card", "note_prompt", "session"] = "card"
-    """A rating card, the prompt for a note's text, or a session started in a chat (no item: where its cards go)."""
+    kind: Literal["card", "note_prompt", "session", "expired"] = "card"
+    """A rating card, the prompt for a note's text, a session started in a chat (no item: where
+    its cards go), or ``expired``: a card unanswered past its claim (a shared store)."""
     chat_id: str
     """Platform chat (Telegram chat id, Slack channel id)."""
     message_id: str

@@ -121,6 +121,8 @@ class Ledger:
     _rated: dict[ItemKey, int] = field(default_factory=dict, repr=False)
     """Index: how many current ratings (not skips) each (run, item, dimension) has."""
 
+    expired: set[Key] = field(default_factory=set, repr=False)
+    """Cards whose claim expired unanswered (a shared store): not open, never dealt again."""
     _unsettled: set[ItemKey] | None = field(default=None, repr=False)
     """While a stream is folded: the items whose load is recounted once it is all in (an item's
     load counts its open cards, which walks its dealt reviewers: once per event, that was quadratic
@@ -164,6 +166,7 @@ class Ledger:
             (self._shown, part._shown),
             (self._rated, part._rated),
         ]
+        self.expired |= part.expired
         for mine, theirs in tables:
             mine.update(theirs)
         self.duplicates += part.duplicates
@@ -216,6 +219,9 @@ class Ledger:
         if event.kind == "session":
             self.streams[(who, event.run_id, event.dimension)] = event
             return
+        if event.kind == "expired":
+            self.expire(item, who)
+            return
         self.messages[(event.channel, event.chat_id, event.message_id)] = event
         if event.kind == "note_prompt":
             self.prompts[who] = event
@@ -230,6 +236,15 @@ class Ledger:
         self._dealt.setdefault(item, set()).add(reviewer_key)
         self.hands.setdefault((reviewer_key, item[0], item[2]), {})[item[1]] = None
         self._shown.setdefault((reviewer_key, item[0], item[2]), {})[item[1]] = None
+        self._relevel(item)
+
+    def expire(self, item: ItemKey, reviewer_key: str) -> None:
+        """A card's claim expired unanswered: it no longer counts towards ``k`` (the item may go to
+        someone else), and it is never dealt to this reviewer again."""
+        if (*item, reviewer_key) in self.judgments:
+            return
+        self.expired.add((*item, reviewer_key))
+        self._reopen(item[0], item[2])
         self._relevel(item)
 
     def _reopen(self, run_id: str, dimension: str) -> None:
@@ -323,12 +338,21 @@ class Ledger:
     def open_reviewers(self, run_id: str, item_id: str, dimension: str) -> set[str]:
         """Reviewer keys holding an open (dealt, not yet judged) card of the item."""
         item = (run_id, item_id, dimension)
-        return {r for r in self._dealt.get(item, ()) if (*item, r) not in self.judgments}
+        return {
+            r
+            for r in self._dealt.get(item, ())
+            if (*item, r) not in self.judgments and (*item, r) not in self.expired
+        }
 
     def open_cards(self, run_id: str, dimension: str, reviewer: Reviewer) -> list[str]:
         """Item ids dealt to a reviewer on a run and dimension and not yet judged, oldest first."""
         hand = self.hands.get((reviewer.key, run_id, dimension), {})
-        return [i for i in hand if (run_id, i, dimension, reviewer.key) not in self.judgments]
+        return [
+            i
+            for i in hand
+            if (run_id, i, dimension, reviewer.key) not in self.judgments
+            and (run_id, i, dimension, reviewer.key) not in self.expired
+        ]
 
     def holders(self, run_id: str, item_id: str, dimension: str) -> set[str]:
         """Reviewer keys a card of the item was dealt to (open or since judged)."""

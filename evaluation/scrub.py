@@ -50,6 +50,8 @@ NAMES = frozenset(
         "SLACK_BOT_TOKEN",
         "SLACK_APP_TOKEN",
         "SLACK_SIGNING_SECRET",
+        "HILBOT_STORE_PASSWORD",
+        "PGPASSWORD",
     }
 )
 """The secrets hilbot itself reads."""

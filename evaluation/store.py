@@ -21,6 +21,7 @@ import json
 import os
 import re
 import tempfile
+import threading
 import time
 from datetime import datetime
 from pathlib import Path
@@ -28,6 +29,8 @@ from typing import Iterable
 
 from pydantic import BaseModel
 
+from .backends import Backend, Claim, Line, Mirror, RunTaken, SharedLog
+from .backends.base import RATINGS, RUN_PREFIX
 from .errors import HilbotError, LogError, RunNotFound
 from .log import EventLog, LogIssue, encode_all, fsync_dir, os_fix, os_reason, read_log
 from .records import QueryEvaluation, RunHeader, RunSummary
@@ -49,17 +52,81 @@ def validate_run_id(run_id: str) -> str:
 
 
 class Store:
-    """The data directory: run files and the ratings log."""
+    """The data directory: run files and the ratings log (in its JSONL files, or in a shared
+    backend named by ``url``, of which the data directory then holds a read copy)."""
 
-    def __init__(self, data_dir: str | Path = "results"):
+    def __init__(self, data_dir: str | Path = "results", *, url: str | None = None):
         self.root = Path(data_dir)
-        self.ratings = EventLog(self.root / "ratings.jsonl")
+        self.url = url
+        """The shared backend's URL (None: the JSONL files)."""
+        self.backend: Backend | None = None
+        """The shared backend (None: the JSONL files are the store)."""
+        self.mirror: Mirror | None = None
+        """The data directory as the shared backend's read copy."""
+        self.ratings: EventLog = EventLog(self.root / "ratings.jsonl")
         """The human events log."""
+        self._news: list[Line] | None = None
+        self._news_lock = threading.Lock()
+        if url is not None:
+            self._share(url)
         self.llm_calls = EventLog(self.root / "llm-calls.jsonl")
         """Every call sent to an LLM provider, after redaction."""
         self.connector_calls = EventLog(self.root / "connectors-calls.jsonl")
         """Every call a connector made to another tool (what was sent where), scrubbed."""
         self._runs: dict[str, EventLog] = {}
+
+    def _share(self, url: str) -> None:
+        from .backends import Mirror, SharedLog, open_backend
+
+        self.backend = open_backend(url)
+        self.mirror = Mirror(self.root, self.backend)
+        self.ratings = SharedLog(self.backend, RATINGS, self.mirror)
+        self.sync()
+
+    @property
+    def shared(self) -> bool:
+        """Whether several processes (bot replicas) share this store through a backend."""
+        return self.backend is not None
+
+    def sync(self) -> list[Line]:
+        """Bring the data directory's copy up to the shared backend; the lines that were new (none
+        with the JSONL files, which are the store). They are kept for :meth:`news` too."""
+        if self.mirror is None:
+            return []
+        with self._news_lock:
+            lines = self.mirror.sync()
+            if self._news is not None:
+                self._news.extend(lines)
+            return lines
+
+    def news(self) -> list[Line]:
+        """The lines any sync pulled since the last call (the first call starts keeping them): a
+        review engine folds what every sync brought, whoever asked for it."""
+        with self._news_lock:
+            news, self._news = self._news or [], []
+            return news
+
+    def claim(self, claim: Claim) -> list[str]:
+        """Claim items to deal (a shared store: in the database, across replicas); with the JSONL
+        files, one process deals and every candidate is granted."""
+        if self.backend is None:
+            return list(claim.item_ids[: claim.room])
+        return self.backend.claim(claim)
+
+    def release(self, run_id: str, dimension: str, reviewer_key: str, item_id: str) -> None:
+        """Free a claim whose card never went out."""
+        if self.backend is not None:
+            self.backend.release(run_id, dimension, reviewer_key, item_id)
+
+    def expire(self) -> list[bytes]:
+        """Expire the shared store's claims past their time (a delivery of kind ``expired`` is
+        logged for each); none with the JSONL files."""
+        return self.backend.expire() if self.backend is not None else []
+
+    def close(self) -> None:
+        """Close the backend's connections (the JSONL files hold none)."""
+        if self.backend is not None:
+            self.backend.close()
 
     # ------------------------------------------------------------------ runs
 
@@ -70,7 +137,12 @@ class Store:
     def run_log(self, run_id: str) -> EventLog:
         """The event log of one run."""
         if run_id not in self._runs:
-            self._runs[run_id] = EventLog(self.run_path(run_id))
+            path = self.run_path(run_id)
+            self._runs[run_id] = (
+                SharedLog(self.backend, RUN_PREFIX + run_id, self.mirror)
+                if self.backend is not None and self.mirror is not None
+                else EventLog(path)
+            )
         return self._runs[run_id]
 
     def run_exists(self, run_id: str) -> bool:
@@ -121,6 +193,8 @@ class Store:
         return self.run_log(run_id), run_id
 
     def _place_run(self, records: list[BaseModel], generated: bool) -> Path:
+        if self.backend is not None:
+            return self._place_shared(records, generated)
         folder = self._runs_folder()
         run_id = records[0].run_id  # type: ignore[attr-defined]
         while True:
@@ -133,6 +207,24 @@ class Store:
                     raise _taken(path) from None
                 run_id = self._free_id(run_id)
                 records = [_with_run_id(r, run_id) for r in records]
+
+    def _place_shared(self, records: list[BaseModel], generated: bool) -> Path:
+        """A run created whole in the backend (one transaction), then copied here."""
+        assert self.backend is not None
+        run_id = records[0].run_id  # type: ignore[attr-defined]
+        while True:
+            self.sync()
+            if not generated or not self.run_exists(run_id):
+                try:
+                    self.backend.append(RUN_PREFIX + run_id, encode_all(records), new=True)
+                    break
+                except RunTaken:
+                    if not generated:
+                        raise _taken(self.run_path(run_id)) from None
+            run_id = self._free_id(run_id)
+            records = [_with_run_id(r, run_id) for r in records]
+        self.sync()
+        return self.run_path(run_id)
 
     def _runs_folder(self) -> Path:
         """``runs/``, created if missing; a symbolic link there is refused (runs stay in the data

@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -122,3 +124,31 @@ def openai_api(monkeypatch):
         for key, value in server.env().items():
             monkeypatch.setenv(key, value)
         yield server
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """A PostgreSQL server of this session (one per xdist worker), removed at its end: see
+    tests/pgserver.py."""
+    from tests.pgserver import PostgresServer
+
+    server = PostgresServer().start()
+    try:
+        yield server
+    finally:
+        server.cleanup()
+
+
+@pytest.fixture
+def pg_url(postgres, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A fresh database on the session's server: its URL without the password, which is in
+    ``PGPASSWORD`` (libpq reads it; no other ``PG*`` variable is left set)."""
+    for name in [n for n in os.environ if n.startswith("PG")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("PGPASSWORD", postgres.password)
+    if not postgres.running:  # an earlier test stopped or killed it
+        postgres.start()
+    database = f"t_{uuid.uuid4().hex[:12]}"
+    yield postgres.create_database(database)
+    if postgres.running:  # dropped, so that a long run does not fill the disk (about 8 MB each)
+        postgres.drop_database(database)

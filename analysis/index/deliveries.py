@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import numpy as np
 
-KINDS = {"card": 0, "note_prompt": 1, "session": 2}
+KINDS = {"card": 0, "note_prompt": 1, "session": 2, "expired": 3}
 """The ``kind`` codes."""
 SCHEMA = {
     "line": "BIGINT",

@@ -27,7 +27,7 @@ from .adjudication import PREFIX as ADJUDICATION
 from .adjudication import ChatAdjudication
 from .digest import post_digest, send_digest
 from .port import ROW, TAG_ROW, Chat, ChatPort, Choice, Command, Keyboard, PortError, Tap, Text
-from .sessions import Refused, Sessions
+from .sessions import Expired, Refused, Sessions
 from .sessions import Tap as Resolved
 
 _log = logging.getLogger("hilbot.chat")
@@ -37,6 +37,9 @@ STOP_GRACE_S = 5.0
 HOME_RUNS = 20
 """Runs a reviewer's overview lists (the newest)."""
 ANSWERS_FIRST_S = 0.5
+SHARED_WAIT_S = 2.0
+"""With a shared store: how long a tap on a card this replica has not seen logged waits for the
+replica that dealt it to log its delivery."""
 """The longest a tap's card work waits for other taps to be answered first."""
 CHAT_LABELS = {"next": "✓ Done"}
 """Engine labels that read differently in a chat (the next card is already there)."""
@@ -165,6 +168,7 @@ class ChatFlow:
         if handler is None:
             await self.say(command.chat, f"Unknown command — see {self.prefix}help")
             return
+        await self.engine.catch_up()
         if dict((n, a) for n, _, a in texts.COMMANDS).get(command.name) and not self.access.admin(
             command.user
         ):
@@ -323,19 +327,15 @@ class ChatFlow:
         if reviewer is None:
             _log.warning("refused a tap from user %s (not allow-listed)", tap.user.id)
             return await self.port.answer(tap, texts.REFUSED_TAP, alert=True)
+        await self.engine.catch_up()
         if tap.data.startswith(ADJUDICATION):
             return await self.adjudication.on_tap(tap, reviewer)
         try:
-            resolved = self.sessions.resolve(
-                tap.data,
-                reviewer,
-                (tap.chat.id, tap.message_id),
-                f"cq:{tap.event_id}",
-                group=tap.chat.group,
-            )
+            resolved = await self._resolve(tap, reviewer)
         except Refused as exc:
             _log.warning("refused tap from %s: %s", reviewer.key, exc)
-            return await self.port.answer(tap, texts.STALE_BUTTON, alert=True)
+            text = texts.EXPIRED_CARD if isinstance(exc, Expired) else texts.STALE_BUTTON
+            return await self.port.answer(tap, text, alert=True)
         async with self.sessions.lock(reviewer):
             was_open = resolved.item_id in self.sessions.open_cards(resolved.session)
             step = await self.sessions.act(resolved.session, resolved.action)
@@ -343,6 +343,29 @@ class ChatFlow:
         text, alert = self._answer(step, resolved, tap.chat.group)
         await self.port.answer(tap, text, alert=alert)  # the records are on disk by now
         self.spawn(self._after_tap(step, resolved, tap, ends), tap)
+
+    async def _resolve(self, tap: Tap, reviewer: Reviewer) -> Resolved:
+        """The tap's button checked against the log. With a shared store, a card dealt by another
+        replica may be tapped before its delivery is in this replica's copy: it looks again, for
+        up to ``SHARED_WAIT_S``, before refusing."""
+        waited = 0.0
+        while True:
+            try:
+                return self.sessions.resolve(
+                    tap.data,
+                    reviewer,
+                    (tap.chat.id, tap.message_id),
+                    f"cq:{tap.event_id}",
+                    group=tap.chat.group,
+                )
+            except Expired:
+                raise
+            except Refused:
+                if not self.engine.store.shared or waited >= SHARED_WAIT_S:
+                    raise
+            await asyncio.sleep(0.05)
+            waited += 0.05
+            await self.engine.catch_up()
 
     async def _answers_first(self) -> None:
         """Wait (at most ``ANSWERS_FIRST_S``) until every tap received has been answered.
@@ -461,6 +484,7 @@ class ChatFlow:
                 refusal = texts.refusal(self.port.title, self.port.platform, text.user.id)
                 await self.say(text.chat, refusal)
             return
+        await self.engine.catch_up()
         if await self.adjudication.on_text(text, reviewer):
             return
         async with self.sessions.lock(reviewer):
@@ -543,8 +567,9 @@ class ChatFlow:
         """
         sent = 0
         while True:
+            await self.engine.catch_up()
             async with self.sessions.lock(session.reviewer):
-                cards = self.sessions.deal(session, group=chat.group)
+                cards = await self.sessions.adeal(session, group=chat.group)
             if not cards:
                 return sent
             for n, card in enumerate(cards):
@@ -614,6 +639,7 @@ class ChatFlow:
         The first refresh deals into every such session, so items that arrived while the bot was
         down are dealt without a command too; later ones only where the run grew.
         """
+        freed = await self._expire()
         streams = self.sessions.streams()
         growing = {
             run_id
@@ -627,10 +653,19 @@ class ChatFlow:
         }
         self._primed |= growing
         for reviewer, run_id, dimension, chat_id, group in streams:
-            if run_id in due:
+            if run_id in due or run_id in freed:
                 await self.fill(
                     self.sessions.get(reviewer, run_id, dimension), Chat(chat_id, group)
                 )
+
+    async def _expire(self) -> set[str]:
+        """With a shared store: expire the claims past their time and fold what the others stored;
+        the runs whose items were freed (their sessions are dealt to again)."""
+        if not self.engine.store.shared:
+            return set()
+        freed = await asyncio.to_thread(self.engine.expire_claims)
+        await self.engine.catch_up()
+        return freed
 
     async def post_digest(self, chats: list[Chat], since: datetime | None = None) -> None:
         """Build the digest (off the event loop) and post its text and chart to each chat."""

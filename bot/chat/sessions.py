@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from evaluation import Delivery, HilbotError, Reviewer, RunNotFound, validate_run_id
+from evaluation.backends import Claim
 
 from ..cards import CONFIDENCE_LEVELS, Action, ActionKind, Card
 from ..review import ReviewEngine, ReviewSession, Step
@@ -53,6 +54,10 @@ _KINDS = {code: kind for kind, code in _OPS.items()}
 
 class Refused(HilbotError):
     """A tap or a message that does not fit: forged, stale, or from someone not allowed."""
+
+
+class Expired(Refused):
+    """A tap on a card whose claim expired unanswered (a shared store dealt its item to others)."""
 
 
 @dataclass(frozen=True)
@@ -161,6 +166,30 @@ class Sessions:
             cards.append(session.card(item.id))
         return cards
 
+    async def adeal(self, session: ReviewSession, *, group: bool = False) -> list[Card]:
+        """:meth:`deal`, the items claimed in the store first: with a shared store, another
+        replica may have dealt some of them a moment ago (those are freed here and left out)."""
+        cards = self.deal(session, group=group)
+        if not cards or not self.engine.store.shared:
+            return cards
+        config = self.engine.config
+        claim = Claim(
+            run_id=session.run_id,
+            dimension=session.dimension,
+            reviewer_key=session.reviewer.key,
+            item_ids=tuple(card.item_id for card in cards),
+            k=config.review.k,
+            room=len(cards),
+            expiry_s=config.store.claim_expiry_s,
+        )
+        granted = set(await asyncio.to_thread(self.engine.store.claim, claim))
+        for card in cards:
+            if card.item_id not in granted:
+                self.ledger.release(
+                    (session.run_id, card.item_id, session.dimension), session.reviewer.key
+                )
+        return [card for card in cards if card.item_id in granted]
+
     def unsendable(self, session: ReviewSession, item_id: str) -> None:
         """The platform refused an item's card (too long, say): free it, and deal it to nobody in
         this process."""
@@ -168,8 +197,11 @@ class Sessions:
         self._refused.add((session.run_id, item_id, session.dimension))
 
     def undelivered(self, session: ReviewSession, item_id: str) -> None:
-        """A dealt card could not be sent: free it for dealing again."""
+        """A dealt card could not be sent: free it for dealing again (and its claim)."""
         self.ledger.release((session.run_id, item_id, session.dimension), session.reviewer.key)
+        self.engine.store.release(
+            session.run_id, session.dimension, session.reviewer.key, item_id
+        )
 
     async def delivered(
         self,
@@ -178,7 +210,7 @@ class Sessions:
         chat_id: object,
         message_id: object,
         *,
-        kind: Literal["card", "note_prompt", "session"] = "card",
+        kind: Literal["card", "note_prompt", "session", "expired"] = "card",
         group: bool = False,
     ) -> None:
         """Log that a card (or a note prompt) is now in a chat."""
@@ -339,6 +371,8 @@ class Sessions:
             raise Refused(
                 f"button for {run_id}/{item_id} on a message about {shown.run_id}/{shown.item_id}"
             )
+        if (run_id, item_id, dimension, reviewer.key) in self.ledger.expired:
+            raise Expired(f"{run_id}/{item_id}: the card's claim by {reviewer.key} expired")
         if self.ledger.dealt(run_id, item_id, dimension, reviewer):
             return
         if group and (shown is not None or self.ledger.holders(run_id, item_id, dimension)):

@@ -67,6 +67,9 @@ def refusal(title: str, platform: str, user_id: str) -> str:
 
 REFUSED_TAP = "You are not on this bot's reviewer list."
 STALE_BUTTON = "This button is not valid any more."
+EXPIRED_CARD = (
+    "This card waited too long and went to another reviewer; your next card comes with /next."
+)
 
 
 def progress_line(

@@ -21,6 +21,7 @@ from . import (
     _sample,
     _serve,
     _sets,
+    _store,
     _triage,
 )
 from ._common import global_options
@@ -54,3 +55,4 @@ app.command("pull", context_settings=_connectors.SETTINGS)(_connectors.pull)
 app.command("push", context_settings=_connectors.SETTINGS)(_connectors.push)
 app.command("status")(_connectors.status)
 app.add_typer(_analyze.app, name="analyze")
+app.add_typer(_store.app, name="store")

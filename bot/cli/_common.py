@@ -27,9 +27,10 @@ class Context:
 
     def store(self) -> "Store":
         from evaluation import Store
+        from evaluation.backends import store_url
 
         config = self.config()  # a bad hilbot.toml is reported whichever command runs
-        return Store(self.data_dir or config.data_dir)
+        return Store(self.data_dir or config.data_dir, url=store_url(config.store.url))
 
     def hint(self, *args: str) -> str:
         """A command line for the user's next step that runs as printed (see
