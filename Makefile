@@ -42,6 +42,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/bot_start.py --ratings 100000 --repeat 1
 	$(BIN)/python bench/dashboard.py
 	-$(BIN)/python bench/connectors.py  # exits 1 while a phase misses its 1.2x goal
+	$(BIN)/python bench/replicas.py
 
 schema: $(STAMP)
 	$(BIN)/hilbot schema > docs/schema.json

@@ -616,12 +616,9 @@ class StoreSettings(_Config):
     """Where the logs live: the JSONL files of the data directory (no ``url``) or a database."""
 
     url: str | None = None
-    """A PostgreSQL URL (``postgresql://user@host:5432/db``), shared by several bot replicas;
-    ``HILBOT_STORE_URL`` wins over it. The password never goes here: it comes from
-    ``HILBOT_STORE_PASSWORD`` or ``PGPASSWORD``."""
+    """PostgreSQL URL without a password (``HILBOT_STORE_URL`` wins; password from the env)."""
     claim_expiry_s: float = Field(default=3600.0, gt=0, le=30 * 24 * 3600)
-    """With a database: seconds a dealt card stays claimed by its reviewer unanswered; then it
-    expires and the item is dealt to someone else."""
+    """Seconds a dealt card stays claimed unanswered before its item goes to someone else."""
 
     @field_validator("url")
     @classmethod

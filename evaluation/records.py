@@ -468,8 +468,7 @@ class Delivery(_Strict):
     channel: str
     """Channel that delivered it: ``telegram`` or ``slack``."""
     kind: Literal["card", "note_prompt", "session", "expired"] = "card"
-    """A rating card, the prompt for a note's text, a session started in a chat (no item: where
-    its cards go), or ``expired``: a card unanswered past its claim (a shared store)."""
+    """Card, note prompt, session started in a chat (no item), or ``expired`` (claim ran out)."""
     chat_id: str
     """Platform chat (Telegram chat id, Slack channel id)."""
     message_id: str

@@ -31,6 +31,8 @@ from pydantic import BaseModel
 
 from .backends import Backend, Claim, Line, Mirror, RunTaken, SharedLog
 from .backends.base import RATINGS, RUN_PREFIX
+from .backends.mirror import STATE as MIRROR_STATE
+from .backends.shared import CopyLog, read_copy
 from .errors import HilbotError, LogError, RunNotFound
 from .log import EventLog, LogIssue, encode_all, fsync_dir, os_fix, os_reason, read_log
 from .records import QueryEvaluation, RunHeader, RunSummary
@@ -67,8 +69,13 @@ class Store:
         """The human events log."""
         self._news: list[Line] | None = None
         self._news_lock = threading.Lock()
+        self.copy = url is None and (self.root / MIRROR_STATE).exists()
+        """Whether the data directory is a database store's read copy, opened without the
+        database (readable; every write is refused)."""
         if url is not None:
             self._share(url)
+        elif self.copy:
+            self.ratings = CopyLog(self.root / "ratings.jsonl")
         self.llm_calls = EventLog(self.root / "llm-calls.jsonl")
         """Every call sent to an LLM provider, after redaction."""
         self.connector_calls = EventLog(self.root / "connectors-calls.jsonl")
@@ -81,7 +88,11 @@ class Store:
         self.backend = open_backend(url)
         self.mirror = Mirror(self.root, self.backend)
         self.ratings = SharedLog(self.backend, RATINGS, self.mirror)
-        self.sync()
+        try:
+            self.sync()
+        except BaseException:  # refused (or unreachable): the pool is not left running
+            self.backend.close()
+            raise
 
     @property
     def shared(self) -> bool:
@@ -118,6 +129,11 @@ class Store:
         if self.backend is not None:
             self.backend.release(run_id, dimension, reviewer_key, item_id)
 
+    def once(self, key: str) -> bool:
+        """Whether this caller is the first to ask for ``key``: a shared store answers True to one
+        replica only (a scheduled digest is posted once); the JSONL files, always True."""
+        return self.backend.once(key) if self.backend is not None else True
+
     def expire(self) -> list[bytes]:
         """Expire the shared store's claims past their time (a delivery of kind ``expired`` is
         logged for each); none with the JSONL files."""
@@ -141,6 +157,8 @@ class Store:
             self._runs[run_id] = (
                 SharedLog(self.backend, RUN_PREFIX + run_id, self.mirror)
                 if self.backend is not None and self.mirror is not None
+                else CopyLog(path)
+                if self.copy
                 else EventLog(path)
             )
         return self._runs[run_id]
@@ -195,6 +213,8 @@ class Store:
     def _place_run(self, records: list[BaseModel], generated: bool) -> Path:
         if self.backend is not None:
             return self._place_shared(records, generated)
+        if self.copy:
+            raise read_copy(self.root)
         folder = self._runs_folder()
         run_id = records[0].run_id  # type: ignore[attr-defined]
         while True:

@@ -40,11 +40,13 @@ async def send_digest(port: ChatPort, chats: list[Chat], digest: Any) -> None:
 async def post_digest(
     engine: "ReviewEngine", port: ChatPort, chats: list[Chat], since: datetime | None = None
 ) -> None:
-    """Build the digest (off the event loop) and post its text and chart to each chat."""
+    """Build the digest (off the event loop) and post its text and chart to each chat. With a
+    shared store, the data directory's copy, which the digest reads, is brought up first."""
     from datetime import timedelta, timezone
 
     from analysis.digest import build_digest
 
+    await engine.catch_up()
     since = since or datetime.now(timezone.utc) - timedelta(days=1)
     digest = await asyncio.to_thread(
         build_digest, engine.store, engine.config, since=since, figures=True

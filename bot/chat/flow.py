@@ -27,7 +27,7 @@ from .adjudication import PREFIX as ADJUDICATION
 from .adjudication import ChatAdjudication
 from .digest import post_digest, send_digest
 from .port import ROW, TAG_ROW, Chat, ChatPort, Choice, Command, Keyboard, PortError, Tap, Text
-from .sessions import Expired, Refused, Sessions
+from .sessions import Expired, Refused, Sessions, Unreadable
 from .sessions import Tap as Resolved
 
 _log = logging.getLogger("hilbot.chat")
@@ -37,10 +37,10 @@ STOP_GRACE_S = 5.0
 HOME_RUNS = 20
 """Runs a reviewer's overview lists (the newest)."""
 ANSWERS_FIRST_S = 0.5
+"""The longest a tap's card work waits for other taps to be answered first."""
 SHARED_WAIT_S = 2.0
 """With a shared store: how long a tap on a card this replica has not seen logged waits for the
 replica that dealt it to log its delivery."""
-"""The longest a tap's card work waits for other taps to be answered first."""
 CHAT_LABELS = {"next": "✓ Done"}
 """Engine labels that read differently in a chat (the next card is already there)."""
 
@@ -348,7 +348,8 @@ class ChatFlow:
         """The tap's button checked against the log. With a shared store, a card dealt by another
         replica may be tapped before its delivery is in this replica's copy: it looks again, for
         up to ``SHARED_WAIT_S``, before refusing."""
-        waited = 0.0
+        clock = asyncio.get_running_loop().time
+        deadline = clock() + SHARED_WAIT_S  # the time catching up takes counts (Slack: 3 s)
         while True:
             try:
                 return self.sessions.resolve(
@@ -358,13 +359,12 @@ class ChatFlow:
                     f"cq:{tap.event_id}",
                     group=tap.chat.group,
                 )
-            except Expired:
+            except (Expired, Unreadable):
                 raise
             except Refused:
-                if not self.engine.store.shared or waited >= SHARED_WAIT_S:
+                if not self.engine.store.shared or clock() >= deadline:
                     raise
             await asyncio.sleep(0.05)
-            waited += 0.05
             await self.engine.catch_up()
 
     async def _answers_first(self) -> None:

@@ -138,13 +138,19 @@ class Scheduler:
             else datetime.combine(local.date() + timedelta(days=1), time(hour, minute), zone)
         )
 
-    async def digest(self) -> None:
-        """Post the digest to the scheduled chats now, and record it in the log."""
+    async def digest(self, due: datetime | None = None) -> None:
+        """Post the digest to the scheduled chats now, and record it in the log. With a shared
+        store, the replica that claims the digest ``due`` at that time first posts it; the others
+        let it be."""
         from evaluation.records import DigestPosted
 
         now = self.clock()
         since = self._last or now - self._period()
         self._last = now
+        store = self.flow.engine.store
+        slot = f"digest:{self.flow.port.platform}:{due.isoformat() if due else now.isoformat()}"
+        if store.shared and not await asyncio.to_thread(store.once, slot):
+            return
         await self.flow.post_digest(self.chats, since=since)
         await self.flow.engine.store.ratings.aappend(
             DigestPosted(
@@ -171,13 +177,16 @@ class Scheduler:
 
     async def _digests(self) -> None:
         if self._missed(self.clock()):
-            await self._guarded(self.digest, "posting the digest missed while the bot was down")
+            missed = self.next_digest(self._last) if self._last else None
+            await self._guarded(
+                lambda: self.digest(missed), "posting the digest missed while the bot was down"
+            )
         while True:
             now = self.clock()
             due = self.next_digest(now)
             assert due is not None  # started only with a schedule
             await asyncio.sleep(max(0.0, (due - now).total_seconds()))
-            await self._guarded(self.digest, "posting the scheduled digest")
+            await self._guarded(lambda: self.digest(due), "posting the scheduled digest")
 
     async def _every(self, seconds: float, job: Callable[[], Any], what: str) -> None:
         while True:

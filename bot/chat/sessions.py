@@ -60,6 +60,11 @@ class Expired(Refused):
     """A tap on a card whose claim expired unanswered (a shared store dealt its item to others)."""
 
 
+class Unreadable(Refused):
+    """A button token no log could make valid (its shape, an index's digits, a value off the
+    scale): refused at once, also with a shared store, where a tap on a card not yet seen waits."""
+
+
 @dataclass(frozen=True)
 class Tap:
     """A button press, resolved and checked."""
@@ -149,15 +154,19 @@ class Sessions:
             ]
         return items
 
-    def deal(self, session: ReviewSession, *, group: bool = False) -> list[Card]:
+    def deal(
+        self, session: ReviewSession, *, group: bool = False, passed: frozenset[str] = frozenset()
+    ) -> list[Card]:
         """Blind cards for the next items, up to the window; each is reserved until delivered.
 
-        Items the platform refused to show (:meth:`unsendable`) are passed over in this process.
+        Items the platform refused to show (:meth:`unsendable`) are passed over in this process,
+        and the ``passed`` ones in this deal.
         """
         room = self.window - len(self.open_cards(session, group=group))
         if room <= 0:
             return []
         refused = {i for r, i, d in self._refused if (r, d) == (session.run_id, session.dimension)}
+        refused |= passed
         pending = session.pending(limit=room + len(refused))
         items = [i for i in pending if i.id not in refused][:room]
         cards = []
@@ -168,27 +177,34 @@ class Sessions:
 
     async def adeal(self, session: ReviewSession, *, group: bool = False) -> list[Card]:
         """:meth:`deal`, the items claimed in the store first: with a shared store, another
-        replica may have dealt some of them a moment ago (those are freed here and left out)."""
+        replica may have dealt some of them a moment ago, before this one has seen their
+        deliveries (those are freed here and passed over, and the next items are tried)."""
         cards = self.deal(session, group=group)
         if not cards or not self.engine.store.shared:
             return cards
         config = self.engine.config
-        claim = Claim(
-            run_id=session.run_id,
-            dimension=session.dimension,
-            reviewer_key=session.reviewer.key,
-            item_ids=tuple(card.item_id for card in cards),
-            k=config.review.k,
-            room=len(cards),
-            expiry_s=config.store.claim_expiry_s,
-        )
-        granted = set(await asyncio.to_thread(self.engine.store.claim, claim))
-        for card in cards:
-            if card.item_id not in granted:
-                self.ledger.release(
-                    (session.run_id, card.item_id, session.dimension), session.reviewer.key
-                )
-        return [card for card in cards if card.item_id in granted]
+        taken: set[str] = set()
+        while cards:
+            claim = Claim(
+                run_id=session.run_id,
+                dimension=session.dimension,
+                reviewer_key=session.reviewer.key,
+                item_ids=tuple(card.item_id for card in cards),
+                k=config.review.k,
+                room=len(cards),
+                expiry_s=config.store.claim_expiry_s,
+            )
+            granted = set(await asyncio.to_thread(self.engine.store.claim, claim))
+            for card in cards:
+                if card.item_id not in granted:
+                    taken.add(card.item_id)
+                    self.ledger.release(
+                        (session.run_id, card.item_id, session.dimension), session.reviewer.key
+                    )
+            if granted:
+                return [card for card in cards if card.item_id in granted]
+            cards = self.deal(session, group=group, passed=frozenset(taken))
+        return []
 
     def unsendable(self, session: ReviewSession, item_id: str) -> None:
         """The platform refused an item's card (too long, say): free it, and deal it to nobody in
@@ -309,15 +325,22 @@ class Sessions:
         group: bool = False,
     ) -> Tap:
         """Check a button's token against the log; :class:`Refused` when it does not hold."""
+        unreadable = f"unreadable button data {token!r}"
         try:
             op, key, index, dim = token.split("|")
-            kind = _KINDS[op[0]]
+            kind, at, dim_at = _KINDS[op[0]], token_index(index), token_index(dim)
+        except (ValueError, KeyError, IndexError):
+            raise Unreadable(unreadable) from None
+        try:  # a run or an item another replica stored may not be in this one's copy yet
             run_id = self.run_for(key)
             run = self.engine.run(run_id)
-            item, dimension = run.items[token_index(index)], run.header.dimensions[token_index(dim)]
+            item, dimension = run.items[at], run.header.dimensions[dim_at]
+        except (ValueError, KeyError, IndexError, HilbotError):
+            raise Refused(unreadable) from None
+        try:
             value = self._value(dimension, kind, op[1:])
         except (ValueError, KeyError, IndexError, HilbotError):
-            raise Refused(f"unreadable button data {token!r}") from None
+            raise Unreadable(unreadable) from None
         self._check_dealt(reviewer, run_id, item.id, dimension, message, group)
         session = self.get(reviewer, run_id, dimension)
         return Tap(session, item.id, Action(kind, value, item.id, delivery_id))
@@ -419,4 +442,4 @@ def token_index(digits: str) -> int:
     return int(digits)
 
 
-__all__ = ["Refused", "Sessions", "Tap", "run_key", "token_index"]
+__all__ = ["Expired", "Refused", "Sessions", "Tap", "Unreadable", "run_key", "token_index"]

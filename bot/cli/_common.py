@@ -7,6 +7,7 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Iterable, Optional
 
+import click
 import typer
 
 if TYPE_CHECKING:
@@ -30,7 +31,11 @@ class Context:
         from evaluation.backends import store_url
 
         config = self.config()  # a bad hilbot.toml is reported whichever command runs
-        return Store(self.data_dir or config.data_dir, url=store_url(config.store.url))
+        store = Store(self.data_dir or config.data_dir, url=store_url(config.store.url))
+        command = click.get_current_context(silent=True)
+        if store.shared and command is not None:  # its database connections close with it
+            command.call_on_close(store.close)
+        return store
 
     def hint(self, *args: str) -> str:
         """A command line for the user's next step that runs as printed (see

@@ -33,7 +33,9 @@ Signature = tuple[tuple[str, int, int, int], ...]
 
 
 def signature(store: "Store") -> Signature:
-    """The state of the data dir's log and run files (a new rating or run changes it)."""
+    """The state of the data dir's log and run files (a new rating or run changes it); with a
+    database store, after pulling what the bots stored since."""
+    store.sync()
     paths = [str(store.ratings.path)]
     runs = store.root / "runs"
     try:

@@ -83,6 +83,9 @@ class Backend(Protocol):
     def release(self, run_id: str, dimension: str, reviewer_key: str, item_id: str) -> None:
         """Free an open claim whose card could not be delivered."""
 
+    def once(self, key: str) -> bool:
+        """True for the first caller of ``key`` across every process sharing the backend."""
+
     def expire(self) -> list[bytes]:
         """Expire the open claims past their time; returns the delivery records it logged."""
 
@@ -110,14 +113,19 @@ def store_url(configured: str | None) -> str | None:
 
 def open_backend(url: str) -> Backend:
     """The backend a URL names, connected and migrated; :class:`StoreError` with the fix."""
-    scheme = urlsplit(url).scheme.lower() if "://" in url else ""
+    fix = (
+        "give a postgresql://user@host:5432/db URL in HILBOT_STORE_URL or [store] url, or drop it "
+        "for the JSONL files"
+    )
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018  (a port that is not a number raises here)
+    except ValueError as exc:
+        raise StoreError(f"the store URL is malformed ({exc})", fix=fix) from None
+    scheme = parts.scheme.lower() if "://" in url else ""
     factory: Any = _BACKENDS.get(scheme) or _plugin(scheme)
     if factory is None:
-        raise StoreError(
-            f"no store backend for {scheme or url!r}",
-            fix="give a postgresql://user@host:5432/db URL in HILBOT_STORE_URL or [store] url, "
-            "or drop it for the JSONL files",
-        )
+        raise StoreError(f"no store backend for the URL scheme {scheme!r}", fix=fix)
     if isinstance(factory, str):
         import importlib
 

@@ -47,6 +47,8 @@ class Mirror:
 
     def sync(self) -> list[Line]:
         """Pull what the backend holds beyond the copy into its files; returns the new lines."""
+        if not (self.root / STATE).exists():  # refused before the lock file is made
+            self._refuse_logs_of_another_store()
         with self._lock, _flocked(self.root / STATE.with_suffix(".lock")):
             state = self._state()
             lines, cursor = self.backend.pull(state["cursor"])
@@ -64,8 +66,8 @@ class Mirror:
         except FileNotFoundError:
             self._refuse_logs_of_another_store()
             return self._fresh()
-        except (OSError, ValueError):
-            return self._rebuilt({})
+        except (OSError, ValueError):  # damaged: how far the copy went is unknown, so all again
+            return self._rebuilt()
         if not isinstance(state, dict) or state.get("identity") != self.backend.identity:
             raise StoreError(
                 f"{self.root} is the read copy of another store "
@@ -76,23 +78,28 @@ class Mirror:
         for name, size in sizes.items():
             actual = _size(self.root / name)
             if actual < size:
-                return self._rebuilt(sizes)
+                return self._rebuilt()
             if actual > size:  # written, but the cursor was not saved after it
                 os.truncate(self.root / name, size)
+        for path in self._logs():  # a file this copy's state never counted: begun, not saved
+            if path.relative_to(self.root).as_posix() not in sizes:
+                path.unlink(missing_ok=True)
         return state
 
     def _fresh(self) -> dict[str, Any]:
         return {"identity": self.backend.identity, "cursor": "", "sizes": {}}
 
-    def _rebuilt(self, sizes: dict[str, int]) -> dict[str, Any]:
-        for name in sizes:
-            (self.root / name).unlink(missing_ok=True)
+    def _rebuilt(self) -> dict[str, Any]:
+        for path in self._logs():  # every file of the copy (a file it had just begun too)
+            path.unlink(missing_ok=True)
         return self._fresh()
 
-    def _refuse_logs_of_another_store(self) -> None:
+    def _logs(self) -> list[Path]:
         runs = self.root / "runs"
-        held = [self.root / "ratings.jsonl", *(runs.glob("*.jsonl") if runs.is_dir() else [])]
-        if any(_size(path) for path in held):
+        return [self.root / "ratings.jsonl", *(runs.glob("*.jsonl") if runs.is_dir() else [])]
+
+    def _refuse_logs_of_another_store(self) -> None:
+        if any(_size(path) for path in self._logs()):
             raise StoreError(
                 f"{self.root} holds JSONL logs, and a database store keeps its read copy in a "
                 "data directory of its own",

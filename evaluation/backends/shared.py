@@ -4,14 +4,34 @@ fsync in a file), read from the data directory's copy after pulling what is new.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
 from ..errors import HilbotError
 from ..log import EventLog, LogIssue
+from .base import StoreError
 
 if TYPE_CHECKING:
     from .base import Backend
     from .mirror import Mirror
+
+
+class CopyLog(EventLog):
+    """A log file of a data directory that is a database store's read copy, opened without the
+    database: readable, never written (a line written here would not be in the store, and the
+    next sync would cut it off)."""
+
+    def write_batch(self, lines: list[bytes]) -> BaseException | None:
+        return read_copy(self.path.parent)
+
+
+def read_copy(root: Path) -> StoreError:
+    """The error of a write to a database store's read copy."""
+    return StoreError(
+        f"{root} is the read copy of a database store, and nothing is written to it",
+        fix="set HILBOT_STORE_URL (or [store] url) to that database to write, or export it to "
+        "JSONL files with `hilbot store export DIR`",
+    )
 
 
 class SharedLog(EventLog):

@@ -21,6 +21,8 @@ class BaseDriver:
     fake: Any
     tmp_path: Path
     store: Store | None = None
+    reopened_stores: list[Store] | None = None
+    """The stores :meth:`reopened` made for restarts (closed when the bot stops for good)."""
     config: Any = None
     bot_object: Any = None
     """The running bot (platform tests may look inside it; the suite never does)."""
@@ -59,6 +61,17 @@ class BaseDriver:
             yield self
         finally:
             await self._stop()
+            for reopened in self.reopened_stores or []:
+                reopened.close()
+            self.reopened_stores = None
+
+    def reopened(self) -> Store:
+        """The data directory opened again, as a new process would, on the same backend (the
+        JSONL files, or the shared database whose read copy it is)."""
+        assert self.store is not None
+        store = Store(self.store.root, url=self.store.url)
+        self.reopened_stores = [*(self.reopened_stores or []), store]
+        return store
 
     async def _stop(self) -> None:
         if self.bot_object is not None:
@@ -100,6 +113,10 @@ class BaseDriver:
 
     # -- the log
     def records(self, kind: str | None = None) -> list[dict]:
+        """ratings.jsonl's lines; with a shared store, its read copy brought up to date first
+        (the bot commits a tap to the database before answering it)."""
+        assert self.store is not None, "start the bot first"
+        self.store.sync()
         path = self.store.ratings.path
         rows = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
         return [r for r in rows if kind is None or r["type"] == kind]

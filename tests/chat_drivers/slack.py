@@ -129,7 +129,7 @@ class SlackDriver(BaseDriver):
         """Slack's ids (action timestamps, envelope ids) never start again: ``fresh_ids`` changes
         nothing."""
         await self._stop()
-        await self._start(Store(self.store.root))
+        await self._start(self.reopened())
 
     async def _start(self, store: Store) -> None:
         from bot.channels.slack import SlackBot
@@ -240,7 +240,7 @@ class SlackDriver(BaseDriver):
         finally:
             self.fake.on_ack = None
             self.fake.clear_faults()
-        await self._start(Store(self.store.root))
+        await self._start(self.reopened())
 
     # ------------------------------------------------------------------ what users see
 

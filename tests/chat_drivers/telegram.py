@@ -70,7 +70,7 @@ class TelegramDriver(BaseDriver):
         await self._stop()
         if fresh_ids:
             self.fake.restart_ids()
-        await self._start(Store(self.store.root))
+        await self._start(self.reopened())
 
     # -- the coupling point: the only code that knows how the bot is built and started
 
@@ -156,7 +156,7 @@ class TelegramDriver(BaseDriver):
         finally:
             self.fake.on_call = None
             self.fake.clear_faults()
-        await self._start(Store(self.store.root))
+        await self._start(self.reopened())
 
     # ------------------------------------------------------------------ what users see
 

@@ -14,7 +14,8 @@ or a subprocess (``env()``).
 * Socket Mode: ``apps.connections.open`` (app-level token) hands out a one-use
   ``ws://…/socket?ticket=…``; the socket says ``hello``, carries envelopes (``slash_commands``,
   ``interactive``, ``events_api``) and reads the client's acks (``{"envelope_id", "payload"?}``).
-  Deliveries wait while no client is connected.
+  Deliveries wait while no client is connected; with several connections open (several app
+  processes), each envelope goes to one of them at random, as Slack sends them.
 * HTTP: with ``http_target`` set, deliveries are POSTed there signed as Slack signs them (``v0=``
   HMAC-SHA256 of ``v0:<timestamp>:<body>``): slash commands form-encoded, interactivity as a
   ``payload`` form field, events as JSON ``event_callback`` bodies; the answer is the ack.
@@ -41,6 +42,7 @@ import hmac
 import itertools
 import json
 import math
+import random
 import secrets
 import threading
 import time
@@ -488,6 +490,8 @@ class Delivery:
     """Timestamped six minutes ago."""
     retry_attempt: int = 0
     retry_reason: str = ""
+    connection: int | None = field(default=None, init=False)
+    """The Socket Mode connection that carried it (numbered from 1 in the order they opened)."""
     sent_at: float | None = field(default=None, init=False)
     """``time.monotonic()`` when it went out."""
     acked_at: float | None = field(default=None, init=False)
@@ -611,6 +615,7 @@ class _View:
 @dataclass(eq=False)
 class _Socket:
     ws: web.WebSocketResponse
+    number: int = 0
     draining: bool = False
     dead: bool = False
 
@@ -694,7 +699,6 @@ class FakeSlack(Waits):
         self._last_us = 0
         self._ids = itertools.count(1)
         self._sockets: list[_Socket] = []
-        self._turn = itertools.count()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._handlers: dict[str, Callable[[Json], Json]] = {
             "auth.test": self._auth_test,
@@ -1349,7 +1353,7 @@ class FakeSlack(Waits):
             return web.Response(status=401, text="invalid_ticket")
         ws = web.WebSocketResponse(autoping=True)
         await ws.prepare(request)
-        socket = _Socket(ws)
+        socket = _Socket(ws, self.connects + 1)
         await ws.send_json(
             {
                 "type": "hello",
@@ -1378,6 +1382,10 @@ class FakeSlack(Waits):
     def connections(self) -> int:
         """Socket Mode connections open now (and not told to refresh)."""
         return sum(socket.live() for socket in list(self._sockets))
+
+    def live_connections(self) -> list[int]:
+        """The numbers of the Socket Mode connections open now (and not told to refresh)."""
+        return [socket.number for socket in list(self._sockets) if socket.live()]
 
     def _connections_changed(self) -> None:
         if any(socket.live() for socket in self._sockets):
@@ -1410,13 +1418,13 @@ class FakeSlack(Waits):
                 await self._socket_ready.wait()
 
     async def _send_envelope(self, delivery: Delivery) -> bool:
-        """Send one envelope over a live socket (taking turns between sockets); False if there is
+        """Send one envelope over a live socket (one of them at random); False if there is
         none."""
         live = [socket for socket in self._sockets if socket.live()]
         if not live:
             self._connections_changed()
             return False
-        socket = live[next(self._turn) % len(live)]
+        socket = random.choice(live)
         envelope: Json = {
             "envelope_id": delivery.envelope_id,
             "payload": delivery.payload,
@@ -1428,11 +1436,11 @@ class FakeSlack(Waits):
                 "retry_attempt": delivery.retry_attempt,
                 "retry_reason": delivery.retry_reason,
             }
-        delivery.sent_at = time.monotonic()
+        delivery.sent_at, delivery.connection = time.monotonic(), socket.number
         try:
             await socket.ws.send_str(json.dumps(envelope))
         except (ConnectionError, RuntimeError):
-            socket.dead, delivery.sent_at = True, None
+            socket.dead, delivery.sent_at, delivery.connection = True, None, None
             return False
         return True
 

@@ -7,6 +7,11 @@ loop. The test plays the users (``send_text``, ``tap``) and inspects what the bo
 API closely enough that a bot which works here has met Telegram's rules; faults (``fail_next``,
 ``stall_next``, ``redeliver``) can be injected. Every call is recorded.
 
+Webhook delivery is off unless ``webhook_targets`` is given: then, once the bot has set a webhook,
+each update is POSTed to one of those URLs chosen at random (a load balancer in front of several
+bot replicas), with setWebhook's secret token, and delivered again, as Telegram does, while the
+POST fails or is not answered in time.
+
 PTB's wire format: no parameters → empty body without a content type; otherwise form-encoded
 (multipart when a file is attached) where strings go raw, numbers and booleans as their JSON text
 and nested objects as JSON strings, so each field is decoded by its name (``_FIELDS``).
@@ -20,15 +25,18 @@ import html
 import itertools
 import json
 import math
+import random
 import re
 import struct
 import threading
 import time
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
+from functools import partial
 from http import HTTPStatus
 from typing import Any, Callable
 
+import aiohttp
 from aiohttp import web
 
 from ._server import Call, ThreadedApp, Waits, Window, take_fault
@@ -352,6 +360,18 @@ class FakeTelegram(Waits):
     on_call: Callable[[Call], None] | None = field(default=None, repr=False)
     """Called (in the server's thread) with each authorised call as it arrives, before it is carried
     out."""
+    webhook_targets: list[str] = field(default_factory=list)
+    """Where updates are POSTed once a webhook is set (empty: no delivery, updates wait for
+    getUpdates): one URL chosen at random per POST, as a load balancer in front of several bot
+    replicas spreads them. A URL that refuses a connection is left out of the choice from then
+    on (the balancer's health check), unless every one has."""
+    webhook_timeout: float = 10.0
+    """Seconds a webhook POST may take before it counts as failed (and the update is sent
+    again)."""
+    webhook_retry_s: float = 0.2
+    """Pause before an update whose POST failed is sent again."""
+    webhook_posts: list[tuple[int, str, int | None]] = field(default_factory=list, repr=False)
+    """(update_id, target URL, HTTP status or None when the POST failed) of every webhook POST."""
 
     def __post_init__(self) -> None:
         self._lock = threading.RLock()
@@ -382,6 +402,11 @@ class FakeTelegram(Waits):
         """Counts :meth:`restart_ids`: a long poll from before one answers nothing (it was made to
         the old server)."""
         self._windows: dict[tuple[str, int | str], Window] = {}
+        self._webhook_secret: str | None = None
+        self._webhook_slots = 40
+        self._targets_down: set[str] = set()
+        self._client: aiohttp.ClientSession | None = None
+        self._deliveries: set[asyncio.Task[None]] = set()
         self._handlers: dict[str, Callable[[Json], Any]] = {
             name.lower(): handler
             for name, handler in {
@@ -617,9 +642,55 @@ class FakeTelegram(Waits):
         update = {"update_id": next(self._update_ids), **content}
         self._updates[update["update_id"]] = update
         self._sent_order.append((next(iter(content)), update["update_id"]))
-        self._pending.append(update)
+        if self._delivering():
+            self._server.call_soon(partial(self._post_update, copy.deepcopy(update)))
+        else:
+            self._pending.append(update)
         self._wake()
         return update["update_id"]
+
+    # -- webhook delivery ----------------------------------------------------------------------
+
+    def _delivering(self) -> bool:
+        """Whether updates go out by webhook now (targets given and a webhook set)."""
+        return bool(self.webhook_targets and self.webhook_url)
+
+    def _post_update(self, update: Json) -> None:
+        """(server loop) Start delivering one update by webhook."""
+        task = asyncio.ensure_future(self._deliver_update(update))
+        self._deliveries.add(task)
+        task.add_done_callback(self._deliveries.discard)
+
+    async def _deliver_update(self, update: Json) -> None:
+        """(server loop) POST an update to a target chosen at random until one answers 200."""
+        if self._client is None:
+            self._client = aiohttp.ClientSession()
+            self._slots = asyncio.Semaphore(self._webhook_slots)
+        headers = {"Content-Type": "application/json"}
+        if self._webhook_secret:
+            headers["X-Telegram-Bot-Api-Secret-Token"] = self._webhook_secret
+        body = json.dumps(update).encode()
+        while not self._closing:
+            up = [t for t in self.webhook_targets if t not in self._targets_down]
+            target = random.choice(up or self.webhook_targets)
+            status: int | None = None
+            try:
+                async with self._slots, self._client.post(
+                    target,
+                    data=body,
+                    headers=headers,
+                    timeout=aiohttp.ClientTimeout(total=self.webhook_timeout),
+                ) as response:
+                    status = response.status
+            except aiohttp.ClientConnectorError:
+                self._targets_down.add(target)
+            except (aiohttp.ClientError, asyncio.TimeoutError):
+                pass
+            with self._lock:
+                self.webhook_posts.append((update["update_id"], target, status))
+            if status == 200:
+                return
+            await asyncio.sleep(self.webhook_retry_s)
 
     def _wake(self) -> None:
         """Wake long polls (from any thread)."""
@@ -809,6 +880,12 @@ class FakeTelegram(Waits):
 
     def _set_webhook(self, params: Json) -> bool:
         self.webhook_url = params.get("url", "")
+        self._webhook_secret = params.get("secret_token")
+        self._webhook_slots = params.get("max_connections", 40)
+        if self._delivering():  # what waited for a webhook goes out now
+            for update in self._pending:
+                self._server.call_soon(partial(self._post_update, copy.deepcopy(update)))
+            self._pending.clear()
         return True
 
     def _delete_webhook(self, params: Json) -> bool:
@@ -1011,7 +1088,15 @@ class FakeTelegram(Waits):
     def _app(self) -> web.Application:
         app = web.Application(client_max_size=60 * 1024 * 1024)
         app.router.add_post("/bot{token}/{method}", self._request)
+        app.on_shutdown.append(self._shutdown)
         return app
+
+    async def _shutdown(self, app: web.Application) -> None:
+        for task in list(self._deliveries):
+            task.cancel()
+        await asyncio.gather(*self._deliveries, return_exceptions=True)
+        if self._client is not None:
+            await self._client.close()
 
     def __enter__(self) -> "FakeTelegram":
         self.port = self._server.start()

@@ -5,8 +5,8 @@ table (``hilbot_events``: a trigger refuses UPDATE, DELETE and TRUNCATE) with a 
 idempotency key, so an event is counted once whichever replica stores it; each append is one
 transaction, committed before the caller is told the records are stored. Readers pull in the
 log's order by transaction id: only lines of transactions older than every one still running
-are handed out (``pg_snapshot_xmin``), so a line committed late by a slow writer is never
-skipped. Items are claimed in ``hilbot_claims``: a dealer locks the candidates' rows in
+are handed out (``pg_snapshot_xmin``, read before the lines), so a line committed late by a
+slow writer is never skipped. Items are claimed in ``hilbot_claims``: a dealer locks the candidates' rows in
 ``hilbot_items`` (``FOR UPDATE SKIP LOCKED``: two replicas never wait on each other's items),
 then counts their ratings and live claims in a fresh snapshot and claims up to its room.
 
@@ -30,6 +30,9 @@ if TYPE_CHECKING:
     from psycopg import Connection
     from psycopg_pool import ConnectionPool
 
+LOCK_SLACK = 2
+"""Candidates a dealer locks at a time beyond its room (in case some are full): the others stay
+free for other dealers."""
 PULL_BATCH = 20_000
 """Lines one pull hands out at most (the mirror pulls again until it has all)."""
 
@@ -84,6 +87,9 @@ class PostgresBackend:
             min_size=1,
             max_size=size,
             timeout=self.timeout_s,
+            # give up reconnecting soon: the next request tries again at once, not after a
+            # backoff grown through a long outage (minutes after the database is back)
+            reconnect_timeout=self.timeout_s,
             check=ConnectionPool.check_connection,
             open=False,
             name="hilbot-store",
@@ -136,7 +142,8 @@ class PostgresBackend:
         floor, last_tx, last_seq = _cursor(cursor)
 
         def work(conn: "Connection[Any]") -> tuple[list[Any], int]:
-            conn.isolation_level = _repeatable_read()
+            # the horizon first, then the lines (a later snapshot): every transaction below it had
+            # ended when it was read, so its lines are all in the later snapshot
             with conn.cursor() as cur:
                 cur.execute("SELECT pg_snapshot_xmin(pg_current_snapshot())::text::numeric")
                 row = cur.fetchone()
@@ -167,32 +174,24 @@ class PostgresBackend:
     # ------------------------------------------------------------------ claims
 
     def claim(self, claim: Claim) -> list[str]:
-        """Claim up to ``room`` candidates: lock their item rows (skipping rows another dealer
-        holds), then, in a fresh snapshot, keep those with fewer than ``k`` ratings and live
-        claims that the reviewer never met."""
+        """Claim up to ``room`` candidates, in their order: lock a few item rows at a time
+        (skipping rows another dealer holds), then, in a fresh snapshot, keep those with fewer
+        than ``k`` ratings and live claims that the reviewer never met; go on to the next few
+        until the room is filled or the candidates run out."""
 
         def work(conn: "Connection[Any]") -> list[str]:
+            chosen: list[str] = []
+            rest = list(claim.item_ids)
             with conn.cursor() as cur:
-                cur.execute(_LOCK_ITEMS, (claim.run_id, list(claim.item_ids)))
-                locked = {item for (item,) in cur.fetchall()}
-                if not locked:
-                    return []
-                cur.execute(
-                    _LOADS,
-                    (claim.reviewer_key, claim.run_id, claim.dimension, list(locked)),
-                )
-                loads = {item: (load, mine) for item, load, mine in cur.fetchall()}
-                chosen = [
-                    item
-                    for item in claim.item_ids
-                    if item in locked and _free(loads.get(item), claim.k)
-                ][: claim.room]
+                while rest and len(chosen) < claim.room:
+                    batch, rest = rest[: claim.room + LOCK_SLACK], rest[claim.room + LOCK_SLACK :]
+                    chosen += _free_of(cur, claim, batch)[: claim.room - len(chosen)]
                 if chosen:
                     cur.execute(
                         _CLAIM,
                         (claim.run_id, claim.dimension, claim.reviewer_key, claim.expiry_s, chosen),
                     )
-                return chosen
+            return chosen
 
         return list(self._transaction(work))
 
@@ -203,6 +202,18 @@ class PostgresBackend:
             conn.execute(_RELEASE, (run_id, item_id, dimension, reviewer_key))
 
         self._transaction(work)
+
+    def once(self, key: str) -> bool:
+        """True for the first caller of ``key`` (a row in ``hilbot_once``)."""
+
+        def work(conn: "Connection[Any]") -> bool:
+            cur = conn.execute(
+                "INSERT INTO hilbot_once (key) VALUES (%s) ON CONFLICT DO NOTHING RETURNING key",
+                (key,),
+            )
+            return cur.fetchone() is not None
+
+        return bool(self._transaction(work))
 
     def expire(self) -> list[bytes]:
         """Mark the open claims past their time expired and log a delivery of kind ``expired``
@@ -217,7 +228,6 @@ class PostgresBackend:
                 lines = [_expired_line(*c) for c in claims]
                 rows = [_row(RATINGS, line) for line in lines]
                 cur.execute(_INSERT, _columns(RATINGS, rows))
-                seqs = [seq for (seq,) in cur.fetchall()]
                 cur.execute(
                     _EXPIRE,
                     (
@@ -227,9 +237,7 @@ class PostgresBackend:
                         [c[3] for c in claims],
                     ),
                 )
-            with self._own_lock:
-                self._own.update(seqs)
-            return lines
+            return lines  # not marked as this process's own: every replica folds them as pulled
 
         return list(self._transaction(work))
 
@@ -249,7 +257,7 @@ WHERE tx >= %s::text::xid8 AND (tx, seq) > (%s::text::xid8, %s) AND tx < %s::tex
 ORDER BY tx, seq LIMIT %s
 """
 _LOCK_ITEMS = """
-SELECT item_id FROM hilbot_items WHERE run_id = %s AND item_id = ANY(%s)
+SELECT item_id FROM hilbot_items WHERE item_id = ANY(%s) AND run_id = %s
 FOR UPDATE SKIP LOCKED
 """
 _LOADS = """
@@ -294,6 +302,14 @@ ON CONFLICT (run_id, item_id, dimension, reviewer_key) DO UPDATE
 SET channel = EXCLUDED.channel, chat_id = EXCLUDED.chat_id, message_id = EXCLUDED.message_id
 """
 
+_EXPIRED = """
+INSERT INTO hilbot_claims (run_id, item_id, dimension, reviewer_key, state, expires_at)
+SELECT r, i, d, k, 'expired', now()
+FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[]) AS t(r, i, d, k)
+ON CONFLICT (run_id, item_id, dimension, reviewer_key) DO UPDATE SET state = 'expired'
+WHERE hilbot_claims.state = 'open'
+"""
+
 
 # ---------------------------------------------------------------------- helpers
 
@@ -328,6 +344,7 @@ def _error(exc: BaseException, where: str) -> StoreError:
             "could not translate host",
             "connection is bad",
             "closed",
+            "get a connection",  # the pool's timeout: no connection could be made
             "terminating connection",
             "server closed",
         )
@@ -374,12 +391,6 @@ def _migrate(conn: "Connection[Any]", where: str) -> str:
         ident = cur.fetchone()
     assert ident is not None
     return f"postgresql:{ident[0]}"
-
-
-def _repeatable_read() -> Any:
-    from psycopg import IsolationLevel
-
-    return IsolationLevel.REPEATABLE_READ
 
 
 def _cursor(cursor: str) -> tuple[int, int, int]:
@@ -433,14 +444,27 @@ def _facts(cur: Any, stream: str, rows: list[Any]) -> None:
                 (stream[len(RUN_PREFIX) :], items),
             )
         return
-    judged = [_judged(r) for r in records if r.get("type") in ("rating", "skip")]
-    judged = [j for j in judged if j is not None]
+    # one row per claim and statement (an upsert may not touch a row twice): the last line wins
+    judged = _last_per_claim(_judged(r) for r in records if r.get("type") in ("rating", "skip"))
     if judged:
         cur.execute(_JUDGED, tuple(list(col) for col in zip(*judged)))
-    cards = [_card(r) for r in records if r.get("type") == "delivery"]
-    cards = [c for c in cards if c is not None]
+    cards = _last_per_claim(_card(r) for r in records if r.get("type") == "delivery")
     if cards:
         cur.execute(_DELIVERED, tuple(list(col) for col in zip(*cards)))
+    # a claim that expired where these lines were written (an import): expired here too
+    expired = _last_per_claim(
+        _who(r) for r in records if r.get("type") == "delivery" and r.get("kind") == "expired"
+    )
+    if expired:
+        cur.execute(_EXPIRED, tuple(list(col) for col in zip(*expired)))
+
+
+def _last_per_claim(rows: Iterable[tuple[str, ...] | None]) -> list[tuple[str, ...]]:
+    last: dict[tuple[str, ...], tuple[str, ...]] = {}
+    for row in rows:
+        if row is not None:
+            last[row[:4]] = row
+    return list(last.values())
 
 
 def _item_id(record: dict[str, Any]) -> str | None:
@@ -473,6 +497,17 @@ def _card(record: dict[str, Any]) -> tuple[str, ...] | None:
         str(record.get("chat_id", "")),
         str(record.get("message_id", "")),
     )
+
+
+def _free_of(cur: Any, claim: Claim, batch: list[str]) -> list[str]:
+    """The candidates of ``batch`` this dealer could lock and may claim, in order."""
+    cur.execute(_LOCK_ITEMS, (batch, claim.run_id))
+    locked = {item for (item,) in cur.fetchall()}
+    if not locked:
+        return []
+    cur.execute(_LOADS, (claim.reviewer_key, claim.run_id, claim.dimension, list(locked)))
+    loads = {item: (load, mine) for item, load, mine in cur.fetchall()}
+    return [item for item in batch if item in locked and _free(loads.get(item), claim.k)]
 
 
 def _free(load: tuple[int, bool] | None, k: int) -> bool:

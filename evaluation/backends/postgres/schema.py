@@ -47,6 +47,10 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (run_id, item_id, dimension, reviewer_key)
     );
     CREATE INDEX hilbot_claims_expiring ON hilbot_claims (expires_at) WHERE state = 'open';
+    CREATE TABLE hilbot_once (
+        key text PRIMARY KEY,
+        at timestamptz NOT NULL DEFAULT now()
+    );
     """,
 ]
 """Migration ``n`` (1-based) brings the schema from version ``n - 1`` to ``n``."""

@@ -26,10 +26,33 @@ SCALE = ["good", "okay", "poor", "terrible"]
 """The demo search run's scale."""
 
 
-@pytest.fixture(params=["telegram", "slack", "slack-http"])
-def driver(request, tmp_path):
+LEGS = [
+    (platform, backend)
+    for platform in ("telegram", "slack", "slack-http")
+    for backend in ("jsonl", "postgres")  # the ``backend`` values of tests/bot/chat/conftest.py
+    if (platform, backend) != ("slack-http", "postgres")
+]
+"""Each test runs on each platform and store backend (tests/bot/chat/conftest.py), except Slack
+over HTTP on PostgreSQL, to keep the suite's time down: Slack over HTTP differs from Socket Mode
+only in how events reach the bot (its JSONL leg runs), and Socket Mode runs on PostgreSQL."""
+
+
+@pytest.fixture(params=LEGS, ids=["-".join(leg) for leg in LEGS])
+def leg(request) -> tuple[str, str]:
+    """The platform and the store backend a test runs on."""
+    return request.param
+
+
+@pytest.fixture
+def backend(leg) -> str:
+    """The store backend of the test's leg (the ``store`` fixture's)."""
+    return leg[1]
+
+
+@pytest.fixture
+def driver(leg, tmp_path):
     """A platform with its users, ready to start the bot (``async with driver.bot(store):``)."""
-    with drivers()[request.param](tmp_path) as platform:
+    with drivers()[leg[0]](tmp_path) as platform:
         yield platform
 
 
