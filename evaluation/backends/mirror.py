@@ -75,15 +75,16 @@ class Mirror:
                 fix="give this store a data directory of its own (--data-dir or HILBOT_DATA_DIR)",
             )
         sizes: dict[str, int] = state.get("sizes", {})
+        base = os.fspath(self.root) + os.sep  # plain strings: this runs before every pull
         for name, size in sizes.items():
-            actual = _size(self.root / name)
+            actual = _size(base + name)
             if actual < size:
                 return self._rebuilt()
             if actual > size:  # written, but the cursor was not saved after it
-                os.truncate(self.root / name, size)
-        for path in self._logs():  # a file this copy's state never counted: begun, not saved
-            if path.relative_to(self.root).as_posix() not in sizes:
-                path.unlink(missing_ok=True)
+                os.truncate(base + name, size)
+        for name in self._log_names():  # a file this copy's state never counted: begun, not saved
+            if name not in sizes:
+                os.unlink(base + name)
         return state
 
     def _fresh(self) -> dict[str, Any]:
@@ -95,8 +96,17 @@ class Mirror:
         return self._fresh()
 
     def _logs(self) -> list[Path]:
-        runs = self.root / "runs"
-        return [self.root / "ratings.jsonl", *(runs.glob("*.jsonl") if runs.is_dir() else [])]
+        return [self.root / name for name in self._log_names()]
+
+    def _log_names(self) -> list[str]:
+        """The copy's log files there are, relative to the data directory."""
+        names = ["ratings.jsonl"] if os.path.lexists(self.root / "ratings.jsonl") else []
+        try:
+            with os.scandir(self.root / "runs") as entries:
+                names += [f"runs/{e.name}" for e in entries if e.name.endswith(".jsonl")]
+        except (FileNotFoundError, NotADirectoryError):
+            pass
+        return names
 
     def _refuse_logs_of_another_store(self) -> None:
         if any(_size(path) for path in self._logs()):
@@ -128,9 +138,9 @@ class Mirror:
             sizes[name] = sizes.get(name, 0) + len(data)
 
 
-def _size(path: Path) -> int:
+def _size(path: Path | str) -> int:
     try:
-        return path.lstat().st_size
+        return os.lstat(path).st_size
     except FileNotFoundError:
         return 0
 

@@ -90,7 +90,6 @@ class PostgresBackend:
             # give up reconnecting soon: the next request tries again at once, not after a
             # backoff grown through a long outage (minutes after the database is back)
             reconnect_timeout=self.timeout_s,
-            check=ConnectionPool.check_connection,
             open=False,
             name="hilbot-store",
         )
@@ -103,13 +102,21 @@ class PostgresBackend:
         import psycopg
         import psycopg_pool
 
-        try:
-            with self.pool.connection() as conn:
-                return work(conn)
-        except HilbotError:
-            raise
-        except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
-            raise _error(exc, self.where) from None
+        for attempt in range(2):
+            try:
+                with self.pool.connection() as conn:
+                    return work(conn)
+            except HilbotError:
+                raise
+            except psycopg.OperationalError as exc:
+                # a pooled connection the server dropped (a restart): the pool discards it, and
+                # the work is done again once on a new one. Again is safe: every line is unique by
+                # its key or bytes, and a claim taken already reads as taken
+                if attempt or not _dropped(exc):
+                    raise _error(exc, self.where) from None
+            except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
+                raise _error(exc, self.where) from None
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def close(self) -> None:
         """Close the pool's connections."""
@@ -141,18 +148,17 @@ class PostgresBackend:
         transaction below ``floor`` and every line up to ``(tx, seq)`` is taken."""
         floor, last_tx, last_seq = _cursor(cursor)
 
-        def work(conn: "Connection[Any]") -> tuple[list[Any], int]:
-            # the horizon first, then the lines (a later snapshot): every transaction below it had
-            # ended when it was read, so its lines are all in the later snapshot
-            with conn.cursor() as cur:
-                cur.execute("SELECT pg_snapshot_xmin(pg_current_snapshot())::text::numeric")
-                row = cur.fetchone()
-                assert row is not None
-                xmin = int(row[0])
-                cur.execute(_PULL, (floor, last_tx, last_seq, xmin, PULL_BATCH))
-                return cur.fetchall(), xmin
+        def work(conn: "Connection[Any]") -> list[Any]:
+            conn.autocommit = True  # one statement, one round trip: no transaction to end
+            try:
+                return conn.execute(_PULL, (floor, last_tx, last_seq, PULL_BATCH)).fetchall()
+            finally:
+                if not conn.closed:
+                    conn.autocommit = False
 
-        rows, xmin = self._transaction(work)
+        found = self._transaction(work)
+        xmin = int(found[0][0])
+        rows = [row[1:] for row in found if row[1] is not None]
         lines = self._lines(rows)
         if rows:
             last_tx, last_seq = int(rows[-1][0]), int(rows[-1][1])
@@ -252,10 +258,17 @@ ON CONFLICT DO NOTHING
 RETURNING seq
 """
 _PULL = """
-SELECT tx::text::numeric, seq, stream, line FROM hilbot_events
-WHERE tx >= %s::text::xid8 AND (tx, seq) > (%s::text::xid8, %s) AND tx < %s::text::xid8
-ORDER BY tx, seq LIMIT %s
+WITH horizon AS (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin)
+SELECT h.xmin::text::numeric, e.tx::text::numeric, e.seq, e.stream, e.line
+FROM horizon h LEFT JOIN LATERAL (
+    SELECT tx, seq, stream, line FROM hilbot_events
+    WHERE tx >= %s::text::xid8 AND (tx, seq) > (%s::text::xid8, %s) AND tx < h.xmin
+    ORDER BY tx, seq LIMIT %s
+) e ON true
 """
+"""The lines below the horizon, and the horizon: the oldest transaction still running when the
+statement's snapshot was taken. One statement, one snapshot: every transaction below the horizon
+had ended by then, so all its lines are in it (a slow writer's line is never skipped)."""
 _LOCK_ITEMS = """
 SELECT item_id FROM hilbot_items WHERE item_id = ANY(%s) AND run_id = %s
 FOR UPDATE SKIP LOCKED
@@ -324,6 +337,22 @@ def _where(url: str) -> str:
         return f"{parts.scheme}://{user}{host}{port}{parts.path}"
     except ValueError:
         return "the store URL"
+
+
+def _dropped(exc: BaseException) -> bool:
+    """Whether an error says the server closed a connection the pool still held."""
+    text = str(exc).lower()
+    return any(
+        w in text
+        for w in (
+            "server closed",
+            "terminating connection",
+            "connection is bad",
+            "consuming input failed",
+            "connection is lost",
+            "eof detected",
+        )
+    )
 
 
 def _error(exc: BaseException, where: str) -> StoreError:
