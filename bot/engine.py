@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evaluation import HilbotConfig, ItemData, LogIssue, Reviewer, Run, Store
@@ -19,6 +20,13 @@ from .ledger import start_ledger
 
 if TYPE_CHECKING:
     from .review import ReviewSession
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0
 
 
 def _long_lived() -> None:
@@ -41,8 +49,10 @@ class ReviewEngine:
         self.issues = issues
         """Unreadable lines of the ratings log and of every run read, each reported once (None: not
         collected)."""
+        self._offset = _size(store.ratings.path) if store.shared else 0
+        """How far into the ratings log's copy the ledger has folded (a shared store): measured
+        before the fold, so a line is at worst folded twice, in order, never missed."""
         self.ledger = start_ledger(store, issues)
-        store.news()  # from here on, what a sync pulls beyond the fold is kept for the ledger
         self._runs: dict[str, Run] = {}
         self._sizes: dict[str, int] = {}
         self._orders: dict[str, tuple[Run, list[ItemData]]] = {}
@@ -69,24 +79,26 @@ class ReviewEngine:
             target = self._asked
             await asyncio.to_thread(self.store.sync)
             self._caught = target
-            self.fold_news()
+            self.fold_copy()
 
-    def fold_news(self) -> int:
-        """Fold the ratings lines other writers stored that the store has pulled since the last
-        call; returns how many."""
+    def fold_copy(self) -> int:
+        """Fold the lines of the ratings log's copy beyond what the ledger has folded, but those
+        this process stored (they were folded as they were stored); returns how many. Read from
+        the copy, not from what this process pulled: another reader of the data directory (the
+        dashboard) may have pulled them."""
+        from evaluation.backends import SharedLog
         from evaluation.log import parse_line
 
-        folded = 0
-        for line in self.store.news():
-            if line.own or line.stream != "ratings":
-                continue
+        log = self.store.ratings
+        if not isinstance(log, SharedLog):
+            return 0
+        lines, self._offset = log.since(self._offset)
+        for line in lines:
             try:
-                record = parse_line(line.data)
+                self.ledger.add(parse_line(line))
             except (ValueError, RecursionError):
                 continue  # a bad line is the readers' to report
-            self.ledger.add(record)
-            folded += 1
-        return folded
+        return len(lines)
 
     def expire_claims(self) -> set[str]:
         """Expire the store's claims past their time (a shared store); returns the runs whose

@@ -21,7 +21,6 @@ import json
 import os
 import re
 import tempfile
-import threading
 import time
 from datetime import datetime
 from pathlib import Path
@@ -67,8 +66,6 @@ class Store:
         """The data directory as the shared backend's read copy."""
         self.ratings: EventLog = EventLog(self.root / "ratings.jsonl")
         """The human events log."""
-        self._news: list[Line] | None = None
-        self._news_lock = threading.Lock()
         self.copy = url is None and (self.root / MIRROR_STATE).exists()
         """Whether the data directory is a database store's read copy, opened without the
         database (readable; every write is refused)."""
@@ -101,21 +98,8 @@ class Store:
 
     def sync(self) -> list[Line]:
         """Bring the data directory's copy up to the shared backend; the lines that were new (none
-        with the JSONL files, which are the store). They are kept for :meth:`news` too."""
-        if self.mirror is None:
-            return []
-        with self._news_lock:
-            lines = self.mirror.sync()
-            if self._news is not None:
-                self._news.extend(lines)
-            return lines
-
-    def news(self) -> list[Line]:
-        """The lines any sync pulled since the last call (the first call starts keeping them): a
-        review engine folds what every sync brought, whoever asked for it."""
-        with self._news_lock:
-            news, self._news = self._news or [], []
-            return news
+        with the JSONL files, which are the store)."""
+        return self.mirror.sync() if self.mirror is not None else []
 
     def claim(self, claim: Claim) -> list[str]:
         """Claim items to deal (a shared store: in the database, across replicas); with the JSONL

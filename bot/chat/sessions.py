@@ -50,6 +50,9 @@ option), ``c0`` (high), ``a1.3`` (follow-up 1, choice 3), ``y1`` (type follow-up
 ``s2`` (skip reason 2), ``d`` (next), ``dc`` (pass the confidence), ``d1`` (pass follow-up 1),
 ``u`` (undo the skip)."""
 _KINDS = {code: kind for kind, code in _OPS.items()}
+CANDIDATES = 16
+"""With a shared store: items a deal offers the store's claim beyond its room (another replica
+may have claimed the first ones a moment ago)."""
 
 
 class Refused(HilbotError):
@@ -154,19 +157,15 @@ class Sessions:
             ]
         return items
 
-    def deal(
-        self, session: ReviewSession, *, group: bool = False, passed: frozenset[str] = frozenset()
-    ) -> list[Card]:
+    def deal(self, session: ReviewSession, *, group: bool = False) -> list[Card]:
         """Blind cards for the next items, up to the window; each is reserved until delivered.
 
-        Items the platform refused to show (:meth:`unsendable`) are passed over in this process,
-        and the ``passed`` ones in this deal.
+        Items the platform refused to show (:meth:`unsendable`) are passed over in this process.
         """
         room = self.window - len(self.open_cards(session, group=group))
         if room <= 0:
             return []
-        refused = {i for r, i, d in self._refused if (r, d) == (session.run_id, session.dimension)}
-        refused |= passed
+        refused = self._unsendable(session)
         pending = session.pending(limit=room + len(refused))
         items = [i for i in pending if i.id not in refused][:room]
         cards = []
@@ -175,36 +174,47 @@ class Sessions:
             cards.append(session.card(item.id))
         return cards
 
+    def _unsendable(self, session: ReviewSession) -> set[str]:
+        return {i for r, i, d in self._refused if (r, d) == (session.run_id, session.dimension)}
+
     async def adeal(self, session: ReviewSession, *, group: bool = False) -> list[Card]:
-        """:meth:`deal`, the items claimed in the store first: with a shared store, another
-        replica may have dealt some of them a moment ago, before this one has seen their
-        deliveries (those are freed here and passed over, and the next items are tried)."""
-        cards = self.deal(session, group=group)
-        if not cards or not self.engine.store.shared:
-            return cards
+        """:meth:`deal`, the items claimed in the store first (with a shared store).
+
+        Another replica may have claimed the next items a moment ago, before this one has seen
+        their cards: the claim is offered ``CANDIDATES`` items more than the room, in assignment
+        order, and takes the first free ones; when none of them is free, the next ones are
+        offered, until the reviewer's items run out.
+        """
+        if not self.engine.store.shared:
+            return self.deal(session, group=group)
+        room = self.window - len(self.open_cards(session, group=group))
+        if room <= 0:
+            return []
         config = self.engine.config
-        taken: set[str] = set()
-        while cards:
+        passed = self._unsendable(session)
+        while True:
+            pending = session.pending(limit=room + CANDIDATES + len(passed))
+            offered = [i.id for i in pending if i.id not in passed][: room + CANDIDATES]
+            if not offered:
+                return []
             claim = Claim(
                 run_id=session.run_id,
                 dimension=session.dimension,
                 reviewer_key=session.reviewer.key,
-                item_ids=tuple(card.item_id for card in cards),
+                item_ids=tuple(offered),
                 k=config.review.k,
-                room=len(cards),
+                room=room,
                 expiry_s=config.store.claim_expiry_s,
             )
             granted = set(await asyncio.to_thread(self.engine.store.claim, claim))
-            for card in cards:
-                if card.item_id not in granted:
-                    taken.add(card.item_id)
-                    self.ledger.release(
-                        (session.run_id, card.item_id, session.dimension), session.reviewer.key
-                    )
             if granted:
-                return [card for card in cards if card.item_id in granted]
-            cards = self.deal(session, group=group, passed=frozenset(taken))
-        return []
+                break
+            passed.update(offered)
+        cards = []
+        for item_id in (i for i in offered if i in granted):
+            self.ledger.reserve((session.run_id, item_id, session.dimension), session.reviewer.key)
+            cards.append(session.card(item_id))
+        return cards
 
     def unsendable(self, session: ReviewSession, item_id: str) -> None:
         """The platform refused an item's card (too long, say): free it, and deal it to nobody in

@@ -38,8 +38,6 @@ class Line:
     """``ratings`` or ``run/<run-id>``."""
     data: bytes
     """The line's bytes, with its newline."""
-    own: bool = False
-    """Written by this process (already folded where it was written)."""
 
 
 @dataclass(frozen=True)

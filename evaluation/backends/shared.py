@@ -4,6 +4,8 @@ fsync in a file), read from the data directory's copy after pulling what is new.
 
 from __future__ import annotations
 
+import hashlib
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
@@ -25,6 +27,10 @@ class CopyLog(EventLog):
         return read_copy(self.path.parent)
 
 
+def _digest(line: bytes) -> bytes:
+    return hashlib.blake2b(line, digest_size=16).digest()
+
+
 def read_copy(root: Path) -> StoreError:
     """The error of a write to a database store's read copy."""
     return StoreError(
@@ -44,6 +50,9 @@ class SharedLog(EventLog):
         self.backend = backend
         self.stream = stream
         self.mirror = mirror
+        self._written: dict[bytes, int] = {}
+        """Digests of the lines this process stored, not yet read back by :meth:`since`."""
+        self._guard = threading.Lock()
 
     def write_batch(self, lines: list[bytes]) -> BaseException | None:
         """Commit ``lines`` to the backend; the transaction is durable before this returns."""
@@ -54,7 +63,39 @@ class SharedLog(EventLog):
         except HilbotError as exc:
             return exc
         self.fsyncs += 1
+        with self._guard:
+            for line in lines:
+                digest = _digest(line)
+                self._written[digest] = self._written.get(digest, 0) + 1
         return None
+
+    def since(self, offset: int) -> tuple[list[bytes], int]:
+        """The complete lines of the copy after byte ``offset`` that this process did not store
+        itself, and the offset after them. Whoever pulled them into the copy (this process, or
+        another reader of the data directory), every line is handed out once per caller's offset.
+        A copy shorter than ``offset`` (being pulled again) hands out nothing yet."""
+        try:
+            with open(self.path, "rb") as handle:
+                handle.seek(offset)
+                data = handle.read()
+        except FileNotFoundError:
+            return [], offset
+        end = data.rfind(b"\n") + 1
+        lines = data[:end].splitlines(keepends=True)
+        with self._guard:
+            theirs = [line for line in lines if not self._mine(line)]
+        return theirs, offset + end
+
+    def _mine(self, line: bytes) -> bool:
+        digest = _digest(line)
+        left = self._written.get(digest, 0)
+        if not left:
+            return False
+        if left == 1:
+            del self._written[digest]
+        else:
+            self._written[digest] = left - 1
+        return True
 
     def read(self, issues: list[LogIssue] | None = None, *, raw: bool = False) -> Iterator[Any]:
         """The stream's records, after pulling what other writers committed."""

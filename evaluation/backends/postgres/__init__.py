@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import threading
 from typing import TYPE_CHECKING, Any, Iterable
 from urllib.parse import urlsplit
 
@@ -52,8 +51,6 @@ class PostgresBackend:
         self.url = url
         self.where = _where(url)
         self.timeout_s = timeout_s
-        self._own: set[int] = set()
-        self._own_lock = threading.Lock()
         with self._connect() as conn:
             self.identity = _migrate(conn, self.where)
         self.pool = self._pool(pool_size)
@@ -138,10 +135,7 @@ class PostgresBackend:
                 _facts(cur, stream, rows)
             return seqs
 
-        seqs = self._transaction(work)
-        with self._own_lock:
-            self._own.update(seqs)
-        return len(seqs)
+        return len(self._transaction(work))
 
     def pull(self, cursor: str) -> tuple[list[Line], str]:
         """Lines after ``cursor`` in the log's order: ``floor:tx:seq`` means every line of a
@@ -166,16 +160,9 @@ class PostgresBackend:
             floor = xmin
         return lines, f"{floor}:{last_tx}:{last_seq}"
 
-    def _lines(self, rows: list[Any]) -> list[Line]:
-        with self._own_lock:
-            own = self._own
-            lines = []
-            for _, seq, stream, data in rows:
-                mine = seq in own
-                if mine:
-                    own.discard(seq)
-                lines.append(Line(stream, bytes(data), mine))
-        return lines
+    @staticmethod
+    def _lines(rows: list[Any]) -> list[Line]:
+        return [Line(stream, bytes(data)) for _, _, stream, data in rows]
 
     # ------------------------------------------------------------------ claims
 
