@@ -33,9 +33,9 @@ def test_pg_url_has_no_password_and_the_environment_has_it(pg_url: str, postgres
     assert parts.password is None and postgres.password not in pg_url
     assert (parts.hostname, parts.port, parts.username) == ("127.0.0.1", postgres.port, "hilbot")
     assert os.environ["PGPASSWORD"] == postgres.password
-    with psycopg.connect(pg_url) as conn:
-        row = conn.execute("SELECT current_database()").fetchone()
-    assert row is not None and row[0] == parts.path.lstrip("/") and row[0].startswith("t_")
+    with psycopg.connect(pg_url) as conn:  # the test's own schema, first on the search path
+        row = conn.execute("SELECT current_database(), current_schema()").fetchone()
+    assert row is not None and row[0] == parts.path.lstrip("/") and row[1].startswith("t_")
 
 
 def test_databases_are_distinct(pg_url: str, postgres: PostgresServer):
@@ -54,7 +54,7 @@ def test_databases_are_distinct(pg_url: str, postgres: PostgresServer):
 def test_each_test_gets_an_empty_database(pg_url: str, run: int):
     with psycopg.connect(pg_url) as conn:
         tables = conn.execute(
-            "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'"
+            "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()"
         ).fetchone()
         conn.execute("CREATE TABLE leftover (n int)")
     assert tables == (0,)

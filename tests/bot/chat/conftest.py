@@ -1,5 +1,7 @@
-"""The chat core's tests run on both store backends: the JSONL files, and PostgreSQL shared by
-bot replicas (the data directory then being its read copy). Test ids name the backend."""
+"""The store the chat tests run on. The behaviour suite of the chat core (test_chat.py,
+test_chat_core.py) runs on both backends: the JSONL files, and PostgreSQL shared by bot replicas
+(the data directory then being its read copy); those modules parametrize ``backend``, and their
+test ids name it. The other chat tests (canaries, injection, connectors) run on the JSONL files."""
 
 from __future__ import annotations
 
@@ -13,10 +15,10 @@ from evaluation import Store
 BACKENDS = ["jsonl", "postgres"]
 
 
-@pytest.fixture(params=BACKENDS)
-def backend(request: pytest.FixtureRequest) -> str:
-    """The store's backend: ``jsonl`` (the files) or ``postgres`` (a fresh database)."""
-    return str(request.param)
+@pytest.fixture
+def backend() -> str:
+    """The store's backend: ``jsonl`` (the files) or ``postgres`` (a fresh database schema)."""
+    return "jsonl"
 
 
 @pytest.fixture

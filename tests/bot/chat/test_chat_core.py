@@ -11,11 +11,21 @@ import itertools
 import logging
 from dataclasses import dataclass, field
 
+import pytest
+
 from bot.cards import Action, Card
 from bot.chat import Access, Chat, ChatFlow, Command, Keyboard, PortError, Tap, Text, User
 from bot.review import ReviewEngine
 from evaluation import Rating, Reviewer, Store, load_config
+from tests.bot.chat.conftest import BACKENDS
 from tests.conftest import SEARCH_RUN
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    """Each test on each store backend (tests/bot/chat/conftest.py)."""
+    return str(request.param)
+
 
 ALICE, BOB = User("a-1", "alice"), User("b-2", "bob")
 DM = Chat("dm-a")

@@ -368,21 +368,24 @@ def test_a_damaged_copy_state_pulls_the_copy_again_whole(stores, damage):
     assert len(one.load_run(SEARCH_RUN).items) == 18
 
 
-def test_a_data_dir_holding_jsonl_logs_is_refused_and_left_untouched(pg_url, tmp_path):
+def test_a_data_dir_holding_jsonl_logs_is_refused_and_left_untouched(postgres, pg_url, tmp_path):
     local = Store(tmp_path / "results")
     build_demo(local)
     local.ratings.append(rating("k1"))
     before = tree(local.root)
-
-    with pytest.raises(StoreError) as caught:
-        Store(local.root, url=pg_url)
-    message = str(caught.value)
-    assert "\n" not in message
-    assert f"hilbot store import {local.root}" in message
-    assert tree(local.root) == before  # not even a lock file
-    with psycopg.connect(pg_url) as conn:  # nothing was stored, and no connection is left open
-        assert conn.execute("SELECT count(*) FROM hilbot_events").fetchone() == (0,)
-        _no_other_connection(conn)
+    url = postgres.create_database("t_refused")  # a database of its own: its connections counted
+    try:
+        with pytest.raises(StoreError) as caught:
+            Store(local.root, url=url)
+        message = str(caught.value)
+        assert "\n" not in message
+        assert f"hilbot store import {local.root}" in message
+        assert tree(local.root) == before  # not even a lock file
+        with psycopg.connect(url) as conn:  # nothing was stored, and no connection is left open
+            assert conn.execute("SELECT count(*) FROM hilbot_events").fetchone() == (0,)
+            _no_other_connection(conn)
+    finally:
+        postgres.drop_database("t_refused")
 
 
 def test_a_data_dir_mirroring_another_database_is_refused(stores, postgres, pg_url):
