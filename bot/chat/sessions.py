@@ -344,6 +344,8 @@ class Sessions:
         try:  # a run or an item another replica stored may not be in this one's copy yet
             run_id = self.run_for(key)
             run = self.engine.run(run_id)
+            if at >= len(run.items) and self.engine.refresh(run_id):  # it grew, here or elsewhere
+                run = self.engine.run(run_id)
             item, dimension = run.items[at], run.header.dimensions[dim_at]
         except (ValueError, KeyError, IndexError, HilbotError):
             raise Refused(unreadable) from None

@@ -224,7 +224,9 @@ def _reader_loop(path: str, stop: str, out: multiprocessing.Queue) -> None:
             scan = indexed_scan(path)
             out.put((scan.lines, len(scan.events["line"])))
     except BaseException as exc:  # noqa: BLE001 - reported to the test
-        out.put(repr(exc))
+        import traceback
+
+        out.put(repr(exc) + "\n" + traceback.format_exc())
     out.put("done")
 
 
