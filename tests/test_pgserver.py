@@ -81,20 +81,18 @@ def test_committed_data_survives_a_kill(tmp_path):
 
 
 def test_the_server_does_not_run_as_root(postgres: PostgresServer):
-    with psycopg.connect(postgres.url()) as conn:
+    with psycopg.connect(postgres.url()) as conn:  # its backend process lives while it is open
         row = conn.execute("SELECT current_setting('data_directory'), pg_backend_pid()").fetchone()
-    assert row is not None
-    data_directory, backend = Path(row[0]), row[1]
-    expected = pwd.getpwnam("postgres").pw_uid if os.geteuid() == 0 else os.geteuid()
-    assert data_directory.stat().st_uid == expected != 0
+        assert row is not None
+        data_directory, backend = Path(row[0]), row[1]
+        expected = pwd.getpwnam("postgres").pw_uid if os.geteuid() == 0 else os.geteuid()
+        assert data_directory.stat().st_uid == expected != 0
 
-    postmaster = int((data_directory / "postmaster.pid").read_text().split()[0])
-    for pid in (postmaster, backend):
-        status = Path(f"/proc/{pid}/status")
-        if not status.exists():
-            pytest.skip("no /proc")
-        uids = next(line for line in status.read_text().splitlines() if line.startswith("Uid:"))
-        assert set(map(int, uids.split()[1:])) == {expected}, f"process {pid}: {uids}"
+        postmaster = int((data_directory / "postmaster.pid").read_text().split()[0])
+        for pid in (postmaster, backend):
+            status = Path(f"/proc/{pid}/status").read_text()
+            uids = next(line for line in status.splitlines() if line.startswith("Uid:"))
+            assert set(map(int, uids.split()[1:])) == {expected}, f"process {pid}: {uids}"
 
 
 def test_missing_binaries_say_what_to_install(monkeypatch):
