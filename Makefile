@@ -18,7 +18,7 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
-	$(BIN)/python -m pytest -q -n 2 --ignore=tests/browser  # two workers: about 4.5 minutes on 2 cores
+	$(BIN)/python -m pytest -q -n 2 --dist loadgroup --ignore=tests/browser  # two workers: about 6 minutes on 2 cores
 
 # The dashboard in a real browser: Debian's Chromium (apt-get install -y chromium), driven by
 # Playwright with executable_path; no browser is downloaded.

@@ -171,6 +171,7 @@ def _records(path: Path) -> Counter:
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("apart")  # never beside the replicas' bots (make test: --dist loadgroup)
 def test_every_acknowledged_record_survives_edits_renames_and_kills_exactly_once(
     tmp_path: Path,
 ) -> None:
@@ -201,6 +202,7 @@ def _check(path: Path, everyone: list[Writer], *, once: bool = True) -> set[tupl
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("apart")  # never beside the replicas' bots (make test: --dist loadgroup)
 def test_two_writers_lose_nothing_to_a_lockless_cp_of_an_older_copy(tmp_path: Path) -> None:
     path = tmp_path / "ratings.jsonl"
     writers = [Writer(path, f"w{n}") for n in range(2)]

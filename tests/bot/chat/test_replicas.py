@@ -35,11 +35,15 @@ from pathlib import Path
 from typing import Any, Callable
 
 import psycopg
+import pytest
 
 from evaluation import ItemData, Query, QueryEvaluation, RunHeader, SearchResult, Store
 from tests.conftest import HILBOT
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.telegram_api import FakeTelegram
+
+# four bots and a database at once: run apart from the timed soak (make test: --dist loadgroup)
+pytestmark = pytest.mark.xdist_group("apart")
 
 RUN = "replicas"
 K = 2
