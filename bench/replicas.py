@@ -315,7 +315,8 @@ def main() -> None:
     files = statistics.median(w["JSONL"] for w in writes)
     shared = statistics.median(w["PG"] for w in writes)
     print(
-        f"\n(b) durable events/s, {WRITERS} writers × {PER_WRITER} appends, median of {args.repeat}"
+        f"\n(b) durable events/s, {WRITERS} writers × {PER_WRITER} appends, "
+        f"median of {args.repeat}"
     )
     print(f"    JSONL group commit  {files:>9,.0f}/s")
     print(f"    PostgreSQL          {shared:>9,.0f}/s   PG/JSONL {shared / files:.2f}×")

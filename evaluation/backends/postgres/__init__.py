@@ -5,10 +5,11 @@ table (``hilbot_events``: a trigger refuses UPDATE, DELETE and TRUNCATE) with a 
 idempotency key, so an event is counted once whichever replica stores it; each append is one
 transaction, committed before the caller is told the records are stored. Readers pull in the
 log's order by transaction id: only lines of transactions older than every one still running
-are handed out (``pg_snapshot_xmin``, read before the lines), so a line committed late by a
-slow writer is never skipped. Items are claimed in ``hilbot_claims``: a dealer locks the candidates' rows in
-``hilbot_items`` (``FOR UPDATE SKIP LOCKED``: two replicas never wait on each other's items),
-then counts their ratings and live claims in a fresh snapshot and claims up to its room.
+are handed out (``pg_snapshot_xmin``, in the same snapshot as the lines), so a line committed
+late by a slow writer is never skipped. Items are claimed in ``hilbot_claims``: a dealer locks a
+few candidates' rows in ``hilbot_items`` at a time (``FOR UPDATE SKIP LOCKED``: two replicas never
+wait on each other's items), then counts their ratings and live claims in a fresh snapshot and
+claims up to its room.
 
 The password comes only from the environment (``HILBOT_STORE_PASSWORD``, or libpq's own
 ``PGPASSWORD``); errors are one line, scrubbed, with the fix.
@@ -239,7 +240,8 @@ class PostgresBackend:
 
 _INSERT = """
 INSERT INTO hilbot_events (stream, idempotency_key, digest, line)
-SELECT %s, k, d, l FROM unnest(%s::text[], %s::bytea[], %s::bytea[]) WITH ORDINALITY AS t(k, d, l, n)
+SELECT %s, k, d, l
+FROM unnest(%s::text[], %s::bytea[], %s::bytea[]) WITH ORDINALITY AS t(k, d, l, n)
 ORDER BY n
 ON CONFLICT DO NOTHING
 RETURNING seq
