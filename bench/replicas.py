@@ -35,7 +35,6 @@ import asyncio
 import json
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -50,7 +49,7 @@ from _chatbench import HILBOT, harness_without_gc, pct, stop_bot
 from evaluation import ItemData, Query, QueryEvaluation, RunHeader, SearchResult, Store
 from evaluation.log import EventLog
 from tests.fakes.telegram_api import FakeTelegram
-from tests.pgserver import PostgresServer
+from tests.pgserver import PostgresServer, accepting, free_port
 
 RUN = "bench-replicas"
 FIRST_REVIEWER = 20001
@@ -80,17 +79,6 @@ def seed(store: Store, items: int) -> None:
     )
     store.create_run(header, rows)
     store.close()
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def accepting(port: int) -> bool:
-    with socket.socket() as probe:
-        return probe.connect_ex(("127.0.0.1", port)) == 0
 
 
 # ------------------------------------------------------------------------------------ (a) taps

@@ -58,6 +58,12 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def accepting(port: int) -> bool:
+    """Whether something listens on 127.0.0.1:``port`` now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
 class PostgresServer:
     """One PostgreSQL cluster in a temporary directory: ``start()``, ``url()``, ``cleanup()``."""
 

@@ -420,7 +420,6 @@ def _cursor(cursor: str) -> tuple[int, int, int]:
 
 def _row(stream: str, line: bytes) -> tuple[str | None, bytes, bytes, dict[str, Any] | None]:
     """(idempotency key, digest, line, the record's fields or None) of one line."""
-    from ..._json import JSONInputError  # noqa: F401  (parse errors are ValueErrors)
     from ...log import parse_line
 
     try:
@@ -556,10 +555,3 @@ def _expired_line(
         message_id=message,
     )
     return encode(record)
-
-
-def lines_of(records: Iterable[Any]) -> list[bytes]:
-    """Records encoded as the log's lines."""
-    from ...log import encode_all
-
-    return encode_all(records)

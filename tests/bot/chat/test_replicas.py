@@ -26,7 +26,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import time
 from collections import Counter, defaultdict
@@ -41,6 +40,7 @@ from evaluation import ItemData, Query, QueryEvaluation, RunHeader, SearchResult
 from tests.conftest import HILBOT
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.telegram_api import FakeTelegram
+from tests.pgserver import accepting, free_port
 
 # four bots and a database at once: run apart from the timed soak (make test: --dist loadgroup)
 pytestmark = pytest.mark.xdist_group("apart")
@@ -77,17 +77,6 @@ def seed(pg_url: str, root: Path, reviewers: int) -> None:
     ]
     store.create_run(RunHeader(run_id=RUN, kind="search", dimensions=["overall"]), rows)
     store.close()
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def accepting(port: int) -> bool:
-    with socket.socket() as probe:
-        return probe.connect_ex(("127.0.0.1", port)) == 0
 
 
 def start(platform: str, root: Path, name: str, config: str, env: dict[str, str]) -> Any:
